@@ -1,0 +1,51 @@
+# make book : execute every chapter (CCL_SCALE=standard) and build the HTML book in _build/html/
+# make test : unit tests + notebook hygiene, nbval on every chapter, book build from the stored outputs
+# make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with)
+# make clean : remove the build and the virtual environment
+# Each target sets itself up: .venv is created and installed once (again when pyproject.toml changes).
+
+SHELL := /bin/bash
+.SHELLFLAGS := -euo pipefail -c
+.DELETE_ON_ERROR:
+
+VENV  := .venv
+BIN   := $(CURDIR)/$(VENV)/bin
+STAMP := $(VENV)/.installed
+TORCH := torch==2.13.0
+# The venv first on PATH, so the notebooks' "python3" kernel is the venv's interpreter.
+export PATH := $(BIN):$(PATH)
+export JUPYTER_PLATFORM_DIRS := 1
+
+.PHONY: all book test outputs clean
+all: test
+
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || python3 -m venv $(VENV)
+	$(BIN)/python -m pip install $(TORCH)
+	$(BIN)/python -m pip install -e '.[book,test]'
+	$(BIN)/python -c 'import matplotlib.pyplot'  # build matplotlib's font cache now, not inside a notebook
+	touch $@
+
+book: $(STAMP)
+	CCL_SCALE=standard jupyter-book build . --all -W -n --keep-going
+	@echo "The book: $(CURDIR)/_build/html/index.html"
+
+test: $(STAMP)
+	python -m pytest -q tests
+	CCL_SCALE=standard python -m pytest -q --nbval --nbval-current-env \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg book/
+	mkdir -p _build
+	python -c 'import yaml; c = yaml.safe_load(open("_config.yml")); \
+	    c["execute"]["execute_notebooks"] = "off"; \
+	    yaml.safe_dump(c, open("_build/_config_stored.yml", "w"))'
+	jupyter-book build . --config _build/_config_stored.yml --all -W -n --keep-going
+	python tests/check_book_pages.py
+
+outputs: $(STAMP)
+	CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
+	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
+	    --ExecutePreprocessor.record_timing=False book/*.ipynb
+
+clean:
+	rm -rf _build $(VENV) *.egg-info .pytest_cache .hypothesis
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

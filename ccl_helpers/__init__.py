@@ -1,0 +1,13 @@
+"""ccl_helpers: the helper package of *Contrastive learning theory, reproduced*.
+
+The shared core (``runtime``, ``losses``, ``data``, ``models``, ``train``, ``metrics``,
+``plotting``) and one module per source (``curl`` for Arora et al. 2019).
+"""
+
+from . import curl, data, losses, metrics, models, plotting, train
+from .runtime import by_scale, device, glue, progress, scale, setup, under_ci
+
+__version__ = "0.1.0"
+
+__all__ = ["by_scale", "curl", "data", "device", "glue", "losses", "metrics", "models", "plotting",
+           "progress", "scale", "setup", "train", "under_ci", "__version__"]

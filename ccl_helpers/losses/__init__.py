@@ -1,0 +1,23 @@
+"""Contrastive losses on embeddings: one loss per module, each formula written out in its docstring.
+
+- :func:`logistic_loss` — the logistic (triplet) loss of Arora et al. (2019), eq. (1): one
+  negative, unnormalised inner products (InfoNCE with ``N = 1``).
+- :func:`info_nce_loss` — InfoNCE with ``N`` explicit negatives per anchor, unnormalised inner
+  products and a temperature (the theory's loss; Arora et al. 2019, Merad et al. 2020).
+- :func:`nt_xent_loss` — SimCLR's NT-Xent (Chen et al. 2020): cosine similarities, the other
+  view as positive and the ``2B - 2`` other samples of the batch as negatives.
+- :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses (:data:`REDUCTIONS`).
+
+Every loss returns per-sample values with ``reduction="none"``; takes inner products in the
+inputs' dtype but divides by the temperature, takes the log-sum-exp / softplus and reduces in at
+least float32 (finite for float16/bfloat16 inputs at low temperature); keeps the caller's device
+and dtype; validates argument shapes only (so it works under
+``torch.func.vmap``); and raises ``ValueError`` naming the argument on bad input.
+"""
+
+from ._reduction import REDUCTIONS, reduce
+from .info_nce import info_nce_loss
+from .logistic import logistic_loss
+from .nt_xent import nt_xent_loss
+
+__all__ = ["REDUCTIONS", "info_nce_loss", "logistic_loss", "nt_xent_loss", "reduce"]

@@ -1,0 +1,61 @@
+"""Shared by the losses: the reduction of per-sample losses and the argument checks."""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import torch
+
+REDUCTIONS = ("mean", "sum", "none")
+"""The allowed values of every loss's ``reduction`` argument."""
+
+
+def check_reduction(reduction: str) -> None:
+    """Raise ``ValueError`` unless ``reduction`` is one of :data:`REDUCTIONS`."""
+    if reduction not in REDUCTIONS:
+        raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
+
+
+def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
+    """Reduce per-sample losses: their ``"mean"``, their ``"sum"``, or ``"none"`` (unchanged).
+
+    The mean and the sum run over every element of ``per_sample`` and return a 0-dim tensor.
+    """
+    check_reduction(reduction)
+    if reduction == "mean":
+        return per_sample.mean()
+    if reduction == "sum":
+        return per_sample.sum()
+    return per_sample
+
+
+def check_temperature(temperature: float) -> None:
+    """Raise ``ValueError`` unless ``temperature`` is a finite real number > 0."""
+    if isinstance(temperature, bool) or not isinstance(temperature, Real) or not 0 < temperature < math.inf:
+        raise ValueError(f"temperature must be a finite real number > 0, got {temperature!r}")
+
+
+def check_embeddings(name: str, tensor: torch.Tensor, min_ndim: int = 1) -> None:
+    """Raise ``ValueError`` unless ``tensor`` is a floating-point tensor with ``ndim >= min_ndim``."""
+    if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
+        raise ValueError(f"{name} must be a floating-point torch.Tensor, got {type(tensor).__name__}"
+                         + (f" of dtype {tensor.dtype}" if isinstance(tensor, torch.Tensor) else ""))
+    if tensor.ndim < min_ndim:
+        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(tensor.shape)}")
+
+
+def check_same_shape(name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor) -> None:
+    """Raise ``ValueError`` unless ``tensor`` has the shape of ``reference``."""
+    if tensor.shape != reference.shape:
+        raise ValueError(f"{name} must have the shape of {reference_name}, {tuple(reference.shape)}, "
+                         f"got {tuple(tensor.shape)}")
+
+
+def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` in float32 if it is in a narrower dtype (float16, bfloat16), else unchanged.
+
+    The losses compute logits in the caller's dtype, then divide by the temperature and take
+    the log-sum-exp in this wider dtype (as autocast does), and cast the result back.
+    """
+    return tensor.to(torch.promote_types(tensor.dtype, torch.float32))

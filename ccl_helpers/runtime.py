@@ -1,0 +1,104 @@
+"""Run-time set-up: device choice, seeding, determinism, experiment scale, progress bars."""
+
+from __future__ import annotations
+
+import os
+import random
+from collections.abc import Iterable
+from typing import TypeVar
+
+import numpy as np
+import torch
+
+SCALES = ("smoke", "standard", "paper")
+"""The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
+
+T = TypeVar("T")
+
+
+def scale() -> str:
+    """The experiment scale, read from ``CCL_SCALE`` (default ``"standard"``).
+
+    ``smoke``: seconds per notebook, every code path; ``standard``: the stored outputs
+    (≤ 20 min for the book on 2 CPU cores); ``paper``: the sources' own sizes (one GPU).
+    """
+    value = os.environ.get("CCL_SCALE", "standard").strip().lower()
+    if value not in SCALES:
+        raise ValueError(f"CCL_SCALE must be one of {SCALES}, got {value!r}")
+    return value
+
+
+def by_scale(*, smoke: T, standard: T, paper: T) -> T:
+    """The value given for the current :func:`scale`, e.g. ``by_scale(smoke=50, standard=2000, paper=20000)``."""
+    return {"smoke": smoke, "standard": standard, "paper": paper}[scale()]
+
+
+def device() -> torch.device:
+    """The fastest available device: CUDA, then Apple MPS, then the CPU.
+
+    ``CCL_DEVICE`` (e.g. ``cpu``) overrides the choice.
+    """
+    forced = os.environ.get("CCL_DEVICE")
+    if forced:
+        return torch.device(forced)
+    if torch.cuda.is_available():
+        return torch.device("cuda")
+    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        return torch.device("mps")
+    return torch.device("cpu")
+
+
+def under_ci() -> bool:
+    """True when the environment variable ``CI`` is set to a true value (as CI services do)."""
+    return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
+
+
+def setup(seed: int = 0, threads: int | None = None) -> torch.device:
+    """Seed every generator, make torch deterministic and fix the display; return :func:`device`.
+
+    Args:
+        seed: seed for ``random``, NumPy and torch (all devices); must be ≥ 0.
+        threads: CPU threads for torch (default: ``CCL_THREADS`` or all cores). A fixed
+            count keeps CPU reductions, hence stored outputs, bit-reproducible.
+    """
+    if not isinstance(seed, int) or seed < 0:
+        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    if threads is None:
+        threads = int(os.environ.get("CCL_THREADS", os.cpu_count() or 1))
+    if threads < 1:
+        raise ValueError(f"threads must be ≥ 1, got {threads}")
+    os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+    torch.use_deterministic_algorithms(True)
+    torch.backends.cudnn.benchmark = False
+    torch.set_num_threads(threads)
+    torch.set_printoptions(precision=4, sci_mode=False)
+    np.set_printoptions(precision=4, suppress=True)
+    import pandas as pd
+
+    pd.set_option("display.precision", 4)
+    from .plotting import use_style
+
+    use_style()
+    return device()
+
+
+def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
+    """Wrap ``iterable`` in a ``tqdm.auto`` progress bar, silent under CI (see :func:`under_ci`)."""
+    from tqdm.auto import tqdm
+
+    kwargs.setdefault("disable", under_ci())
+    kwargs.setdefault("leave", False)
+    return tqdm(iterable, **kwargs)
+
+
+def glue(name: str, value, display: bool = False) -> None:
+    """Store ``value`` under ``name`` for the book's ``{glue}`` roles (MyST-NB); a no-op without MyST-NB
+    (e.g. on Colab)."""
+    try:
+        from myst_nb import glue as myst_glue
+    except ImportError:
+        return
+    myst_glue(name, value, display=display)
