@@ -95,6 +95,8 @@ def exact_unsupervised_loss(features: Tensor, labels: Tensor, class_probs: Tenso
     if bool((counts == 0).any()):
         raise ValueError("every class 0..max(labels) must have at least one example")
     rho = metrics.class_frequencies(labels) if class_probs is None else check_class_probs(class_probs).double()
+    if rho.numel() != counts.numel():
+        raise ValueError(f"class_probs must have one entry per class ({counts.numel()}), got {rho.numel()}")
     rho = rho.to(features.device)
     example_weight = rho[labels] / counts[labels]  # ρ(c)/n_c: weight of x in D = Σ_c ρ(c) D_c
     positives = members[labels]  # (n, n_max), −1 pads
@@ -126,6 +128,7 @@ def lemma_quantities(features: Tensor, labels: Tensor, *, max_iter: int = 500) -
             "accuracy_mu": mean["accuracy"]}
 
 
+@torch.no_grad()
 def monte_carlo_lemma(model: StackedModel, latent: GaussianClasses, n_samples: int, generator: torch.Generator,
                       n_batches: int = 20, n_fit: int = 20_000, max_iter: int = 200) -> pd.DataFrame:
     """The lemma's quantities on the population of a Gaussian latent-class model, by Monte Carlo.

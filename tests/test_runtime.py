@@ -1,0 +1,176 @@
+"""Tests of ccl_helpers.runtime: scales, device choice, seeding and determinism, CI detection,
+progress bars."""
+
+from __future__ import annotations
+
+import random
+
+import numpy as np
+import pytest
+import torch
+
+from ccl_helpers import runtime
+
+
+@pytest.fixture
+def restore_torch_state(monkeypatch):
+    """``setup`` changes process-wide state: put it back after the test."""
+    deterministic = torch.are_deterministic_algorithms_enabled()
+    threads = torch.get_num_threads()
+    benchmark = torch.backends.cudnn.benchmark
+    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)  # restored (or removed) on teardown
+    monkeypatch.delenv("CCL_THREADS", raising=False)
+    monkeypatch.delenv("CCL_DEVICE", raising=False)
+    yield
+    torch.use_deterministic_algorithms(deterministic)
+    torch.set_num_threads(threads)
+    torch.backends.cudnn.benchmark = benchmark
+
+
+# ---------------------------------------------------------------- scale
+
+def test_scale_defaults_to_standard(monkeypatch):
+    monkeypatch.delenv("CCL_SCALE", raising=False)
+    assert runtime.scale() == "standard"
+
+
+@pytest.mark.parametrize("raw, expected", [("smoke", "smoke"), ("standard", "standard"), ("paper", "paper"),
+                                           (" Smoke ", "smoke"), ("PAPER", "paper")])
+def test_scale_reads_the_environment(monkeypatch, raw, expected):
+    monkeypatch.setenv("CCL_SCALE", raw)
+    assert runtime.scale() == expected
+
+
+@pytest.mark.parametrize("raw", ["tiny", "full", "standard2", "1"])
+def test_unknown_scale_raises(monkeypatch, raw):
+    monkeypatch.setenv("CCL_SCALE", raw)
+    with pytest.raises(ValueError, match="CCL_SCALE"):
+        runtime.scale()
+
+
+@pytest.mark.parametrize("raw, expected", [("smoke", 1), ("standard", 2), ("paper", 3)])
+def test_by_scale_picks_the_value_of_the_current_scale(monkeypatch, raw, expected):
+    monkeypatch.setenv("CCL_SCALE", raw)
+    assert runtime.by_scale(smoke=1, standard=2, paper=3) == expected
+
+
+def test_by_scale_raises_on_unknown_scale(monkeypatch):
+    monkeypatch.setenv("CCL_SCALE", "huge")
+    with pytest.raises(ValueError):
+        runtime.by_scale(smoke=1, standard=2, paper=3)
+
+
+# ---------------------------------------------------------------- device
+
+def test_device_honours_ccl_device(monkeypatch):
+    monkeypatch.setenv("CCL_DEVICE", "cpu")
+    assert runtime.device() == torch.device("cpu")
+    monkeypatch.setenv("CCL_DEVICE", "meta")
+    assert runtime.device() == torch.device("meta")
+
+
+def test_device_default_prefers_cuda_then_mps_then_cpu(monkeypatch):
+    monkeypatch.delenv("CCL_DEVICE", raising=False)
+    if torch.cuda.is_available():
+        expected = "cuda"
+    elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+        expected = "mps"
+    else:
+        expected = "cpu"
+    assert runtime.device().type == expected
+
+
+def test_device_falls_back_to_cpu_without_accelerators(monkeypatch):
+    monkeypatch.delenv("CCL_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    assert runtime.device() == torch.device("cpu")
+
+
+def test_device_picks_cuda_when_available(monkeypatch):
+    monkeypatch.delenv("CCL_DEVICE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    assert runtime.device() == torch.device("cuda")
+
+
+# ---------------------------------------------------------------- under_ci and progress
+
+@pytest.mark.parametrize("raw, expected", [("1", True), ("true", True), ("True", True), ("yes", True),
+                                           (" on ", True), ("", False), ("0", False), ("false", False),
+                                           ("FALSE", False), ("no", False), (None, False)])
+def test_under_ci(monkeypatch, raw, expected):
+    if raw is None:
+        monkeypatch.delenv("CI", raising=False)
+    else:
+        monkeypatch.setenv("CI", raw)
+    assert runtime.under_ci() is expected
+
+
+def test_progress_is_disabled_under_ci(monkeypatch):
+    monkeypatch.setenv("CI", "1")
+    bar = runtime.progress(range(5))
+    assert bar.disable
+    assert list(bar) == [0, 1, 2, 3, 4]
+
+
+def test_progress_is_enabled_outside_ci(monkeypatch):
+    monkeypatch.setenv("CI", "0")
+    bar = runtime.progress(range(3))
+    try:
+        assert not bar.disable
+        assert list(bar) == [0, 1, 2]
+    finally:
+        bar.close()
+
+
+def test_progress_explicit_disable_wins(monkeypatch):
+    monkeypatch.setenv("CI", "0")
+    assert runtime.progress(range(2), disable=True).disable
+
+
+# ---------------------------------------------------------------- setup
+
+def test_setup_makes_random_draws_reproducible(restore_torch_state):
+    runtime.setup(7, threads=1)
+    first = (torch.rand(5), np.random.rand(3), random.random())
+    runtime.setup(7, threads=1)
+    second = (torch.rand(5), np.random.rand(3), random.random())
+    torch.testing.assert_close(first[0], second[0], rtol=0, atol=0)
+    np.testing.assert_array_equal(first[1], second[1])
+    assert first[2] == second[2]
+    runtime.setup(8, threads=1)
+    assert not torch.equal(torch.rand(5), first[0])
+
+
+def test_setup_seeds_like_manual_seed(restore_torch_state):
+    runtime.setup(3, threads=1)
+    drawn = torch.rand(4)
+    torch.manual_seed(3)
+    torch.testing.assert_close(drawn, torch.rand(4), rtol=0, atol=0)
+
+
+def test_setup_turns_on_determinism_and_sets_threads(restore_torch_state):
+    torch.use_deterministic_algorithms(False)
+    returned = runtime.setup(0, threads=1)
+    assert torch.are_deterministic_algorithms_enabled()
+    assert torch.get_num_threads() == 1
+    assert not torch.backends.cudnn.benchmark
+    assert returned == runtime.device()
+
+
+def test_setup_reads_ccl_threads(restore_torch_state, monkeypatch):
+    monkeypatch.setenv("CCL_THREADS", "1")
+    runtime.setup(0)
+    assert torch.get_num_threads() == 1
+
+
+@pytest.mark.parametrize("seed", [-1, 1.5, "0"])
+def test_setup_rejects_bad_seed(restore_torch_state, seed):
+    with pytest.raises(ValueError, match="seed"):
+        runtime.setup(seed)
+
+
+@pytest.mark.parametrize("threads", [0, -2])
+def test_setup_rejects_bad_threads(restore_torch_state, threads):
+    with pytest.raises(ValueError, match="threads"):
+        runtime.setup(0, threads=threads)

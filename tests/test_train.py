@@ -1,0 +1,257 @@
+"""Tests of ccl_helpers.train: the stacked seeds (initialisation, forward passes), training several
+seeds at once against separate plain PyTorch loops, the tidy history, determinism, validation."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+import torch
+import torch.nn.functional as F
+
+from ccl_helpers.models import MLP, Classifier
+from ccl_helpers.train import StackedModel, train, wide
+
+IN, OUT, BATCH = 5, 3, 8
+
+
+def make_mlp():
+    return MLP(IN, (6,), OUT)
+
+
+def make_classifier():
+    return Classifier(MLP(IN, (6,), 4), n_classes=OUT)
+
+
+def randn(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+# ---------------------------------------------------------------- StackedModel
+
+@pytest.mark.parametrize("seed", [0, 11])
+def test_stacked_seed_i_is_the_module_built_after_manual_seed(seed):
+    model = StackedModel(make_mlp, n_seeds=3, seed=seed)
+    assert model.seeds == [seed, seed + 1, seed + 2] and model.n_seeds == 3
+    for i in range(3):
+        torch.manual_seed(seed + i)
+        reference = make_mlp()
+        for name, value in reference.named_parameters():
+            assert model.params[name].shape == (3, *value.shape)
+            assert torch.equal(model.params[name][i], value.detach())
+    # distinct seeds give distinct parameters
+    assert not torch.equal(model.params["net.1.weight"][0], model.params["net.1.weight"][1])
+
+
+def test_stacked_forward_shared_equals_loop_over_seed_modules():
+    model = StackedModel(make_mlp, n_seeds=4, seed=2)
+    x = randn(7, IN, seed=1)
+    out = model(x)
+    assert out.shape == (4, 7, OUT)
+    for i in range(4):
+        torch.testing.assert_close(out[i], model.seed_module(i)(x), rtol=1e-6, atol=1e-6)
+
+
+def test_stacked_forward_per_seed_inputs():
+    model = StackedModel(make_mlp, n_seeds=3)
+    x = randn(3, 6, IN, seed=2)
+    out = model(x, shared=False)
+    assert out.shape == (3, 6, OUT)
+    for i in range(3):
+        torch.testing.assert_close(out[i], model.seed_module(i)(x[i]), rtol=1e-6, atol=1e-6)
+    with pytest.raises(ValueError, match="n_seeds"):
+        model(randn(2, 6, IN), shared=False)
+
+
+def test_stacked_forward_of_a_submodule():
+    model = StackedModel(make_classifier, n_seeds=2, seed=5)
+    x = randn(4, IN, seed=3)
+    features = model(x, submodule="encoder")
+    assert features.shape == (2, 4, 4)
+    for i in range(2):
+        module = model.seed_module(i)
+        torch.testing.assert_close(features[i], module.encoder(x), rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(model(x)[i], module(x), rtol=1e-6, atol=1e-6)
+
+
+def test_seed_module_is_an_independent_copy():
+    model = StackedModel(make_mlp, n_seeds=2)
+    module = model.seed_module(1)
+    before = model.params["net.1.weight"][1].detach().clone()
+    with torch.no_grad():
+        for p in module.parameters():
+            p.add_(1.0)
+    assert torch.equal(model.params["net.1.weight"][1], before)
+    assert not torch.equal(model.seed_module(1).net[1].weight, model.seed_module(0).net[1].weight)
+
+
+@pytest.mark.parametrize("n_seeds", [0, -1])
+def test_stacked_rejects_non_positive_seed_count(n_seeds):
+    with pytest.raises(ValueError, match="n_seeds"):
+        StackedModel(make_mlp, n_seeds=n_seeds)
+
+
+# ---------------------------------------------------------------- training: stacked = separate
+
+def regression_loss(forward, batch):
+    x, y = batch
+    return F.mse_loss(forward(x), y)
+
+
+def classification_loss(forward, batch):
+    x, y = batch
+    return F.cross_entropy(forward(x), y)
+
+
+def fixed_batches(n_steps, n_seeds, seed=0, classes=False):
+    """Batches (n_steps + 1, S, B, ...) indexed by step: every seed has its own data."""
+    x = randn(n_steps + 1, n_seeds, BATCH, IN, seed=seed)
+    if classes:
+        y = torch.randint(OUT, (n_steps + 1, n_seeds, BATCH), generator=torch.Generator().manual_seed(seed + 1))
+    else:
+        y = randn(n_steps + 1, n_seeds, BATCH, OUT, seed=seed + 1)
+    return x, y
+
+
+def plain_loop(make, seed, loss_fn, x, y, n_steps, lr, optimizer):
+    """One seed trained with an ordinary PyTorch loop; returns the module and its minibatch losses."""
+    torch.manual_seed(seed)
+    module = make()
+    opt = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}[optimizer](module.parameters(), lr=lr)
+    losses = []
+    for step in range(1, n_steps + 1):
+        opt.zero_grad()
+        loss = loss_fn(module, (x[step], y[step]))
+        loss.backward()
+        opt.step()
+        losses.append(float(loss.detach()))
+    return module, losses
+
+
+@pytest.mark.parametrize("optimizer, lr", [("adam", 0.05), ("sgd", 0.2)])
+@pytest.mark.parametrize("make, loss_fn, classes", [(make_mlp, regression_loss, False),
+                                                    (make_classifier, classification_loss, True)])
+def test_training_seeds_together_equals_training_each_alone(optimizer, lr, make, loss_fn, classes):
+    n_steps, n_seeds, seed = 12, 3, 4
+    x, y = fixed_batches(n_steps, n_seeds, classes=classes)
+    together = StackedModel(make, n_seeds, seed=seed)
+    train(together, loss_fn, lambda step: (x[step], y[step]), n_steps, lr=lr, optimizer=optimizer)
+    for i in range(n_seeds):
+        alone = StackedModel(make, 1, seed=seed + i)
+        train(alone, loss_fn, lambda step: (x[step, i:i + 1], y[step, i:i + 1]), n_steps, lr=lr,
+              optimizer=optimizer)
+        reference, _ = plain_loop(make, seed + i, loss_fn, x[:, i], y[:, i], n_steps, lr, optimizer)
+        for name, value in reference.named_parameters():
+            torch.testing.assert_close(together.params[name][i], alone.params[name][0], rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(together.params[name][i], value.detach(), rtol=1e-5, atol=1e-5)
+        # and training moved the parameters
+        torch.manual_seed(seed + i)
+        initial = make()
+        moved = max(float((together.params[n][i] - p).detach().abs().max()) for n, p in initial.named_parameters())
+        assert moved > 1e-3
+
+
+def test_train_loss_is_the_mean_minibatch_loss_since_the_last_checkpoint():
+    n_steps, n_seeds, seed = 10, 2, 0
+    x, y = fixed_batches(n_steps, n_seeds, seed=3)
+    model = StackedModel(make_mlp, n_seeds, seed=seed)
+    history = train(model, regression_loss, lambda step: (x[step], y[step]), n_steps, lr=0.05,
+                    eval_steps=[3, 7])
+    table = wide(history).set_index(["step", "seed"])["train_loss"]
+    for i in range(n_seeds):
+        _, losses = plain_loop(make_mlp, seed + i, regression_loss, x[:, i], y[:, i], n_steps, 0.05, "adam")
+        for step, (start, stop) in {3: (0, 3), 7: (3, 7), 10: (7, 10)}.items():
+            expected = sum(losses[start:stop]) / (stop - start)
+            assert table[(step, seed + i)] == pytest.approx(expected, rel=1e-5)
+
+
+# ---------------------------------------------------------------- the history
+
+def evaluate_norm(model):
+    return {"norm": model.params["net.1.weight"].flatten(1).norm(dim=1), "one": torch.ones(model.n_seeds)}
+
+
+def run(seed=0, n_steps=6, n_seeds=2, eval_steps=(2, 4), evaluate=evaluate_norm, lr=0.01, optimizer="adam"):
+    model = StackedModel(make_mlp, n_seeds, seed=seed)
+    generator = torch.Generator().manual_seed(seed)
+
+    def sample_batch(step):
+        return randn_g(generator, n_seeds, BATCH, IN), randn_g(generator, n_seeds, BATCH, OUT)
+    return model, train(model, regression_loss, sample_batch, n_steps, lr=lr, optimizer=optimizer,
+                        evaluate=evaluate, eval_steps=eval_steps)
+
+
+def randn_g(generator, *shape):
+    return torch.randn(*shape, generator=generator)
+
+
+def test_history_is_tidy_with_the_checkpoints():
+    model, history = run(seed=3, n_steps=6, n_seeds=2, eval_steps=(2, 4, -1, 9, 4))
+    assert list(history.columns) == ["step", "seed", "quantity", "value"]
+    assert history["value"].dtype == "float64"
+    assert sorted(history["step"].unique()) == [0, 2, 4, 6]
+    assert sorted(history["seed"].unique()) == [3, 4]
+    by_quantity = history.groupby("quantity")["step"].apply(lambda s: sorted(set(s))).to_dict()
+    assert by_quantity == {"norm": [0, 2, 4, 6], "one": [0, 2, 4, 6], "train_loss": [2, 4, 6]}
+    assert len(history) == 2 * (4 + 4 + 3)
+    assert not history.duplicated(["step", "seed", "quantity"]).any()
+    assert (history.loc[history.quantity == "one", "value"] == 1.0).all()
+    # the last evaluation is of the final parameters
+    final = history[(history.step == 6) & (history.quantity == "norm")].sort_values("seed")["value"].to_numpy()
+    torch.testing.assert_close(torch.tensor(final), model.params["net.1.weight"].flatten(1).norm(dim=1).double())
+
+
+def test_history_without_evaluate_has_only_the_train_loss():
+    _, history = run(evaluate=None, n_steps=5, eval_steps=())
+    assert set(history["quantity"]) == {"train_loss"}
+    assert history["step"].tolist() == [5, 5]
+
+
+def test_evaluate_at_step_zero_sees_the_initial_parameters():
+    model0 = StackedModel(make_mlp, 2, seed=1)
+    initial = model0.params["net.1.weight"].flatten(1).norm(dim=1).double()
+    _, history = run(seed=1, n_steps=3)
+    start = history[(history.step == 0) & (history.quantity == "norm")].sort_values("seed")["value"].to_numpy()
+    torch.testing.assert_close(torch.tensor(start), initial.detach())
+
+
+def test_training_is_deterministic_under_the_seed():
+    model_a, first = run(seed=2)
+    model_b, second = run(seed=2)
+    pd.testing.assert_frame_equal(first, second, check_exact=True)
+    for name in model_a.params:
+        assert torch.equal(model_a.params[name], model_b.params[name])
+    _, other = run(seed=3)
+    assert not first["value"].equals(other["value"])
+
+
+def test_wide_pivots_one_column_per_quantity():
+    _, history = run(seed=0, n_steps=4, eval_steps=(2,))
+    table = wide(history)
+    assert set(table.columns) == {"step", "seed", "norm", "one", "train_loss"}
+    assert len(table) == 3 * 2  # steps 0, 2, 4 × 2 seeds
+    assert table.loc[table.step == 0, "train_loss"].isna().all()
+    for row in history.itertuples():
+        match = table[(table.step == row.step) & (table.seed == row.seed)][row.quantity]
+        assert match.item() == row.value
+
+
+# ---------------------------------------------------------------- validation
+
+@pytest.mark.parametrize("kwargs, argument", [
+    ({"n_steps": 0}, "n_steps"),
+    ({"n_steps": -3}, "n_steps"),
+    ({"lr": 0.0}, "lr"),
+    ({"lr": -1e-3}, "lr"),
+    ({"lr": float("nan")}, "lr"),
+    ({"optimizer": "rmsprop"}, "optimizer"),
+    ({"optimizer": "Adam"}, "optimizer"),
+])
+def test_bad_training_arguments_raise(kwargs, argument):
+    model = StackedModel(make_mlp, 1)
+    before = {k: v.detach().clone() for k, v in model.params.items()}
+    arguments = {"n_steps": 2, "lr": 0.01, "optimizer": "adam", **kwargs}
+    with pytest.raises(ValueError, match=argument):
+        train(model, regression_loss, lambda step: (randn(1, BATCH, IN), randn(1, BATCH, OUT)),
+              arguments.pop("n_steps"), **arguments)
+    for k, v in model.params.items():
+        assert torch.equal(v, before[k])
