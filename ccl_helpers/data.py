@@ -7,12 +7,25 @@ Two kinds of D_c are provided: Gaussian (:class:`GaussianClasses`) and the unifo
 distribution over the examples of a labelled data set (:class:`EmpiricalClasses`).
 Every sampler takes a ``shape`` (e.g. ``(n_seeds, batch)``) and a ``torch.Generator``,
 and returns tensors of that leading shape on the model's device.
+
+Fixed training sets for the convergence theorems (Merad et al., Section 4; Wen 2020): inputs on the
+unit sphere (:func:`unit_sphere`), their separation δ (:func:`separation`) and fixed triplets
+(:func:`fixed_triplets`). Larger data sets for the ``paper`` scale are read from local files only
+(:func:`load_mnist`, :func:`load_idx`, :func:`load_cifar10_batches`); nothing is ever downloaded.
 """
 
 from __future__ import annotations
 
+import gzip
+import os
+import pickle
+import struct
+import warnings
 from dataclasses import dataclass
+from pathlib import Path
+from typing import NamedTuple
 
+import numpy as np
 import torch
 from torch import Tensor
 
@@ -177,3 +190,277 @@ def train_test_split(inputs: Tensor, labels: Tensor, test_fraction: float = 0.3,
                                 stratify=labels.cpu().numpy())
     train, test = torch.as_tensor(train, device=inputs.device), torch.as_tensor(test, device=inputs.device)
     return inputs[train], labels[train], inputs[test], labels[test]
+
+
+# ---------------------------------------------------------------- fixed training sets (Assumption 1)
+
+def unit_sphere(x: Tensor) -> Tensor:
+    """Flatten and normalise each example to the unit sphere: x (n, *input_shape) → x_i / ‖x_i‖₂, (n, D).
+
+    Assumption 1 of Merad et al. (Section 4) and of Wen (2020): ‖x‖₂ = 1 for every training input.
+    Raises ValueError when a row is all zero (it has no direction) or not finite.
+    """
+    if x.ndim < 1 or x.shape[0] < 1:
+        raise ValueError(f"x must have shape (n, ...) with n ≥ 1, got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
+    flat = x.reshape(x.shape[0], -1)
+    norms = flat.norm(dim=1, keepdim=True)
+    if not bool(torch.isfinite(norms).all()):
+        raise ValueError("x must be finite")
+    zero = int((norms == 0).sum())
+    if zero:
+        raise ValueError(f"x has {zero} all-zero rows, which cannot be normalised to unit norm")
+    return flat / norms
+
+
+def duplicate_rows(x: Tensor) -> Tensor:
+    """Exact duplicates among the rows of x (n, *input_shape): a LongTensor (k, 2) of pairs (i, j), i < j,
+    where row j equals row i and i is the first occurrence of that row; (0, 2) when all rows differ."""
+    if x.ndim < 1:
+        raise ValueError(f"x must have shape (n, ...), got {tuple(x.shape)}")
+    flat = x.reshape(x.shape[0], -1)
+    _, inverse = torch.unique(flat, dim=0, return_inverse=True)
+    index = torch.arange(flat.shape[0], device=x.device)
+    first = torch.full((int(inverse.max()) + 1 if index.numel() else 0,), flat.shape[0], device=x.device,
+                       dtype=torch.long).scatter_reduce(0, inverse, index, reduce="amin")
+    later = first[inverse] != index
+    return torch.stack([first[inverse][later], index[later]], dim=1)
+
+
+def separation(x: Tensor, *, return_pair: bool = False, block_elements: int = 2**24) -> Tensor | tuple[Tensor, Tensor]:
+    """δ of the separation assumption: δ = min over pairs i ≠ j of ‖x_i − x_j‖₂, for x (n, *input_shape).
+
+    Merad et al., Assumption 1: ‖x − x′‖₂ ≥ δ for any two samples of X_data = ∪ᵢ {xᵢ, xᵢ⁺, xᵢ⁻} (the
+    paper notes it fails as soon as one sample is reused in two triplets, so repeated samples count);
+    Wen (2020), Assumption 2: ‖xᵢ − xⱼ‖₂ ≥ δ for all i ≠ j in [n]. Exact duplicates are therefore not
+    ignored: they give δ = 0, with a warning that counts them (see :func:`duplicate_rows`).
+
+    Vectorised in blocks of rows (at most ``block_elements`` distances at a time): candidate nearest
+    neighbours from the Gram matrix, then their distances recomputed directly (exact, no cancellation).
+    Returns a 0-dim tensor on x's device, and with ``return_pair`` also the closest pair (i, j), i < j.
+    """
+    if x.ndim < 1 or x.shape[0] < 2:
+        raise ValueError(f"x must have shape (n, ...) with n ≥ 2, got {tuple(x.shape)}")
+    if not x.is_floating_point():
+        raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
+    if block_elements < 1:
+        raise ValueError(f"block_elements must be ≥ 1, got {block_elements}")
+    flat = x.reshape(x.shape[0], -1)
+    if not bool(torch.isfinite(flat).all()):
+        raise ValueError("x must be finite")
+    n = flat.shape[0]
+    squared = flat.square().sum(1)
+    rows = max(1, block_elements // n)
+    nearest = torch.empty(n, dtype=torch.long, device=x.device)
+    for start in range(0, n, rows):
+        block = flat[start:start + rows]
+        gram = squared[start:start + rows, None] + squared[None, :] - 2 * block @ flat.T
+        own = torch.arange(start, start + block.shape[0], device=x.device)
+        gram[torch.arange(block.shape[0], device=x.device), own] = float("inf")
+        nearest[start:start + rows] = gram.argmin(1)
+    distances = (flat - flat[nearest]).norm(dim=1)
+    i = int(distances.argmin())
+    delta = distances[i]
+    if float(delta) == 0.0:
+        count = duplicate_rows(flat).shape[0]
+        warnings.warn(f"x has {count} exactly duplicated rows: the separation assumption fails (δ = 0)",
+                      stacklevel=2)
+    if not return_pair:
+        return delta
+    j = int(nearest[i])
+    return delta, torch.tensor(sorted((i, j)), device=x.device)
+
+
+class Triplets(NamedTuple):
+    """n fixed triplets (xᵢ, xᵢ⁺, xᵢ⁻) on the unit sphere.
+
+    anchor, positive, negative: (n, D); anchor_class c⁺ᵢ (the class of xᵢ and xᵢ⁺) and negative_class c⁻ᵢ:
+    (n,); index: (n, 3) rows of the source data set used for (xᵢ, xᵢ⁺, xᵢ⁻), all 3n distinct.
+    """
+
+    anchor: Tensor
+    positive: Tensor
+    negative: Tensor
+    anchor_class: Tensor
+    negative_class: Tensor
+    index: Tensor
+
+    def inputs(self) -> Tensor:
+        """X_data of Assumption 1: every sample of every triplet, (3n, D) (anchors, positives, negatives)."""
+        return torch.cat([self.anchor, self.positive, self.negative])
+
+
+NEGATIVES = ("rho", "other_class")
+"""How :func:`fixed_triplets` draws the negative's class: ``"rho"``, c⁻ ~ ρ independently of c⁺ (the
+source's D_neg, so c⁻ = c⁺ with probability τ); ``"other_class"``, c⁻ ~ ρ conditioned on c⁻ ≠ c⁺."""
+
+
+def fixed_triplets(inputs: Tensor, labels: Tensor, n: int, generator: torch.Generator, *,
+                   class_probs: Tensor | None = None, negatives: str = "rho") -> Triplets:
+    """n fixed training triplets from labelled data, as in Merad et al., Section 4 (eq. (11)).
+
+    For each i: c⁺ᵢ ~ ρ and xᵢ, xᵢ⁺ from class c⁺ᵢ (a similar pair of D_sim); c⁻ᵢ ~ ρ and xᵢ⁻ from class
+    c⁻ᵢ (a negative of D_neg; see :data:`NEGATIVES`). Classes are i.i.d.; within a class the examples are
+    drawn uniformly *without replacement* over all 3n slots, so that no example is used twice — the
+    source notes that Assumption 1 fails as soon as a sample is reused. Every sample is mapped to the unit
+    sphere (:func:`unit_sphere`).
+
+    Args:
+        inputs: (N, *input_shape) examples; labels: (N,) classes 0..N_C−1, every class present.
+        n: number of triplets (≥ 1); each class must hold the examples the draw asks of it.
+        generator: a torch.Generator on the inputs' device.
+        class_probs: ρ (N_C,), default the label frequencies.
+    """
+    latent = EmpiricalClasses(inputs, labels, class_probs)   # validates inputs, labels and ρ
+    if not isinstance(n, int) or n < 1:
+        raise ValueError(f"n must be an int ≥ 1, got {n!r}")
+    if 3 * n > labels.numel():
+        raise ValueError(f"n must be ≤ N/3 = {labels.numel() // 3} (3n distinct examples), got {n}")
+    if negatives not in NEGATIVES:
+        raise ValueError(f"negatives must be one of {NEGATIVES}, got {negatives!r}")
+    rho = latent.class_probs
+    anchor_class = torch.multinomial(rho, n, replacement=True, generator=generator)
+    if negatives == "rho":
+        negative_class = torch.multinomial(rho, n, replacement=True, generator=generator)
+    else:
+        weights = rho.expand(n, -1).clone()
+        weights[torch.arange(n, device=rho.device), anchor_class] = 0
+        if bool((weights.sum(1) == 0).any()):
+            raise ValueError("class_probs must give positive mass to a class other than each anchor's")
+        negative_class = torch.multinomial(weights, 1, generator=generator).squeeze(1)
+    # the 3n slots' classes (c⁺ᵢ, c⁺ᵢ, c⁻ᵢ) and, for each slot, its rank among the slots of its class
+    wanted = torch.stack([anchor_class, anchor_class, negative_class], dim=1).flatten()
+    order = torch.argsort(wanted, stable=True)
+    demand = torch.bincount(wanted, minlength=latent.n_classes)
+    short = torch.nonzero(demand > latent.counts).flatten()
+    if short.numel():
+        c = int(short[0])
+        raise ValueError(f"n={n} triplets need {int(demand[c])} examples of class {c}, which has only "
+                         f"{int(latent.counts[c])}; lower n")
+    rank = torch.empty_like(order)
+    rank[order] = torch.arange(wanted.numel(), device=wanted.device) - (torch.cumsum(demand, 0) - demand)[wanted[order]]
+    # the examples grouped by class, in a random order within each class
+    shuffled = torch.randperm(labels.numel(), generator=generator, device=labels.device)
+    by_class = shuffled[torch.argsort(labels[shuffled], stable=True)]
+    index = by_class[latent.starts[wanted] + rank].reshape(n, 3)
+    points = unit_sphere(inputs[index.flatten()]).reshape(n, 3, -1)
+    return Triplets(points[:, 0], points[:, 1], points[:, 2], anchor_class, negative_class, index)
+
+
+# ---------------------------------------------------------------- offline loaders (paper scale)
+
+_IDX_TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
+              0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+
+
+def _existing(path: str | os.PathLike, what: str) -> Path:
+    path = Path(path)
+    if not path.exists():
+        raise FileNotFoundError(f"{what} not found at {path}; this package never downloads data: "
+                                f"place the files there yourself")
+    return path
+
+
+def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Tensor:
+    """Parse an IDX file (the format of MNIST and FashionMNIST), gzipped or not (detected from its bytes).
+
+    Format: two zero bytes, a type byte (0x08 uint8, 0x09 int8, 0x0B int16, 0x0C int32, 0x0D float32,
+    0x0E float64), the number of dimensions k, k big-endian uint32 sizes, then the values, big-endian,
+    row-major. Returns a tensor of those sizes and type on ``device``. Raises FileNotFoundError when the
+    file is absent and ValueError when it is not a well-formed IDX file.
+    """
+    raw = _existing(path, "IDX file").read_bytes()
+    if raw[:2] == b"\x1f\x8b":
+        try:
+            raw = gzip.decompress(raw)
+        except (OSError, EOFError) as error:
+            raise ValueError(f"path {path} is a corrupt gzip file: {error}") from error
+    if len(raw) < 4 or raw[:2] != b"\x00\x00" or raw[2] not in _IDX_TYPES:
+        raise ValueError(f"path {path} is not an IDX file (bad magic number {raw[:4].hex()})")
+    ndim = raw[3]
+    header = 4 + 4 * ndim
+    if len(raw) < header:
+        raise ValueError(f"path {path}: truncated IDX header")
+    shape = struct.unpack(f">{ndim}I", raw[4:header])
+    dtype = _IDX_TYPES[raw[2]]
+    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
+    if len(raw) - header != expected:
+        raise ValueError(f"path {path}: IDX data has {len(raw) - header} bytes, its header {shape} of "
+                         f"{dtype.name} needs {expected}")
+    values = np.frombuffer(raw, dtype=dtype, offset=header).astype(dtype.newbyteorder("="))
+    return torch.from_numpy(values.reshape(shape)).to(device)
+
+
+def load_mnist(directory: str | os.PathLike, train: bool = True, device: torch.device | str = "cpu",
+               dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor]:
+    """MNIST or FashionMNIST from local IDX files (both use the same file names), never downloaded.
+
+    ``directory`` holds ``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte``,
+    ``t10k-labels-idx1-ubyte`` (each optionally ``.gz``; e.g. torchvision's ``<root>/MNIST/raw``).
+    Returns images (N, 1, 28, 28) scaled to [0, 1] and labels (N,) long, on ``device``.
+    """
+    prefix = "train" if train else "t10k"
+
+    def find(kind: str, ndim: int) -> Path:
+        for name in (f"{prefix}-{kind}-idx{ndim}-ubyte", f"{prefix}-{kind}.idx{ndim}-ubyte"):
+            for suffix in ("", ".gz"):
+                if (Path(directory) / (name + suffix)).exists():
+                    return Path(directory) / (name + suffix)
+        raise FileNotFoundError(f"{prefix}-{kind}-idx{ndim}-ubyte[.gz] not found in {directory}; this package "
+                                f"never downloads data: place the files there yourself")
+
+    images, labels = load_idx(find("images", 3)), load_idx(find("labels", 1))
+    if images.ndim != 3 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
+        raise ValueError(f"directory {directory}: images {tuple(images.shape)} and labels {tuple(labels.shape)} "
+                         f"do not form a data set")
+    return (images.to(device=device, dtype=dtype).unsqueeze(1) / 255.0,
+            labels.to(device=device, dtype=torch.long))
+
+
+class _ArrayUnpickler(pickle.Unpickler):
+    """Unpickles only containers of plain values and NumPy arrays (the CIFAR-10 batches), nothing else."""
+
+    _allowed = {("_codecs", "encode"), ("numpy", "ndarray"), ("numpy", "dtype"),
+                ("numpy.core.multiarray", "_reconstruct"),
+                ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
+                ("numpy._core.multiarray", "scalar")}
+
+    def find_class(self, module: str, name: str):
+        if (module, name) not in self._allowed:
+            raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
+        if module == "numpy.core.multiarray":
+            module = "numpy._core.multiarray" if hasattr(np, "_core") else module
+        return super().find_class(module, name)
+
+
+def load_cifar10_batches(directory: str | os.PathLike, train: bool = True, device: torch.device | str = "cpu",
+                         dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor]:
+    """CIFAR-10 from its local "python version" batches, never downloaded.
+
+    ``directory`` (e.g. ``cifar-10-batches-py``) holds ``data_batch_1`` … ``data_batch_5`` (``train``) and
+    ``test_batch``; each is a pickled dict with ``data`` (k, 3072) uint8 — per row the 32×32 red, green and
+    blue planes, row-major — and ``labels`` (k,) in 0..9. Only arrays and plain values are unpickled.
+    Returns images (N, 3, 32, 32) scaled to [0, 1] and labels (N,) long, on ``device``.
+    """
+    directory = _existing(directory, "CIFAR-10 directory")
+    names = [f"data_batch_{i}" for i in range(1, 6)] if train else ["test_batch"]
+    missing = [name for name in names if not (directory / name).exists()]
+    if missing:
+        raise FileNotFoundError(f"CIFAR-10 batches {missing} not found in {directory}; this package never "
+                                f"downloads data: place the files there yourself")
+    images, labels = [], []
+    for name in names:
+        try:
+            with open(directory / name, "rb") as handle:
+                batch = _ArrayUnpickler(handle, encoding="bytes").load()
+            data = np.asarray(batch.get(b"data", batch.get("data")), dtype=np.uint8)
+            target = np.asarray(batch.get(b"labels", batch.get("labels")), dtype=np.int64)
+        except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError) as error:
+            raise ValueError(f"{directory / name} is not a CIFAR-10 batch: {error}") from error
+        if data.ndim != 2 or data.shape[1] != 3 * 32 * 32 or target.shape != (data.shape[0],):
+            raise ValueError(f"{directory / name} is not a CIFAR-10 batch: data {data.shape}, labels {target.shape}")
+        images.append(data.reshape(-1, 3, 32, 32))
+        labels.append(target)
+    images_t = torch.from_numpy(np.concatenate(images)).to(device=device, dtype=dtype) / 255.0
+    return images_t, torch.from_numpy(np.concatenate(labels)).to(device)

@@ -1,7 +1,13 @@
-"""Encoders f: inputs → R^d. No BatchNorm, so that seeds can be trained together under vmap."""
+"""Encoders f: inputs → R^d. No BatchNorm, so that seeds can be trained together under vmap.
+
+:class:`MLP`, :class:`ConvNet` and :class:`Classifier` for the experiments on real data;
+:class:`DeepReLU`, the bias-free deep ReLU network with the Allen-Zhu et al. (2019) initialisation,
+for the convergence theorems (Merad et al., Theorem 1; Wen 2020, Theorem 4.2).
+"""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import torch
@@ -77,3 +83,80 @@ class Classifier(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         return self.head(self.encoder(x))
+
+
+TRAINABLE = ("hidden", "all")
+"""Which layers of :class:`DeepReLU` gradient descent trains: ``"hidden"`` (W_1 … W_L only,
+A and B fixed at their initialisation, as in Allen-Zhu et al. 2019 and hence Merad et al.'s
+Theorem 1) or ``"all"`` (A, W_1 … W_L and B, as in Wen 2020, Algorithm 1)."""
+
+
+class DeepReLU(nn.Module):
+    """The deep ReLU encoder of Allen-Zhu, Li & Song (2019), used by Merad et al. (Section 4,
+    Theorem 1) and, as each of its two encoders, by Wen (2020, Definitions 3.1–3.2). No biases.
+
+    f(x) = B h_L,  h_l = relu(W_l h_{l−1}) for l = 1 … L,  h_0 = relu(A x),
+
+    with A ∈ R^{m×d_x}, W_l ∈ R^{m×m}, B ∈ R^{d×m} (m = ``width``, L = ``depth``, d_x =
+    ``in_features``, d = ``out_features``). Initialisation (Allen-Zhu et al. 2019; Wen's
+    Definition 3.2, "He initialisation"), all entries independent:
+
+        A_ij ~ N(0, 2/m),   (W_l)_ij ~ N(0, 2/m),   B_ij ~ N(0, 1/d).
+
+    Hence for ‖x‖ = 1: E‖h_0‖² = 1, E[‖h_l‖² | h_{l−1}] = ‖h_{l−1}‖² and
+    E[‖f(x)‖² | h_L] = ‖h_L‖², so ‖h_L‖² → 1 as m → ∞ (fluctuations O(√(L/m))) and
+    ‖f(x)‖² ≈ ‖h_L‖² · χ²_d / d.
+
+    Depth conventions: Merad et al. (and Allen-Zhu et al.) count the L square layers
+    W_1 … W_L; Wen's "(L+1)-layer" network W_L σ(… W_1 σ(W_0 x)) has W_0 = A, W_L = B and
+    L − 1 square layers, i.e. ``depth = L_Wen − 1`` here (``depth = 0`` is the two-layer net
+    B relu(A x)).
+
+    Args:
+        trainable: ``"hidden"`` (default): A and B are fixed at their random initialisation and
+            stored as buffers, only W_1 … W_L are parameters — Allen-Zhu et al.'s setting, to
+            which Merad et al. defer for Theorem 1. ``"all"``: A, W_1 … W_L and B are all
+            parameters — Wen's Algorithm 1 updates every layer.
+
+    Parameter (or buffer) names: ``A``, ``W1`` … ``W{depth}``, ``B``.
+    Shapes: x (n, *input_shape) with prod(input_shape) = in_features → (n, out_features).
+    """
+
+    def __init__(self, in_features: int, width: int, depth: int, out_features: int, *,
+                 trainable: str = "hidden"):
+        super().__init__()
+        _check_sizes(in_features=in_features, width=width, out_features=out_features)
+        if not isinstance(depth, int) or depth < 0:
+            raise ValueError(f"depth must be a non-negative int, got {depth!r}")
+        if trainable not in TRAINABLE:
+            raise ValueError(f"trainable must be one of {TRAINABLE}, got {trainable!r}")
+        self.in_features, self.width, self.depth, self.out_features = in_features, width, depth, out_features
+        self.trainable = trainable
+        hidden_std, out_std = (2.0 / width) ** 0.5, (1.0 / out_features) ** 0.5
+        outer = [("A", (width, in_features), hidden_std), ("B", (out_features, width), out_std)]
+        for name, shape, std in outer:
+            value = torch.randn(shape) * std
+            if trainable == "all":
+                self.register_parameter(name, nn.Parameter(value))
+            else:
+                self.register_buffer(name, value)
+        for layer in range(1, depth + 1):
+            self.register_parameter(f"W{layer}", nn.Parameter(torch.randn(width, width) * hidden_std))
+
+    @property
+    def layer_names(self) -> list[str]:
+        """["A", "W1", …, "W{depth}", "B"], input to output."""
+        return ["A", *(f"W{layer}" for layer in range(1, self.depth + 1)), "B"]
+
+    def features(self, x: Tensor) -> Tensor:
+        """h_L = relu(W_L … relu(A vec(x))): (n, *input_shape) → (n, width)."""
+        h = torch.relu(x.flatten(1) @ self.A.T)
+        for layer in range(1, self.depth + 1):
+            h = torch.relu(h @ getattr(self, f"W{layer}").T)
+        return h
+
+    def forward(self, x: Tensor) -> Tensor:
+        if x.ndim < 2 or math.prod(x.shape[1:]) != self.in_features:
+            raise ValueError(f"x must have shape (n, ...) with {self.in_features} features per row, "
+                             f"got {tuple(x.shape)}")
+        return self.features(x) @ self.B.T

@@ -1,5 +1,7 @@
 """Tests of ccl_helpers.data: the latent-class samplers (shapes, class consistency, frequencies,
-collision probability, Gaussian moments), the digits data, the stratified split, and validation."""
+collision probability, Gaussian moments), the digits data, the stratified split, validation; the
+fixed training sets of the convergence theorems (unit sphere, separation δ, fixed triplets) and the
+offline parsers (IDX, CIFAR-10 batches) on small files the tests write."""
 
 from __future__ import annotations
 
@@ -10,8 +12,14 @@ import pytest
 import torch
 from scipy import stats
 
-from ccl_helpers.data import (EmpiricalClasses, GaussianClasses, check_class_probs, load_digits,
-                              train_test_split)
+import gzip
+import os
+import pickle
+import struct
+
+from ccl_helpers.data import (EmpiricalClasses, GaussianClasses, check_class_probs, duplicate_rows,
+                              fixed_triplets, load_cifar10_batches, load_digits, load_idx, load_mnist,
+                              separation, train_test_split, unit_sphere)
 
 RHO = torch.tensor([0.5, 0.3, 0.2])
 
@@ -343,3 +351,250 @@ def test_split_length_mismatch_raises():
     inputs, labels = split_data()
     with pytest.raises(ValueError, match="length"):
         train_test_split(inputs[:-1], labels)
+
+
+# ---------------------------------------------------------------- unit sphere and separation δ
+
+def test_unit_sphere_flattens_and_normalises():
+    x = torch.randn(6, 2, 3, generator=gen(0), dtype=torch.float64)
+    u = unit_sphere(x)
+    assert u.shape == (6, 6) and u.dtype == torch.float64
+    torch.testing.assert_close(u.norm(dim=1), torch.ones(6, dtype=torch.float64))
+    # same direction: u_i = x_i / ‖x_i‖
+    for i in range(6):
+        flat = x[i].flatten()
+        torch.testing.assert_close(u[i] * math.sqrt(float((flat**2).sum())), flat)
+    torch.testing.assert_close(unit_sphere(3.0 * x), u)
+
+
+def test_unit_sphere_rejects_zero_rows_and_integers():
+    x = torch.randn(4, 3, generator=gen(1))
+    x[2] = 0
+    with pytest.raises(ValueError, match="x has 1 all-zero rows"):
+        unit_sphere(x)
+    with pytest.raises(ValueError, match="floating-point"):
+        unit_sphere(torch.ones(3, 2, dtype=torch.long))
+    with pytest.raises(ValueError, match="finite"):
+        unit_sphere(torch.tensor([[1.0, float("nan")]]))
+
+
+def brute_force_separation(x):
+    flat = x.reshape(x.shape[0], -1).double()
+    best, pair = math.inf, None
+    for i in range(flat.shape[0]):
+        for j in range(i + 1, flat.shape[0]):
+            d = math.sqrt(float(((flat[i] - flat[j]) ** 2).sum()))
+            if d < best:
+                best, pair = d, (i, j)
+    return best, pair
+
+
+@pytest.mark.parametrize("n, dim, block_elements", [(2, 3, 2**24), (17, 5, 2**24), (40, 8, 50), (33, 4, 1)])
+def test_separation_equals_brute_force(n, dim, block_elements):
+    x = unit_sphere(torch.randn(n, dim, generator=gen(n), dtype=torch.float64))
+    delta, pair = separation(x, return_pair=True, block_elements=block_elements)
+    expected, expected_pair = brute_force_separation(x)
+    assert delta.shape == () and delta.dtype == torch.float64
+    assert float(delta) == pytest.approx(expected, rel=1e-12)
+    assert tuple(pair.tolist()) == expected_pair
+    assert float(separation(x.float())) == pytest.approx(expected, rel=1e-5)
+
+
+def test_separation_counts_duplicates_as_zero_and_warns():
+    x = torch.randn(10, 3, generator=gen(2))
+    x[7] = x[2]
+    x[9] = x[2]
+    x[5] = x[4]
+    with pytest.warns(UserWarning, match="3 exactly duplicated rows"):
+        delta = separation(x)
+    assert float(delta) == 0.0
+    assert sorted(map(tuple, duplicate_rows(x).tolist())) == [(2, 7), (2, 9), (4, 5)]
+    assert duplicate_rows(torch.randn(5, 2, generator=gen(3))).shape == (0, 2)
+
+
+def test_duplicate_rows_equals_brute_force():
+    x = torch.randint(0, 3, (30, 2), generator=gen(4)).double()
+    expected = sorted((min(i for i in range(j) if torch.equal(x[i], x[j])), j)
+                      for j in range(30) if any(torch.equal(x[i], x[j]) for i in range(j)))
+    assert sorted(map(tuple, duplicate_rows(x).tolist())) == expected
+
+
+def test_separation_of_the_digits_is_positive():
+    images, _ = load_digits()
+    delta = separation(unit_sphere(images))
+    assert 0 < float(delta) < 1
+    assert duplicate_rows(images).shape == (0, 2)
+
+
+@pytest.mark.parametrize("x", [torch.zeros(1, 3), torch.zeros(0, 3), torch.ones(3, 2, dtype=torch.long)])
+def test_separation_bad_inputs_raise(x):
+    with pytest.raises(ValueError, match="x must"):
+        separation(x)
+
+
+# ---------------------------------------------------------------- fixed triplets
+
+def test_fixed_triplets_classes_distinctness_and_unit_norm():
+    inputs, labels = indexed_set(counts=(40, 50, 45), width=2)
+    inputs = inputs + 1.0                                         # no all-zero example
+    triplets = fixed_triplets(inputs, labels, 20, gen(5))
+    n = 20
+    for tensor in (triplets.anchor, triplets.positive, triplets.negative):
+        assert tensor.shape == (n, 6)
+        torch.testing.assert_close(tensor.norm(dim=1), torch.ones(n, dtype=torch.float64))
+    index = triplets.index
+    assert index.shape == (n, 3) and index.dtype == torch.long
+    assert len(set(index.flatten().tolist())) == 3 * n              # no example used twice
+    assert torch.equal(labels[index[:, 0]], triplets.anchor_class)
+    assert torch.equal(labels[index[:, 1]], triplets.anchor_class)  # the positive shares the class
+    assert torch.equal(labels[index[:, 2]], triplets.negative_class)
+    expected = inputs.flatten(1)[index] / inputs.flatten(1)[index].norm(dim=-1, keepdim=True)
+    torch.testing.assert_close(torch.stack([triplets.anchor, triplets.positive, triplets.negative], 1), expected)
+    assert triplets.inputs().shape == (3 * n, 6)
+    assert float(separation(triplets.inputs())) > 0
+
+
+def test_fixed_triplets_negative_classes():
+    inputs, labels = indexed_set(counts=(400, 400), width=1)
+    inputs = inputs + 1.0
+    n = 200
+    rho = fixed_triplets(inputs, labels, n, gen(6))
+    other = fixed_triplets(inputs, labels, n, gen(6), negatives="other_class")
+    assert bool((other.negative_class != other.anchor_class).all())
+    # c⁻ ~ ρ independently of c⁺: collisions with probability τ = Σρ² = 1/2
+    collisions = float((rho.negative_class == rho.anchor_class).double().mean())
+    assert abs(collisions - 0.5) < 4 * math.sqrt(0.25 / n)
+
+
+def test_fixed_triplets_class_probs_and_determinism():
+    inputs, labels = indexed_set(counts=(500, 300, 300), width=1)
+    inputs = inputs + 1.0
+    first = fixed_triplets(inputs, labels, 150, gen(7), class_probs=torch.tensor([0.8, 0.1, 0.1]))
+    second = fixed_triplets(inputs, labels, 150, gen(7), class_probs=torch.tensor([0.8, 0.1, 0.1]))
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+    assert not torch.equal(first.index, fixed_triplets(inputs, labels, 150, gen(8)).index)
+    share = float((first.anchor_class == 0).double().mean())
+    assert abs(share - 0.8) < 4 * math.sqrt(0.16 / 150)
+
+
+def test_fixed_triplets_bad_arguments_raise():
+    inputs, labels = indexed_set(counts=(4, 5), width=1)
+    inputs = inputs + 1.0
+    with pytest.raises(ValueError, match="n must"):
+        fixed_triplets(inputs, labels, 0, gen())
+    with pytest.raises(ValueError, match="n must be ≤ N/3"):
+        fixed_triplets(inputs, labels, 4, gen())
+    with pytest.raises(ValueError, match="negatives"):
+        fixed_triplets(inputs, labels, 2, gen(), negatives="hard")
+    with pytest.raises(ValueError, match="labels"):
+        fixed_triplets(inputs[:-1], labels, 2, gen())
+    with pytest.raises(ValueError, match="lower n"):              # class 0 cannot give 3·2 examples
+        fixed_triplets(inputs, labels, 3, gen(), class_probs=torch.tensor([1.0, 0.0]))
+
+
+# ---------------------------------------------------------------- offline parsers (files written here)
+
+IDX_CODES = {np.uint8: 0x08, np.int8: 0x09, np.int16: 0x0B, np.int32: 0x0C, np.float32: 0x0D, np.float64: 0x0E}
+
+
+def write_idx(path, array, compress=False):
+    array = np.asarray(array)
+    header = struct.pack(">BBBB", 0, 0, IDX_CODES[array.dtype.type], array.ndim)
+    header += struct.pack(f">{array.ndim}I", *array.shape)
+    raw = header + array.astype(array.dtype.newbyteorder(">")).tobytes()
+    path.write_bytes(gzip.compress(raw) if compress else raw)
+    return path
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize("dtype, shape", [(np.uint8, (4, 3, 5)), (np.int8, (7,)), (np.int16, (2, 3)),
+                                          (np.int32, (3, 2)), (np.float32, (2, 2, 2)), (np.float64, (5,))])
+def test_load_idx_round_trip(tmp_path, compress, dtype, shape):
+    rng = np.random.default_rng(0)
+    array = (rng.normal(size=shape) * 100).astype(dtype)
+    path = write_idx(tmp_path / "data.idx", array, compress)
+    loaded = load_idx(path)
+    assert tuple(loaded.shape) == shape
+    np.testing.assert_array_equal(loaded.numpy(), array)
+
+
+def test_load_idx_bad_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="never downloads"):
+        load_idx(tmp_path / "absent")
+    (tmp_path / "text").write_bytes(b"hello world")
+    with pytest.raises(ValueError, match="not an IDX file"):
+        load_idx(tmp_path / "text")
+    path = write_idx(tmp_path / "short", np.zeros((4, 4), np.uint8))
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(ValueError, match="bytes"):
+        load_idx(path)
+    (tmp_path / "bad.gz").write_bytes(gzip.compress(b"\x00\x00\x08\x02abc")[:-4])
+    with pytest.raises(ValueError):
+        load_idx(tmp_path / "bad.gz")
+
+
+@pytest.mark.parametrize("compress", [False, True])
+def test_load_mnist_from_local_files(tmp_path, compress):
+    rng = np.random.default_rng(1)
+    images = rng.integers(0, 256, (5, 28, 28), dtype=np.uint8)
+    labels = rng.integers(0, 10, 5, dtype=np.uint8)
+    suffix = ".gz" if compress else ""
+    write_idx(tmp_path / f"t10k-images-idx3-ubyte{suffix}", images, compress)
+    write_idx(tmp_path / f"t10k-labels-idx1-ubyte{suffix}", labels, compress)
+    x, y = load_mnist(tmp_path, train=False)
+    assert x.shape == (5, 1, 28, 28) and x.dtype == torch.float32 and y.dtype == torch.long
+    np.testing.assert_allclose(x[:, 0].numpy() * 255, images, atol=1e-4)
+    np.testing.assert_array_equal(y.numpy(), labels)
+    with pytest.raises(FileNotFoundError, match="train-images"):
+        load_mnist(tmp_path, train=True)
+
+
+def write_cifar(directory, names, per_batch=3, seed=0):
+    directory.mkdir(exist_ok=True)
+    rng = np.random.default_rng(seed)
+    written = []
+    for name in names:
+        data = rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8)
+        labels = rng.integers(0, 10, per_batch).tolist()
+        batch = {b"batch_label": name.encode(), b"labels": labels, b"data": data,
+                 b"filenames": [b"x.png"] * per_batch}
+        with open(directory / name, "wb") as handle:
+            pickle.dump(batch, handle, protocol=2)
+        written.append((data, labels))
+    return written
+
+
+def test_load_cifar10_batches_round_trip(tmp_path):
+    names = [f"data_batch_{i}" for i in range(1, 6)]
+    written = write_cifar(tmp_path / "cifar", names + ["test_batch"])
+    images, labels = load_cifar10_batches(tmp_path / "cifar")
+    assert images.shape == (15, 3, 32, 32) and images.dtype == torch.float32 and labels.dtype == torch.long
+    data = np.concatenate([d for d, _ in written[:5]])
+    assert labels.tolist() == sum((l for _, l in written[:5]), [])
+    # row layout: 1024 red, 1024 green, 1024 blue values, each plane row-major
+    for n, c, r, col in [(0, 0, 0, 0), (4, 1, 5, 7), (14, 2, 31, 31), (7, 2, 0, 31)]:
+        assert float(images[n, c, r, col]) * 255 == pytest.approx(data[n, c * 1024 + r * 32 + col], abs=1e-3)
+    test_images, test_labels = load_cifar10_batches(tmp_path / "cifar", train=False)
+    assert test_images.shape == (3, 3, 32, 32) and test_labels.tolist() == written[5][1]
+
+
+def test_load_cifar10_bad_files(tmp_path):
+    with pytest.raises(FileNotFoundError, match="never downloads"):
+        load_cifar10_batches(tmp_path / "absent")
+    write_cifar(tmp_path / "partial", ["data_batch_1", "data_batch_2"])
+    with pytest.raises(FileNotFoundError, match="data_batch_3"):
+        load_cifar10_batches(tmp_path / "partial")
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "test_batch").write_bytes(b"not a pickle")
+    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):
+        load_cifar10_batches(tmp_path / "junk", train=False)
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / "test_batch").write_bytes(pickle.dumps({b"data": os.getcwd}))
+    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):    # refuses to unpickle other objects
+        load_cifar10_batches(tmp_path / "evil", train=False)
+    (tmp_path / "shape").mkdir()
+    with open(tmp_path / "shape" / "test_batch", "wb") as handle:
+        pickle.dump({b"data": np.zeros((2, 100), np.uint8), b"labels": [0, 1]}, handle)
+    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):
+        load_cifar10_batches(tmp_path / "shape", train=False)

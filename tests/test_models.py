@@ -1,5 +1,6 @@
 """Tests of ccl_helpers.models: output shapes, the affine MLP, the conv net's layout, the
-classifier head, and validation."""
+classifier head, the deep ReLU encoder (formula, initialisation statistics, fixed vs trained
+layers, under vmap), and validation."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import pytest
 import torch
 from torch import nn
 
-from ccl_helpers.models import MLP, Classifier, ConvNet
+import math
+
+from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU
+from ccl_helpers.train import StackedModel
 
 
 def randn(*shape, seed=0, dtype=torch.float32):
@@ -123,6 +127,119 @@ def test_same_seed_same_initialisation():
 
 
 def test_models_have_no_batchnorm():
-    for model in (MLP(4), ConvNet(), Classifier(ConvNet(), 10)):
+    for model in (MLP(4), ConvNet(), Classifier(ConvNet(), 10), DeepReLU(4, 8, 2, 3, trainable="all")):
         assert not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules())
         assert len(list(model.buffers())) == 0
+
+
+# ---------------------------------------------------------------- the deep ReLU encoder (Allen-Zhu et al. / Wen)
+
+@pytest.mark.parametrize("trainable", ["hidden", "all"])
+@pytest.mark.parametrize("depth", [0, 1, 3])
+def test_deep_relu_layers_and_formula(trainable, depth):
+    torch.manual_seed(0)
+    model = DeepReLU(6, 16, depth, 4, trainable=trainable).double()
+    names = ["A", *(f"W{l}" for l in range(1, depth + 1)), "B"]
+    assert model.layer_names == names
+    shapes = {"A": (16, 6), "B": (4, 16), **{f"W{l}": (16, 16) for l in range(1, depth + 1)}}
+    state = dict(model.named_parameters()) | dict(model.named_buffers())
+    assert {k: tuple(v.shape) for k, v in state.items()} == shapes
+    trained = set(dict(model.named_parameters()))
+    assert trained == (set(names) if trainable == "all" else set(names) - {"A", "B"})
+    assert not any("bias" in k for k in state)
+    x = randn(5, 2, 3, seed=1, dtype=torch.float64)          # flattened to 6 features
+    h = torch.relu(x.flatten(1) @ state["A"].T)
+    for l in range(1, depth + 1):
+        h = torch.relu(h @ state[f"W{l}"].T)
+    torch.testing.assert_close(model.features(x), h)
+    torch.testing.assert_close(model(x), h @ state["B"].T)
+
+
+def test_deep_relu_initial_entry_variances():
+    torch.manual_seed(1)
+    m, d = 512, 8
+    model = DeepReLU(64, m, 2, d)
+    for name, variance in [("A", 2 / m), ("W1", 2 / m), ("W2", 2 / m), ("B", 1 / d)]:
+        entries = getattr(model, name).detach().double().flatten()
+        n = entries.numel()
+        assert abs(float(entries.mean())) < 4 * math.sqrt(variance / n)
+        # the sample variance of n normals has standard error σ²·√(2/n)
+        assert abs(float(entries.var()) - variance) < 4 * variance * math.sqrt(2 / n)
+        assert abs(float(stats_kurtosis(entries))) < 4 * math.sqrt(24 / n)    # Gaussian: excess kurtosis 0
+
+
+def stats_kurtosis(x):
+    z = (x - x.mean()) / x.std()
+    return (z**4).mean() - 3
+
+
+def test_deep_relu_output_norms_concentrate_at_large_width():
+    """‖x‖ = 1 ⇒ E‖h_L‖² = 1 and E‖f(x)‖² = 1; the spread of ‖h_L‖² shrinks like √(L/m)."""
+    x = randn(16, 10, seed=2, dtype=torch.float64)
+    x = x / x.norm(dim=1, keepdim=True)
+    spreads = {}
+    for m in (32, 2048):
+        norms, outputs = [], []
+        for seed in range(4):
+            torch.manual_seed(seed)
+            model = DeepReLU(10, m, 2, 32).double()
+            with torch.no_grad():
+                norms.append(model.features(x).square().sum(1))
+                outputs.append(model(x).square().sum(1))
+        norms, outputs = torch.cat(norms), torch.cat(outputs)
+        spreads[m] = float((norms - 1).square().mean().sqrt())
+        if m == 2048:
+            # per layer Var(‖h_l‖²/‖h_{l−1}‖²) = 5/m, three ReLU layers: std ≈ √(15/m) ≈ 0.086
+            assert abs(float(norms.mean()) - 1) < 0.1
+            assert spreads[m] < 3 * math.sqrt(15 / m)
+            # ‖f(x)‖² ≈ ‖h_L‖² χ²_d / d: mean 1, relative std √(2/d) = 0.25 per draw, 64 draws
+            assert abs(float(outputs.mean()) - 1) < 4 * 0.27 / 8
+    assert spreads[2048] < spreads[32] / 3
+
+
+@pytest.mark.parametrize("trainable", ["hidden", "all"])
+def test_deep_relu_under_stacked_vmap(trainable):
+    model = StackedModel(lambda: DeepReLU(5, 12, 2, 3, trainable=trainable), n_seeds=3, seed=4)
+    outer = {"A", "B"}
+    assert (set(model.buffers) == outer) == (trainable == "hidden")
+    assert (outer <= set(model.params)) == (trainable == "all")
+    x = randn(7, 5, seed=3)
+    out = model(x)
+    assert out.shape == (3, 7, 3)
+    for i in range(3):
+        torch.testing.assert_close(out[i], model.seed_module(i)(x), rtol=1e-6, atol=1e-6)
+    # distinct seeds, distinct fixed layers too
+    state = {**model.params, **model.buffers}
+    assert not torch.equal(state["A"][0], state["A"][1])
+
+
+def test_deep_relu_same_seed_same_initialisation():
+    torch.manual_seed(7)
+    first = DeepReLU(4, 8, 2, 3)
+    torch.manual_seed(7)
+    second = DeepReLU(4, 8, 2, 3)
+    for (name, a), b in zip(first.state_dict().items(), second.state_dict().values()):
+        assert torch.equal(a, b), name
+
+
+@pytest.mark.parametrize("kwargs, argument", [
+    ({"in_features": 0}, "in_features"),
+    ({"width": 0}, "width"),
+    ({"out_features": -1}, "out_features"),
+    ({"depth": -1}, "depth"),
+    ({"depth": 1.5}, "depth"),
+    ({"trainable": "outer"}, "trainable"),
+])
+def test_deep_relu_bad_arguments_raise(kwargs, argument):
+    arguments = {"in_features": 4, "width": 8, "depth": 1, "out_features": 2, **kwargs}
+    trainable = arguments.pop("trainable", "hidden")
+    with pytest.raises(ValueError, match=argument):
+        DeepReLU(**arguments, trainable=trainable)
+
+
+def test_deep_relu_rejects_wrong_input_size():
+    model = DeepReLU(6, 8, 1, 2)
+    with pytest.raises(ValueError, match="x must have shape"):
+        model(randn(3, 5))
+    with pytest.raises(ValueError, match="x must have shape"):
+        model(randn(6))

@@ -178,3 +178,16 @@ def test_headings(nb_path):
     assert levels.count(1) == 1, f"{nb_path.name}: {levels.count(1)} H1 headings, expected exactly one"
     jumps = [(a, b) for a, b in zip(levels, levels[1:]) if b > a + 1]
     assert not jumps, f"{nb_path.name}: heading levels skip (from, to): {jumps}"
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+def test_no_semicolon_suppressed_output(nb_path):
+    """nbval (≥ 0.10) executes cells with ``store_history=False``, so IPython does not honour a
+    trailing ``;``: the value it hides in the stored run reappears under nbval and the cell fails.
+    End a plotting cell with ``plt.show()`` instead."""
+    bad = [
+        where(nb_path, i, c)
+        for i, c in enumerate(code_cells(read(nb_path)))
+        if c.source.strip() and c.source.strip().splitlines()[-1].split("#")[0].rstrip().endswith(";")
+    ]
+    assert not bad, f"cells whose last line ends with ';' (use plt.show() or an assignment): {bad}"

@@ -1,5 +1,7 @@
 """Tests of ccl_helpers.train: the stacked seeds (initialisation, forward passes), training several
-seeds at once against separate plain PyTorch loops, the tidy history, determinism, validation."""
+seeds at once against separate plain PyTorch loops, the tidy history, determinism, validation; the
+full-batch gradient-descent runner against a hand-written single-seed loop (trajectory, gradient
+norm, weight movement, target steps)."""
 
 from __future__ import annotations
 
@@ -8,8 +10,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ccl_helpers.models import MLP, Classifier
-from ccl_helpers.train import StackedModel, train, wide
+from torch import nn
+
+from ccl_helpers.models import MLP, Classifier, DeepReLU
+from ccl_helpers.train import StackedModel, gradient_descent, log_spaced_steps, train, wide
 
 IN, OUT, BATCH = 5, 3, 8
 
@@ -253,5 +257,216 @@ def test_bad_training_arguments_raise(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         train(model, regression_loss, lambda step: (randn(1, BATCH, IN), randn(1, BATCH, OUT)),
               arguments.pop("n_steps"), **arguments)
+    for k, v in model.params.items():
+        assert torch.equal(v, before[k])
+
+
+# ---------------------------------------------------------------- full-batch gradient descent
+
+D_IN, WIDTH, D_OUT, N_TRIPLETS = 6, 24, 3, 10
+
+
+def triplet_data(seed=0):
+    x = randn(3, N_TRIPLETS, D_IN, seed=seed).double()
+    x = x / x.norm(dim=-1, keepdim=True)
+    return x[0], x[1], x[2]
+
+
+def triplet_loss(forward, data):
+    """L̂_un of Merad et al., eq. (11): Σᵢ log(1 + exp(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺))))."""
+    anchor, positive, negative = data
+    z1, z2, z3 = forward(anchor), forward(positive), forward(negative)
+    return F.softplus((z1 * (z3 - z2)).sum(-1)).sum()
+
+
+def make_deep(trainable="hidden"):
+    return lambda: DeepReLU(D_IN, WIDTH, 2, D_OUT, trainable=trainable).double()
+
+
+def hand_loop(make, seed, data, n_steps, lr):
+    """One seed, written out: W ← W − lr ∇L̂(W); returns per step (loss, ‖∇L̂‖, ‖W − W⁰‖_F per parameter)."""
+    torch.manual_seed(seed)
+    module = make()
+    params = dict(module.named_parameters())
+    lrs = lr if isinstance(lr, dict) else {name: lr for name in params}
+    initial = {name: p.detach().clone() for name, p in params.items()}
+    trajectory = []
+    for step in range(n_steps + 1):
+        loss = triplet_loss(module, data)
+        grads = torch.autograd.grad(loss, list(params.values()))
+        moved = {name: float((p.detach() - initial[name]).norm()) for name, p in params.items()}
+        trajectory.append((float(loss.detach()), float(torch.cat([g.flatten() for g in grads]).norm()), moved))
+        if step == n_steps:
+            break
+        with torch.no_grad():
+            for (name, p), g in zip(params.items(), grads):
+                p -= lrs[name] * g
+    return module, initial, trajectory
+
+
+def at(history, step, seed, quantity):
+    rows = history[(history.step == step) & (history.seed == seed) & (history.quantity == quantity)]
+    return rows["value"].item()
+
+
+def test_log_spaced_steps():
+    steps = log_spaced_steps(1000, 7)                    # 0 and geomspace(1, 1000, 6), rounded
+    assert steps == [0, 1, 4, 16, 63, 251, 1000]
+    assert log_spaced_steps(5, 50) == [0, 1, 2, 3, 4, 5]
+    assert log_spaced_steps(7, 1) == [0, 7]
+    with pytest.raises(ValueError, match="n_points"):
+        log_spaced_steps(10, 0)
+
+
+@pytest.mark.parametrize("trainable", ["hidden", "all"])
+def test_gradient_descent_seeds_together_equal_the_hand_written_loop(trainable):
+    data, n_steps, lr, seed = triplet_data(), 12, 0.05, 3
+    model = StackedModel(make_deep(trainable), n_seeds=3, seed=seed)
+    fixed = {k: v.clone() for k, v in model.buffers.items()}
+    result = gradient_descent(model, triplet_loss, data, n_steps, lr=lr, checkpoints=[0, 2, 5, 12])
+    history = result.history
+    assert result.n_steps == n_steps and result.first_step.isna().all()
+    assert sorted(history.step.unique()) == [0, 2, 5, 12]
+    for i in range(3):
+        module, initial, trajectory = hand_loop(make_deep(trainable), seed + i, data, n_steps, lr)
+        for name, value in module.named_parameters():
+            torch.testing.assert_close(model.params[name][i], value.detach(), rtol=1e-9, atol=1e-10)
+        for step in (0, 2, 5, 12):
+            loss, grad_norm, moved = trajectory[step]
+            assert at(history, step, seed + i, "loss") == pytest.approx(loss, rel=1e-9)
+            assert at(history, step, seed + i, "grad_norm") == pytest.approx(grad_norm, rel=1e-9)
+            for name, distance in moved.items():
+                assert at(history, step, seed + i, f"movement/{name}") == pytest.approx(distance, rel=1e-7, abs=1e-12)
+                relative = distance / float(initial[name].norm())
+                assert at(history, step, seed + i, f"relative_movement/{name}") == pytest.approx(relative, rel=1e-7,
+                                                                                                  abs=1e-12)
+            total = sum(d**2 for d in moved.values()) ** 0.5
+            size = sum(float(p.norm()) ** 2 for p in initial.values()) ** 0.5
+            assert at(history, step, seed + i, "movement") == pytest.approx(total, rel=1e-7, abs=1e-12)
+            assert at(history, step, seed + i, "relative_movement") == pytest.approx(total / size, rel=1e-7, abs=1e-12)
+    # the loss went down and fixed layers did not move
+    table = wide(history).set_index(["step", "seed"])["loss"]
+    assert (table.loc[12].to_numpy() < table.loc[0].to_numpy()).all()
+    for name, value in model.buffers.items():
+        assert torch.equal(value, fixed[name])
+
+
+def test_gradient_descent_target_first_steps_and_stopping():
+    data, lr, seed = triplet_data(1), 0.1, 0
+    model = StackedModel(make_deep(), n_seeds=3, seed=seed)
+    losses = [[t[0] for t in hand_loop(make_deep(), seed + i, data, 60, lr)[2]] for i in range(3)]
+    epsilon = sorted(l[25] for l in losses)[1]           # reached by some seeds before step 25, not all
+    expected = [next((t for t, l in enumerate(seq) if l <= epsilon), None) for seq in losses]
+    assert all(e is not None for e in expected) and len(set(expected)) > 1
+    result = gradient_descent(model, triplet_loss, data, 60, lr=lr, target=("loss", epsilon), checkpoints=4)
+    assert result.first_step.tolist() == expected
+    assert list(result.first_step.index) == [0, 1, 2]
+    assert result.n_steps == max(expected)
+    steps = set(result.history.step)
+    assert set(expected) <= steps and 0 in steps and max(steps) == max(expected)
+    for i, step in enumerate(expected):
+        assert at(result.history, step, seed + i, "loss") <= epsilon
+    # without stopping: all max_steps are run, the first steps are the same
+    model = StackedModel(make_deep(), n_seeds=3, seed=seed)
+    result = gradient_descent(model, triplet_loss, data, 60, lr=lr, target=("loss", epsilon),
+                              stop_at_target=False, checkpoints=4)
+    assert result.n_steps == 60 and result.first_step.tolist() == expected
+    # a target no seed reaches
+    model = StackedModel(make_deep(), n_seeds=2, seed=seed)
+    result = gradient_descent(model, triplet_loss, data, 5, lr=lr, target=("grad_norm", 0.0))
+    assert result.first_step.isna().all() and str(result.first_step.dtype) == "Int64" and result.n_steps == 5
+
+
+class TwoEncoders(nn.Module):
+    """Wen's query and key encoders; the loss below uses both."""
+
+    def __init__(self):
+        super().__init__()
+        self.query = DeepReLU(D_IN, WIDTH, 1, D_OUT, trainable="all").double()
+        self.key = DeepReLU(D_IN, WIDTH, 1, D_OUT, trainable="all").double()
+
+    def forward(self, x):
+        return torch.stack([self.query(x), self.key(x)])
+
+
+def two_encoder_loss(forward, data):
+    anchor, positive, negative = data
+    q, k_pos, k_neg = forward(anchor)[0], forward(positive)[1], forward(negative)[1]
+    return F.softplus((q * (k_neg - k_pos)).sum(-1)).mean()
+
+
+def test_gradient_descent_step_sizes_per_prefix_and_groups():
+    data, n_steps, eta, gamma = triplet_data(2), 6, 0.3, 0.05
+    model = StackedModel(TwoEncoders, n_seeds=2, seed=1)
+    result = gradient_descent(model, two_encoder_loss, data, n_steps, lr={"query.": eta, "key.": gamma},
+                              groups={"W": "query.", "theta": "key."}, checkpoints=[n_steps])
+    for i in range(2):
+        torch.manual_seed(1 + i)
+        module = TwoEncoders()
+        initial = {n: p.detach().clone() for n, p in module.named_parameters()}
+        for _ in range(n_steps):
+            grads = torch.autograd.grad(two_encoder_loss(module, data), list(module.parameters()))
+            with torch.no_grad():
+                for (name, p), g in zip(module.named_parameters(), grads):
+                    p -= (eta if name.startswith("query.") else gamma) * g
+        for name, p in module.named_parameters():
+            torch.testing.assert_close(model.params[name][i], p.detach(), rtol=1e-9, atol=1e-10)
+        for group, prefix in {"W": "query.", "theta": "key."}.items():
+            moved = sum(float((p.detach() - initial[n]).norm()) ** 2 for n, p in module.named_parameters()
+                        if n.startswith(prefix)) ** 0.5
+            assert at(result.history, n_steps, 1 + i, f"movement/{group}") == pytest.approx(moved, rel=1e-7)
+
+
+def test_gradient_descent_per_seed_data_and_evaluate():
+    x = randn(2, 3, N_TRIPLETS, D_IN, seed=5).double()
+    x = x / x.norm(dim=-1, keepdim=True)
+    data = (x[:, 0], x[:, 1], x[:, 2])                     # seed s trains on its own triplets
+    model = StackedModel(make_deep(), n_seeds=2, seed=0)
+    result = gradient_descent(model, triplet_loss, data, 4, lr=0.1, shared=False, checkpoints=[2],
+                              evaluate=lambda m: {"out_norm": m(data[0][0]).norm(dim=-1).amax(-1)})
+    for i in range(2):
+        module, _, trajectory = hand_loop(make_deep(), i, (x[i, 0], x[i, 1], x[i, 2]), 4, 0.1)
+        assert at(result.history, 4, i, "loss") == pytest.approx(trajectory[4][0], rel=1e-9)
+        expected = float(module(x[0, 0]).detach().norm(dim=-1).max())
+        assert at(result.history, 4, i, "out_norm") == pytest.approx(expected, rel=1e-9)
+    assert set(result.history.step) == {0, 2, 4}
+
+
+def test_gradient_descent_is_deterministic_and_tidy():
+    def go():
+        model = StackedModel(make_deep(), n_seeds=2, seed=6)
+        return gradient_descent(model, triplet_loss, triplet_data(), 8, lr=0.05, checkpoints=3)
+    first, second = go(), go()
+    pd.testing.assert_frame_equal(first.history, second.history, check_exact=True)
+    assert list(first.history.columns) == ["step", "seed", "quantity", "value"]
+    assert first.history["value"].dtype == "float64"
+    assert not first.history.duplicated(["step", "seed", "quantity"]).any()
+    assert sorted(first.history.step.unique()) == log_spaced_steps(8, 3)
+
+
+def test_gradient_descent_divergence_raises():
+    model = StackedModel(make_deep(), n_seeds=2)
+    with pytest.raises(FloatingPointError, match="lr"):
+        gradient_descent(model, triplet_loss, triplet_data(), 200, lr=1e6)
+
+
+@pytest.mark.parametrize("kwargs, argument", [
+    ({"max_steps": 0}, "max_steps"),
+    ({"max_steps": 2.5}, "max_steps"),
+    ({"lr": 0.0}, "lr"),
+    ({"lr": float("inf")}, "lr"),
+    ({"lr": {"W1": 0.1}}, "lr"),                 # W2 has no step size
+    ({"lr": {"W": -0.1}}, "lr"),
+    ({"target": ("accuracy", 0.1)}, "target"),
+    ({"target": ("loss", float("nan"))}, "target"),
+    ({"groups": {"outer": "A"}}, "groups"),      # A is a fixed buffer, not a parameter
+    ({"checkpoints": 0}, "n_points"),
+])
+def test_gradient_descent_bad_arguments_raise(kwargs, argument):
+    model = StackedModel(make_deep(), n_seeds=1)
+    before = {k: v.detach().clone() for k, v in model.params.items()}
+    arguments = {"max_steps": 3, "lr": 0.1, **kwargs}
+    with pytest.raises(ValueError, match=argument):
+        gradient_descent(model, triplet_loss, triplet_data(), arguments.pop("max_steps"), **arguments)
     for k, v in model.params.items():
         assert torch.equal(v, before[k])
