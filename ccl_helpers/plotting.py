@@ -52,3 +52,17 @@ def finish(ax: plt.Axes, *, xlabel: str, ylabel: str, title: str | None = None, 
     if legend:
         ax.legend()
     return ax
+
+
+def heatmap(ax: plt.Axes, table: pd.DataFrame, *, label: str, fmt: str = ".2f", cmap: str = "viridis",
+            annotate: bool = True) -> plt.Axes:
+    """Draw ``table`` (rows × columns, index and columns named) as a heatmap with a labelled colour bar.
+
+    The axes take the index and column names as labels; cells are annotated with ``fmt`` if ``annotate``.
+    """
+    if table.empty:
+        raise ValueError("table must not be empty")
+    sns.heatmap(table, ax=ax, annot=annotate, fmt=fmt, cmap=cmap, cbar_kws={"label": label})
+    ax.set_ylabel(table.index.name or "")
+    ax.set_xlabel(table.columns.name or "")
+    return ax

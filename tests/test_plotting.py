@@ -104,3 +104,17 @@ def test_use_style_sets_the_book_style():
         assert plt.rcParams["legend.frameon"] is False
         assert tuple(plt.rcParams["figure.figsize"]) == (6.4, 3.8)
         assert plt.rcParams["axes.titleweight"] == "bold"
+
+
+def test_heatmap_labels_axes_and_colour_bar(ax):
+    table = pd.DataFrame([[1.0, 2.0], [3.0, 4.0]], index=pd.Index([1, 2], name="k"),
+                         columns=pd.Index([8, 16], name="N"))
+    plotting.heatmap(ax, table, label="ratio")
+    assert ax.get_xlabel() == "N" and ax.get_ylabel() == "k"
+    assert ax.figure.axes[-1].get_ylabel() == "ratio"
+    assert [t.get_text() for t in ax.texts] == ["1.00", "2.00", "3.00", "4.00"]
+
+
+def test_heatmap_rejects_an_empty_table(ax):
+    with pytest.raises(ValueError, match="table"):
+        plotting.heatmap(ax, pd.DataFrame(), label="x")

@@ -1,0 +1,838 @@
+"""Chapter 2: multiple negatives — Merad, Yu, Bacry, Gaïffas, *About contrastive unsupervised
+representation learning for classification and its convergence* (arXiv 2012.01064), Section 3.
+
+The setting is the latent-class model of :mod:`ccl_helpers.data`: classes c with probabilities
+ρ(c) > 0 over a set C of N_C classes, D_c one distribution per class, (x, x⁺) ~ D_sim (c ~ ρ,
+x, x⁺ i.i.d. D_c), N negatives x⁻_1 … x⁻_N i.i.d. D_neg = Σ_c ρ(c) D_c. All losses are in nats.
+
+- L^N_un(f) = E −log( e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)}) )   (eq. 6), L_un = L^1_un;
+- L^µ_sup(f, T) = E_{(x,c)~D_T} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c with µ_c = E_{D_c} f(x) and
+  D_T(c) = ρ(c | c ∈ T)   (eq. 5); L^µ_sup,k(f) = E_{T ~ D_{k+1}} L^µ_sup(f, T), D_{k+1} uniform
+  over the C(N_C, k+1) sets of k + 1 distinct classes   (eq. 10).
+
+The results, as implemented here (right-hand sides in nats):
+
+- Lemma 1:  L^µ_sup(f, C) ≤ L_un(f) / p_min + log N_C,  p_min = min_c ρ(c)
+  (:func:`lemma1_bound`). The log N_C is not needed: Σ_{c⁻} log(1 + e^{a_{c⁻}}) ≥ log(1 + Σ_{c⁻} e^{a_{c⁻}})
+  replaces the proof's max-then-log-sum-exp step, so L^µ_sup(f, C) ≤ L_un(f)/p_min already
+  (``with_log_term=False``; unit-tested on random encoders).
+- Lemma 2:  L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N)   (:func:`lemma2_bound`), p^ρ_cc(N) = P(|J| = N_C)
+  with J the set of classes of the N *negatives* (:func:`p_cc`). The proof only needs the negatives
+  to cover C∖{c} (the positive term e^0 stands for the anchor's own class), so the larger
+  min_c P(J ⊇ C∖{c}) (:func:`p_cc_anchor_excluded`) also works (``anchor_excluded=True``).
+- Proposition 1 (ρ uniform, 2 ≤ k + 1 ≤ N_C), part (2):
+  L^µ_sup,k(f) ≤ k/(1 − τ⁺_N) · (L^N_un(f) − τ⁺_N log(N + 1)),  τ⁺_N = Σ_c ρ(c)^{N+1} = N_C^{−N}
+  (:func:`proposition1_bound`, :func:`tau_plus`); part (1), N = 1, in nats:
+  k/(1 − τ⁺) · (L_un(f) − τ⁺ log 2), τ⁺ = Σ_c ρ(c)² (:func:`proposition1_part1_bound`). The source
+  prints part (1) with "− τ⁺" because its proof uses log₂, where the collision term ζ(0) is 1;
+  with L_un in nats that form (:func:`proposition1_part1_bound_as_printed`) is wrong: the zero
+  encoder has L^µ_sup,1 = log 2 above it for every N_C ≥ 2.
+
+Exact quantities on a finite labelled set (D_c uniform over the examples of class c):
+:func:`average_mean_classifier_loss` (all C(N_C, k+1) tasks, exactly) and, since L^N_un is an
+N-fold sum over the examples, the unbiased Monte Carlo estimators :func:`unsupervised_loss_curve`
+and :func:`unsupervised_loss_monte_carlo` (with standard errors). The figures' helpers:
+:func:`make_evaluator`, :func:`proposition1_grid`, :func:`contrastive_batches`,
+:func:`contrastive_loss`, :func:`output_norm_range`.
+"""
+
+from __future__ import annotations
+
+import math
+import operator
+from collections.abc import Callable, Sequence
+from typing import NamedTuple
+
+import pandas as pd
+import torch
+from torch import Tensor
+
+from . import curl, metrics
+from .data import LatentClassModel, check_class_probs
+from .losses import info_nce_loss
+from .train import Forward
+
+MAX_DP_NEGATIVES = 1024
+"""Largest N for which a non-uniform coverage probability is computed by the (cancellation-free)
+dynamic programme; beyond it, inclusion–exclusion over subsets with a rounding-error bound."""
+
+MAX_SUBSET_CLASSES = 20
+"""Most classes whose 2^N_C subsets inclusion–exclusion enumerates (N > :data:`MAX_DP_NEGATIVES`)."""
+
+MAX_EXACT_BITS = 2**20
+"""Uniform ρ: the closed form is summed in exact integer arithmetic while N·log₂ N_C ≤ this."""
+
+RELATIVE_TOLERANCE = 1e-10
+"""A coverage probability whose rounding-error bound exceeds this relative size raises ValueError."""
+
+_EPS = torch.finfo(torch.float64).eps
+_CHUNK_ELEMENTS = 2**22
+
+
+# ---------------------------------------------------------------- argument checks
+
+def _check_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
+    allowed = f"{minimum}..{maximum}" if maximum is not None else f"≥ {minimum}"
+    if isinstance(value, bool):
+        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
+    try:
+        value = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ValueError(f"{name} must be an integer {allowed}, got {value}")
+    return value
+
+
+def _probabilities(class_probs) -> Tensor:
+    """ρ as a float64 CPU vector, validated (finite, > 0, summing to 1) and renormalised."""
+    if not isinstance(class_probs, Tensor):
+        try:
+            class_probs = torch.as_tensor(class_probs, dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"class_probs must be a vector of probabilities, got {class_probs!r}") from None
+    if not class_probs.is_floating_point():
+        raise ValueError(f"class_probs must be a floating-point vector, got dtype {class_probs.dtype}")
+    rho = class_probs.detach().double().cpu()
+    if rho.ndim == 1 and not bool(torch.isfinite(rho).all()):
+        raise ValueError("class_probs must be finite")
+    check_class_probs(rho)
+    if bool((rho <= 0).any()):
+        raise ValueError("class_probs must be positive: the source assumes ρ(c) > 0 for every class")
+    return rho / rho.sum()
+
+
+def _is_uniform(class_probs) -> bool:
+    values = class_probs if isinstance(class_probs, Tensor) else torch.as_tensor(class_probs)
+    return bool((values == values.reshape(-1)[0]).all())
+
+
+def _check_loss(name: str, value):
+    if isinstance(value, Tensor):
+        if not value.is_floating_point():
+            raise ValueError(f"{name} must be a floating-point tensor or a float, got dtype {value.dtype}")
+        if not bool(torch.isfinite(value).all()):
+            raise ValueError(f"{name} must be finite")
+        return value
+    try:
+        value = float(value)
+    except (TypeError, ValueError):
+        raise ValueError(f"{name} must be a finite float or tensor, got {value!r}") from None
+    if not math.isfinite(value):
+        raise ValueError(f"{name} must be finite, got {value}")
+    return value
+
+
+def _check_labelled(features: Tensor, labels: Tensor, n_classes: int | None = None) -> tuple[int, Tensor]:
+    """Validate features (..., n, d) and labels (n,) covering 0..N_C−1; return N_C and the counts n_c."""
+    if not isinstance(features, Tensor) or not features.is_floating_point():
+        raise ValueError("features must be a floating-point tensor of shape (..., n, d)")
+    if not isinstance(labels, Tensor) or labels.dtype != torch.long or labels.ndim != 1:
+        raise ValueError("labels must be a 1-D LongTensor of classes 0..N_C−1")
+    if features.ndim < 2 or features.shape[-2] != labels.numel():
+        raise ValueError(f"features must have shape (..., n, d) with n = len(labels) = {labels.numel()}, "
+                         f"got {tuple(features.shape)}")
+    if labels.numel() == 0 or int(labels.min()) < 0:
+        raise ValueError("labels must be non-empty classes in 0..N_C−1")
+    if n_classes is None:
+        n_classes = int(labels.max()) + 1
+    if int(labels.max()) >= n_classes:
+        raise ValueError(f"labels must lie in 0..{n_classes - 1}, got a label {int(labels.max())}")
+    counts = torch.bincount(labels, minlength=n_classes)
+    if n_classes < 2 or bool((counts == 0).any()):
+        raise ValueError(f"every class 0..{n_classes - 1} (N_C ≥ 2) must have at least one example in labels")
+    if not bool(torch.isfinite(features).all()):
+        raise ValueError("features must be finite")
+    return n_classes, counts
+
+
+def _class_weights(class_probs, n_classes: int, counts: Tensor, uniform_default: bool) -> Tensor:
+    """ρ on the labels' device (float64): the given one, else uniform or the label frequencies."""
+    if class_probs is None:
+        rho = (torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64) if uniform_default
+               else counts.double().cpu() / counts.sum().item())
+    else:
+        rho = _probabilities(class_probs)
+        if rho.numel() != n_classes:
+            raise ValueError(f"class_probs must have one entry per class ({n_classes}), got {rho.numel()}")
+    return rho.to(counts.device)
+
+
+# ---------------------------------------------------------------- coverage probabilities (coupon collector)
+
+def _cover_uniform(n: int, n_classes: int, n_required: int) -> float:
+    """P(N i.i.d. uniform draws over n_classes classes hit each of n_required given classes)
+    = Σ_{j=0}^{a} (−1)^j C(a, j) (1 − j/N_C)^N, a = n_required."""
+    if n < n_required:
+        return 0.0
+    if n * math.log2(n_classes) <= MAX_EXACT_BITS:
+        # exact integers: the alternating sum has no rounding at all; int / int is correctly rounded
+        numerator = sum((-1) ** j * math.comb(n_required, j) * (n_classes - j) ** n for j in range(n_required + 1))
+        return numerator / n_classes**n
+    j = torch.arange(1, min(n_required, n_classes - 1) + 1, dtype=torch.float64)
+    log_factorial_a = math.lgamma(n_required + 1)
+    log_binomial = log_factorial_a - torch.lgamma(j + 1) - torch.lgamma(n_required - j + 1)
+    log_terms = log_binomial + n * torch.log1p(-j / n_classes)
+    signs = (-1.0) ** j
+    exponent_error = 8 * log_factorial_a + 3 * log_terms.abs() + n * j / (n_classes - j) + 4
+    return _one_plus_signed_sum(log_terms, signs, exponent_error)
+
+
+def _one_plus_signed_sum(log_terms: Tensor, signs: Tensor, exponent_error: Tensor) -> float:
+    """1 + Σ signs·exp(log_terms), with a bound on its rounding error; raise if the bound is not
+    below RELATIVE_TOLERANCE times the value (the alternating sum cancels too much).
+
+    exponent_error: per term, a bound on the absolute error of log_terms in units of eps."""
+    terms = torch.exp(log_terms)
+    value = 1.0 + float((signs * terms).sum())
+    scale = exponent_error + 2 * math.log2(terms.numel() + 1) + 4
+    error = 1.01 * _EPS * float(torch.where(terms > 0, terms * scale, torch.zeros_like(terms)).sum())
+    if not (value > 0 and error <= RELATIVE_TOLERANCE * value):
+        raise ValueError(f"inclusion–exclusion cancels too much here (value {value:.3g}, rounding bound "
+                         f"{error:.3g}): n_negatives is beyond what can be computed exactly for these "
+                         f"class_probs (the dynamic programme covers n_negatives ≤ {MAX_DP_NEGATIVES})")
+    return min(value, 1.0)
+
+
+def _cover_dynamic_programme(n: int, rho: Tensor, required: Tensor) -> float:
+    """P(N i.i.d. draws from ρ hit every class c with required[c]), with non-negative terms only.
+
+    The class counts (n_1, …, n_{N_C}) of N draws are multinomial; draw them class by class:
+    n_c | (r draws left) ~ Binomial(r, ρ(c)/Σ_{c'≥c} ρ(c')). q(r) = P(r draws left and every
+    required class so far drawn) evolves by a sum of non-negative terms (in log space), so there
+    is no cancellation; the rounding error comes from lgamma (relative ≲ 1e-12 at N = 1024)."""
+    suffix = rho.flip(0).cumsum(0).flip(0)  # Σ_{c' ≥ c} ρ(c'), without subtractions
+    r = torch.arange(n + 1, dtype=torch.float64)
+    log_factorial = torch.lgamma(r + 1)
+    drawn = r[:, None] - r[None, :]  # j = r_old − r_new ≥ 0 (rows r_old, columns r_new)
+    valid = drawn >= 0
+    base = torch.where(valid, log_factorial[:, None] - log_factorial[None, :]
+                       - torch.lgamma(drawn.clamp_min(0) + 1), torch.tensor(-math.inf, dtype=torch.float64))
+    log_q = torch.full((n + 1,), -math.inf, dtype=torch.float64)
+    log_q[n] = 0.0
+    for c in range(rho.numel() - 1):
+        log_pi = math.log(rho[c] / suffix[c])
+        log_rest = math.log(suffix[c + 1] / suffix[c])
+        log_binomial = base + drawn * log_pi + r[None, :] * log_rest
+        if bool(required[c]):
+            log_binomial = log_binomial.masked_fill(drawn < 1, -math.inf)
+        log_q = torch.logsumexp(log_q[:, None] + log_binomial, dim=0)
+    # the last class receives every draw left
+    value = float(torch.logsumexp(log_q[1:] if bool(required[-1]) else log_q, dim=0).exp())
+    return min(value, 1.0)  # lgamma's rounding (relative ≲ 1e-12 at N = 1024) must not exceed 1
+
+
+def _cover_inclusion_exclusion(n: int, rho: Tensor, required: Tensor) -> float:
+    """P(J ⊇ A) = Σ_{U ⊆ A} (−1)^{|A|−|U|} (ρ(C∖A) + ρ(U))^N over all subsets U of the required set A,
+    vectorised (2^|A| terms); the U = A term is exactly 1. Raises when cancellation is too large."""
+    subset_mass = torch.zeros(1, dtype=torch.float64)
+    subset_size = torch.zeros(1, dtype=torch.float64)
+    for value in rho[required]:
+        subset_mass = torch.cat([subset_mass, subset_mass + value])
+        subset_size = torch.cat([subset_size, subset_size + 1])
+    other = float(rho[~required].sum())
+    a = int(required.sum())
+    mass, size = (subset_mass + other)[:-1], subset_size[:-1]  # drop U = A (mass 1, term 1)
+    log_terms = n * torch.log(mass)
+    signs = (-1.0) ** (a - size)
+    exponent_error = n * (a + 2) + 2 * log_terms.abs() + 2
+    return _one_plus_signed_sum(log_terms, signs, exponent_error)
+
+
+def _cover_probability(n: int, rho: Tensor, required: Tensor) -> float:
+    a = int(required.sum())
+    if n < a:
+        return 0.0
+    if n <= MAX_DP_NEGATIVES:
+        return _cover_dynamic_programme(n, rho, required)
+    if a > MAX_SUBSET_CLASSES:
+        raise ValueError(f"n_negatives={n} > {MAX_DP_NEGATIVES} with {a} > {MAX_SUBSET_CLASSES} non-uniform "
+                         f"classes to cover: beyond what p_cc computes exactly")
+    return _cover_inclusion_exclusion(n, rho, required)
+
+
+def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
+    r"""p^ρ_cc(N): the probability that N i.i.d. draws from ρ collect all N_C classes (Lemma 2).
+
+    As in the proof of Lemma 2, the N draws are the classes I ~ ρ^{⊗N} of the N **negatives**
+    only (the positive's class is not counted): with J = {I_1, …, I_N},
+
+        p^ρ_cc(N) = P(|J| = N_C) = Σ_{S ⊆ C} (−1)^{|S|} (1 − ρ(S))^N
+                  = N! Σ_{n_c ≥ 1, Σ n_c = N} Π_c ρ(c)^{n_c} / n_c!,
+
+    zero for N < N_C. Computed to a relative accuracy of 1e-10 or better (usually ~1e-14):
+
+    - uniform ρ (all entries equal): the closed form Σ_j (−1)^j C(N_C, j) (1 − j/N_C)^N summed in
+      exact integer arithmetic (correctly rounded) while N·log₂ N_C ≤ 2^20, beyond it in float64
+      (there the j ≥ 1 terms are tiny; a rounding-error bound is checked);
+    - other ρ, N ≤ 1024: a dynamic programme over the classes whose terms are all non-negative
+      (the multinomial counts drawn class by class), so no cancellation, any N_C (only lgamma's
+      rounding: relative error ≲ 1e-12 at N = 1024); inclusion–exclusion in float64 would lose
+      all digits when p_cc is small (e.g. N = N_C = 10: terms ~0.2, value 3.6e-4);
+    - other ρ, N > 1024: inclusion–exclusion over the 2^{N_C} subsets (N_C ≤ 20), vectorised,
+      with a rounding-error bound.
+
+    Args:
+        n_negatives: N, an integer ≥ 1.
+        class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
+    Returns: a float in [0, 1].
+    Raises: ValueError for bad arguments, or where the value cannot be computed to a relative
+        accuracy of 1e-10 (non-uniform ρ with N > 1024 and either N_C > 20 or tiny p_cc).
+    """
+    n = _check_int("n_negatives", n_negatives)
+    rho = _probabilities(class_probs)
+    if _is_uniform(class_probs):
+        return _cover_uniform(n, rho.numel(), rho.numel())
+    return _cover_probability(n, rho, torch.ones(rho.numel(), dtype=torch.bool))
+
+
+def p_cc_anchor_excluded(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
+    r"""min_c P(J ⊇ C∖{c}): the N negatives' classes J cover every class but the anchor's.
+
+    Lemma 2's proof lower-bounds LSE(0, f(x)ᵀ(µ_{I_1} − µ_c), …) by the mean-classifier loss
+    LSE_{c'∈C}(f(x)ᵀ(µ_{c'} − µ_c)) whenever J ∪ {c} = C, because the leading 0 (the positive) is
+    the c' = c term. So L^N_un(f) ≥ Σ_c ρ(c) P(J ⊇ C∖{c}) E_{D_c}[ℓ^µ] ≥ min_c P(J ⊇ C∖{c}) · L^µ_sup(f, C),
+    a bound with a larger factor than p^ρ_cc(N) (and positive already at N = N_C − 1). For uniform ρ,
+    P(J ⊇ C∖{c}) = Σ_{j=0}^{N_C−1} (−1)^j C(N_C−1, j) (1 − j/N_C)^N for every c.
+
+    Args and accuracy as for :func:`p_cc` (non-uniform ρ: one computation per class).
+    Returns: a float in [0, 1], ≥ p_cc(n_negatives, class_probs).
+    """
+    n = _check_int("n_negatives", n_negatives)
+    rho = _probabilities(class_probs)
+    n_classes = rho.numel()
+    if _is_uniform(class_probs):
+        return _cover_uniform(n, n_classes, n_classes - 1)
+    values = []
+    for c in range(n_classes):  # one coverage problem per excluded class
+        required = torch.ones(n_classes, dtype=torch.bool)
+        required[c] = False
+        values.append(_cover_probability(n, rho, required))
+    return min(values)
+
+
+def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
+    r"""τ⁺_N = P(c_i = c for every i | (c, c_1, …, c_N) ~ ρ^{⊗(N+1)}) = Σ_c ρ(c)^{N+1} (Proposition 1).
+
+    The probability that all N negatives share the positive's class; for uniform ρ it is
+    N_C^{−N} (the source prints it garbled as "N−NC"). τ⁺_1 = Σ_c ρ(c)² is the τ of Arora et al.
+
+    Args:
+        n_negatives: N, an integer ≥ 1.
+        class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
+    Returns: a float in (0, 1) (it may underflow to 0.0 for huge N).
+    """
+    n = _check_int("n_negatives", n_negatives)
+    rho = _probabilities(class_probs)
+    if _is_uniform(class_probs):
+        return float(rho.numel()) ** (-n)
+    return float((rho ** (n + 1)).sum())
+
+
+# ---------------------------------------------------------------- the bounds (right-hand sides, in nats)
+
+def lemma1_bound(unsupervised_loss: Tensor | float, class_probs: Tensor | Sequence[float], *,
+                 with_log_term: bool = True) -> Tensor | float:
+    r"""Lemma 1's right-hand side: L^µ_sup(f, C) ≤ L_un(f)/p^ρ_min + log N_C, p^ρ_min = min_c ρ(c).
+
+    With ``with_log_term=False``: L_un(f)/p^ρ_min, which also holds — in the proof, replace
+    "E_{c⁻~ρ} ζ(a_{c⁻}) ≥ p_min max_{c⁻} ζ(a_{c⁻})" and the LSE ≤ max + log N_C step by
+    E_{c⁻~ρ} ζ(a_{c⁻}) ≥ p_min Σ_{c⁻} log(1 + e^{a_{c⁻}}) ≥ p_min log(1 + Σ_{c⁻} e^{a_{c⁻}}) ≥ p_min ℓ^µ(x, c),
+    with a_{c⁻} = f(x)ᵀ(µ_{c⁻} − µ_c) (a_c = 0), since Π(1 + e^{a}) ≥ 1 + Σ e^{a}.
+
+    Args:
+        unsupervised_loss: L_un(f) in nats (N = 1), a finite float or tensor of any shape.
+        class_probs: ρ, shape (N_C,), every entry > 0.
+    Returns: the bound, of the type and shape of ``unsupervised_loss``.
+    """
+    loss = _check_loss("unsupervised_loss", unsupervised_loss)
+    rho = _probabilities(class_probs)
+    bound = loss / float(rho.min())
+    return bound + math.log(rho.numel()) if with_log_term else bound
+
+
+def lemma2_bound(unsupervised_loss: Tensor | float, n_negatives: int, class_probs: Tensor | Sequence[float], *,
+                 anchor_excluded: bool = False) -> Tensor | float:
+    r"""Lemma 2's right-hand side: L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N) (see :func:`p_cc`).
+
+    The source assumes N = Ω(N_C log N_C) but the inequality holds for every N ≥ 1 (the bound is
+    +∞ when p^ρ_cc(N) = 0, i.e. N < N_C). With ``anchor_excluded=True`` the factor is the larger
+    :func:`p_cc_anchor_excluded` (a tighter bound, see there).
+
+    Args:
+        unsupervised_loss: L^N_un(f) in nats, a finite float or tensor of any shape.
+        n_negatives: N ≥ 1; class_probs: ρ (N_C,), every entry > 0.
+    Returns: the bound, of the type and shape of ``unsupervised_loss`` (+∞ where the factor is 0).
+    """
+    loss = _check_loss("unsupervised_loss", unsupervised_loss)
+    probability = (p_cc_anchor_excluded if anchor_excluded else p_cc)(n_negatives, class_probs)
+    if probability == 0.0:
+        return torch.full_like(loss, math.inf) if isinstance(loss, Tensor) else math.inf
+    return loss / probability
+
+
+def _check_task(task_size: int, n_classes: int) -> tuple[int, int]:
+    n_classes = _check_int("n_classes", n_classes, 2)
+    return _check_int("task_size", task_size, 2, n_classes), n_classes
+
+
+def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> float:
+    """k / (1 − τ⁺_N) of Proposition 1 for uniform ρ over n_classes classes, k = task_size − 1.
+
+    It decreases to k as N grows (τ⁺_N = N_C^{−N} → 0). Args: n_negatives N ≥ 1,
+    task_size k + 1 in 2..n_classes, n_classes N_C ≥ 2. Returns: a float."""
+    task_size, n_classes = _check_task(task_size, n_classes)
+    tau = tau_plus(n_negatives, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64))
+    return (task_size - 1) / (1 - tau)
+
+
+def proposition1_bound(unsupervised_loss: Tensor | float, n_negatives: int, task_size: int,
+                       n_classes: int) -> Tensor | float:
+    r"""Proposition 1 (2) (ρ uniform over N_C classes, k = task_size − 1, 1 ≤ k ≤ N_C − 1):
+
+        L^µ_sup,k(f) ≤ k / (1 − τ⁺_N) · (L^N_un(f) − τ⁺_N log(N + 1)),   τ⁺_N = N_C^{−N},
+
+    the term τ⁺_N log(N + 1) being the loss when all N negatives share the positive's class
+    (all logits equal: log(N + 1) nats). At N = 1 this is part (1) in nats.
+
+    Args:
+        unsupervised_loss: L^N_un(f) in nats, a finite float or tensor of any shape.
+        n_negatives: N ≥ 1; task_size: k + 1 in 2..n_classes; n_classes: N_C ≥ 2.
+    Returns: the bound, of the type and shape of ``unsupervised_loss``.
+    """
+    loss = _check_loss("unsupervised_loss", unsupervised_loss)
+    task_size, n_classes = _check_task(task_size, n_classes)
+    n = _check_int("n_negatives", n_negatives)
+    tau = tau_plus(n, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64))
+    return (task_size - 1) / (1 - tau) * (loss - tau * math.log(n + 1))
+
+
+def proposition1_part1_bound(unsupervised_loss: Tensor | float, task_size: int, n_classes: int) -> Tensor | float:
+    r"""Proposition 1 (1) in nats (ρ uniform, N = 1, k = task_size − 1):
+
+        L^µ_sup,k(f) ≤ k / (1 − τ⁺) · (L_un(f) − τ⁺ log 2),   τ⁺ = P(c = c⁻) = Σ_c ρ(c)² = 1/N_C,
+
+    log 2 = ζ(0) being the loss of a collision c⁻ = c. Equals :func:`proposition1_bound` at N = 1
+    and, for k = 1, the CURL lemma (:func:`ccl_helpers.curl.mean_classifier_bound`).
+    Args: unsupervised_loss L_un(f) (float or tensor); task_size in 2..n_classes; n_classes ≥ 2.
+    """
+    loss = _check_loss("unsupervised_loss", unsupervised_loss)
+    task_size, n_classes = _check_task(task_size, n_classes)
+    tau = 1.0 / n_classes
+    return (task_size - 1) * (loss - tau * math.log(2)) / (1 - tau)
+
+
+def proposition1_part1_bound_as_printed(unsupervised_loss: Tensor | float, task_size: int,
+                                        n_classes: int) -> Tensor | float:
+    r"""Proposition 1 (1) as the source prints it: k/(1 − τ⁺) · (L_un(f) − τ⁺), τ⁺ = 1/N_C.
+
+    Correct only with L_un in bits (the proof sets log = log₂, so ζ(0) = 1). With L_un in nats it
+    is smaller than the true bound by k τ⁺ (1 − log 2)/(1 − τ⁺) and fails, e.g. for the zero
+    encoder at k = 1: L^µ_sup,1 = log 2 > (log 2 − 1/N_C)/(1 − 1/N_C). Kept to show that.
+    Args: as :func:`proposition1_part1_bound`.
+    """
+    loss = _check_loss("unsupervised_loss", unsupervised_loss)
+    task_size, n_classes = _check_task(task_size, n_classes)
+    tau = 1.0 / n_classes
+    return (task_size - 1) * (loss - tau) / (1 - tau)
+
+
+# ---------------------------------------------------------------- exact supervised quantities on a labelled set
+
+def average_mean_classifier_loss(features: Tensor, labels: Tensor, task_size: int, *,
+                                 class_probs: Tensor | None = None, means: Tensor | None = None) -> Tensor:
+    r"""L^µ_sup,k(f) = E_{T~D_{k+1}} L^µ_sup(f, T), averaged exactly over all C(N_C, k+1) tasks (eq. 10).
+
+        L^µ_sup,k(f) = C(N_C, k+1)^{−1} Σ_{|T| = k+1} Σ_{c∈T} ρ(c)/ρ(T) · mean_{x ∈ class c}
+                       −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c,
+
+    D_{k+1} uniform over the sets of k + 1 distinct classes and D_T(c) = ρ(c | c ∈ T), as in the
+    source; D_c uniform over the examples of class c. For uniform ρ (the default, as Proposition 1
+    assumes) this is :func:`ccl_helpers.metrics.mean_classifier`'s AVG-(k+1) loss (whose tasks are
+    drawn ∝ Π_{c∈T} ρ(c), with weight 1/(k+1) per class: the same for uniform ρ only). With
+    task_size = N_C it is L^µ_sup(f, C) = Σ_c ρ(c) E_{D_c}[ℓ^µ] of Lemmas 1 and 2.
+
+    Args:
+        features: f(x), shape (..., n, d); labels: (n,) covering 0..N_C−1 (N_C = means.shape[-2]
+            if means is given).
+        task_size: k + 1, in 2..N_C (at most 100,000 tasks).
+        class_probs: ρ (N_C,), every entry > 0; default uniform.
+        means: µ_c, shape (..., N_C, d) broadcastable with features; default the class means of
+            ``features`` (the population value on this finite distribution).
+    Returns: (...) float64, on the features' device. Vectorised over tasks (in memory-bounded chunks).
+    """
+    n_classes = None if means is None else means.shape[-2]
+    n_classes, counts = _check_labelled(features, labels, n_classes)
+    tasks = metrics.all_tasks(n_classes, _check_int("task_size", task_size, 2, n_classes), features.device)
+    rho = _class_weights(class_probs, n_classes, counts, uniform_default=True)
+    if means is None:
+        means = metrics.class_means(features, labels, n_classes)
+    elif means.ndim < 2 or means.shape[-1] != features.shape[-1] or not bool(torch.isfinite(means).all()):
+        raise ValueError(f"means must be finite with shape (..., N_C, d={features.shape[-1]}), "
+                         f"got {tuple(means.shape)}")
+    logits = (features.double() @ means.double().transpose(-1, -2))  # (..., n, N_C)
+    own = logits.gather(-1, labels.expand(*logits.shape[:-2], -1).unsqueeze(-1)).squeeze(-1)  # (..., n)
+    member = torch.zeros(tasks.shape[0], n_classes, dtype=torch.bool, device=features.device)
+    member.scatter_(1, tasks, True)
+    weight = member[:, labels] * (rho[labels] / counts[labels])[None, :] / rho[tasks].sum(-1, keepdim=True)
+    log_mask = torch.zeros(member.shape, dtype=torch.float64, device=features.device).masked_fill(~member, -math.inf)
+    batch = math.prod(logits.shape[:-2])
+    chunk = max(1, _CHUNK_ELEMENTS // (batch * labels.numel() * n_classes))
+    total = torch.zeros(logits.shape[:-2], dtype=torch.float64, device=features.device)
+    for start in range(0, tasks.shape[0], chunk):  # memory-bounded chunks of tasks
+        stop = start + chunk
+        lse = torch.logsumexp(logits.unsqueeze(-3) + log_mask[start:stop, None, :], dim=-1)  # (..., t, n)
+        total = total + ((lse - own.unsqueeze(-2)) * weight[start:stop]).sum((-1, -2))
+    return total / tasks.shape[0]
+
+
+def best_linear_loss(features: Tensor, labels: Tensor, *, class_probs: Tensor | None = None,
+                     means: Tensor | None = None, max_iter: int = 100) -> Tensor:
+    r"""An upper estimate of L_sup(f, C) = inf_W Σ_c ρ(c) mean_{x∈c} −log softmax(W f(x))_c (eq. 3, T = C).
+
+    W (N_C × d, no bias) is fitted by L-BFGS (strong Wolfe) from the mean classifier W = µ, all
+    leading dimensions together; the returned loss is the smaller of the fitted W's and the mean
+    classifier's, so L_sup(f, C) ≤ returned ≤ L^µ_sup(f, C) per leading index. ρ defaults to the
+    label frequencies (as :func:`make_evaluator`). features (..., n, d), labels (n,) → (...) float64.
+    """
+    n_classes = None if means is None else means.shape[-2]
+    n_classes, counts = _check_labelled(features, labels, n_classes)
+    max_iter = _check_int("max_iter", max_iter)
+    rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
+    features = features.detach().double()
+    if means is None:
+        means = metrics.class_means(features, labels, n_classes)
+    example_weight = rho[labels] / counts[labels]
+
+    def weighted_loss(rows: Tensor) -> Tensor:
+        logits = features @ rows.transpose(-1, -2)
+        per_example = torch.logsumexp(logits, -1) - logits.gather(-1, labels.expand(*logits.shape[:-2], -1)
+                                                                   .unsqueeze(-1)).squeeze(-1)
+        return (per_example * example_weight).sum(-1)
+
+    start = means.detach().double().expand(*features.shape[:-2], n_classes, features.shape[-1])
+    rows = start.clone(memory_format=torch.contiguous_format).requires_grad_(True)
+    optimizer = torch.optim.LBFGS([rows], lr=1, max_iter=max_iter, tolerance_grad=1e-9, tolerance_change=1e-12,
+                                  history_size=20, line_search_fn="strong_wolfe")
+
+    def closure() -> Tensor:
+        optimizer.zero_grad()
+        loss = weighted_loss(rows).sum()
+        loss.backward()
+        return loss
+
+    with torch.enable_grad():
+        optimizer.step(closure)
+    with torch.no_grad():
+        return torch.minimum(weighted_loss(rows.detach()), weighted_loss(start))
+
+
+def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
+    """min_x ‖f(x)‖ and max_x ‖f(x)‖ over the n examples (Assumption 2's η < ‖f(x)‖ < C).
+
+    features (..., n, d) → (min (...), max (...)), in the features' dtype and device."""
+    if not isinstance(features, Tensor) or not features.is_floating_point() or features.ndim < 2 \
+            or features.shape[-2] == 0:
+        raise ValueError("features must be a floating-point tensor of shape (..., n, d) with n ≥ 1")
+    norms = torch.linalg.vector_norm(features, dim=-1)
+    return norms.amin(-1), norms.amax(-1)
+
+
+# ---------------------------------------------------------------- L^N_un by Monte Carlo
+
+class UnsupervisedSamples(NamedTuple):
+    """Indices into a labelled set of M draws of (x, x⁺, x⁻_1 … x⁻_N) from D_sim ⊗ D_neg^{⊗N}."""
+
+    anchor: Tensor  #: (M,) x
+    positive: Tensor  #: (M,) x⁺, of the anchor's class
+    negatives: Tensor  #: (M, N) x⁻_1 … x⁻_N
+
+
+def draw_unsupervised_samples(labels: Tensor, n_negatives: int, n_samples: int,
+                              generator: torch.Generator | None = None,
+                              class_probs: Tensor | None = None) -> UnsupervisedSamples:
+    r"""Draw M = n_samples tuples (x, x⁺, x⁻_1, …, x⁻_N), as indices into a labelled set.
+
+    D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform over class c
+    (x⁺ = x has its share, as in :func:`ccl_helpers.curl.exact_unsupervised_loss`); each x⁻_i
+    independently: c⁻ ~ ρ, x⁻ uniform over class c⁻ — i.e. example i has weight ρ(y_i)/n_{y_i}.
+
+    Args:
+        labels: (n,) LongTensor covering 0..N_C−1. n_negatives: N ≥ 1. n_samples: M ≥ 2.
+        generator: a torch.Generator on the labels' device (default: a new one seeded 0), for
+            determinism. class_probs: ρ (N_C,), entries > 0; default the label frequencies.
+    Returns: :class:`UnsupervisedSamples` on the labels' device.
+    """
+    n = _check_int("n_negatives", n_negatives)
+    m = _check_int("n_samples", n_samples, 2)
+    n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
+    rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
+    if generator is None:
+        generator = torch.Generator(device=labels.device).manual_seed(0)
+    example_weight = rho[labels] / counts[labels]
+    anchor = torch.multinomial(example_weight, m, replacement=True, generator=generator)
+    members, _ = metrics.class_members(labels, n_classes)
+    anchor_class = labels[anchor]
+    uniform = torch.rand(m, generator=generator, device=labels.device, dtype=torch.float64)
+    within = (uniform * counts[anchor_class]).long().clamp_max(counts[anchor_class] - 1)
+    positive = members[anchor_class, within]
+    negatives = torch.multinomial(example_weight, m * n, replacement=True, generator=generator).view(m, n)
+    return UnsupervisedSamples(anchor, positive, negatives)
+
+
+def unsupervised_loss_curve(features: Tensor, samples: UnsupervisedSamples) -> tuple[Tensor, Tensor]:
+    r"""Unbiased estimates of L^N_un(f) for every N = 1 … N_max at once, with standard errors.
+
+    For draw t with scores s⁺_t = f(x_t)ᵀf(x⁺_t) and s_{t,i} = f(x_t)ᵀf(x⁻_{t,i}), the N-negative
+    loss uses the first N negatives: ℓ_{t,N} = log(e^{s⁺_t} + Σ_{i≤N} e^{s_{t,i}}) − s⁺_t (eq. 6,
+    cumulative log-sum-exp), and L̂^N_un = mean_t ℓ_{t,N}, standard error std_t(ℓ_{t,N})/√M. The
+    estimates for different N share draws (common random numbers); each is unbiased.
+
+    Args:
+        features: f(x), shape (..., n, d) (the seeds' features of the labelled set).
+        samples: from :func:`draw_unsupervised_samples` (N_max = samples.negatives.shape[1]).
+    Returns: estimate (..., N_max) and standard error (..., N_max), float64; column N − 1 is L^N_un.
+    Computed in float64 in memory-bounded chunks of draws.
+    """
+    anchor, positive, negatives = samples
+    if features.ndim < 2 or not features.is_floating_point():
+        raise ValueError(f"features must be a floating-point tensor (..., n, d), got {tuple(features.shape)}")
+    if negatives.ndim != 2 or anchor.shape != positive.shape or anchor.shape[0] != negatives.shape[0] \
+            or anchor.shape[0] < 2:
+        raise ValueError("samples must hold anchor (M,), positive (M,), negatives (M, N) with M ≥ 2")
+    n = features.shape[-2]
+    if any(int(idx.max()) >= n or int(idx.min()) < 0 for idx in samples):
+        raise ValueError(f"samples index examples outside 0..{n - 1} of features (..., n={n}, d)")
+    if not bool(torch.isfinite(features).all()):
+        raise ValueError("features must be finite")
+    features = features.double()
+    m, n_max = negatives.shape
+    batch = math.prod(features.shape[:-2])
+    chunk = max(1, _CHUNK_ELEMENTS // (batch * n_max * features.shape[-1]))
+    shift = torch.log(torch.arange(2, n_max + 2, dtype=torch.float64, device=features.device))  # log(N+1)
+    first = torch.zeros(*features.shape[:-2], n_max, dtype=torch.float64, device=features.device)
+    second = torch.zeros_like(first)
+    for start in range(0, m, chunk):  # memory-bounded chunks of draws
+        rows = slice(start, start + chunk)
+        a = features[..., anchor[rows], :]
+        positive_score = (a * features[..., positive[rows], :]).sum(-1, keepdim=True)  # (..., t, 1)
+        negative_scores = torch.einsum("...td,...tnd->...tn", a, features[..., negatives[rows], :])
+        loss = torch.logaddexp(positive_score, torch.logcumsumexp(negative_scores, -1)) - positive_score
+        centred = loss - shift
+        first = first + centred.sum(-2)
+        second = second + (centred * centred).sum(-2)
+    mean = first / m
+    variance = ((second - m * mean * mean) / (m - 1)).clamp_min(0)
+    return mean + shift, (variance / m).sqrt()
+
+
+def unsupervised_loss_monte_carlo(features: Tensor, labels: Tensor, n_negatives: int, n_samples: int,
+                                  generator: torch.Generator | None = None,
+                                  class_probs: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    r"""Unbiased Monte Carlo estimate of L^N_un(f) (eq. 6) on a finite labelled set, and its standard error.
+
+    D_c uniform over the examples of class c, ρ the label frequencies unless given; M = n_samples
+    draws of (x, x⁺, x⁻_1 … x⁻_N) (:func:`draw_unsupervised_samples`), estimate = mean of
+    −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)})), standard error = std/√M.
+    (For N = 1 the exact value is :func:`ccl_helpers.curl.exact_unsupervised_loss`.)
+
+    Args: features (..., n, d); labels (n,); n_negatives N ≥ 1; n_samples M ≥ 2; generator on the
+        labels' device (default seeded 0); class_probs ρ (N_C,).
+    Returns: estimate (...) and standard error (...), float64.
+    """
+    _check_labelled(features, labels)
+    samples = draw_unsupervised_samples(labels, n_negatives, n_samples, generator, class_probs)
+    estimate, standard_error = unsupervised_loss_curve(features, samples)
+    return estimate[..., -1], standard_error[..., -1]
+
+
+# ---------------------------------------------------------------- training and the figures
+
+def contrastive_batches(latent: LatentClassModel, n_seeds: int, batch_size: int, n_negatives: int,
+                        generator: torch.Generator) -> Callable[[int], tuple[Tensor, Tensor, Tensor]]:
+    """step ↦ (x, x⁺, negatives): x and x⁺ (n_seeds, batch_size, *input) from D_sim, and
+    negatives (n_seeds, batch_size, N, *input), N = n_negatives i.i.d. draws from D_neg per anchor
+    (each of its own class, so collisions with the positive's class happen, as in eq. 6)."""
+    n_seeds = _check_int("n_seeds", n_seeds)
+    batch_size = _check_int("batch_size", batch_size)
+    n = _check_int("n_negatives", n_negatives)
+
+    def sample(step: int) -> tuple[Tensor, Tensor, Tensor]:
+        anchor, positive, _ = latent.sample_sim((n_seeds, batch_size), generator)
+        negatives, _ = latent.sample_neg((n_seeds, batch_size, n), generator)
+        return anchor, positive, negatives
+
+    return sample
+
+
+def contrastive_loss(forward: Forward, batch: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+    r"""The empirical L^N_un of one seed on a batch: mean over anchors of
+    −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_{i=1}^N e^{f(x)ᵀf(x⁻_i)})) (:func:`ccl_helpers.losses.info_nce_loss`).
+
+    batch: x (B, *input), x⁺ (B, *input), negatives (B, N, *input) (one seed's slice of
+    :func:`contrastive_batches`). One forward pass over all 2B + BN inputs. Returns a scalar."""
+    anchor, positive, negatives = batch
+    if positive.shape != anchor.shape or negatives.shape[0] != anchor.shape[0] \
+            or negatives.shape[2:] != anchor.shape[1:]:
+        raise ValueError(f"batch must be x (B, ...), x⁺ (B, ...), negatives (B, N, ...); got "
+                         f"{tuple(anchor.shape)}, {tuple(positive.shape)}, {tuple(negatives.shape)}")
+    b, n = negatives.shape[:2]
+    out = forward(torch.cat([anchor, positive, negatives.flatten(0, 1)]))
+    return info_nce_loss(out[:b], out[b:2 * b], out[2 * b:].unflatten(0, (b, n)))
+
+
+def make_evaluator(inputs: Tensor, labels: Tensor, *, n_negatives: int = 1, class_probs: Tensor | None = None,
+                   n_samples: int = 20_000, generator: torch.Generator | None = None, fit_linear: bool = True,
+                   max_iter: int = 100, confidence: float = 4.0) -> Callable[[Callable[[Tensor], Tensor]],
+                                                                            dict[str, Tensor]]:
+    r"""An ``evaluate`` for :func:`ccl_helpers.train.train` (Figures 1–3): model ↦ {quantity: (S,)}.
+
+    On the labelled set (inputs, labels), D_c uniform over class c's examples, ρ = class_probs
+    (default the label frequencies), features = model(inputs) of shape (S, n, d):
+
+    - ``L_un``: L^N_un(f) — exact for N = 1 (:func:`ccl_helpers.curl.exact_unsupervised_loss`),
+      else the Monte Carlo estimate on M = n_samples draws made once, here, so that every
+      checkpoint uses the same draws; ``L_un_se`` its standard error (0 for N = 1);
+    - ``L_mu``: L^µ_sup(f, C) (µ from the same features; :func:`average_mean_classifier_loss`);
+    - ``L_sup``: the upper estimate of L_sup(f, C) of :func:`best_linear_loss` (if ``fit_linear``);
+    - ``bound``: Lemma 1's bound (N = 1) or Lemma 2's (N > 1), evaluated at L_un − confidence·se,
+      so that ``L_mu ≤ bound`` is a valid check of the lemma despite the Monte Carlo error;
+    - ``norm_min``, ``norm_max``: min and max of ‖f(x)‖ over the set (Assumption 2, Figure 3).
+    """
+    n = _check_int("n_negatives", n_negatives)
+    n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
+    if inputs.shape[0] != labels.numel():
+        raise ValueError(f"inputs must have n = len(labels) = {labels.numel()} rows, got {tuple(inputs.shape)}")
+    if not (isinstance(confidence, (int, float)) and 0 <= confidence < math.inf):
+        raise ValueError(f"confidence must be a finite number ≥ 0, got {confidence!r}")
+    rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
+    samples = draw_unsupervised_samples(labels, n, n_samples, generator, rho) if n > 1 else None
+    probability = p_cc(n, rho) if n > 1 else None
+
+    def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
+        with torch.no_grad():
+            features = model(inputs).double()
+            if samples is None:
+                l_un = curl.exact_unsupervised_loss(features, labels, rho)
+                se = torch.zeros_like(l_un)
+                bound = lemma1_bound(l_un, rho)
+            else:
+                l_un, se = (value[..., -1] for value in unsupervised_loss_curve(features, samples))
+                low = l_un - confidence * se
+                bound = low / probability if probability > 0 else torch.full_like(low, math.inf)
+            result = {"L_un": l_un, "L_un_se": se,
+                      "L_mu": average_mean_classifier_loss(features, labels, n_classes, class_probs=rho)}
+        if fit_linear:
+            result["L_sup"] = best_linear_loss(features, labels, class_probs=rho, max_iter=max_iter)
+        result["bound"] = bound
+        result["norm_min"], result["norm_max"] = output_norm_range(features)
+        return result
+
+    return evaluate
+
+
+def proposition1_grid(features: Tensor, labels: Tensor, n_negatives: Sequence[int], *, n_samples: int = 20_000,
+                      generator: torch.Generator | None = None, means: Tensor | None = None,
+                      confidence: float = 4.0) -> pd.DataFrame:
+    r"""Proposition 1 on a k × N grid: L^µ_sup,k(f) against k/(1 − τ⁺_N)(L^N_un(f) − τ⁺_N log(N + 1)).
+
+    ρ uniform over the N_C classes of ``labels`` (as the proposition assumes), D_c uniform over the
+    examples of class c. For every k = 1 … N_C − 1 the exact :func:`average_mean_classifier_loss`;
+    for every N in ``n_negatives`` L^N_un, exact for N = 1, else the Monte Carlo estimate of
+    :func:`unsupervised_loss_curve` (one set of M = n_samples draws with max(N) negatives; N uses
+    the first N).
+
+    Args: features (S, n, d) or (n, d); labels (n,); n_negatives: N values ≥ 1; generator on the
+        labels' device; means: µ (…, N_C, d), default the class means of ``features``; confidence: z.
+    Returns: a tidy frame, one row per (seed, n_negatives, task_size): k, L_mu, L_un, L_un_se,
+        tau_plus, factor = k/(1 − τ⁺_N), bound, and bound_conservative (the bound at L_un − z·se;
+        the proposition is checked by L_mu ≤ bound_conservative).
+    """
+    values = [_check_int("n_negatives", n) for n in n_negatives]
+    if not values:
+        raise ValueError("n_negatives must hold at least one value ≥ 1")
+    if not (isinstance(confidence, (int, float)) and 0 <= confidence < math.inf):
+        raise ValueError(f"confidence must be a finite number ≥ 0, got {confidence!r}")
+    n_classes, _ = _check_labelled(features, labels)
+    features = features.double().reshape(-1, *features.shape[-2:])  # (S, n, d)
+    rho = torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64, device=labels.device)
+    task_sizes = range(2, n_classes + 1)
+    l_mu = torch.stack([average_mean_classifier_loss(features, labels, m, class_probs=rho, means=means)
+                        for m in task_sizes], -1)  # (S, N_C − 1)
+    estimate = torch.zeros(features.shape[0], 0, dtype=torch.float64, device=features.device)
+    se = estimate
+    if max(values) > 1:
+        samples = draw_unsupervised_samples(labels, max(values), n_samples, generator, rho)
+        estimate, se = unsupervised_loss_curve(features, samples)
+    exact = curl.exact_unsupervised_loss(features, labels, rho) if 1 in values else None
+    frames = []
+    for n in values:  # a handful of N values, each vectorised over seeds and tasks
+        l_un = exact if n == 1 else estimate[:, n - 1]
+        l_se = torch.zeros_like(l_un) if n == 1 else se[:, n - 1]
+        tau = tau_plus(n, rho)
+        factor = torch.tensor([proposition1_factor(n, m, n_classes) for m in task_sizes], dtype=torch.float64)
+        log_term = tau * math.log(n + 1)
+        bound = factor[None, :] * (l_un.cpu()[:, None] - log_term)
+        conservative = factor[None, :] * ((l_un - confidence * l_se).cpu()[:, None] - log_term)
+        seeds, sizes = torch.meshgrid(torch.arange(features.shape[0]), torch.tensor(list(task_sizes)), indexing="ij")
+        frames.append(pd.DataFrame({
+            "seed": seeds.flatten().numpy(), "n_negatives": n, "task_size": sizes.flatten().numpy(),
+            "k": (sizes - 1).flatten().numpy(), "L_mu": l_mu.cpu().flatten().numpy(),
+            "L_un": l_un.cpu()[:, None].expand(-1, len(task_sizes)).flatten().numpy(),
+            "L_un_se": l_se.cpu()[:, None].expand(-1, len(task_sizes)).flatten().numpy(),
+            "tau_plus": tau, "factor": factor[None, :].expand(features.shape[0], -1).flatten().numpy(),
+            "bound": bound.flatten().numpy(), "bound_conservative": conservative.flatten().numpy()}))
+    return pd.concat(frames, ignore_index=True)
+
+
+# ---------------------------------------------------------------- Section 4: gradient descent on fixed triplets
+
+def triplet_objective(forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+    r"""L̂_un(f) = Σ_{i=1}^n ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺))), ζ(u) = log(1 + eᵘ) — eq. (11), a *sum* over the n
+    fixed triplets. triplets: (anchor, positive, negative), each (n, …) → a 0-dim tensor. A ``loss_fn`` for
+    :func:`ccl_helpers.train.gradient_descent`."""
+    anchor, positive, negative = triplets
+    n = anchor.shape[0]
+    outputs = forward(torch.cat([anchor, positive, negative])).unflatten(0, (3, n))
+    return torch.nn.functional.softplus(_triplet_logits(outputs)).sum()
+
+
+def _triplet_logits(outputs: Tensor) -> Tensor:
+    """uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) for outputs (…, 3, n, d) → (…, n)."""
+    z1, z2, z3 = outputs.unbind(-3)
+    return torch.linalg.vecdot(z1, z3 - z2)
+
+
+def triplet_evaluator(triplets: tuple[Tensor, Tensor, Tensor]) -> Callable[[Callable[[Tensor], Tensor]],
+                                                                             dict[str, Tensor]]:
+    r"""An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` on fixed triplets (Lemma 4, Assumption 2).
+
+    With zᵢ = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) and ℓ(zᵢ) = ζ(uᵢ), the loss vector
+    of triplet i is ∇_{zᵢ}ℓ = σ(uᵢ)(z_{i,3} − z_{i,2}, −z_{i,1}, z_{i,1}) (σ the logistic function). As the
+    3n inputs are distinct (Assumption 1), the gradient of L̂_un with respect to all outputs stacks them.
+    Returns, per seed (S,):
+
+    - ``loss_max`` max_i ℓ(zᵢ); ``output_grad_norm`` ε = ‖∇_z L̂_un‖ = (Σᵢ ‖∇_{zᵢ}ℓ‖²)^{1/2};
+    - ``norm_min`` η and ``norm_max`` C: the min and max of ‖f(x)‖ over the 3n inputs (Assumption 2);
+    - ``lemma4_bound`` 2ε/η, which bounds every ℓ(zᵢ) when ε < η/2 (Lemma 4); ``lemma4_applies`` 1.0
+      where ε < η/2, else 0.0.
+    """
+    anchor, positive, negative = triplets
+    if not (anchor.shape == positive.shape == negative.shape) or anchor.ndim < 2:
+        raise ValueError(f"triplets must be three tensors of one shape (n, …), got {tuple(anchor.shape)}, "
+                         f"{tuple(positive.shape)}, {tuple(negative.shape)}")
+    inputs, n = torch.cat([anchor, positive, negative]), anchor.shape[0]
+
+    def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
+        outputs = model(inputs).double().unflatten(-2, (3, n))  # (S, 3, n, d)
+        z1, z2, z3 = outputs.unbind(-3)
+        u = _triplet_logits(outputs)
+        vector_sq = torch.sigmoid(u) ** 2 * ((z3 - z2).square().sum(-1) + 2 * z1.square().sum(-1))
+        epsilon = vector_sq.sum(-1).sqrt()
+        norms = outputs.norm(dim=-1).flatten(-2)
+        eta = norms.amin(-1)
+        return {"loss_max": torch.nn.functional.softplus(u).amax(-1), "output_grad_norm": epsilon,
+                "norm_min": eta, "norm_max": norms.amax(-1), "lemma4_bound": 2 * epsilon / eta,
+                "lemma4_applies": (epsilon < eta / 2).double()}
+
+    return evaluate
