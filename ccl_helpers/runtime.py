@@ -96,9 +96,22 @@ def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
 
 def glue(name: str, value, display: bool = False) -> None:
     """Store ``value`` under ``name`` for the book's ``{glue}`` roles (MyST-NB); a no-op without MyST-NB
-    (e.g. on Colab)."""
+    (e.g. on Colab).
+
+    NumPy scalars and one-element tensors are stored as plain Python numbers: MyST-NB formats a glued
+    value by evaluating its ``repr``, and ``np.float64(0.5)`` (NumPy ≥ 2) or ``tensor(0.5)`` would not
+    take a format such as ``:.3f``.
+    """
     try:
         from myst_nb import glue as myst_glue
     except ImportError:
         return
-    myst_glue(name, value, display=display)
+    myst_glue(name, plain_number(value), display=display)
+
+
+def plain_number(value):
+    """``value`` as a Python ``int``/``float``/``bool`` if it is a NumPy scalar or a one-element tensor,
+    else unchanged."""
+    if isinstance(value, np.generic) or (isinstance(value, torch.Tensor) and value.numel() == 1):
+        return value.item()
+    return value

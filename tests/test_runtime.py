@@ -174,3 +174,18 @@ def test_setup_rejects_bad_seed(restore_torch_state, seed):
 def test_setup_rejects_bad_threads(restore_torch_state, threads):
     with pytest.raises(ValueError, match="threads"):
         runtime.setup(0, threads=threads)
+
+
+@pytest.mark.parametrize("value, expected", [
+    (np.float64(0.25), 0.25), (np.int64(3), 3), (np.bool_(True), True),
+    (torch.tensor(1.5), 1.5), (torch.tensor([2]), 2), (0.75, 0.75), ("text", "text"),
+])
+def test_plain_number_unwraps_numpy_and_tensor_scalars(value, expected):
+    result = runtime.plain_number(value)
+    assert result == expected and type(result) is type(expected)
+    assert repr(result) == repr(expected)  # what MyST-NB evaluates to format {glue:text}`name:.3f`
+
+
+def test_plain_number_keeps_arrays():
+    array = np.arange(3.0)
+    assert runtime.plain_number(array) is array
