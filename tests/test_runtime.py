@@ -3,6 +3,7 @@ progress bars."""
 
 from __future__ import annotations
 
+import os
 import random
 
 import numpy as np
@@ -159,9 +160,17 @@ def test_setup_turns_on_determinism_and_sets_threads(restore_torch_state):
 
 
 def test_setup_reads_ccl_threads(restore_torch_state, monkeypatch):
-    monkeypatch.setenv("CCL_THREADS", "1")
+    monkeypatch.setenv("CCL_THREADS", "2")
     runtime.setup(0)
-    assert torch.get_num_threads() == 1
+    assert torch.get_num_threads() == 2
+
+
+@pytest.mark.parametrize("scale, expected", [("smoke", 1), ("standard", 1), ("paper", os.cpu_count() or 1)])
+def test_setup_default_threads_by_scale(restore_torch_state, monkeypatch, scale, expected):
+    monkeypatch.delenv("CCL_THREADS", raising=False)
+    monkeypatch.setenv("CCL_SCALE", scale)
+    runtime.setup(0)
+    assert torch.get_num_threads() == expected
 
 
 @pytest.mark.parametrize("seed", [-1, 1.5, "0"])

@@ -1,0 +1,634 @@
+"""Chapter 3: Wen, *Convergence of End-to-End Training in Deep Unsupervised Contrastive Learning*
+(arXiv 2002.06979).
+
+Setting. A training set S = {x_1 … x_n} on the unit sphere (Assumption 1) with separation
+δ = min_{i≠j} ‖x_i − x_j‖₂ > 0 (Assumption 2); two (L+1)-layer ReLU networks, the query encoder
+f^q_W and the key encoder f^k_θ (Definition 3.1), each W_L σ(… W_1 σ(W_0 x)) with the
+initialisation of Definition 3.2 (:class:`TwoEncoders`). With q_i = f^q_W(x_i), k_i = f^k_θ(x_i)
+and u_ij = q_iᵀ(k_j − k_i), the loss of anchor i against a set N ⊂ [n]∖{i} of k negatives is
+
+    ℓ_i(N) = −log( e^{q_iᵀk_i} / (e^{q_iᵀk_i} + Σ_{j∈N} e^{q_iᵀk_j}) ) = log(1 + Σ_{j∈N} e^{u_ij})   (3.1)
+
+and the objective is its exact expectation over the C(n−1, k) equally likely negative sets,
+
+    L_S(W, θ) = (1/n) Σ_i E^{Neg(i)} ℓ_i(N) = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N ⊂ [n]∖{i}, |N| = k} ℓ_i(N)  (3.2)
+
+(:func:`contrastive_loss`, vectorised with an index tensor of all negative sets (:func:`negative_sets`,
+:func:`negative_set_logits`) and :func:`log_one_plus_sum_exp`; :func:`contrastive_loss_loop` is the
+direct loop, :func:`time_exact_expectation` times the two side by side).
+
+Loss vectors (Definition 4.1): loss~_i = ∂L_S/∂q_i, loss^_i = ∂L_S/∂k_i, loss = (loss~, loss^).
+With p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) and P̄_ij = E^{Neg(i)}[1{j ∈ N} p_ij(N)]
+(:func:`negative_weights`), the closed forms are (:func:`loss_vectors`)
+
+    loss~_i = (1/n) E^{Neg(i)}[ Σ_{j∈N} p_ij(N) (k_j − k_i) ] = (1/n) Σ_j P̄_ij (k_j − k_i)       (Fact 1)
+    loss^_i = (1/n) Σ_{j≠i} ( loss^(x_j, x_i) − loss^(x_i, x_j) ),  loss^(x_i, x_j) = P̄_ij q_i  (Fact 2)
+
+The main text prints Fact 1 with the denominator 1 + Σ_{s=1}^{j} e^{u_is} (a partial sum) and without
+the 1/n of L_S; Appendix C.1 has the full denominator, still without 1/n, i.e. n·∂L_S/∂q_i; Fact 2 also
+omits the 1/n. :func:`loss_tilde` computes all three forms, :func:`loss_vectors_autograd` the
+definition itself.
+
+Algorithm 1 (:func:`algorithm1`): simultaneous full-batch gradient descent
+W ← W − η∇_W L_S, θ ← θ − γ∇_θ L_S, for several seeds at once (a :class:`~ccl_helpers.train.StackedModel`
+of :class:`TwoEncoders`), recording at every step the loss, the loss-vector norms and the output norms,
+and at log-spaced checkpoints the gradient norms of Lemma 4.3 and the movement from initialisation. Theorem 4.2's step sizes are
+Θ(d ε² δ² / (n⁷ L² k m)); :func:`step_size` keeps their width dependence η, γ ∝ d/m.
+
+Analysis of the histories: :func:`running_average` (Theorem 4.2's left side), :func:`descent_constant`
+(the proof's one-step descent), :func:`lemma43_ratios`, :func:`power_law_fit` (movement against m),
+:func:`theorem42_orders` (the theorem's sizes with constants 1).
+
+Chapter 2's single shared encoder on the same data: :func:`all_triplets` and :func:`triplet_loss`
+(Merad et al., eq. (11), on the fixed triplets (x_i, x_i, x_j), j ≠ i, which is L_S with k = 1 and
+f^q = f^k), :func:`shared_loss_vectors` and :func:`shared_evaluator`.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+import numbers
+import statistics
+import time
+from collections.abc import Sequence
+
+import numpy as np
+import pandas as pd
+import torch
+from torch import Tensor, nn
+
+from .losses import logistic_loss
+from .models import DeepReLU
+from .runtime import progress
+from .train import Forward, StackedModel, log_spaced_steps
+
+MAX_SET_ELEMENTS = 2**27
+"""Largest n · C(n−1, k) · k (entries of the index tensor of all negative sets) :func:`negative_sets`
+builds; beyond it the exact expectation needs more memory than it is worth (raise ValueError)."""
+
+FACT1_FORMS = ("corrected", "appendix", "main_text")
+"""The forms of Fact 1 :func:`loss_tilde` computes: ``"corrected"`` (1/n, full denominator) = ∂L_S/∂q_i;
+``"appendix"`` (Appendix C.1: full denominator, no 1/n) = n·∂L_S/∂q_i; ``"main_text"`` (Section 5.1:
+denominator 1 + Σ_{s=1}^{j} e^{u_is}, no 1/n, negatives of a set in ascending index order)."""
+
+
+# ---------------------------------------------------------------- argument checks
+
+def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
+    allowed = f"{minimum}..{maximum}" if maximum is not None else f"≥ {minimum}"
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum \
+            or (maximum is not None and value > maximum):
+        raise ValueError(f"{name} must be an int in {allowed}, got {value!r}")
+    return int(value)
+
+
+def _check_positive(name: str, value) -> float:
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
+        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
+    return float(value)
+
+
+def _check_outputs(q: Tensor, k: Tensor, n_negatives: int, *, minimum_n: int = 2) -> int:
+    """Validate q, k (..., n, d) and 1 ≤ n_negatives ≤ n − 1; return n."""
+    for name, value in (("q", q), ("k", k)):
+        if not isinstance(value, Tensor) or value.ndim < 2 or not value.is_floating_point():
+            raise ValueError(f"{name} must be a floating-point tensor of shape (..., n, d), got "
+                             f"{type(value).__name__ if not isinstance(value, Tensor) else tuple(value.shape)}")
+    if q.shape != k.shape:
+        raise ValueError(f"q and k must have the same shape (..., n, d), got {tuple(q.shape)} and {tuple(k.shape)}")
+    if q.device != k.device:
+        raise ValueError(f"q and k must be on the same device, got {q.device} and {k.device}")
+    n = q.shape[-2]
+    if n < minimum_n:
+        raise ValueError(f"q must hold n ≥ {minimum_n} points (shape (..., n, d)), got n = {n}")
+    _check_int("n_negatives", n_negatives, 1, n - 1)
+    return n
+
+
+def _check_sets(sets: Tensor, n: int, n_negatives: int) -> Tensor:
+    if not isinstance(sets, Tensor) or sets.dtype != torch.long or sets.ndim != 3 \
+            or sets.shape[0] != n or sets.shape[2] != n_negatives:
+        raise ValueError(f"sets must be a LongTensor (n, C, k) = ({n}, C, {n_negatives}) from negative_sets, got "
+                         f"{tuple(sets.shape) if isinstance(sets, Tensor) else type(sets).__name__}")
+    return sets
+
+
+# ---------------------------------------------------------------- the negative sets
+
+def n_negative_sets(n: int, n_negatives: int) -> int:
+    """C(n − 1, k): the number of negative sets {x_{i,1} … x_{i,k}} ⊂ S∖{x_i} of one anchor."""
+    n = _check_int("n", n, 2)
+    n_negatives = _check_int("n_negatives", n_negatives, 1, n - 1)
+    return math.comb(n - 1, n_negatives)
+
+
+def _combinations(size: int, r: int, device) -> Tensor:
+    """All r-subsets of range(size) in lexicographic order, (C(size, r), r), built level by level
+    (a loop over the r positions, never over the subsets)."""
+    combos = torch.arange(size, device=device).unsqueeze(1)
+    candidates = torch.arange(size, device=device)
+    for _ in range(r - 1):
+        rows, cols = torch.nonzero(candidates[None, :] > combos[:, -1:], as_tuple=True)
+        combos = torch.cat([combos[rows], candidates[cols].unsqueeze(1)], dim=1)
+    return combos
+
+
+def negative_sets(n: int, n_negatives: int, device: torch.device | str = "cpu") -> Tensor:
+    """Every negative set of every anchor: a LongTensor (n, C, k), C = C(n − 1, k).
+
+    ``sets[i, c]`` lists the k indices (ascending) of the c-th k-subset of [n]∖{i}, in lexicographic
+    order; built by vectorised index arithmetic (position p among the others is index p + [p ≥ i]).
+    Raises ValueError when n·C·k exceeds :data:`MAX_SET_ELEMENTS`.
+    """
+    count = n_negative_sets(n, n_negatives)
+    if n * count * n_negatives > MAX_SET_ELEMENTS:
+        raise ValueError(f"n_negatives = {n_negatives} with n = {n} gives n·C(n−1, k)·k = "
+                         f"{n * count * n_negatives:,} index entries (> {MAX_SET_ELEMENTS:,}); lower n or n_negatives")
+    positions = _combinations(n - 1, n_negatives, device)                   # (C, k) positions among the others
+    anchors = torch.arange(n, device=device).view(n, 1, 1)
+    return positions.unsqueeze(0) + (positions.unsqueeze(0) >= anchors).long()
+
+
+def pairwise_logits(q: Tensor, k: Tensor) -> Tensor:
+    """u_ij = q_iᵀ(k_j − k_i) = q_iᵀk_j − q_iᵀk_i for q, k (..., n, d) → (..., n, n) (u_ii = 0)."""
+    _check_outputs(q, k, 1, minimum_n=2)
+    products = q @ k.transpose(-1, -2)
+    return products - products.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)
+
+
+def _set_logits(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
+    """(u over every negative set (..., n, C, k), the gather index (..., n, C·k))."""
+    u = pairwise_logits(q, k)
+    n, count, size = sets.shape
+    index = sets.reshape(n, count * size).expand(*u.shape[:-2], n, count * size)
+    return torch.gather(u, -1, index).reshape(*u.shape[:-2], n, count, size), index
+
+
+def negative_set_logits(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None) -> Tensor:
+    """The logits u_ij = q_iᵀ(k_j − k_i) of every negative set: (..., n, C, k), entry [i, c, s] for the s-th
+    member j of anchor i's c-th set (:func:`negative_sets`); ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]})."""
+    n = _check_outputs(q, k, n_negatives)
+    sets = negative_sets(n, n_negatives, q.device) if sets is None else _check_sets(sets, n, n_negatives)
+    return _set_logits(q, k, sets)[0]
+
+
+def log_one_plus_sum_exp(u: Tensor) -> Tensor:
+    """g(u) = log(1 + Σ_j e^{u_j}) over the last axis of u (..., k) → (...,), accurate at both ends.
+
+    With M = max(0, max_j u_j): M + log(e^{−M} + Σ_j e^{u_j − M}) when M > 0 (no overflow), and
+    log1p(Σ_j e^{u_j}) when every u_j ≤ 0, so that values as small as e^{u} (≪ machine epsilon) keep
+    their relative precision — a plain log-sum-exp of [0, u] rounds them to 0. Exact gradients.
+    """
+    if not isinstance(u, Tensor) or u.ndim < 1 or not u.is_floating_point():
+        raise ValueError(f"u must be a floating-point tensor (..., k), got "
+                         f"{tuple(u.shape) if isinstance(u, Tensor) else type(u).__name__}")
+    top = u.amax(-1, keepdim=True).clamp_min(0)
+    shifted = top.squeeze(-1) + torch.log(torch.exp(-top).squeeze(-1) + torch.exp(u - top).sum(-1))
+    small = torch.log1p(torch.exp(u.clamp_max(0)).sum(-1))
+    return torch.where(top.squeeze(-1) > 0, shifted, small)
+
+
+def _with_zero(u: Tensor) -> Tensor:
+    """[0, u_1 … u_k] along the last axis (the positive's logit u_ii = 0 first)."""
+    return torch.cat([torch.zeros_like(u[..., :1]), u], dim=-1)
+
+
+# ---------------------------------------------------------------- L_S, eq. (3.2)
+
+def contrastive_loss(q: Tensor, k: Tensor, n_negatives: int, *, reduction: str = "mean",
+                     sets: Tensor | None = None) -> Tensor:
+    """L_S of eq. (3.2), the expectation over negatives computed exactly.
+
+    L_S = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N} log(1 + Σ_{j∈N} exp(q_iᵀ(k_j − k_i))), N over all k-subsets of
+    [n]∖{i} — eq. (3.1) rewritten as log(1 + Σ e^{u}) (:func:`log_one_plus_sum_exp`: no overflow, and
+    full relative precision when the loss is tiny).
+
+    Args:
+        q: query outputs q_i = f^q_W(x_i), shape (..., n, d); k: key outputs k_i = f^k_θ(x_i), same shape.
+        n_negatives: k, the number of negatives per anchor, 1 ≤ k ≤ n − 1.
+        reduction: ``"mean"`` → L_S, shape (...); ``"none"`` → E^{Neg(i)} ℓ_i per anchor, shape (..., n).
+        sets: the index tensor of :func:`negative_sets` (built if None; pass it to reuse it).
+    """
+    n = _check_outputs(q, k, n_negatives)
+    if reduction not in ("mean", "none"):
+        raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}")
+    sets = negative_sets(n, n_negatives, q.device) if sets is None else _check_sets(sets, n, n_negatives)
+    u, _ = _set_logits(q, k, sets)
+    per_anchor = log_one_plus_sum_exp(u).mean(-1)
+    return per_anchor.mean(-1) if reduction == "mean" else per_anchor
+
+
+def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
+    """L_S of eq. (3.2) by the direct loop (the reference for tests and the speed comparison).
+
+    For each anchor i and each k-subset N of [n]∖{i} (``itertools.combinations``), eq. (3.1) as
+    printed: −log softmax(q_iᵀk_i, q_iᵀk_{j₁}, …, q_iᵀk_{j_k})₀; then the mean over N and over i.
+    q, k: (n, d) (no batch axes). Returns a 0-dim tensor (differentiable).
+    """
+    n = _check_outputs(q, k, n_negatives)
+    if q.ndim != 2:
+        raise ValueError(f"q and k must have shape (n, d) for the loop, got {tuple(q.shape)}")
+    total = q.new_zeros(())
+    count = math.comb(n - 1, n_negatives)
+    for i in range(n):
+        others = [j for j in range(n) if j != i]
+        for negatives in itertools.combinations(others, n_negatives):
+            logits = k[[i, *negatives]] @ q[i]
+            total = total - torch.log_softmax(logits, dim=0)[0]
+    return total / (n * count)
+
+
+# ---------------------------------------------------------------- loss vectors, Facts 1 and 2
+
+def negative_weights(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None,
+                     form: str = "full") -> Tensor:
+    """P̄ (..., n, n): P̄_ij = E^{Neg(i)}[1{j ∈ N} p_ij(N)], the expected softmax weight of negative j for anchor i.
+
+    ``form="full"``: p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) (the derivative of log(1 + Σ_{s∈N} e^{u_is}));
+    ``form="partial"``: the main text's p_ij(N) = e^{u_ij} / (1 + Σ_{s ≤ j} e^{u_is}), s running over the
+    members of N up to j in ascending index order. P̄_ii = 0; rows of the full form sum to
+    E^{Neg(i)}[1 − p_i0(N)] < 1. Scatter-add of the per-set weights into the n × n matrix, divided by C(n−1, k).
+    """
+    n = _check_outputs(q, k, n_negatives)
+    if form not in ("full", "partial"):
+        raise ValueError(f"form must be 'full' or 'partial', got {form!r}")
+    sets = negative_sets(n, n_negatives, q.device) if sets is None else _check_sets(sets, n, n_negatives)
+    u, index = _set_logits(q, k, sets)
+    if form == "full":
+        weights = torch.softmax(_with_zero(u), dim=-1)[..., 1:]
+    else:
+        weights = torch.exp(u - torch.logcumsumexp(_with_zero(u), dim=-1)[..., 1:])
+    flat = weights.reshape(index.shape)
+    total = torch.zeros(*u.shape[:-3], n, n, dtype=u.dtype, device=u.device).scatter_add(-1, index, flat)
+    return total / sets.shape[1]
+
+
+def loss_tilde(q: Tensor, k: Tensor, n_negatives: int, *, form: str = "corrected",
+               sets: Tensor | None = None) -> Tensor:
+    """The loss~ vectors (..., n, d) of Fact 1 in one of the forms :data:`FACT1_FORMS`.
+
+    ``"corrected"``: loss~_i = (1/n) E^{Neg(i)}[Σ_{j∈N} e^{u_ij}/(1 + Σ_{s∈N} e^{u_is}) · z_ij] = ∂L_S/∂q_i;
+    ``"appendix"`` (C.1): the same without 1/n; ``"main_text"`` (Section 5.1): denominator
+    1 + Σ_{s=1}^{j} e^{u_is}, without 1/n. Here z_ij = k_j − k_i, evaluated as (P̄ k)_i − (Σ_j P̄_ij) k_i.
+    """
+    if form not in FACT1_FORMS:
+        raise ValueError(f"form must be one of {FACT1_FORMS}, got {form!r}")
+    weights = negative_weights(q, k, n_negatives, sets=sets, form="partial" if form == "main_text" else "full")
+    vectors = weights @ k - weights.sum(-1, keepdim=True) * k
+    return vectors / q.shape[-2] if form == "corrected" else vectors
+
+
+def loss_vectors(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """(loss~, loss^) of Definition 4.1 by the closed forms of Facts 1 and 2 (with the 1/n of L_S), each (..., n, d).
+
+    loss~_i = ∂L_S/∂q_i = (1/n) Σ_j P̄_ij (k_j − k_i);
+    loss^_i = ∂L_S/∂k_i = (1/n) Σ_{j≠i} (loss^(x_j, x_i) − loss^(x_i, x_j)) = (1/n) [Σ_j P̄_ji q_j − (Σ_j P̄_ij) q_i],
+    with loss^(x_i, x_j) = P̄_ij q_i and P̄ from :func:`negative_weights`.
+    """
+    weights = negative_weights(q, k, n_negatives, sets=sets)
+    n = q.shape[-2]
+    row = weights.sum(-1, keepdim=True)
+    tilde = (weights @ k - row * k) / n
+    hat = (weights.transpose(-1, -2) @ q - row * q) / n
+    return tilde, hat
+
+
+def loss_vectors_autograd(q: Tensor, k: Tensor, n_negatives: int, *,
+                          sets: Tensor | None = None) -> tuple[Tensor, Tensor]:
+    """(∂L_S/∂q, ∂L_S/∂k), each (..., n, d), by autograd through :func:`contrastive_loss` — Definition 4.1 itself.
+    With batch axes, each batch element's L_S is differentiated separately."""
+    _check_outputs(q, k, n_negatives)
+    with torch.enable_grad():
+        q_, k_ = q.detach().requires_grad_(True), k.detach().requires_grad_(True)
+        loss = contrastive_loss(q_, k_, n_negatives, sets=sets)
+        return torch.autograd.grad(loss.sum(), (q_, k_))
+
+
+def fact1_comparison(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None) -> pd.DataFrame:
+    """One row per form of Fact 1 (:data:`FACT1_FORMS`): its relative error ‖form − ∂L_S/∂q‖_F / ‖∂L_S/∂q‖_F
+    against autograd and the least-squares factor c minimising ‖form − c·∂L_S/∂q‖ (n for a missing 1/n).
+    q, k: (n, d) (one network's outputs)."""
+    _check_outputs(q, k, n_negatives)
+    if q.ndim != 2:
+        raise ValueError(f"q and k must have shape (n, d), got {tuple(q.shape)}")
+    reference, _ = loss_vectors_autograd(q, k, n_negatives, sets=sets)
+    rows = []
+    for form in FACT1_FORMS:
+        value = loss_tilde(q, k, n_negatives, form=form, sets=sets)
+        factor = float((value * reference).sum() / reference.square().sum())
+        rows.append({"form": form, "relative_error": float((value - reference).norm() / reference.norm()),
+                     "factor": factor,
+                     "relative_error_after_factor": float((value - factor * reference).norm() / reference.norm())})
+    return pd.DataFrame(rows)
+
+
+# ---------------------------------------------------------------- the two encoders, Definitions 3.1–3.2
+
+class TwoEncoders(nn.Module):
+    """Wen's query encoder f^q_W and key encoder f^k_θ (Definition 3.1) with the initialisation of
+    Definition 3.2: two independent (L+1)-layer bias-free ReLU networks
+
+        f(x) = W_L σ(W_{L−1} … σ(W_1 σ(W_0 x))),   (W_0)_ij, (W_l)_ij ~ N(0, 2/m),   (W_L)_ij ~ N(0, 1/d),
+
+    W_0 ∈ R^{m×b}, W_l ∈ R^{m×m} (1 ≤ l ≤ L−1), W_L ∈ R^{d×m}: each a
+    :class:`~ccl_helpers.models.DeepReLU` of depth L − 1 with every layer trained (``trainable="all"``,
+    Algorithm 1 updates all of W and θ). Parameter names ``query.A``, ``query.W1`` …, ``query.B`` (W) and
+    ``key.A`` … (θ); A = W_0, B = W_L. ``forward``: x (n, b) → (q, k), each (n, d).
+    """
+
+    def __init__(self, in_features: int, width: int, n_layers: int, out_features: int):
+        super().__init__()
+        _check_int("in_features", in_features, 1)
+        _check_int("width", width, 1)
+        _check_int("n_layers", n_layers, 1)
+        _check_int("out_features", out_features, 1)
+        self.n_layers, self.width, self.out_features = n_layers, width, out_features
+        self.query = DeepReLU(in_features, width, n_layers - 1, out_features, trainable="all")
+        self.key = DeepReLU(in_features, width, n_layers - 1, out_features, trainable="all")
+
+    def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
+        return self.query(x), self.key(x)
+
+
+def step_size(width: int, out_features: int, scale: float = 1.0) -> float:
+    """η = γ = scale · d / m: Theorem 4.2's Θ(d ε² δ² / (n⁷ L² k m)) with ε²δ²/(n⁷L²k) folded into ``scale``.
+
+    With it the function-space step η‖∇_W f‖² ~ scale is the same for every width (Lemma 4.3:
+    ‖∇_W L_S‖²_F ∝ m/d), so the trajectory radius ‖W^(t) − W^(0)‖_F ~ η ‖∇_W L_S‖_F · t shrinks like m^{−1/2}.
+    """
+    return _check_positive("scale", scale) * _check_int("out_features", out_features, 1) \
+        / _check_int("width", width, 1)
+
+
+HISTORY_COLUMNS = ("loss", "loss_norm", "tilde_sq", "hat_sq", "output_norm_max", "logit_max")
+"""Quantities :func:`algorithm1` records at every step (see its docstring)."""
+
+CHECKPOINT_COLUMNS = ("grad_W_sq", "grad_theta_sq", "movement_W", "movement_theta")
+"""Quantities :func:`algorithm1` records at its checkpoints only (NaN at the other steps)."""
+
+
+def algorithm1(model: StackedModel, x: Tensor, n_negatives: int, n_steps: int, *, eta: float, gamma: float,
+               checkpoints: int | Sequence[int] = 60, desc: str = "Algorithm 1") -> pd.DataFrame:
+    """Algorithm 1 (end-to-end training by gradient descent) for every seed of ``model`` at once (in place).
+
+    W^(t+1) = W^(t) − η ∇_W L_S(W^(t), θ^(t)),  θ^(t+1) = θ^(t) − γ ∇_θ L_S(W^(t), θ^(t)),  t = 0 … T − 1,
+
+    with L_S exact (:func:`contrastive_loss`). The seeds' losses are summed, so each seed follows its own
+    trajectory. One forward and one backward per step give L_S, its parameter gradients and the loss
+    vectors ∂L_S/∂q_i, ∂L_S/∂k_i (Definition 4.1, by autograd w.r.t. the outputs).
+
+    Args:
+        model: a StackedModel of :class:`TwoEncoders` (parameters ``query.*`` = W, ``key.*`` = θ).
+        x: the training set S, (n, b), on the model's device (unit norm rows for Assumption 1).
+        n_negatives: k; n_steps: T ≥ 1; eta, gamma: the step sizes η (query) and γ (key), > 0.
+        checkpoints: an int (≈ that many log-spaced steps, :func:`~ccl_helpers.train.log_spaced_steps`) or
+            explicit steps at which the parameter-sized quantities are computed too; 0 and T always are.
+
+    Returns the wide history, one row per (step t = 0 … T, seed), all at (W^(t), θ^(t)):
+        at every step: ``loss`` L_S; ``tilde_sq`` Σ_i‖loss~_i‖²; ``hat_sq`` Σ_i‖loss^_i‖²; ``loss_norm``
+        ‖loss‖₂ = (tilde_sq + hat_sq)^{1/2}; ``output_norm_max`` max_i max(‖q_i‖, ‖k_i‖); ``logit_max``
+        max_{i≠j} u_ij (all u < 0: every query ranks its own key first);
+        at the checkpoints (NaN elsewhere): ``grad_W_sq`` ‖∇_W L_S‖²_F; ``grad_theta_sq`` ‖∇_θ L_S‖²_F;
+        ``movement_W`` ‖W^(t) − W^(0)‖_F; ``movement_theta`` ‖θ^(t) − θ^(0)‖_F;
+        and the constants ``width``, ``out_features``, ``eta``, ``gamma``.
+    Raises FloatingPointError when L_S or a loss vector becomes non-finite (lower η, γ).
+    """
+    if not isinstance(model, StackedModel) or not isinstance(model.template, TwoEncoders):
+        raise ValueError("model must be a StackedModel of TwoEncoders")
+    n_steps = _check_int("n_steps", n_steps, 1)
+    eta, gamma = _check_positive("eta", eta), _check_positive("gamma", gamma)
+    if not isinstance(x, Tensor) or x.ndim != 2 or not x.is_floating_point():
+        raise ValueError(f"x must be a floating-point tensor (n, b), got "
+                         f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+    n = x.shape[0]
+    _check_int("n_negatives", n_negatives, 1, n - 1)
+    if isinstance(checkpoints, numbers.Integral) and not isinstance(checkpoints, bool):
+        schedule = set(log_spaced_steps(n_steps, _check_int("checkpoints", checkpoints, 1)))
+    elif isinstance(checkpoints, Sequence):
+        schedule = {int(s) for s in checkpoints if 0 <= int(s) <= n_steps} | {0, n_steps}
+    else:
+        raise ValueError(f"checkpoints must be an int ≥ 1 or a sequence of steps, got {checkpoints!r}")
+    names = list(model.params)
+    params = [model.params[name] for name in names]
+    if x.device != params[0].device:
+        raise ValueError(f"x must be on the model's device {params[0].device}, got {x.device}")
+    query = [name.startswith("query.") for name in names]
+    rates = [eta if is_query else gamma for is_query in query]
+    initial = [p.detach().clone() for p in params]
+    sets = negative_sets(n, n_negatives, x.device)
+    off_diagonal = ~torch.eye(n, dtype=torch.bool, device=x.device)
+    records = torch.empty(n_steps + 1, len(HISTORY_COLUMNS), model.n_seeds, dtype=torch.float64, device=x.device)
+    checked = torch.full((n_steps + 1, len(CHECKPOINT_COLUMNS), model.n_seeds), float("nan"), dtype=torch.float64,
+                         device=x.device)
+
+    def split_sum(values: list[Tensor]) -> tuple[Tensor, Tensor]:
+        return (sum(v for v, is_q in zip(values, query) if is_q),
+                sum(v for v, is_q in zip(values, query) if not is_q))
+
+    bar = progress(range(n_steps + 1), desc=desc)
+    try:
+        for step in bar:
+            q, k = model(x)
+            loss = contrastive_loss(q, k, n_negatives, sets=sets)
+            grads = torch.autograd.grad(loss.sum(), [q, k, *params])
+            tilde, hat, grads = grads[0], grads[1], grads[2:]
+            with torch.no_grad():
+                tilde_sq, hat_sq = tilde.square().sum((1, 2)), hat.square().sum((1, 2))
+                records[step] = torch.stack([
+                    loss, (tilde_sq + hat_sq).sqrt(), tilde_sq, hat_sq,
+                    torch.maximum(q.norm(dim=-1), k.norm(dim=-1)).amax(-1),
+                    pairwise_logits(q, k)[:, off_diagonal].amax(-1)]).double()
+                if not bool(torch.isfinite(records[step]).all()):
+                    raise FloatingPointError(f"L_S or a loss vector is not finite at step {step}; lower eta, gamma")
+                if step in schedule:
+                    grad_w, grad_t = split_sum([g.flatten(1).square().sum(1) for g in grads])
+                    move_w, move_t = split_sum([(p - p0).flatten(1).square().sum(1)
+                                                for p, p0 in zip(params, initial)])
+                    checked[step] = torch.stack([grad_w, grad_t, move_w.sqrt(), move_t.sqrt()]).double()
+                if step == n_steps:
+                    break
+                for p, g, rate in zip(params, grads, rates):
+                    p.add_(g, alpha=-rate)
+    finally:
+        getattr(bar, "close", lambda: None)()
+    frame = pd.DataFrame({"step": np.repeat(np.arange(n_steps + 1), model.n_seeds),
+                          "seed": np.tile(model.seeds, n_steps + 1)})
+    for names_, values in ((HISTORY_COLUMNS, records), (CHECKPOINT_COLUMNS, checked)):
+        values = values.cpu().numpy()
+        for column, name in enumerate(names_):
+            frame[name] = values[:, column, :].reshape(-1)
+    template = model.template
+    return frame.assign(width=template.width, out_features=template.out_features, eta=eta, gamma=gamma)
+
+
+def run_widths(x: Tensor, widths: Sequence[int], *, n_layers: int, out_features: int, n_negatives: int,
+               n_steps: int, n_seeds: int, step_scale: float = 1.0, seed: int = 0,
+               checkpoints: int | Sequence[int] = 60) -> pd.DataFrame:
+    """:func:`algorithm1` for each width m (η = γ = :func:`step_size`(m, d, step_scale)), ``n_seeds`` seeds each
+    (seeds ``seed`` …, the same for every width), L = ``n_layers``, d = ``out_features``, k = ``n_negatives``;
+    the concatenated histories (column ``width``)."""
+    if not isinstance(widths, Sequence) or not widths:
+        raise ValueError(f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}")
+    frames = []
+    for width in widths:
+        _check_int("width", width, 1)
+        model = StackedModel(lambda: TwoEncoders(x.shape[1], width, n_layers, out_features), n_seeds, seed=seed,
+                             device=x.device)
+        rate = step_size(width, out_features, step_scale)
+        frames.append(algorithm1(model, x, n_negatives, n_steps, eta=rate, gamma=rate,
+                                 checkpoints=checkpoints, desc=f"m = {width}"))
+    return pd.concat(frames, ignore_index=True)
+
+
+# ---------------------------------------------------------------- analysis of the histories
+
+def running_average(history: pd.DataFrame, column: str = "loss_norm",
+                    by: Sequence[str] = ("width", "seed")) -> pd.Series:
+    """(1/T) Σ_{t=0}^{T−1} value^(t) at T = step + 1, per group ``by`` (the left side of Theorem 4.2 for
+    ``column="loss_norm"``); aligned with ``history``'s index."""
+    missing = {column, "step", *by} - set(history.columns)
+    if missing:
+        raise ValueError(f"history lacks the columns {sorted(missing)}")
+    ordered = history.sort_values([*by, "step"])
+    sums = ordered.groupby(list(by))[column].cumsum()
+    return (sums / (ordered["step"] + 1)).reindex(history.index)
+
+
+def descent_constant(history: pd.DataFrame, by: Sequence[str] = ("width", "seed")) -> pd.Series:
+    """c = min_t (L_S^(t) − L_S^(t+1)) / ‖loss^(t)‖² per group: the measured constant of the proof's
+    one-step descent L_S^(t+1) ≤ L_S^(t) − c‖loss^(t)‖² (Theorem 4.2's Ω(min(η, γ) δ m / (n³ d))).
+    With c > 0, Cauchy–Schwarz and telescoping give (1/T) Σ_{t<T} ‖loss^(t)‖ ≤ (L_S^(0) / (c T))^{1/2}."""
+    missing = {"loss", "loss_norm", "step", *by} - set(history.columns)
+    if missing:
+        raise ValueError(f"history lacks the columns {sorted(missing)}")
+
+    def one(group: pd.DataFrame) -> float:
+        group = group.sort_values("step")
+        decrease = group["loss"].to_numpy()[:-1] - group["loss"].to_numpy()[1:]
+        return float(np.min(decrease / group["loss_norm"].to_numpy()[:-1] ** 2))
+
+    return history.groupby(list(by))[["step", "loss", "loss_norm"]].apply(one).rename("descent_constant")
+
+
+def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
+    """Lemma 4.3's ratios divided by m/d: ``ratio_W`` = ‖∇_W L_S‖²_F / Σ_i‖loss~_i‖² / (m/d) and ``ratio_theta`` =
+    ‖∇_θ L_S‖²_F / Σ_i‖loss^_i‖² / (m/d), for every row of an :func:`algorithm1` history (Definition 4.1's
+    loss vectors, with the 1/n; the source's bounds then read Ω(δ/n) ≤ ratio ≤ O(L n))."""
+    missing = {"grad_W_sq", "tilde_sq", "grad_theta_sq", "hat_sq", "width", "out_features"} - set(history.columns)
+    if missing:
+        raise ValueError(f"history lacks the columns {sorted(missing)}")
+    scale = history["width"] / history["out_features"]
+    return pd.DataFrame({"ratio_W": history["grad_W_sq"] / history["tilde_sq"] / scale,
+                         "ratio_theta": history["grad_theta_sq"] / history["hat_sq"] / scale}, index=history.index)
+
+
+def power_law_fit(x, y) -> tuple[float, float]:
+    """(slope, prefactor) of the least-squares line log y = slope · log x + log prefactor; x, y > 0, ≥ 2 points."""
+    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
+    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
+        raise ValueError(f"x and y must be 1-d of the same length ≥ 2, got shapes {x.shape} and {y.shape}")
+    if not (np.all(x > 0) and np.all(y > 0) and np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError("x and y must be finite and > 0 (log-log fit)")
+    slope, intercept = np.polyfit(np.log(x), np.log(y), 1)
+    return float(slope), float(np.exp(intercept))
+
+
+def theorem42_orders(n: int, n_layers: int, n_negatives: int, delta: float, epsilon: float) -> dict[str, float]:
+    """Theorem 4.2's requirements with every hidden constant set to 1 and log m dropped (log10 of each):
+    ``log10_m`` of m ≥ n¹⁵ L¹² δ⁻⁵ ε⁻² (main text; the appendix has n¹²: ``log10_m_appendix``),
+    ``log10_T`` of T = n¹⁰ L² k δ⁻³ ε⁻⁴, and ``log10_eta_m_over_d`` of η·m/d = ε² δ² / (n⁷ L² k)."""
+    n = _check_int("n", n, 2)
+    n_layers = _check_int("n_layers", n_layers, 1)
+    n_negatives = _check_int("n_negatives", n_negatives, 1, n - 1)
+    delta, epsilon = _check_positive("delta", delta), _check_positive("epsilon", epsilon)
+    lg = math.log10
+    return {"log10_m": 15 * lg(n) + 12 * lg(n_layers) - 5 * lg(delta) - 2 * lg(epsilon),
+            "log10_m_appendix": 12 * lg(n) + 12 * lg(n_layers) - 5 * lg(delta) - 2 * lg(epsilon),
+            "log10_T": 10 * lg(n) + 2 * lg(n_layers) + lg(n_negatives) - 3 * lg(delta) - 4 * lg(epsilon),
+            "log10_eta_m_over_d": 2 * lg(epsilon) + 2 * lg(delta) - 7 * lg(n) - 2 * lg(n_layers) - lg(n_negatives)}
+
+
+# ---------------------------------------------------------------- the single shared encoder (Chapter 2)
+
+def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
+    """The n(n − 1) fixed triplets (x_i, x_i⁺, x_i⁻) = (x_i, x_i, x_j), j ≠ i, as a LongTensor (n(n−1), 3) of
+    indices into S: instance discrimination with one negative, written as Merad et al.'s fixed triplets."""
+    n = _check_int("n", n, 2)
+    pairs = negative_sets(n, 1, device).reshape(n * (n - 1))
+    anchors = torch.arange(n, device=device).repeat_interleave(n - 1)
+    return torch.stack([anchors, anchors, pairs], dim=1)
+
+
+def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
+    """Merad et al.'s eq. (11) for one encoder f, divided by the number of triplets:
+    (1/M) Σ_t log(1 + exp(f(x_t)ᵀ(f(x_t⁻) − f(x_t⁺)))) (:func:`ccl_helpers.losses.logistic_loss`).
+
+    data: (x (n, b), triplets (M, 3) of indices, e.g. :func:`all_triplets`). One forward pass over x.
+    With :func:`all_triplets` it equals L_S(f, f) with k = 1 (:func:`contrastive_loss` of (f(x), f(x), 1)).
+    A ``loss_fn`` for :func:`ccl_helpers.train.gradient_descent` (shape checks only, so it runs under vmap)."""
+    x, triplets = data
+    if triplets.ndim != 2 or triplets.shape[1] != 3:
+        raise ValueError(f"triplets must have shape (M, 3), got {tuple(triplets.shape)}")
+    out = forward(x)
+    return logistic_loss(out[triplets[:, 0]], out[triplets[:, 1]], out[triplets[:, 2]])
+
+
+def shared_loss_vectors(f: Tensor, n_negatives: int, *, sets: Tensor | None = None) -> Tensor:
+    """∂L_S(f, f)/∂f_i (..., n, d) for one shared encoder (f^q = f^k = f, outputs f (..., n, d)):
+    by the chain rule the sum loss~_i + loss^_i of the two closed forms at q = k = f."""
+    tilde, hat = loss_vectors(f, f, n_negatives, sets=sets)
+    return tilde + hat
+
+
+def shared_evaluator(x: Tensor, n_negatives: int):
+    """An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` of one shared encoder f on S = x (n, b):
+    model ↦ {``loss_norm``: ‖(∂L_S(f, f)/∂f_i)_i‖₂ (:func:`shared_loss_vectors`), ``L_S``: L_S(f, f),
+    ``output_norm_max``: max_i ‖f(x_i)‖}, each (S,) over the stacked seeds."""
+    if not isinstance(x, Tensor) or x.ndim != 2:
+        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
+        raise ValueError(f"x must be a tensor (n, b), got {got}")
+    n = _check_int("n", x.shape[0], 2)
+    sets = negative_sets(n, _check_int("n_negatives", n_negatives, 1, n - 1), x.device)
+
+    def evaluate(model) -> dict[str, Tensor]:
+        f = model(x)
+        vectors = shared_loss_vectors(f, n_negatives, sets=sets)
+        return {"loss_norm": vectors.square().sum((-2, -1)).sqrt(),
+                "L_S": contrastive_loss(f, f, n_negatives, sets=sets),
+                "output_norm_max": f.norm(dim=-1).amax(-1)}
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- speed of the exact expectation
+
+def time_exact_expectation(q: Tensor, k: Tensor, n_negatives: int, *, repeats: int = 5,
+                           loop_repeats: int = 3) -> dict[str, float]:
+    """Median wall-clock seconds of :func:`contrastive_loss` (vectorised, index tensor built each call) and of
+    :func:`contrastive_loss_loop` on the same q, k (n, d), measured side by side (no gradient).
+
+    Returns ``vectorised_s``, ``loop_s``, ``ratio`` = loop_s / vectorised_s, ``abs_difference`` of the
+    two values, ``n_sets`` = n·C(n−1, k)."""
+    n = _check_outputs(q, k, n_negatives)
+    repeats, loop_repeats = _check_int("repeats", repeats, 1), _check_int("loop_repeats", loop_repeats, 1)
+
+    def timed(function, times):
+        values, seconds = [], []
+        for _ in range(times):
+            if q.is_cuda:
+                torch.cuda.synchronize(q.device)
+            start = time.perf_counter()
+            value = function()
+            if q.is_cuda:
+                torch.cuda.synchronize(q.device)
+            seconds.append(time.perf_counter() - start)
+            values.append(value)
+        return values[-1], statistics.median(seconds)
+
+    with torch.no_grad():
+        contrastive_loss(q, k, n_negatives)    # warm-up
+        fast, fast_s = timed(lambda: contrastive_loss(q, k, n_negatives), repeats)
+        slow, slow_s = timed(lambda: contrastive_loss_loop(q, k, n_negatives), loop_repeats)
+    return {"vectorised_s": fast_s, "loop_s": slow_s, "ratio": slow_s / fast_s,
+            "abs_difference": float((fast - slow).abs()), "n_sets": n * math.comb(n - 1, n_negatives)}
