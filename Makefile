@@ -32,9 +32,10 @@ book: $(STAMP)
 
 test: $(STAMP)
 	python -m pytest -q tests
-	CCL_SCALE=standard python -m pytest -q --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg book/
 	mkdir -p _build
+	CCL_SCALE=standard python -m pytest -q --nbval --nbval-current-env \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg --junitxml=_build/nbval.xml book/
+	python tests/chapter_times.py _build/nbval.xml
 	python -c 'import yaml; c = yaml.safe_load(open("_config.yml")); \
 	    c["execute"]["execute_notebooks"] = "off"; \
 	    yaml.safe_dump(c, open("_build/_config_stored.yml", "w"))'

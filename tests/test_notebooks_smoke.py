@@ -1,0 +1,32 @@
+"""Every chapter runs top to bottom at ``CCL_SCALE=smoke`` (the seconds-long scale of every code path).
+
+nbval checks the ``standard`` scale against the stored outputs; this test checks that the other
+code path the book promises (``smoke``, used for quick checks and by the notebooks' own asserts)
+still executes without error. The notebooks run in a fresh kernel on a copy; nothing is written back.
+"""
+
+from __future__ import annotations
+
+import time
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+from test_notebook_hygiene import IDS, NOTEBOOKS, ROOT
+
+SMOKE_TIMEOUT = 300  # seconds per cell; the smoke budget is ~20 s per notebook on 2 cores
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+def test_chapter_runs_at_smoke_scale(nb_path, monkeypatch):
+    monkeypatch.setenv("CCL_SCALE", "smoke")
+    monkeypatch.setenv("CI", "1")  # no progress bars
+    monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
+    nb = nbformat.read(nb_path, as_version=4)
+    client = NotebookClient(nb, timeout=SMOKE_TIMEOUT, kernel_name="python3",
+                            resources={"metadata": {"path": str(ROOT / "book")}})
+    start = time.perf_counter()
+    client.execute()  # raises CellExecutionError, naming the cell, on the first failing cell
+    elapsed = time.perf_counter() - start
+    print(f"{nb_path.name}: {elapsed:.1f} s at smoke scale")
