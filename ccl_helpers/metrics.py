@@ -190,3 +190,30 @@ def linear_probe(train_features: Tensor, train_labels: Tensor, eval_features: Te
     return _evaluate(train_features, train_labels, eval_features, eval_labels, task_size, class_probs,
                      lambda tasks, n_classes: fit_linear_classifiers(train_features, train_labels, tasks,
                                                                      max_iter=max_iter))
+
+
+def knn_accuracy(train_features: Tensor, train_labels: Tensor, eval_features: Tensor, eval_labels: Tensor,
+                 *, k: int = 5, block: int = 1024) -> Tensor:
+    """k-nearest-neighbour accuracy with cosine similarity and majority vote → (...,).
+
+    Each evaluation point gets the most frequent label among its ``k`` most cosine-similar training
+    points; ties go to the class whose members rank nearer (votes weighted 1 + 10⁻³·(k − rank)/k).
+    Features (..., n, d) with leading batch dimensions (e.g. seeds); evaluated in blocks of ``block``
+    evaluation points to bound memory.
+    """
+    _check_features(train_features, train_labels, "train_features")
+    _check_features(eval_features, eval_labels, "eval_features")
+    if isinstance(k, bool) or not isinstance(k, int) or not 1 <= k <= train_labels.numel():
+        raise ValueError(f"k must be an int in 1..{train_labels.numel()}, got {k!r}")
+    n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
+    train_n = torch.nn.functional.normalize(train_features, dim=-1, eps=1e-12)
+    eval_n = torch.nn.functional.normalize(eval_features, dim=-1, eps=1e-12)
+    weights = 1 + 1e-3 * (k - torch.arange(k, device=train_features.device, dtype=train_n.dtype)) / k
+    correct = []
+    for start in range(0, eval_labels.numel(), block):
+        sims = eval_n[..., start:start + block, :] @ train_n.transpose(-2, -1)   # (..., b, n)
+        nearest = sims.topk(k, dim=-1).indices                                  # (..., b, k)
+        votes = torch.nn.functional.one_hot(train_labels[nearest], n_classes).to(train_n.dtype)
+        predicted = (votes * weights[:, None]).sum(-2).argmax(-1)
+        correct.append((predicted == eval_labels[start:start + block]).to(train_n.dtype))
+    return torch.cat(correct, -1).mean(-1)

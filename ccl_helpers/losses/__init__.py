@@ -6,6 +6,10 @@
   products and a temperature (the theory's loss; Arora et al. 2019, Merad et al. 2020).
 - :func:`nt_xent_loss` — SimCLR's NT-Xent (Chen et al. 2020): cosine similarities, the other
   view as positive and the ``2B - 2`` other samples of the batch as negatives.
+- :func:`balanced_contrastive_loss` and :func:`generalized_nt_xent_loss` — the balanced contrastive
+  loss of Lee (2025, eq. (17)) with balancing parameters α, λ, without and with the positive in the
+  repelling term; :func:`bound_derived_loss` — the loss derived from the bounds (eq. (13)), with ν.
+  Similarities: cosine, dot product or negative Euclidean distance (:data:`SIMILARITIES`).
 - :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses (:data:`REDUCTIONS`).
 
 Every loss returns per-sample values with ``reduction="none"``; takes inner products in the
@@ -16,8 +20,12 @@ and dtype; validates argument shapes only (so it works under
 """
 
 from ._reduction import REDUCTIONS, reduce
+from ._similarity import SIMILARITIES
+from .balanced import balanced_contrastive_loss, generalized_nt_xent_loss
+from .bound_derived import bound_derived_loss
 from .info_nce import info_nce_loss
 from .logistic import logistic_loss
 from .nt_xent import nt_xent_loss
 
-__all__ = ["REDUCTIONS", "info_nce_loss", "logistic_loss", "nt_xent_loss", "reduce"]
+__all__ = ["REDUCTIONS", "SIMILARITIES", "balanced_contrastive_loss", "bound_derived_loss",
+           "generalized_nt_xent_loss", "info_nce_loss", "logistic_loss", "nt_xent_loss", "reduce"]

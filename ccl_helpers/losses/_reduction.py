@@ -59,3 +59,14 @@ def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
     the log-sum-exp in this wider dtype (as autocast does), and cast the result back.
     """
     return tensor.to(torch.promote_types(tensor.dtype, torch.float32))
+
+
+def check_two_views(z1: torch.Tensor, z2: torch.Tensor) -> int:
+    """Validate two views (..., B, d) of one batch (floating point, same shape, B ≥ 2); return B."""
+    check_embeddings("z1", z1, min_ndim=2)
+    check_embeddings("z2", z2, min_ndim=2)
+    check_same_shape("z2", z2, "z1", z1)
+    batch_size = z1.shape[-2]
+    if batch_size < 2:
+        raise ValueError(f"z1 and z2 must hold B >= 2 samples (shape (..., B, d)), got shape {tuple(z1.shape)}")
+    return batch_size

@@ -5,8 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._reduction import (at_least_float32, check_embeddings, check_reduction, check_same_shape,
-                         check_temperature, reduce)
+from ._reduction import at_least_float32, check_reduction, check_temperature, check_two_views, reduce
 
 NORM_EPS = 1e-12
 """Norms below this are replaced by it when normalising (a zero vector stays zero, no NaN)."""
@@ -48,12 +47,7 @@ def nt_xent_loss(z1: torch.Tensor, z2: torch.Tensor, temperature: float = 0.5,
         T. Chen, S. Kornblith, M. Norouzi, G. Hinton. *A Simple Framework for Contrastive
         Learning of Visual Representations*. ICML 2020, eq. (1) and Algorithm 1.
     """
-    check_embeddings("z1", z1, min_ndim=2)
-    check_embeddings("z2", z2, min_ndim=2)
-    check_same_shape("z2", z2, "z1", z1)
-    batch_size = z1.shape[-2]
-    if batch_size < 2:
-        raise ValueError(f"z1 and z2 must hold B >= 2 samples (shape (..., B, d)), got shape {tuple(z1.shape)}")
+    batch_size = check_two_views(z1, z2)
     check_temperature(temperature)
     check_reduction(reduction)
     views = torch.cat([z1, z2], dim=-2)                                    # (..., 2B, d)

@@ -1,0 +1,53 @@
+"""Shared by the balanced-contrastive family: pairwise similarities of embeddings, and the checks of
+the balancing parameters α, λ, ν (real numbers, or 0-dim tensors so that they can vary under vmap)."""
+
+from __future__ import annotations
+
+import math
+from numbers import Real
+
+import torch
+import torch.nn.functional as F
+
+from ._reduction import at_least_float32
+
+SIMILARITIES = ("cosine", "dot", "neg_euclidean")
+"""``cosine``: s(a, b) = aᵀb/(‖a‖‖b‖); ``dot``: s(a, b) = aᵀb; ``neg_euclidean``: s(a, b) = −‖a − b‖."""
+
+NORM_EPS = 1e-12
+"""Norms below this are replaced by it when normalising (a zero vector gives similarity 0, no NaN)."""
+
+SQUARED_DISTANCE_EPS = 1e-12
+"""Squared distances are clamped below at this before the square root (finite gradient at a = b)."""
+
+
+def check_similarity(similarity: str) -> None:
+    """Raise ``ValueError`` unless ``similarity`` is one of :data:`SIMILARITIES`."""
+    if similarity not in SIMILARITIES:
+        raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}")
+
+
+def check_positive(name: str, value) -> None:
+    """Raise ``ValueError`` unless ``value`` is a finite real > 0 or a 0-dim floating tensor.
+
+    Tensors are checked for their shape only (their value may be traced under ``torch.func.vmap``).
+    """
+    if isinstance(value, torch.Tensor):
+        if value.ndim != 0:
+            raise ValueError(f"{name} must be a finite real > 0 or a 0-dim tensor, got shape {tuple(value.shape)}")
+        return
+    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < math.inf:
+        raise ValueError(f"{name} must be a finite real number > 0, got {value!r}")
+
+
+def pairwise_similarity(a: torch.Tensor, b: torch.Tensor, similarity: str) -> torch.Tensor:
+    """s(a_i, b_j) for a (..., n, d), b (..., m, d) → (..., n, m), in at least float32."""
+    check_similarity(similarity)
+    a, b = at_least_float32(a), at_least_float32(b)
+    if similarity == "cosine":
+        return F.normalize(a, dim=-1, eps=NORM_EPS) @ F.normalize(b, dim=-1, eps=NORM_EPS).transpose(-2, -1)
+    if similarity == "dot":
+        return a @ b.transpose(-2, -1)
+    squared = ((a * a).sum(-1, keepdim=True) + (b * b).sum(-1).unsqueeze(-2)
+               - 2 * a @ b.transpose(-2, -1))
+    return -squared.clamp_min(SQUARED_DISTANCE_EPS).sqrt()

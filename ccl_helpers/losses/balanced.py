@@ -1,0 +1,85 @@
+"""The balanced contrastive loss of Lee (2025), eq. (17), and its generalized NT-Xent variant."""
+
+from __future__ import annotations
+
+import torch
+
+from ._reduction import check_reduction, check_two_views, reduce
+from ._similarity import check_positive, pairwise_similarity
+
+
+def _two_view_logits(z1: torch.Tensor, z2: torch.Tensor, similarity: str) -> tuple[torch.Tensor, torch.Tensor, int]:
+    batch_size = check_two_views(z1, z2)
+    views = torch.cat([z1, z2], dim=-2)                                     # (..., 2m, d)
+    sims = pairwise_similarity(views, views, similarity)                    # (..., 2m, 2m)
+    positive = torch.cat([sims.diagonal(offset=batch_size, dim1=-2, dim2=-1),
+                          sims.diagonal(offset=-batch_size, dim1=-2, dim2=-1)], dim=-1)
+    return sims, positive, batch_size
+
+
+def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
+    check_positive("alpha", alpha)
+    check_positive("lam", lam)
+    check_reduction(reduction)
+    sims, positive, batch_size = _two_view_logits(z1, z2, similarity)
+    n = 2 * batch_size
+    eye = torch.eye(n, dtype=torch.bool, device=sims.device)
+    excluded = eye if include_positive else eye | eye.roll(batch_size, dims=-1)
+    logits = (alpha * sims).masked_fill(excluded, -torch.inf)
+    per_sample = -positive + lam * torch.logsumexp(logits, dim=-1) / alpha
+    return reduce(per_sample, reduction).to(z1.dtype)
+
+
+def balanced_contrastive_loss(z1: torch.Tensor, z2: torch.Tensor, alpha=1.0, lam=1.0, *,
+                              similarity: str = "cosine", reduction: str = "mean") -> torch.Tensor:
+    r"""The balanced contrastive loss (Lee 2025, eq. (17)) over the :math:`2m` views of a batch.
+
+    Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_m, z^{(2)}_1, \dots, z^{(2)}_m)`,
+    :math:`\operatorname{pos}(i) = i \pm m` the other view of sample :math:`i`. For each anchor
+
+    .. math::
+        \ell_i = -s(z_i, z_{\operatorname{pos}(i)})
+                 + \lambda \, \frac{1}{\alpha} \log \sum_{j \notin \{i, \operatorname{pos}(i)\}} e^{\alpha s(z_i, z_j)} ,
+
+    the :math:`2(m-1)` negatives being both views of the other samples; the positive is **not** in
+    the repelling term (the "decoupled" form of eq. (14)). α balances the negatives among
+    themselves (the log-sum-exp → max as α → ∞, eq. (18)); λ balances attraction and repulsion.
+    The log-sum-exp runs in at least float32: finite for similarities up to 1e4 (``dot``).
+
+    Args:
+        z1, z2: the two views' embeddings, shape ``(..., m, d)``, ``m >= 2``.
+        alpha: α > 0 (a real, or a 0-dim tensor so that it can vary under ``vmap``).
+        lam: λ > 0 (idem).
+        similarity: ``"cosine"`` (normalised, the source's choice), ``"dot"`` or ``"neg_euclidean"``
+            (both unnormalised, Table 1 of the source).
+        reduction: ``"mean"``, ``"sum"`` (over the :math:`2m` anchors and leading dimensions) or ``"none"``.
+
+    Returns:
+        Per-anchor losses ``(..., 2m)`` ordered ``[z1 rows, z2 rows]`` if ``reduction="none"``, else 0-dim.
+
+    Reference:
+        S. Lee. *Understanding Self-supervised Contrastive Learning through Supervised Objectives*.
+        TMLR 2025 (arXiv 2510.10572), Section 6, eq. (17).
+    """
+    return _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive=False)
+
+
+def generalized_nt_xent_loss(z1: torch.Tensor, z2: torch.Tensor, alpha=2.0, lam=1.0, *,
+                             similarity: str = "cosine", reduction: str = "mean") -> torch.Tensor:
+    r"""The generalized NT-Xent loss (Lee 2025, Section 6): eq. (17) with the positive in the repelling term.
+
+    .. math::
+        \ell_i = -s(z_i, z_{\operatorname{pos}(i)})
+                 + \lambda \, \frac{1}{\alpha} \log \sum_{j \ne i} e^{\alpha s(z_i, z_j)} ,
+
+    over the :math:`2m - 1` other views (positive included, anchor excluded). At λ = 1 it is NT-Xent
+    at temperature :math:`t = 1/\alpha` divided by α:
+    ``alpha * generalized_nt_xent_loss(z1, z2, alpha, 1) == nt_xent_loss(z1, z2, 1 / alpha)``
+    (the factor 1/α rescales the gradient only; Adam is invariant to it).
+
+    Args and returns as :func:`balanced_contrastive_loss`.
+
+    Reference:
+        S. Lee, TMLR 2025 (arXiv 2510.10572), Section 6; NT-Xent: Chen et al., ICML 2020, eq. (1).
+    """
+    return _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive=True)

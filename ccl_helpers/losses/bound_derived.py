@@ -1,0 +1,61 @@
+"""The loss derived from the upper bounds of Lee (2025), eq. (12)–(13), with the prototype-norm factor ν."""
+
+from __future__ import annotations
+
+import torch
+
+from ._reduction import check_embeddings, check_reduction, reduce
+from ._similarity import check_positive, pairwise_similarity
+
+
+def bound_derived_loss(anchors: torch.Tensor, views: torch.Tensor, alpha=1.0, lam=1.0, nu=1.0, *,
+                       include_positive: bool = False, similarity: str = "cosine",
+                       reduction: str = "mean") -> torch.Tensor:
+    r"""The bound-derived loss of Lee (2025), eq. (13) (equivalently eq. (12)).
+
+    For anchor :math:`z_i = f(t(x_i))` and :math:`K = |\hat{\mathcal T}|` transformed batches
+    :math:`v_{kj} = f(t'_k(x_j))`:
+
+    .. math::
+        \ell_i = \frac{1}{\alpha K} \sum_{k=1}^{K}
+                 -\log \frac{e^{\alpha s(z_i, v_{ki})}}{\Bigl(\sum_{j \in \hat{\mathcal X}_i} e^{\alpha s(z_i, v_{kj})}\Bigr)^{\lambda/\nu}}
+               = \frac{1}{K} \sum_{k} \Bigl[-s(z_i, v_{ki})
+                 + \frac{\lambda}{\nu} \frac{1}{\alpha} \log \sum_{j \in \hat{\mathcal X}_i} e^{\alpha s(z_i, v_{kj})}\Bigr],
+
+    with :math:`\hat{\mathcal X}_i = [m] \setminus \{i\}` as in eq. (14) (``include_positive=False``) or
+    :math:`[m]` (``include_positive=True``). With K = 1 and λ = ν it is eq. (14) divided by α.
+    ν ∈ (0, 1] is the smallest norm of the other classes' prototypes (Theorem 4.6); it only rescales λ.
+
+    Args:
+        anchors: :math:`z`, shape ``(..., m, d)``, ``m >= 2``.
+        views: :math:`v`, shape ``(..., K, m, d)``; ``views[..., k, i, :]`` is the positive of anchor ``i``
+            under the k-th transformation.
+        alpha, lam, nu: α, λ, ν > 0 (reals or 0-dim tensors).
+        similarity: ``"cosine"``, ``"dot"`` or ``"neg_euclidean"``.
+        reduction: ``"mean"``, ``"sum"`` over anchors (and leading dimensions) or ``"none"``.
+
+    Returns:
+        Per-anchor losses ``(..., m)`` if ``reduction="none"``, else 0-dim.
+
+    Reference:
+        S. Lee, TMLR 2025 (arXiv 2510.10572), Section 4.3, eq. (12)–(14).
+    """
+    check_embeddings("anchors", anchors, min_ndim=2)
+    check_embeddings("views", views, min_ndim=3)
+    if views.shape[:-3] != anchors.shape[:-2] or views.shape[-2:] != anchors.shape[-2:]:
+        raise ValueError(f"views must have shape (..., K, m, d) with (..., m, d) = {tuple(anchors.shape)}, "
+                         f"got {tuple(views.shape)}")
+    batch_size = anchors.shape[-2]
+    if batch_size < 2:
+        raise ValueError(f"anchors must hold m >= 2 samples (shape (..., m, d)), got shape {tuple(anchors.shape)}")
+    for name, value in (("alpha", alpha), ("lam", lam), ("nu", nu)):
+        check_positive(name, value)
+    check_reduction(reduction)
+    sims = pairwise_similarity(anchors.unsqueeze(-3), views, similarity)     # (..., K, m, m)
+    positive = sims.diagonal(dim1=-2, dim2=-1)                                # (..., K, m)
+    logits = alpha * sims
+    if not include_positive:
+        eye = torch.eye(batch_size, dtype=torch.bool, device=sims.device)
+        logits = logits.masked_fill(eye, -torch.inf)
+    per_transform = -positive + (lam / nu) * torch.logsumexp(logits, dim=-1) / alpha
+    return reduce(per_transform.mean(-2), reduction).to(anchors.dtype)
