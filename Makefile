@@ -1,6 +1,7 @@
 # make book : execute every chapter (CCL_SCALE=standard) and build the HTML book in _build/html/
 # make test : unit tests + notebook hygiene, nbval on every chapter, book build from the stored outputs
 # make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with)
+# make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md
 # make clean : remove the build and the virtual environment
 # Each target sets itself up: .venv is created and installed once (again when pyproject.toml changes).
 
@@ -16,7 +17,7 @@ TORCH := torch==2.13.0
 export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: all book test outputs clean
+.PHONY: all book test outputs bench clean
 all: test
 
 $(STAMP): pyproject.toml
@@ -46,6 +47,10 @@ outputs: $(STAMP)
 	CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False book/*.ipynb
+
+bench: $(STAMP)
+	$(BIN)/python -m pip install -e '.[bench]'
+	python benchmarks/run_all.py
 
 clean:
 	rm -rf _build $(VENV) *.egg-info .pytest_cache .hypothesis

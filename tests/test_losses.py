@@ -496,3 +496,99 @@ def test_property_nt_xent_invariances(seed, batch_size, dim, temperature):
     order = torch.randperm(batch_size, generator=torch.Generator().manual_seed(seed))
     permuted = nt_xent_loss(z1[order], z2[order], temperature=temperature, reduction="none")
     torch.testing.assert_close(permuted, loss[torch.cat([order, order + batch_size])])
+
+
+# --- chunked InfoNCE (chunk_size) ---------------------------------------------------------------
+
+CHUNK_SIZES = [1, 2, 3, 5, 7, 12, 13, 100]
+"""For N = 12 negatives: dividing N, not dividing it, N itself, and more than N."""
+
+
+def _info_nce_value_and_grads(chunk_size, reduction="mean", scale=1.0, temperature=0.7, seed=0):
+    (anchor, positive, negatives), _ = make_inputs("info_nce", (4, 3), dim=6, n_negatives=12, seed=seed,
+                                                   scale=scale)
+    leaves = [t.clone().requires_grad_() for t in (anchor, positive, negatives)]
+    loss = info_nce_loss(*leaves, temperature=temperature, reduction=reduction, chunk_size=chunk_size)
+    weights = draw(*loss.shape, seed=99) if loss.ndim else torch.tensor(1.0, dtype=loss.dtype)
+    grads = torch.autograd.grad((loss * weights).sum(), leaves)
+    return loss.detach(), grads
+
+
+@pytest.mark.parametrize("reduction", REDUCTIONS)
+@pytest.mark.parametrize("chunk_size", CHUNK_SIZES)
+def test_info_nce_chunked_equals_unchunked_value_and_gradient(chunk_size, reduction):
+    value, grads = _info_nce_value_and_grads(None, reduction)
+    chunked_value, chunked_grads = _info_nce_value_and_grads(chunk_size, reduction)
+    torch.testing.assert_close(chunked_value, value, rtol=1e-12, atol=1e-12)
+    for chunked, reference in zip(chunked_grads, grads):
+        torch.testing.assert_close(chunked, reference, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 5, 12])
+def test_info_nce_chunked_gradcheck(chunk_size):
+    (anchor, positive, negatives), _ = make_inputs("info_nce", (3,), dim=4, n_negatives=12)
+    leaves = [t.clone().requires_grad_() for t in (anchor, positive, negatives)]
+    assert torch.autograd.gradcheck(
+        lambda a, p, n: info_nce_loss(a, p, n, temperature=0.7, reduction="none", chunk_size=chunk_size), leaves)
+
+
+@pytest.mark.parametrize("chunk_size", [0, -1, 2.5, True, "4"])
+def test_info_nce_chunk_size_below_one_or_not_an_int_raises(chunk_size):
+    (anchor, positive, negatives), _ = make_inputs("info_nce", (2,), n_negatives=4)
+    with pytest.raises(ValueError, match="chunk_size"):
+        info_nce_loss(anchor, positive, negatives, chunk_size=chunk_size)
+
+
+@pytest.mark.parametrize("dtype", [torch.float64, torch.float32])
+@pytest.mark.parametrize("chunk_size", [1, 5, 12])
+def test_info_nce_chunked_finite_and_equal_with_logits_up_to_1e4(chunk_size, dtype):
+    # Scores a^T n of order 1e4 / t: the per-block maximum keeps every exp finite.
+    anchor = torch.full((2, 1), 100.0, dtype=dtype)
+    positive = torch.tensor([[100.0], [99.0]], dtype=dtype)
+    negatives = torch.linspace(-100.0, 100.0, 12, dtype=dtype).expand(2, 12).unsqueeze(-1).clone()
+    leaves = [t.clone().requires_grad_() for t in (anchor, positive, negatives)]
+    chunked = info_nce_loss(*leaves, temperature=1.0, reduction="none", chunk_size=chunk_size)
+    chunked_grads = torch.autograd.grad(chunked.sum(), leaves)
+    reference = info_nce_loss(*leaves, temperature=1.0, reduction="none")
+    grads = torch.autograd.grad(reference.sum(), leaves)
+    assert torch.isfinite(chunked).all() and all(torch.isfinite(g).all() for g in chunked_grads)
+    torch.testing.assert_close(chunked, reference)
+    # The anchor's gradient is a difference of terms of order 100 whose softmax weights carry an
+    # absolute rounding error of order 1e4 * eps: in float32 that is ~1e-3 * 100 in absolute terms.
+    tolerance = {} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 0.1}
+    for c, r in zip(chunked_grads, grads):
+        torch.testing.assert_close(c, r, **tolerance)
+    # Anchor and positive at 1e4, the largest negative 1e4 too: a tie, the loss is log 2 exactly;
+    # the second anchor's positive is 100 below the largest negative: the loss is about 100.
+    # (float32: the logits are 1e4, whose spacing is ~1e-3, so the loss is known to ~1e-3.)
+    absolute = 1e-9 if dtype == torch.float64 else 4e-3
+    assert chunked[0].item() == pytest.approx(math.log(2), abs=absolute)
+    assert chunked[1].item() == pytest.approx(100.0, abs=absolute)
+
+
+def test_info_nce_chunked_without_gradient_on_the_negatives():
+    # A MoCo-style queue: no gradient is asked for the negatives, only for anchor and positive.
+    (anchor, positive, negatives), _ = make_inputs("info_nce", (4,), dim=6, n_negatives=12)
+    leaves = [anchor.clone().requires_grad_(), positive.clone().requires_grad_()]
+    grads = torch.autograd.grad(info_nce_loss(*leaves, negatives, chunk_size=5), leaves)
+    reference = torch.autograd.grad(info_nce_loss(*leaves, negatives), leaves)
+    for c, r in zip(grads, reference):
+        torch.testing.assert_close(c, r, rtol=1e-12, atol=1e-12)
+
+
+def test_info_nce_chunked_under_vmap_of_grad_equals_unchunked():
+    (anchor, positive, negatives), _ = make_inputs("info_nce", (3, 4), dim=5, n_negatives=12)
+    def gradients(chunk_size):
+        loss = partial(info_nce_loss, temperature=0.7, chunk_size=chunk_size)
+        return torch.func.vmap(torch.func.grad(loss, argnums=(0, 1, 2)))(anchor, positive, negatives)
+    for c, r in zip(gradients(5), gradients(None)):
+        torch.testing.assert_close(c, r, rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("dtype", HALF_DTYPES)
+def test_info_nce_chunked_half_precision_close_to_unchunked(dtype):
+    (anchor, positive, negatives), _ = make_inputs("info_nce", (8,), dim=6, n_negatives=12, dtype=dtype)
+    chunked = info_nce_loss(anchor, positive, negatives, temperature=0.1, reduction="none", chunk_size=5)
+    reference = info_nce_loss(anchor, positive, negatives, temperature=0.1, reduction="none")
+    assert chunked.dtype == dtype
+    torch.testing.assert_close(chunked.float(), reference.float(), rtol=2e-2, atol=2e-2)

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numbers
+
 import torch
 
 from ._reduction import (at_least_float32, check_embeddings, check_reduction, check_same_shape,
@@ -9,7 +11,8 @@ from ._reduction import (at_least_float32, check_embeddings, check_reduction, ch
 
 
 def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch.Tensor,
-                  temperature: float = 1.0, reduction: str = "mean") -> torch.Tensor:
+                  temperature: float = 1.0, reduction: str = "mean",
+                  chunk_size: int | None = None) -> torch.Tensor:
     r"""InfoNCE with :math:`N` explicit negatives per anchor.
 
     With :math:`a = f(x)`, :math:`p = f(x^+)`, :math:`n_i = f(x_i^-)` and temperature :math:`t`,
@@ -32,12 +35,31 @@ def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch
     overflow float16/bfloat16 logits; the result is cast back to the inputs' dtype (a loss
     beyond that dtype's range, e.g. above 65504 in float16, becomes ``inf``).
 
+    Chunking (``chunk_size``, for a very large :math:`N`, e.g. a MoCo queue of 65,536 keys): the
+    log-sum-exp over the negatives is taken over blocks of ``chunk_size`` negatives at a time and
+    the blocks are combined exactly, :math:`\operatorname{logsumexp}_i s_i = \operatorname{logaddexp}_c
+    \operatorname{logsumexp}_{i \in c} s_i` (each block's maximum is subtracted before it is
+    exponentiated, so logits of any size stay finite). The value equals the unchunked loss up to
+    rounding, and so does the gradient. What is bounded: every temporary tensor of the forward and
+    the backward pass has at most ``chunk_size`` negatives, i.e. size ``(..., chunk_size)`` or
+    ``(..., chunk_size, d)``, instead of ``(..., N)`` and ``(..., N, d)``; between the forward and
+    the backward pass only the inputs and one float per anchor (the log-sum-exp) are kept, not
+    the ``(..., N)`` scores (a custom autograd function recomputes each block's scores in the
+    backward pass). Not bounded: the gradient with respect to ``negatives`` itself has their
+    shape ``(..., N, d)`` (it is not computed when ``negatives`` does not require a gradient, the
+    usual case for a queue), and so do the negatives given. It costs one more pass over the
+    negatives in the backward pass (the recomputation). Works under ``torch.func.vmap`` (forward
+    and first-order gradients); it is not twice differentiable.
+
     Args:
         anchor: :math:`a`, shape ``(..., d)``.
         positive: :math:`p`, same shape as ``anchor``.
         negatives: :math:`n_1, \dots, n_N`, shape ``(..., N, d)`` with ``N >= 1``.
         temperature: :math:`t`, a finite real number > 0.
         reduction: ``"mean"`` or ``"sum"`` over all samples, or ``"none"``.
+        chunk_size: ``None`` (default) for the direct computation, or an int ``>= 1``: the
+            number of negatives per block of the chunked log-sum-exp (a value ``>= N`` gives a
+            single block).
 
     Returns:
         The per-sample losses, shape ``(...)``, if ``reduction="none"``; otherwise a 0-dim tensor.
@@ -62,8 +84,70 @@ def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch
                          f"got shape {tuple(negatives.shape)}")
     check_temperature(temperature)
     check_reduction(reduction)
+    if chunk_size is not None:
+        if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
+            raise ValueError(f"chunk_size must be None or an int >= 1, got {chunk_size!r}")
+        positive_logit = at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
+        negative_lse = _ChunkedNegativeLogSumExp.apply(anchor, negatives, float(temperature), int(chunk_size))
+        per_sample = torch.logaddexp(positive_logit, negative_lse) - positive_logit
+        return reduce(per_sample, reduction).to(anchor.dtype)
     positive_score = torch.linalg.vecdot(anchor, positive).unsqueeze(-1)   # (..., 1)
     negative_scores = torch.linalg.vecdot(anchor.unsqueeze(-2), negatives)  # (..., N)
     logits = at_least_float32(torch.cat([positive_score, negative_scores], dim=-1)) / temperature
     per_sample = torch.logsumexp(logits, dim=-1) - logits[..., 0]
     return reduce(per_sample, reduction).to(anchor.dtype)
+
+
+def _chunk_scores(anchor: torch.Tensor, negatives_chunk: torch.Tensor, temperature: float) -> torch.Tensor:
+    """The logits a^T n_i / t of one block of negatives, (..., c), in at least float32 (matmul, no
+    (..., c, d) temporary)."""
+    scores = (anchor.unsqueeze(-2) @ negatives_chunk.transpose(-2, -1)).squeeze(-2)
+    return at_least_float32(scores) / temperature
+
+
+class _ChunkedNegativeLogSumExp(torch.autograd.Function):
+    """logsumexp_i(a^T n_i / t) over the N negatives, (...), taken block by block; the backward
+    pass recomputes each block's scores instead of keeping the (..., N) scores."""
+
+    @staticmethod
+    def forward(anchor, negatives, temperature, chunk_size):
+        result = None
+        for start in range(0, negatives.shape[-2], chunk_size):
+            block = torch.logsumexp(_chunk_scores(anchor, negatives[..., start:start + chunk_size, :],
+                                                  temperature), dim=-1)
+            result = block if result is None else torch.logaddexp(result, block)
+        return result
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        anchor, negatives, temperature, chunk_size = inputs
+        ctx.save_for_backward(anchor, negatives, output)
+        ctx.temperature, ctx.chunk_size = temperature, chunk_size
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        # d lse / d s_i = softmax_i = exp(s_i - lse); s_i = a^T n_i / t.
+        anchor, negatives, lse = ctx.saved_tensors
+        need_anchor, need_negatives = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
+        grad_anchor = None
+        grad_blocks = []
+        for start in range(0, negatives.shape[-2], ctx.chunk_size):
+            chunk = negatives[..., start:start + ctx.chunk_size, :]
+            weights = torch.exp(_chunk_scores(anchor, chunk, ctx.temperature) - lse.unsqueeze(-1))
+            weights = (weights * (grad_output / ctx.temperature).unsqueeze(-1)).to(anchor.dtype)  # (..., c)
+            if need_anchor:
+                part = (weights.unsqueeze(-2) @ chunk).squeeze(-2)
+                grad_anchor = part if grad_anchor is None else grad_anchor + part
+            if need_negatives:
+                grad_blocks.append(weights.unsqueeze(-1) * anchor.unsqueeze(-2))
+        grad_negatives = torch.cat(grad_blocks, dim=-2) if need_negatives else None
+        return grad_anchor, grad_negatives, None, None
+
+    @staticmethod
+    def vmap(info, in_dims, anchor, negatives, temperature, chunk_size):
+        # The function already broadcasts over leading dimensions: move the vmapped one to the front.
+        def front(tensor, dim):
+            return tensor.movedim(dim, 0) if dim is not None else tensor.expand(info.batch_size, *tensor.shape)
+
+        anchor, negatives = front(anchor, in_dims[0]), front(negatives, in_dims[1])
+        return _ChunkedNegativeLogSumExp.apply(anchor, negatives, temperature, chunk_size), 0

@@ -1,0 +1,398 @@
+r"""Contrastive losses across processes: a gather that keeps gradients, NT-Xent against the global
+batch, and a small DistributedDataParallel (DDP) training path for ``torchrun``.
+
+With data parallelism over :math:`W` ranks, rank :math:`r` holds a local batch :math:`x_r` of
+:math:`b` samples and their embeddings :math:`z_r = f(x_r)`. A contrastive loss wants each anchor
+to be contrasted with the negatives of the *global* batch :math:`Z = (z_0; \dots; z_{W-1})` of
+:math:`B = W b` samples, as on one device. Two things go wrong with plain
+``torch.distributed.all_gather``:
+
+1. the tensors it fills carry no autograd history, so the loss does not reach the other ranks'
+   encoders through the negatives (at best, a rank that writes its own :math:`z_r` back into its
+   slot gets the gradient of its own anchors only, a biased gradient);
+2. the gradient of a rank's loss with respect to *another* rank's embeddings is never sent back.
+
+:func:`gather_with_grad` fixes both: its forward is ``all_gather``; its backward all-reduces (sums)
+the incoming gradients over the ranks and returns each rank the slice of its own input. With
+:func:`nt_xent_loss_distributed` the mean of the ranks' losses equals
+:func:`ccl_helpers.losses.nt_xent_loss` on the concatenated batch, and, after DDP averages the
+parameter gradients, so do the gradients (tested against the single-process run in
+``tests/test_distributed.py``).
+
+Typical use under ``torchrun --nproc_per_node=G script.py``::
+
+    from ccl_helpers import distributed
+
+    device = distributed.init_from_env()          # NCCL on GPUs, gloo on CPUs; no-op without torchrun
+    model = distributed.wrap_ddp(make_encoder(), device)
+    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
+    for step in range(n_steps):
+        x1, x2 = two_views_of_my_shard(step)      # (b, ...) each: this rank's part of the batch
+        loss = distributed.ddp_train_step(model, optimizer, x1, x2, temperature=0.5)
+    distributed.cleanup()
+
+Every function works unchanged in a single process (``torch.distributed`` not initialised, or
+world size 1): then the gather is the identity and the loss is ``nt_xent_loss``.
+"""
+
+from __future__ import annotations
+
+import datetime
+import math
+import numbers
+import os
+from collections.abc import Callable
+
+import torch
+import torch.distributed as dist
+import torch.nn.functional as F
+from torch import Tensor, nn
+
+from .losses._reduction import (at_least_float32, check_embeddings, check_reduction, check_same_shape,
+                                check_temperature, reduce)
+from .losses.nt_xent import NORM_EPS
+
+MAX_DIMS = 16
+"""The most dimensions a tensor given to :func:`gather_with_grad` may have (its shape is checked
+across ranks with a fixed-size message)."""
+
+__all__ = ["MAX_DIMS", "cleanup", "ddp_train", "ddp_train_step", "gather_with_grad", "init_from_env",
+           "is_distributed", "nt_xent_loss_distributed", "rank", "world_size", "wrap_ddp"]
+
+
+# --------------------------------------------------------------------------------------------
+# Small helpers
+
+
+def is_distributed() -> bool:
+    """True when ``torch.distributed`` is available and its default process group is initialised."""
+    return dist.is_available() and dist.is_initialized()
+
+
+def rank() -> int:
+    """This process's rank in the default group, 0 when not distributed."""
+    return dist.get_rank() if is_distributed() else 0
+
+
+def world_size() -> int:
+    """The number of processes :math:`W` in the default group, 1 when not distributed."""
+    return dist.get_world_size() if is_distributed() else 1
+
+
+def _check_tensor_and_dim(tensor: Tensor, dim: int) -> int:
+    if not isinstance(tensor, torch.Tensor):
+        raise ValueError(f"tensor must be a torch.Tensor, got {type(tensor).__name__}")
+    if not 1 <= tensor.ndim <= MAX_DIMS:
+        raise ValueError(f"tensor must have 1 to {MAX_DIMS} dimensions, got shape {tuple(tensor.shape)}")
+    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -tensor.ndim <= dim < tensor.ndim:
+        raise ValueError(f"dim must be an int in [{-tensor.ndim}, {tensor.ndim - 1}] for a tensor of shape "
+                         f"{tuple(tensor.shape)}, got {dim!r}")
+    return int(dim) % tensor.ndim
+
+
+def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
+    """Raise ``ValueError`` (on every rank alike) unless every rank holds a tensor of this shape.
+
+    ``all_gather`` needs equal shapes; a mismatch (typically a smaller last batch) would otherwise
+    fail deep inside the backend, or hang it.
+    """
+    message = torch.full((MAX_DIMS + 1,), -1, dtype=torch.long, device=tensor.device)
+    message[0] = tensor.ndim
+    message[1:tensor.ndim + 1] = torch.tensor(tensor.shape, dtype=torch.long)
+    messages = [torch.empty_like(message) for _ in range(world_size())]
+    dist.all_gather(messages, message)
+    shapes = [tuple(m[1:int(m[0]) + 1].tolist()) for m in messages]
+    if any(shape != shapes[0] for shape in shapes):
+        raise ValueError(f"tensor must have the same shape on every rank (use drop_last=True or pad the "
+                         f"last batch), got shapes by rank {shapes}")
+
+
+# --------------------------------------------------------------------------------------------
+# The gather
+
+
+class _GatherWithGrad(torch.autograd.Function):
+    """all_gather forward; backward: all-reduce (sum) the gradient, return this rank's slice."""
+
+    @staticmethod
+    def forward(ctx, tensor: Tensor, dim: int) -> Tensor:
+        ctx.dim = dim
+        ctx.size = tensor.shape[dim]
+        parts = [torch.empty_like(tensor) for _ in range(dist.get_world_size())]
+        dist.all_gather(parts, tensor.contiguous())
+        return torch.cat(parts, dim=dim)
+
+    @staticmethod
+    def backward(ctx, grad_output: Tensor):
+        grad = grad_output.contiguous().clone()       # all_reduce works in place
+        dist.all_reduce(grad, op=dist.ReduceOp.SUM)
+        return grad.narrow(ctx.dim, dist.get_rank() * ctx.size, ctx.size), None
+
+
+def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
+    r"""Concatenate every rank's ``tensor`` along ``dim``, keeping gradients to every rank's input.
+
+    Forward: rank :math:`q` holds :math:`x_q`; every rank gets :math:`Y = (x_0; x_1; \dots; x_{W-1})`
+    (``torch.cat`` along ``dim``, in rank order).
+
+    Backward: each rank's loss :math:`L_r` depends, through :math:`Y`, on *all* ranks' inputs, so the
+    gradient of the objective :math:`\sum_r L_r` with respect to rank :math:`q`'s input is
+
+    .. math::
+        \frac{\partial \sum_r L_r}{\partial x_q} = \Bigl(\sum_{r=0}^{W-1} G_r\Bigr)_{[q]},
+        \qquad G_r = \frac{\partial L_r}{\partial Y} \text{ (held by rank } r\text{)},
+
+    the :math:`q`-th block of the sum over ranks of the incoming gradients: the backward all-reduces
+    (sums) :math:`G_r` and returns the local slice. (Plain ``torch.distributed.all_gather`` returns
+    tensors without autograd history, and so drops every term :math:`r \ne q`.) This is the gradient
+    of the *sum* of the ranks' losses; DistributedDataParallel then *averages* the parameter
+    gradients over the ranks, so the parameters get the gradient of the mean of the ranks' losses,
+    the single-process gradient when that mean is the single-process loss.
+
+    The backward is a collective: every rank must call ``backward`` through the gather, in the same
+    order (as DDP training does).
+
+    Args:
+        tensor: :math:`x_q`, any shape with 1 to :data:`MAX_DIMS` dimensions; the same shape on every
+            rank (checked: ``ValueError`` otherwise).
+        dim: the dimension to concatenate along (default 0, the batch dimension).
+
+    Returns:
+        :math:`Y`, shape ``tensor.shape`` with ``dim`` multiplied by :math:`W`; ``tensor`` itself when
+        ``torch.distributed`` is not initialised or :math:`W = 1`.
+    """
+    dim = _check_tensor_and_dim(tensor, dim)
+    if world_size() == 1:
+        return tensor
+    _check_same_shape_on_all_ranks(tensor)
+    return _GatherWithGrad.apply(tensor, dim)
+
+
+# --------------------------------------------------------------------------------------------
+# The loss
+
+
+def nt_xent_loss_distributed(z1: Tensor, z2: Tensor, temperature: float = 0.5,
+                             reduction: str = "mean") -> Tensor:
+    r"""NT-Xent of this rank's anchors against the global batch of all ranks (negatives with gradients).
+
+    Rank :math:`r` holds :math:`b` samples (rows :math:`rb, \dots, rb + b - 1` of the global batch of
+    :math:`B = W b`). Both views are gathered with :func:`gather_with_grad` and stacked as in
+    :func:`ccl_helpers.losses.nt_xent_loss`, :math:`z = (z^{(1)}_1, \dots, z^{(1)}_B, z^{(2)}_1, \dots,
+    z^{(2)}_B)`, with :math:`s_{ij}` the cosine similarity and :math:`\operatorname{pos}(i) = i \pm B`.
+    Rank :math:`r` computes the :math:`2b` per-anchor losses of its own anchors
+    :math:`A_r = \{rb + k\}_{k<b} \cup \{B + rb + k\}_{k<b}`,
+
+    .. math::
+        \ell_i = \operatorname{logsumexp}_{j \ne i}(s_{ij} / t) - s_{i,\operatorname{pos}(i)} / t,
+        \qquad i \in A_r,\; j \in \{0, \dots, 2B - 1\},
+
+    so each anchor is contrasted with the :math:`2B - 2` other samples of the *global* batch. The
+    anchor sets :math:`A_0, \dots, A_{W-1}` partition the :math:`2B` anchors, hence
+
+    .. math::
+        \frac{1}{W} \sum_{r} L_r^{\text{mean}} = \text{nt\_xent\_loss}(Z^{(1)}, Z^{(2)}),
+        \qquad \sum_r L_r^{\text{sum}} = \text{nt\_xent\_loss}(Z^{(1)}, Z^{(2)}, \text{reduction="sum"}).
+
+    Gradients: calling ``backward`` on every rank gives each rank's ``z1``, ``z2`` the gradient of
+    :math:`\sum_r L_r` (see :func:`gather_with_grad`), i.e. :math:`W` times the single-process
+    gradient of the mean loss; DistributedDataParallel's averaging over ranks divides by :math:`W`,
+    so the encoder's parameter gradients equal the single-process ones. Precision as in
+    ``nt_xent_loss``. Compute: :math:`O(b \cdot B \cdot d)` per rank (the :math:`2b \times 2B`
+    similarities), memory :math:`O(B d + b B)`. Not distributed: exactly ``nt_xent_loss``.
+
+    Args:
+        z1: this rank's first views, shape ``(..., b, d)`` with ``b >= 1`` and a global ``B = W b >= 2``;
+            the same shape on every rank.
+        z2: this rank's second views, same shape as ``z1``; ``z2[..., k, :]`` is the positive of
+            ``z1[..., k, :]``.
+        temperature: :math:`t`, a finite real number > 0.
+        reduction: ``"mean"`` or ``"sum"`` over this rank's :math:`2b` anchors (and leading
+            dimensions), or ``"none"``.
+
+    Returns:
+        The per-anchor losses of this rank, shape ``(..., 2b)`` ordered ``[z1 rows, z2 rows]``, if
+        ``reduction="none"``; otherwise a 0-dim tensor (this rank's :math:`L_r`).
+    """
+    check_embeddings("z1", z1, min_ndim=2)
+    check_embeddings("z2", z2, min_ndim=2)
+    check_same_shape("z2", z2, "z1", z1)
+    check_temperature(temperature)
+    check_reduction(reduction)
+    local = z1.shape[-2]
+    n_ranks, me = world_size(), rank()
+    if local < 1 or n_ranks * local < 2:
+        raise ValueError(f"z1 and z2 must hold b >= 1 samples per rank and B = world_size * b >= 2 in all "
+                         f"(shape (..., b, d)), got shape {tuple(z1.shape)} with world_size {n_ranks}")
+    views = gather_with_grad(torch.cat([z1, z2], dim=-2), dim=-2)      # (..., W * 2b, d): rank blocks [z1_r, z2_r]
+    views = views.unflatten(-2, (n_ranks, 2, local)).transpose(-4, -3).flatten(-4, -2)  # (..., 2B, d): [Z1, Z2]
+    views = F.normalize(at_least_float32(views), dim=-1, eps=NORM_EPS).to(z1.dtype)
+    total = n_ranks * local
+    anchor_index = torch.cat([torch.arange(me * local, (me + 1) * local),
+                              torch.arange(total + me * local, total + (me + 1) * local)]).to(z1.device)
+    positive_index = (anchor_index + total) % (2 * total)
+    anchors = views.index_select(-2, anchor_index)                      # (..., 2b, d)
+    logits = at_least_float32(anchors @ views.transpose(-2, -1)) / temperature  # (..., 2b, 2B)
+    positive_logits = logits.gather(-1, _expand_index(positive_index, logits)).squeeze(-1)   # (..., 2b)
+    self_mask = torch.zeros(2 * local, 2 * total, dtype=torch.bool, device=logits.device)
+    self_mask[torch.arange(2 * local, device=logits.device), anchor_index] = True
+    logits = logits.masked_fill(self_mask, -torch.inf)
+    per_sample = torch.logsumexp(logits, dim=-1) - positive_logits
+    return reduce(per_sample, reduction).to(z1.dtype)
+
+
+def _expand_index(index: Tensor, logits: Tensor) -> Tensor:
+    """``index`` (2b,) as a gather index (..., 2b, 1) matching ``logits`` (..., 2b, 2B)."""
+    return index[:, None].expand(*logits.shape[:-1], 1)
+
+
+# --------------------------------------------------------------------------------------------
+# DDP training under torchrun
+
+
+def init_from_env(backend: str | None = None, timeout_s: float = 1800.0) -> torch.device:
+    """Initialise the default process group from ``torchrun``'s environment; return this rank's device.
+
+    Reads ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` (set by
+    ``torchrun``). Without ``WORLD_SIZE`` (a plain ``python`` run) nothing is initialised and
+    :func:`ccl_helpers.device` is returned, so a script runs unchanged with and without ``torchrun``.
+
+    Args:
+        backend: ``"nccl"`` or ``"gloo"``; default NCCL when CUDA is available, gloo otherwise.
+        timeout_s: how long a collective may wait for the other ranks, seconds > 0.
+
+    Returns:
+        ``cuda:LOCAL_RANK`` (made the current CUDA device) with NCCL, the CPU with gloo.
+    """
+    from .runtime import device as default_device
+
+    if backend is not None and backend not in ("nccl", "gloo"):
+        raise ValueError(f"backend must be 'nccl', 'gloo' or None, got {backend!r}")
+    if not (isinstance(timeout_s, numbers.Real) and 0 < timeout_s < math.inf):
+        raise ValueError(f"timeout_s must be a finite number > 0, got {timeout_s!r}")
+    if "WORLD_SIZE" not in os.environ:
+        return default_device()
+    if backend is None:
+        backend = "nccl" if torch.cuda.is_available() else "gloo"
+    local_rank = int(os.environ.get("LOCAL_RANK", 0))
+    if backend == "nccl":
+        torch.cuda.set_device(local_rank)
+        device = torch.device("cuda", local_rank)
+    else:
+        device = torch.device("cpu")
+    if not is_distributed():
+        dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
+    return device
+
+
+def cleanup() -> None:
+    """Destroy the default process group if there is one (call at the end of a ``torchrun`` script)."""
+    if is_distributed():
+        dist.destroy_process_group()
+
+
+def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.Module:
+    """Move ``model`` to ``device`` and wrap it in DistributedDataParallel; unchanged when not distributed.
+
+    DDP broadcasts rank 0's parameters at construction, so every rank starts from the same model,
+    and averages the parameter gradients over the ranks during ``backward``.
+
+    Args:
+        model: the encoder, an ``nn.Module`` with at least one parameter.
+        device: where to put it (default: its current device); a CUDA device is passed to DDP as
+            ``device_ids``.
+    """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError("model must have at least one parameter that requires grad")
+    if device is not None:
+        model = model.to(device)
+    if not is_distributed():
+        return model
+    device = torch.device(device) if device is not None else next(model.parameters()).device
+    device_ids = [device.index if device.index is not None else torch.cuda.current_device()] \
+        if device.type == "cuda" else None
+    return nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
+
+
+def ddp_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x1: Tensor, x2: Tensor,
+                   temperature: float = 0.5) -> Tensor:
+    r"""One SimCLR step with negatives from all ranks: forward, distributed NT-Xent, backward, step.
+
+    The two views go through the encoder in one forward pass, :math:`(z^{(1)}; z^{(2)}) =
+    f((x^{(1)}; x^{(2)}))`, the loss is :func:`nt_xent_loss_distributed` (mean over this rank's
+    :math:`2b` anchors), and DDP averages the gradients, so the update equals one single-process step
+    of ``nt_xent_loss`` on the concatenated global batch. The gradients stay in ``.grad`` after the
+    step (they are zeroed at the start of the next one).
+
+    Args:
+        model: the encoder, wrapped by :func:`wrap_ddp` (or a plain module when not distributed),
+            mapping ``(2b, ...)`` inputs to ``(2b, d)`` embeddings.
+        optimizer: an optimiser over ``model``'s parameters.
+        x1: this rank's first views, shape ``(b, ...)``; the same ``b`` on every rank.
+        x2: this rank's second views, same shape as ``x1``.
+        temperature: :math:`t`, a finite real number > 0.
+
+    Returns:
+        The global loss (the mean of the ranks' losses, the same on every rank), a detached 0-dim
+        tensor.
+    """
+    if not isinstance(model, nn.Module):
+        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if not isinstance(optimizer, torch.optim.Optimizer):
+        raise ValueError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+    for name, x in (("x1", x1), ("x2", x2)):
+        if not isinstance(x, torch.Tensor) or x.ndim < 1:
+            raise ValueError(f"{name} must be a torch.Tensor with a leading batch dimension, got "
+                             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+    check_same_shape("x2", x2, "x1", x1)
+    check_temperature(temperature)
+    optimizer.zero_grad(set_to_none=True)
+    z1, z2 = model(torch.cat([x1, x2])).chunk(2)
+    loss = nt_xent_loss_distributed(z1, z2, temperature)
+    loss.backward()
+    optimizer.step()
+    total = loss.detach().clone()
+    if is_distributed():
+        dist.all_reduce(total, op=dist.ReduceOp.SUM)
+    return total / world_size()
+
+
+def ddp_train(model: nn.Module, sample_views: Callable[[int], tuple[Tensor, Tensor]], n_steps: int, *,
+              temperature: float = 0.5, lr: float = 1e-3, device: torch.device | str | None = None,
+              ) -> tuple[nn.Module, list[float]]:
+    """Train ``model`` with Adam and :func:`ddp_train_step` for ``n_steps``; the whole ``torchrun`` path.
+
+    Wraps the model with :func:`wrap_ddp`, then for ``step = 1 .. n_steps`` calls
+    ``sample_views(step)`` for this rank's two views ``(x1, x2)`` (each ``(b, ...)``, a different
+    shard of the global batch on each rank, e.g. via ``DistributedSampler`` or by slicing a batch
+    drawn with a seed shared by all ranks at ``rank() * b``) and takes one step.
+
+    Args:
+        model: the encoder (see :func:`ddp_train_step`).
+        sample_views: step ↦ (x1, x2), this rank's views.
+        n_steps: number of steps, an int ≥ 1.
+        temperature: :math:`t` of NT-Xent, > 0.
+        lr: Adam's learning rate, a finite number > 0.
+        device: where to train (default: the model's device; use :func:`init_from_env`'s result).
+
+    Returns:
+        ``(model, losses)``: the trained encoder ``model`` itself (not the DDP wrapper; it is trained
+        in place) and the global loss of every step, identical on all ranks.
+    """
+    if isinstance(n_steps, bool) or not isinstance(n_steps, numbers.Integral) or n_steps < 1:
+        raise ValueError(f"n_steps must be an int ≥ 1, got {n_steps!r}")
+    if not (isinstance(lr, numbers.Real) and 0 < lr < math.inf):
+        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    if not callable(sample_views):
+        raise ValueError(f"sample_views must be callable (step ↦ (x1, x2)), got {type(sample_views).__name__}")
+    check_temperature(temperature)
+    wrapped = wrap_ddp(model, device)
+    optimizer = torch.optim.Adam(wrapped.parameters(), lr=lr)
+    target = next(wrapped.parameters()).device
+    losses = []
+    for step in range(1, n_steps + 1):
+        x1, x2 = sample_views(step)
+        losses.append(ddp_train_step(wrapped, optimizer, x1.to(target), x2.to(target), temperature).item())
+    return model, losses                          # nn.Module.to moves in place: the trained encoder
