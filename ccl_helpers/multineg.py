@@ -47,6 +47,8 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from .runtime import check_int as _check_int
+
 from . import curl, metrics
 from .data import LatentClassModel, check_class_probs
 from .losses import info_nce_loss
@@ -71,17 +73,6 @@ _CHUNK_ELEMENTS = 2**22
 
 # ---------------------------------------------------------------- argument checks
 
-def _check_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
-    allowed = f"{minimum}..{maximum}" if maximum is not None else f"≥ {minimum}"
-    if isinstance(value, bool):
-        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}")
-    try:
-        value = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        raise ValueError(f"{name} must be an integer {allowed}, got {value}")
-    return value
 
 
 def _probabilities(class_probs) -> Tensor:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 import os
 import random
 from collections.abc import Iterable
@@ -117,4 +118,19 @@ def plain_number(value):
     else unchanged."""
     if isinstance(value, np.generic) or (isinstance(value, torch.Tensor) and value.numel() == 1):
         return value.item()
+    return value
+
+
+def check_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
+    """``value`` as an int if it is an integer (not a bool) in [minimum, maximum]; else ``ValueError``
+    naming ``name`` and the allowed range. Shared by the chapter modules' argument checks."""
+    allowed = f"{minimum}..{maximum}" if maximum is not None else f"≥ {minimum}"
+    try:
+        if isinstance(value, bool):
+            raise TypeError
+        value = operator.index(value)
+    except TypeError:
+        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}") from None
+    if value < minimum or (maximum is not None and value > maximum):
+        raise ValueError(f"{name} must be an integer {allowed}, got {value}")
     return value

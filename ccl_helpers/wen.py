@@ -60,6 +60,7 @@ from torch import Tensor, nn
 
 from .losses import logistic_loss
 from .models import DeepReLU
+from .runtime import check_int as _check_int
 from .runtime import progress
 from .train import Forward, StackedModel, log_spaced_steps
 
@@ -74,14 +75,6 @@ denominator 1 + Σ_{s=1}^{j} e^{u_is}, no 1/n, negatives of a set in ascending i
 
 
 # ---------------------------------------------------------------- argument checks
-
-def _check_int(name: str, value, minimum: int, maximum: int | None = None) -> int:
-    allowed = f"{minimum}..{maximum}" if maximum is not None else f"≥ {minimum}"
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum \
-            or (maximum is not None and value > maximum):
-        raise ValueError(f"{name} must be an int in {allowed}, got {value!r}")
-    return int(value)
-
 
 def _check_positive(name: str, value) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
