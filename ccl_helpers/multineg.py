@@ -39,7 +39,6 @@ and :func:`unsupervised_loss_monte_carlo` (with standard errors). The figures' h
 from __future__ import annotations
 
 import math
-import operator
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
