@@ -1,7 +1,8 @@
 # make book : execute every chapter (CCL_SCALE=standard) and build the HTML book in _build/html/
 # make test : unit tests + notebook hygiene, nbval on every chapter, book build from the stored outputs
 # make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with)
-# make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md
+# make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md and README.md
+# make profile SCALE=smoke|standard|paper : execute every chapter at SCALE, print its time and its slowest cells
 # make clean : remove the build and the virtual environment
 # Each target sets itself up: .venv is created and installed once (again when pyproject.toml changes).
 
@@ -17,7 +18,7 @@ TORCH := torch==2.13.0
 export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: all book test outputs bench clean
+.PHONY: all book test outputs bench profile clean
 all: test
 
 $(STAMP): pyproject.toml
@@ -36,7 +37,7 @@ test: $(STAMP)
 	mkdir -p _build
 	CCL_SCALE=standard python -m pytest -q --nbval --nbval-current-env \
 	    --nbval-sanitize-with tests/nbval_sanitize.cfg --junitxml=_build/nbval.xml book/
-	python tests/chapter_times.py _build/nbval.xml
+	python tests/chapter_times.py _build/nbval.xml --top 3
 	python -c 'import yaml; c = yaml.safe_load(open("_config.yml")); \
 	    c["execute"]["execute_notebooks"] = "off"; \
 	    yaml.safe_dump(c, open("_build/_config_stored.yml", "w"))'
@@ -50,7 +51,14 @@ outputs: $(STAMP)
 
 bench: $(STAMP)
 	$(BIN)/python -m pip install -e '.[bench]'
-	python benchmarks/run_all.py
+	python benchmarks/run_all.py --full
+
+SCALE ?= standard
+profile: $(STAMP)
+	mkdir -p _build
+	CI=1 CCL_SCALE=$(SCALE) python -m pytest -q --nbval-lax --nbval-current-env \
+	    --junitxml=_build/profile-$(SCALE).xml book/
+	python tests/chapter_times.py _build/profile-$(SCALE).xml --top 3 --scale $(SCALE)
 
 clean:
 	rm -rf _build $(VENV) *.egg-info .pytest_cache .hypothesis

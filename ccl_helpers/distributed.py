@@ -27,9 +27,12 @@ Typical use under ``torchrun --nproc_per_node=G script.py``::
     model = distributed.wrap_ddp(make_encoder(), device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     for step in range(n_steps):
-        x1, x2 = two_views_of_my_shard(step)      # (b, ...) each: this rank's part of the batch
-        loss = distributed.ddp_train_step(model, optimizer, x1, x2, temperature=0.5)
+        x1, x2 = two_views_of_the_global_batch(step)      # (B, ...) each, drawn with a seed shared by all ranks
+        loss = distributed.ddp_train_step(model, optimizer, distributed.local_shard(x1),
+                                          distributed.local_shard(x2), temperature=0.5)
     distributed.cleanup()
+
+``python -m ccl_helpers.launch`` is such a script for Chapter 5's encoder (see the README).
 
 Every function works unchanged in a single process (``torch.distributed`` not initialised, or
 world size 1): then the gather is the identity and the loss is ``nt_xent_loss``.
@@ -51,13 +54,14 @@ from torch import Tensor, nn
 from .losses._reduction import (at_least_float32, check_embeddings, check_reduction, check_same_shape,
                                 check_temperature, reduce)
 from .losses.nt_xent import NORM_EPS
+from .runtime import progress
 
 MAX_DIMS = 16
 """The most dimensions a tensor given to :func:`gather_with_grad` may have (its shape is checked
 across ranks with a fixed-size message)."""
 
 __all__ = ["MAX_DIMS", "cleanup", "ddp_train", "ddp_train_step", "gather_with_grad", "init_from_env",
-           "is_distributed", "nt_xent_loss_distributed", "rank", "world_size", "wrap_ddp"]
+           "is_distributed", "local_shard", "nt_xent_loss_distributed", "rank", "world_size", "wrap_ddp"]
 
 
 # --------------------------------------------------------------------------------------------
@@ -105,6 +109,34 @@ def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
     if any(shape != shapes[0] for shape in shapes):
         raise ValueError(f"tensor must have the same shape on every rank (use drop_last=True or pad the "
                          f"last batch), got shapes by rank {shapes}")
+
+
+def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
+    r"""This rank's shard of a global batch: block :math:`r` of :math:`W` equal contiguous blocks along ``dim``.
+
+    When every rank draws the same global batch of :math:`B` samples (a generator seeded alike on all
+    ranks), the shards partition it in rank order, the order in which :func:`gather_with_grad`
+    reassembles it; so the training run is that of one process on the global batch, for any :math:`W`
+    dividing :math:`B` (up to rounding).
+
+    Args:
+        batch: the global batch, shape ``(..., B, ...)`` with :math:`B` at ``dim``, 1 to
+            :data:`MAX_DIMS` dimensions; :math:`B` a multiple of the world size :math:`W`.
+        dim: the batch dimension (default 0).
+
+    Returns:
+        Rows :math:`r b, \dots, r b + b - 1` along ``dim``, :math:`b = B / W`, as a view (the whole
+        batch when not distributed).
+    """
+    dim = _check_tensor_and_dim(batch, dim)
+    total, n_ranks = batch.shape[dim], world_size()
+    if total % n_ranks:
+        raise ValueError(f"batch must split into world_size = {n_ranks} equal shards along dim {dim}, got "
+                         f"{total} samples (shape {tuple(batch.shape)}); make the global batch a multiple of "
+                         f"{n_ranks}")
+    local = total // n_ranks
+    return batch.narrow(dim, rank() * local, local)
+
 
 
 # --------------------------------------------------------------------------------------------
@@ -361,13 +393,13 @@ def ddp_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x1: Tenso
 
 def ddp_train(model: nn.Module, sample_views: Callable[[int], tuple[Tensor, Tensor]], n_steps: int, *,
               temperature: float = 0.5, lr: float = 1e-3, device: torch.device | str | None = None,
-              ) -> tuple[nn.Module, list[float]]:
+              desc: str | None = None) -> tuple[nn.Module, list[float]]:
     """Train ``model`` with Adam and :func:`ddp_train_step` for ``n_steps``; the whole ``torchrun`` path.
 
     Wraps the model with :func:`wrap_ddp`, then for ``step = 1 .. n_steps`` calls
     ``sample_views(step)`` for this rank's two views ``(x1, x2)`` (each ``(b, ...)``, a different
-    shard of the global batch on each rank, e.g. via ``DistributedSampler`` or by slicing a batch
-    drawn with a seed shared by all ranks at ``rank() * b``) and takes one step.
+    shard of the global batch on each rank, e.g. via ``DistributedSampler`` or :func:`local_shard` of a
+    batch drawn with a seed shared by all ranks) and takes one step.
 
     Args:
         model: the encoder (see :func:`ddp_train_step`).
@@ -376,6 +408,7 @@ def ddp_train(model: nn.Module, sample_views: Callable[[int], tuple[Tensor, Tens
         temperature: :math:`t` of NT-Xent, > 0.
         lr: Adam's learning rate, a finite number > 0.
         device: where to train (default: the model's device; use :func:`init_from_env`'s result).
+        desc: the label of a progress bar (:func:`ccl_helpers.progress`) shown by rank 0 only; None: no bar.
 
     Returns:
         ``(model, losses)``: the trained encoder ``model`` itself (not the DDP wrapper; it is trained
@@ -391,8 +424,9 @@ def ddp_train(model: nn.Module, sample_views: Callable[[int], tuple[Tensor, Tens
     wrapped = wrap_ddp(model, device)
     optimizer = torch.optim.Adam(wrapped.parameters(), lr=lr)
     target = next(wrapped.parameters()).device
+    steps = range(1, n_steps + 1)
     losses = []
-    for step in range(1, n_steps + 1):
+    for step in progress(steps, desc=desc) if desc is not None and rank() == 0 else steps:
         x1, x2 = sample_views(step)
         losses.append(ddp_train_step(wrapped, optimizer, x1.to(target), x2.to(target), temperature).item())
     return model, losses                          # nn.Module.to moves in place: the trained encoder

@@ -41,6 +41,8 @@ import sympy as sp
 import torch
 from torch import Tensor
 
+from .runtime import check_int as _check_int
+
 LOSSES = ("contrastive", "non_contrastive")
 FORMS = ("primary", "alternative")
 NORMALISATIONS = ("population", "batch")
@@ -48,12 +50,6 @@ SCORES = ("max_one_minus_rho", "noise_ratio", "kappa", "balance_fro", "balance_t
 
 
 # ---------------------------------------------------------------- argument checks
-
-def _check_int(name: str, value, minimum: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < minimum:
-        raise ValueError(f"{name} must be an integer ≥ {minimum}, got {value!r}")
-    return int(value)
-
 
 def _check_positive(name: str, value, allow_zero: bool = False) -> float:
     if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \

@@ -46,11 +46,10 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from .runtime import check_int as _check_int
-
 from . import curl, metrics
 from .data import LatentClassModel, check_class_probs
-from .losses import info_nce_loss
+from .losses import info_nce_loss, logistic_loss
+from .runtime import check_int as _check_int
 from .train import Forward
 
 MAX_DP_NEGATIVES = 1024
@@ -780,26 +779,38 @@ def proposition1_grid(features: Tensor, labels: Tensor, n_negatives: Sequence[in
 def triplet_objective(forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]) -> Tensor:
     r"""L̂_un(f) = Σ_{i=1}^n ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺))), ζ(u) = log(1 + eᵘ) — eq. (11), a *sum* over the n
     fixed triplets. triplets: (anchor, positive, negative), each (n, …) → a 0-dim tensor. A ``loss_fn`` for
-    :func:`ccl_helpers.train.gradient_descent`."""
+    :func:`ccl_helpers.train.gradient_descent`.
+
+    One forward pass over the 3n inputs, then :func:`ccl_helpers.losses.logistic_loss` with
+    ``reduction="sum"`` (it takes ζ(f(xᵢ)ᵀf(xᵢ⁻) − f(xᵢ)ᵀf(xᵢ⁺)), the same argument). Chapter 3's
+    :func:`ccl_helpers.wen.triplet_loss` is the same loss on index triplets, divided by their number."""
+    inputs, n = _stack_triplets(triplets)
+    return logistic_loss(*_split_triplets(forward(inputs), n), reduction="sum")
+
+
+def _stack_triplets(triplets: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, int]:
+    """(the 3n inputs: anchors, then positives, then negatives; n) for one forward pass."""
     anchor, positive, negative = triplets
-    n = anchor.shape[0]
-    outputs = forward(torch.cat([anchor, positive, negative])).unflatten(0, (3, n))
-    return torch.nn.functional.softplus(_triplet_logits(outputs)).sum()
+    if not (anchor.shape == positive.shape == negative.shape) or anchor.ndim < 2:
+        raise ValueError(f"triplets must be three tensors of one shape (n, …), got {tuple(anchor.shape)}, "
+                         f"{tuple(positive.shape)}, {tuple(negative.shape)}")
+    return torch.cat([anchor, positive, negative]), anchor.shape[0]
 
 
-def _triplet_logits(outputs: Tensor) -> Tensor:
-    """uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) for outputs (…, 3, n, d) → (…, n)."""
-    z1, z2, z3 = outputs.unbind(-3)
-    return torch.linalg.vecdot(z1, z3 - z2)
+def _split_triplets(outputs: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
+    """Outputs (…, 3n, d) of :func:`_stack_triplets`'s inputs → (z₁, z₂, z₃) = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), each (…, n, d)."""
+    return outputs.unflatten(-2, (3, n)).unbind(-3)
 
 
 def triplet_evaluator(triplets: tuple[Tensor, Tensor, Tensor]) -> Callable[[Callable[[Tensor], Tensor]],
                                                                              dict[str, Tensor]]:
     r"""An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` on fixed triplets (Lemma 4, Assumption 2).
 
-    With zᵢ = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) and ℓ(zᵢ) = ζ(uᵢ), the loss vector
-    of triplet i is ∇_{zᵢ}ℓ = σ(uᵢ)(z_{i,3} − z_{i,2}, −z_{i,1}, z_{i,1}) (σ the logistic function). As the
-    3n inputs are distinct (Assumption 1), the gradient of L̂_un with respect to all outputs stacks them.
+    With zᵢ = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) and ℓ(zᵢ) = ζ(uᵢ) (per triplet,
+    :func:`ccl_helpers.losses.logistic_loss` with ``reduction="none"``, as in :func:`triplet_objective`),
+    the loss vector of triplet i is ∇_{zᵢ}ℓ = σ(uᵢ)(z_{i,3} − z_{i,2}, −z_{i,1}, z_{i,1}) (σ the logistic
+    function, taken as σ(uᵢ) = 1 − e^{−ℓ(zᵢ)} since ℓ = log(1 + eᵘ)). As the 3n inputs are distinct
+    (Assumption 1), the gradient of L̂_un with respect to all outputs stacks them. Computed in float64.
     Returns, per seed (S,):
 
     - ``loss_max`` max_i ℓ(zᵢ); ``output_grad_norm`` ε = ‖∇_z L̂_un‖ = (Σᵢ ‖∇_{zᵢ}ℓ‖²)^{1/2};
@@ -807,21 +818,18 @@ def triplet_evaluator(triplets: tuple[Tensor, Tensor, Tensor]) -> Callable[[Call
     - ``lemma4_bound`` 2ε/η, which bounds every ℓ(zᵢ) when ε < η/2 (Lemma 4); ``lemma4_applies`` 1.0
       where ε < η/2, else 0.0.
     """
-    anchor, positive, negative = triplets
-    if not (anchor.shape == positive.shape == negative.shape) or anchor.ndim < 2:
-        raise ValueError(f"triplets must be three tensors of one shape (n, …), got {tuple(anchor.shape)}, "
-                         f"{tuple(positive.shape)}, {tuple(negative.shape)}")
-    inputs, n = torch.cat([anchor, positive, negative]), anchor.shape[0]
+    inputs, n = _stack_triplets(triplets)
 
     def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
-        outputs = model(inputs).double().unflatten(-2, (3, n))  # (S, 3, n, d)
-        z1, z2, z3 = outputs.unbind(-3)
-        u = _triplet_logits(outputs)
-        vector_sq = torch.sigmoid(u) ** 2 * ((z3 - z2).square().sum(-1) + 2 * z1.square().sum(-1))
+        outputs = model(inputs).double()  # (S, 3n, d)
+        z1, z2, z3 = _split_triplets(outputs, n)
+        loss = logistic_loss(z1, z2, z3, reduction="none")  # ℓ(zᵢ), (S, n)
+        sigma = -torch.expm1(-loss)  # σ(uᵢ)
+        vector_sq = sigma ** 2 * ((z3 - z2).square().sum(-1) + 2 * z1.square().sum(-1))
         epsilon = vector_sq.sum(-1).sqrt()
-        norms = outputs.norm(dim=-1).flatten(-2)
+        norms = outputs.norm(dim=-1)
         eta = norms.amin(-1)
-        return {"loss_max": torch.nn.functional.softplus(u).amax(-1), "output_grad_norm": epsilon,
+        return {"loss_max": loss.amax(-1), "output_grad_norm": epsilon,
                 "norm_min": eta, "norm_max": norms.amax(-1), "lemma4_bound": 2 * epsilon / eta,
                 "lemma4_applies": (epsilon < eta / 2).double()}
 

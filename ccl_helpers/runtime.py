@@ -1,7 +1,8 @@
-"""Run-time set-up: device choice, seeding, determinism, experiment scale, progress bars."""
+"""Run-time set-up: device choice, seeding, determinism, experiment scale, precision, progress bars."""
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import os
 import random
@@ -13,6 +14,9 @@ import torch
 
 SCALES = ("smoke", "standard", "paper")
 """The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
+
+PRECISIONS = ("fp32", "bf16")
+"""The training precisions selected by the ``CCL_PRECISION`` environment variable."""
 
 T = TypeVar("T")
 
@@ -47,6 +51,37 @@ def device() -> torch.device:
     if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
         return torch.device("mps")
     return torch.device("cpu")
+
+
+def precision() -> str:
+    """The precision of minibatch training, ``"fp32"`` or ``"bf16"``, read from ``CCL_PRECISION`` (unset or blank:
+    the default).
+
+    Default: ``"bf16"`` at the ``paper`` scale on a CUDA :func:`device` that supports bfloat16, else ``"fp32"``
+    (so the ``smoke`` and ``standard`` runs, the stored outputs among them, and every CPU run stay in float32).
+    """
+    value = os.environ.get("CCL_PRECISION", "").strip().lower()
+    if not value:
+        on_bf16_gpu = device().type == "cuda" and torch.cuda.is_bf16_supported()
+        return "bf16" if scale() == "paper" and on_bf16_gpu else "fp32"
+    if value not in PRECISIONS:
+        raise ValueError(f"CCL_PRECISION must be one of {PRECISIONS}, got {value!r}")
+    return value
+
+
+def autocast(device: torch.device | str) -> contextlib.AbstractContextManager:
+    """``torch.autocast`` to bfloat16 on ``device``'s type when :func:`precision` is ``"bf16"``, else a no-op
+    (``contextlib.nullcontext``: the float32 path runs exactly the code it runs without this).
+
+    Safe where it is used: around the forward pass and loss of :func:`~ccl_helpers.train.train`'s minibatch
+    steps, the losses reducing in at least float32 (``at_least_float32``), the parameters, their gradients
+    and the optimiser state staying float32. Not used for evaluation, exact expectations, bounds, the
+    convergence checks of full-batch :func:`~ccl_helpers.train.gradient_descent` or sympy: those stay in
+    float32/float64, where the theory's inequalities are asserted.
+    """
+    if precision() == "bf16":
+        return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+    return contextlib.nullcontext()
 
 
 def under_ci() -> bool:

@@ -47,6 +47,8 @@ import sympy as sp
 import torch
 from torch import Tensor
 
+from .runtime import check_int as _check_int
+
 SQRT2 = math.sqrt(2.0)
 
 
@@ -74,13 +76,6 @@ def _check_radius(radius) -> float:
     value = float(radius)
     if not math.isfinite(value) or value <= 0:
         raise ValueError(f"radius C must be a finite real > 0, got {radius!r}")
-    return value
-
-
-def _check_int(value, name: str, low: int, high: int | None = None) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low or (high is not None and value > high):
-        allowed = f"an int ≥ {low}" if high is None else f"an int in {low}..{high}"
-        raise ValueError(f"{name} must be {allowed}, got {value!r}")
     return value
 
 
@@ -129,7 +124,7 @@ def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
 @lru_cache(maxsize=None)
 def triplet_symbols(dim: int = 1) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
     """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
-    _check_int(dim, "dim", 1, 3)
+    dim = _check_int("dim", dim, 1, 3)
     return tuple(sp.Matrix(sp.symbols(f"z{j}_0:{dim}", real=True)) for j in (1, 2, 3))
 
 
@@ -297,8 +292,8 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     (‖z₁‖ = C, z₃ = −z₂ = w/2, ‖w‖ = 2C, cos∠(z₁, w) = u/(2C²)); φ(−u, G) ≤ φ(u, G) for u ≥ 0.
     By rotation invariance (ℓ depends on z through z₁ and w only) d = 2 attains every value."""
     C = _check_radius(radius)
-    _check_int(points, "points", 16)
-    _check_int(rounds, "rounds", 0, 50)
+    points = _check_int("points", points, 16)
+    rounds = _check_int("rounds", rounds, 0, 50)
     big_g = torch.tensor(6 * C * C, dtype=torch.float64)
     lo, hi = 0.0, 2 * C * C
     best = -math.inf
@@ -336,10 +331,10 @@ def smoothness_sup_search(radius: float, dim: int = 2, n_starts: int = 128, n_st
     (3, d)); deterministic for a given seed on a given device.
     """
     C = _check_radius(radius)
-    _check_int(dim, "dim", 1)
-    _check_int(n_starts, "n_starts", 1)
-    _check_int(n_steps, "n_steps", 0)
-    _check_int(seed, "seed", 0)
+    dim = _check_int("dim", dim, 1)
+    n_starts = _check_int("n_starts", n_starts, 1)
+    n_steps = _check_int("n_steps", n_steps, 0)
+    seed = _check_int("seed", seed, 0)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
         raise ValueError(f"lr must be in (0, 1], got {lr!r}")
     device = torch.device("cpu") if device is None else torch.device(device)
@@ -435,7 +430,7 @@ def smoothness_table(radii, dim: int = 2, n_starts: int = 128, n_steps: int = 30
 @lru_cache(maxsize=None)
 def lse_symbols(k: int = 2) -> tuple[sp.Symbol, ...]:
     """Real symbols u_1 … u_k."""
-    _check_int(k, "k", 1, 4)
+    k = _check_int("k", k, 1, 4)
     return sp.symbols(f"u1:{k + 1}", real=True)
 
 
@@ -504,7 +499,7 @@ def lse_hessian_gershgorin_bound(u: Tensor) -> Tensor:
 def lse_hessian_lambda_max_sup(k: int) -> float:
     """sup_u λ_max(diag(p) − ppᵀ): 1/4 for k = 1 (attained at u = 0), 1/2 for k ≥ 2 (approached by
     u = (t, t, −∞, …), t → ∞, where λ_max = e^t/(1 + 2e^t); never attained since p₀ > 0)."""
-    _check_int(k, "k", 1)
+    _check_int("k", k, 1)
     return 0.25 if k == 1 else 0.5
 
 

@@ -22,7 +22,8 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from .runtime import progress
+from .losses._reduction import at_least_float32
+from .runtime import autocast, check_int, progress
 
 Forward = Callable[[Tensor], Tensor]
 
@@ -77,11 +78,6 @@ class StackedModel:
         return module
 
 
-def _check_steps(name: str, value: int) -> None:
-    if not isinstance(value, numbers.Integral) or isinstance(value, bool) or value < 1:
-        raise ValueError(f"{name} must be an int ≥ 1, got {value!r}")
-
-
 def _check_lr(value: float, name: str = "lr") -> float:
     if not (isinstance(value, numbers.Real) and value > 0 and math.isfinite(value)):
         raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
@@ -126,9 +122,12 @@ def train(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], sample
         evaluate: model ↦ {quantity: (S,) tensor}, called at step 0, at ``eval_steps`` and at the end.
         optimizer: ``"adam"`` or ``"sgd"`` (plain gradient descent with step size ``lr``).
     Records ``train_loss`` (mean minibatch loss since the last checkpoint) and every quantity of ``evaluate``.
+    Each step's forward pass and loss run under :func:`~ccl_helpers.runtime.autocast` (bfloat16 when
+    :func:`~ccl_helpers.runtime.precision` is ``"bf16"``); the losses are summed and back-propagated in at least
+    float32, the parameters stay in their dtype, and ``evaluate`` runs outside autocast, in full precision.
     For full-batch gradient descent on a fixed training set, see :func:`gradient_descent`.
     """
-    _check_steps("n_steps", n_steps)
+    n_steps = check_int("n_steps", n_steps)
     _check_lr(lr)
     optimizers = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
     if optimizer not in optimizers:
@@ -140,6 +139,7 @@ def train(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], sample
     records: list[pd.DataFrame] = []
     running = torch.zeros(model.n_seeds, device=params[0].device)
     since = 0
+    mixed_precision = autocast(params[0].device)
 
     def record(step: int) -> None:
         nonlocal running, since
@@ -151,7 +151,10 @@ def train(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], sample
     record(0)
     for step in progress(range(1, n_steps + 1), desc=desc):
         opt.zero_grad(set_to_none=True)
-        losses = batched_loss(model.params, model.buffers, sample_batch(step))
+        batch = sample_batch(step)
+        with mixed_precision:
+            losses = batched_loss(model.params, model.buffers, batch)
+        losses = at_least_float32(losses)
         losses.sum().backward()
         opt.step()
         running, since = running + losses.detach(), since + 1
@@ -163,8 +166,8 @@ def train(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], sample
 def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
     """About ``n_points`` integer steps in [0, n_steps], log-spaced: 0, then the distinct roundings of
     geomspace(1, n_steps, n_points − 1); always contains 0, 1 and n_steps (for n_points ≥ 3)."""
-    _check_steps("n_steps", n_steps)
-    _check_steps("n_points", n_points)
+    n_steps = check_int("n_steps", n_steps)
+    n_points = check_int("n_points", n_points)
     inner = np.geomspace(1, n_steps, max(n_points - 1, 1)) if n_points > 1 else np.array([])
     return sorted({0, n_steps, *(int(round(s)) for s in inner)})
 
@@ -252,7 +255,7 @@ def gradient_descent(model: StackedModel, loss_fn: Callable[[Forward, Any], Tens
 
     Raises FloatingPointError when a loss or gradient becomes non-finite (step size too large).
     """
-    _check_steps("max_steps", max_steps)
+    max_steps = check_int("max_steps", max_steps)
     names = list(model.params)
     if isinstance(lr, Mapping):
         rates = {name: _check_lr(value, f"lr[{name!r}]") for name, value in _prefix_values(names, lr, "lr").items()}

@@ -557,7 +557,10 @@ def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
     """Merad et al.'s eq. (11) for one encoder f, divided by the number of triplets:
     (1/M) Σ_t log(1 + exp(f(x_t)ᵀ(f(x_t⁻) − f(x_t⁺)))) (:func:`ccl_helpers.losses.logistic_loss`).
 
-    data: (x (n, b), triplets (M, 3) of indices, e.g. :func:`all_triplets`). One forward pass over x.
+    data: (x (n, b), triplets (M, 3) of indices, e.g. :func:`all_triplets`). One forward pass over the n
+    inputs of x, then ``logistic_loss(..., reduction="mean")`` on the indexed outputs: the same value as
+    :func:`ccl_helpers.multineg.triplet_objective` (the sum, one forward pass over 3M inputs) of
+    (x[triplets[:, 0]], x[triplets[:, 1]], x[triplets[:, 2]]), divided by M.
     With :func:`all_triplets` it equals L_S(f, f) with k = 1 (:func:`contrastive_loss` of (f(x), f(x), 1)).
     A ``loss_fn`` for :func:`ccl_helpers.train.gradient_descent` (shape checks only, so it runs under vmap)."""
     x, triplets = data

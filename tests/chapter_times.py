@@ -1,29 +1,67 @@
-"""Print the wall time nbval spent on each chapter, from its JUnit XML report.
+"""Print the wall time nbval spent on each chapter, and the costliest cells, from its JUnit XML report.
 
-Usage: python tests/chapter_times.py _build/nbval.xml
-(The report's test cases are the notebooks' cells; their times are summed per notebook.)
+Usage: python tests/chapter_times.py _build/nbval.xml [--top K] [--scale NAME]
+(The report's test cases are the notebooks' code cells, "Cell i" being the i-th code cell; their times
+are summed per notebook. ``--top K`` also lists the K slowest cells of the whole book, each labelled with
+its notebook and the first line of its code that is not a blank line or an nbval marker.)
 """
 
 from __future__ import annotations
 
+import argparse
 import sys
 import xml.etree.ElementTree as ET
 from collections import defaultdict
+from pathlib import Path
+
+import nbformat
+
+
+def cell_times(report: str) -> list[tuple[str, int, float]]:
+    """(notebook path, code-cell index, seconds) for every cell of the report."""
+    rows = []
+    for case in ET.parse(report).getroot().iter("testcase"):
+        classname = case.get("classname") or "?"                 # e.g. "book.01_curl_framework.ipynb"
+        path = classname.removesuffix(".ipynb").replace(".", "/") + ".ipynb"
+        rows.append((path, int(case.get("name", "Cell -1").split()[-1]), float(case.get("time", 0))))
+    return rows
 
 
 def chapter_times(report: str) -> dict[str, float]:
     """Seconds per notebook, summed over its cells."""
     totals: dict[str, float] = defaultdict(float)
-    for case in ET.parse(report).getroot().iter("testcase"):
-        totals[case.get("classname") or "?"] += float(case.get("time", 0))  # e.g. "book.01_curl_framework.ipynb"
+    for path, _, seconds in cell_times(report):
+        totals[path] += seconds
     return dict(totals)
 
 
-def main() -> int:
-    times = chapter_times(sys.argv[1] if len(sys.argv) > 1 else "_build/nbval.xml")
+def cell_label(path: str, index: int, width: int = 90) -> str:
+    """The first line of the ``index``-th code cell of the notebook at ``path`` that says what it does."""
+    if not Path(path).is_file():
+        return "?"
+    code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
+    if not 0 <= index < len(code):
+        return "?"
+    lines = [line.strip() for line in code[index].source.splitlines()]
+    first = next((line for line in lines if line and not line.startswith("# NBVAL")), "")
+    return first if len(first) <= width else first[:width - 1] + "…"
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("report", nargs="?", default="_build/nbval.xml")
+    parser.add_argument("--top", type=int, default=0, help="also list the K slowest cells")
+    parser.add_argument("--scale", default="standard", help="the CCL_SCALE the report was made at (for the label)")
+    args = parser.parse_args(argv)
+    times = chapter_times(args.report)
     for name, seconds in sorted(times.items()):
         print(f"{name}: {seconds / 60:.1f} min")
-    print(f"all chapters: {sum(times.values()) / 60:.1f} min at CCL_SCALE=standard")
+    total = sum(times.values())
+    print(f"all chapters: {total / 60:.1f} min at CCL_SCALE={args.scale}")
+    if args.top:
+        print(f"slowest {args.top} cells:")
+        for path, index, seconds in sorted(cell_times(args.report), key=lambda row: -row[2])[:args.top]:
+            print(f"  {seconds:7.1f} s ({seconds / total:4.0%})  {Path(path).stem} cell {index}: {cell_label(path, index)}")
     return 0
 
 

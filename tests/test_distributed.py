@@ -1,6 +1,7 @@
 """Tests of ccl_helpers.distributed: two CPU processes (gloo) against the single-process run on the
-concatenated batch (loss, embedding gradients, a DDP step, a short DDP training run), the failure
-of plain all_gather that gather_with_grad fixes, and argument validation.
+concatenated batch (loss, embedding gradients, a DDP step, a short DDP training run), each rank's
+shard of a global batch, the failure of plain all_gather that gather_with_grad fixes, and argument
+validation.
 
 The two processes are started once per module (spawn, a free port found at run time, every join
 under a timeout); each writes its results to a file that the tests compare with the single-process
@@ -133,6 +134,15 @@ def run_checks(rank: int, inputs: dict[str, torch.Tensor]) -> dict:
     out["train_losses"] = losses
     out["train_returns_encoder"] = not isinstance(trained, nn.parallel.DistributedDataParallel)
     out["train_params"] = {n: p.detach().clone() for n, p in trained.named_parameters()}
+
+    # Each rank's shard of a global batch: rows rank * b .. rank * b + b - 1, along any dim.
+    out["shard"] = distributed.local_shard(inputs["x1"])
+    out["shard_dim1"] = distributed.local_shard(inputs["x1"].T, dim=1)
+    try:
+        distributed.local_shard(torch.zeros(WORLD_SIZE * LOCAL_BATCH + 1, DIM))
+        out["shard_error"] = None
+    except ValueError as error:
+        out["shard_error"] = str(error)
 
     # Different local batch sizes: a ValueError on every rank, no hang.
     uneven = torch.zeros(LOCAL_BATCH + rank, DIM, dtype=torch.float64)
@@ -297,6 +307,14 @@ def test_plain_all_gather_loses_gradients(ranks, single):
         assert (r["own_slot_z2_grad"] - WORLD_SIZE * shard(single["z2_grad"], rank)).abs().max() > 1e-2
 
 
+def test_local_shard_takes_the_rank_block(ranks):
+    inputs = make_inputs()
+    for rank, r in enumerate(ranks):
+        close(r["shard"], shard(inputs["x1"], rank))
+        close(r["shard_dim1"], shard(inputs["x1"], rank).T)
+        assert r["shard_error"] is not None and "world_size = 2 equal shards" in r["shard_error"]
+
+
 def test_uneven_shapes_raise_on_every_rank(ranks):
     for r in ranks:
         assert r["uneven_error"] is not None and "same shape on every rank" in r["uneven_error"]
@@ -311,6 +329,8 @@ def test_single_process_helpers():
     assert distributed.rank() == 0 and distributed.world_size() == 1
     tensor = torch.randn(3, 2)
     assert distributed.gather_with_grad(tensor) is tensor
+    assert torch.equal(distributed.local_shard(tensor), tensor)
+    assert torch.equal(distributed.local_shard(tensor, dim=1), tensor)
 
 
 @pytest.mark.parametrize("lead", [(), (2,)])
@@ -326,8 +346,9 @@ def test_single_process_loss_is_nt_xent(lead, reduction):
     close(grads, torch.autograd.grad(reference.sum(), (z1, z2)))
 
 
-def test_single_process_training_runs_without_torchrun(monkeypatch):
+def test_single_process_training_runs_without_torchrun(monkeypatch, capsys):
     monkeypatch.delenv("WORLD_SIZE", raising=False)
+    monkeypatch.delenv("CI", raising=False)                   # CI silences progress bars
     device = distributed.init_from_env()
     assert isinstance(device, torch.device) and not distributed.is_distributed()
     model = make_encoder()
@@ -337,8 +358,9 @@ def test_single_process_training_runs_without_torchrun(monkeypatch):
         x1, x2 = adam_views(step)
         return x1, x2
 
-    _, losses = distributed.ddp_train(model, sample_views, 2, temperature=TEMPERATURE, lr=ADAM_LR)
+    _, losses = distributed.ddp_train(model, sample_views, 2, temperature=TEMPERATURE, lr=ADAM_LR, desc="ddp test")
     assert len(losses) == 2 and all(torch.isfinite(torch.tensor(losses)))
+    assert "ddp test" in capsys.readouterr().err              # rank 0's progress bar
 
 
 # ---------------------------------------------------------------------------------------------
@@ -354,6 +376,8 @@ Z = torch.randn(4, 3)
     (lambda: distributed.gather_with_grad(Z, dim=-3), "dim"),
     (lambda: distributed.gather_with_grad(Z, dim=True), "dim"),
     (lambda: distributed.gather_with_grad(Z, dim=0.0), "dim"),
+    (lambda: distributed.local_shard([1.0, 2.0]), "tensor"),
+    (lambda: distributed.local_shard(Z, dim=2), "dim"),
     (lambda: distributed.nt_xent_loss_distributed(Z.long(), Z), "z1"),
     (lambda: distributed.nt_xent_loss_distributed(Z, Z[:3]), "z2"),
     (lambda: distributed.nt_xent_loss_distributed(Z[0], Z[0]), "z1"),

@@ -267,6 +267,11 @@ def test_train_schedule_and_rescaling(small):
     assert torch.allclose(new_A, W_A - 0.2 * g_A) and torch.allclose(new_B, W_B - 0.2 * g_B)
     assert list(history["step"]) == [0, 0, 1, 1] and set(history.columns) >= set(mm.SCORES) - {"align"}
     assert mm.two_stage(0.05, 3, 3.0, 4) == [(0.05, 3), (3.0, 4)]
+    assert mm.two_stage(0.05, 0, 3.0, 4) == [(0.05, 0), (3.0, 4)]
+    with pytest.raises(ValueError, match="steps_1 must be an integer ≥ 0"):
+        mm.two_stage(0.05, -1, 3.0, 4)
+    with pytest.raises(ValueError, match="steps_2 must be an integer ≥ 0"):
+        mm.two_stage(0.05, 3, 3.0, 4.0)
     with pytest.raises(ValueError, match="schedule"):
         mm.train(model, W_A, W_B, [(0.0, 3)], generator=gen())
     with pytest.raises(ValueError, match="record_steps"):

@@ -12,7 +12,7 @@ from fractions import Fraction
 import pytest
 import torch
 
-from ccl_helpers import curl, losses, metrics, multineg
+from ccl_helpers import curl, losses, metrics, multineg, wen
 from ccl_helpers.data import EmpiricalClasses
 from ccl_helpers.losses import info_nce_loss
 from ccl_helpers.models import MLP
@@ -730,6 +730,24 @@ def test_triplet_objective_is_the_sum_of_logistic_losses():
     forward = lambda x: x @ linear  # noqa: E731
     expected = losses.logistic_loss(*(forward(t) for t in triplets), reduction="sum")
     torch.testing.assert_close(multineg.triplet_objective(forward, triplets), expected)
+    a, p, n = (forward(t) for t in triplets)  # eq. (11) written out: Σᵢ ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺)))
+    written_out = torch.nn.functional.softplus(torch.linalg.vecdot(a, n - p)).sum()
+    torch.testing.assert_close(multineg.triplet_objective(forward, triplets), written_out)
+
+
+def test_triplet_objective_is_chapter3_triplet_loss_times_the_number_of_triplets():
+    x = randn(5, 6, seed=4)
+    linear = randn(6, 3, seed=5)
+    forward = lambda inputs: inputs @ linear  # noqa: E731
+    index = wen.all_triplets(5)
+    total = multineg.triplet_objective(forward, (x[index[:, 0]], x[index[:, 1]], x[index[:, 2]]))
+    torch.testing.assert_close(total, index.shape[0] * wen.triplet_loss(forward, (x, index)))
+
+
+def test_triplet_objective_rejects_mismatched_shapes():
+    a, p, n = _random_triplets()
+    with pytest.raises(ValueError, match="triplets"):
+        multineg.triplet_objective(lambda x: x, (a, p[:-1], n))
 
 
 def test_triplet_evaluator_matches_autograd_and_lemma4():

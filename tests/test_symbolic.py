@@ -295,3 +295,19 @@ def test_other_bad_arguments_raise():
         symbolic.smooth_max(torch.zeros(3), 0.0)
     with pytest.raises(ValueError, match="x must"):
         symbolic.smooth_max(torch.zeros((), dtype=torch.float64))
+
+
+def test_integer_arguments_keep_their_ranges():
+    """The integer checks (ccl_helpers.runtime.check_int): bounds on both sides, no bools or floats."""
+    for bad in (0, 4, True, 2.0):
+        with pytest.raises(ValueError, match="dim must be an integer 1..3"):
+            symbolic.triplet_symbols(bad)
+    for bad in (0, 5):
+        with pytest.raises(ValueError, match="k must be an integer 1..4"):
+            symbolic.lse_symbols(bad)
+    with pytest.raises(ValueError, match="rounds must be an integer 0..50"):
+        symbolic.smoothness_sup_exact(1.0, rounds=51)
+    with pytest.raises(ValueError, match="points must be an integer ≥ 16"):
+        symbolic.smoothness_sup_exact(1.0, points=15)
+    with pytest.raises(ValueError, match="n_steps must be an integer ≥ 0"):
+        symbolic.smoothness_sup_search(1.0, n_steps=-1)

@@ -244,6 +244,8 @@ def test_wide_pivots_one_column_per_quantity():
 @pytest.mark.parametrize("kwargs, argument", [
     ({"n_steps": 0}, "n_steps"),
     ({"n_steps": -3}, "n_steps"),
+    ({"n_steps": 2.5}, "n_steps"),
+    ({"n_steps": True}, "n_steps"),
     ({"lr": 0.0}, "lr"),
     ({"lr": -1e-3}, "lr"),
     ({"lr": float("nan")}, "lr"),
@@ -316,6 +318,8 @@ def test_log_spaced_steps():
     assert log_spaced_steps(7, 1) == [0, 7]
     with pytest.raises(ValueError, match="n_points"):
         log_spaced_steps(10, 0)
+    with pytest.raises(ValueError, match="n_steps must be an integer"):
+        log_spaced_steps(10.0, 5)
 
 
 @pytest.mark.parametrize("trainable", ["hidden", "all"])

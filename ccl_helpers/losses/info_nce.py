@@ -92,17 +92,21 @@ def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch
         per_sample = torch.logaddexp(positive_logit, negative_lse) - positive_logit
         return reduce(per_sample, reduction).to(anchor.dtype)
     positive_score = torch.linalg.vecdot(anchor, positive).unsqueeze(-1)   # (..., 1)
-    negative_scores = torch.linalg.vecdot(anchor.unsqueeze(-2), negatives)  # (..., N)
+    negative_scores = _scores(anchor, negatives)                            # (..., N)
     logits = at_least_float32(torch.cat([positive_score, negative_scores], dim=-1)) / temperature
     per_sample = torch.logsumexp(logits, dim=-1) - logits[..., 0]
     return reduce(per_sample, reduction).to(anchor.dtype)
 
 
+def _scores(anchor: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
+    """The inner products a^T n_i, (..., N), for anchor (..., d) and negatives (..., N, d): a batched
+    matmul, so neither pass builds an (..., N, d) product temporary."""
+    return (anchor.unsqueeze(-2) @ negatives.transpose(-2, -1)).squeeze(-2)
+
+
 def _chunk_scores(anchor: torch.Tensor, negatives_chunk: torch.Tensor, temperature: float) -> torch.Tensor:
-    """The logits a^T n_i / t of one block of negatives, (..., c), in at least float32 (matmul, no
-    (..., c, d) temporary)."""
-    scores = (anchor.unsqueeze(-2) @ negatives_chunk.transpose(-2, -1)).squeeze(-2)
-    return at_least_float32(scores) / temperature
+    """The logits a^T n_i / t of one block of negatives, (..., c), in at least float32."""
+    return at_least_float32(_scores(anchor, negatives_chunk)) / temperature
 
 
 class _ChunkedNegativeLogSumExp(torch.autograd.Function):
