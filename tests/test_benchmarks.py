@@ -27,6 +27,7 @@ def test_vmap_benchmark_sides_train_the_same_models(monkeypatch):
         assert r["max_param_difference"] < 1e-4, r
         assert r["stacked_s"] > 0 and r["sequential_s"] > 0 and r["goal"] == bench_vmap_seeds.GOAL_CPU
         assert 0 < r["matmul_share_sequential"] < 1 and 0 < r["matmul_share_stacked"] < 1
+        assert r["ceiling"] == pytest.approx(1 / r["matmul_share_sequential"]) and r["ceiling"] > 1
 
 
 def test_readme_table_is_replaced_between_markers(tmp_path):
