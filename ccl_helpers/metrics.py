@@ -34,7 +34,7 @@ def all_tasks(n_classes: int, task_size: int, device: torch.device | str = "cpu"
 def task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:
     """P(T) ∝ Π_{c∈T} ρ(c) for tasks (T, m) drawn from ρ^m conditioned on distinct classes → (T,)."""
     check_class_probs(class_probs)
-    weight = class_probs[tasks].prod(-1)
+    weight = class_probs.to(tasks.device)[tasks].prod(-1)
     return weight / weight.sum()
 
 

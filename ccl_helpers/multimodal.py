@@ -667,7 +667,7 @@ def ode_scores(state: ODEState, noise_dim: int, *, n_align: int = 0, generator: 
     """:func:`scores` along the ODE (tidy: step, run, beta, scores); κ = (max a/min a)^{1/2} exactly.
 
     The alignment (Monte Carlo on :func:`ode_matrices`, exact ties counted 1/2) is computed at every
-    ``align_every``-th step only."""
+    ``align_every``-th step only, on ``generator``'s device (the matrices are built on the CPU in float64)."""
     B, T, r = state.a.shape
     parts = ode_matrices(state.a, state.rho, state.noise, noise_dim)
     values = scores(parts)
@@ -683,10 +683,10 @@ def ode_scores(state: ODEState, noise_dim: int, *, n_align: int = 0, generator: 
         chosen[:, ::_check_int("align_every", align_every)] = True
         chosen[:, -1] = True
         index = torch.as_tensor(np.flatnonzero(chosen.reshape(-1)))
-        picked = Reparametrised(*(m[index] for m in parts))
+        picked = Reparametrised(*(m[index].to(generator.device) for m in parts))
         frame["align"] = np.nan
         frame.loc[index.numpy(), "align"] = alignment_score(
-            picked.S_A, picked.Xi_A, picked.S_B, picked.Xi_B, n_align, generator, ties="half").numpy()
+            picked.S_A, picked.Xi_A, picked.S_B, picked.Xi_B, n_align, generator, ties="half").cpu().numpy()
     return frame
 
 

@@ -475,7 +475,9 @@ def balanced_subset(labels: Tensor, generator: torch.Generator, per_class: int |
 
 
 def subset_with_counts(labels: Tensor, counts: Tensor, generator: torch.Generator) -> Tensor:
-    """Indices of a random subset with ``counts[c]`` examples of class c (without replacement), sorted."""
+    """Indices of a random subset with ``counts[c]`` examples of class c (without replacement), sorted;
+    ``counts`` may live on another device than ``labels``."""
+    counts = counts.to(labels.device)
     available = torch.bincount(labels, minlength=counts.numel())
     if counts.ndim != 1 or bool((counts > available[:counts.numel()]).any()) or bool((counts < 0).any()):
         raise ValueError(f"counts must be ≥ 0 and at most the class sizes {available.tolist()}, got {counts.tolist()}")
