@@ -55,7 +55,7 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     times = chapter_times(args.report)
     for name, seconds in sorted(times.items()):
-        print(f"{name}: {seconds / 60:.1f} min")
+        print(f"{name}: {seconds / 60:.1f} min ({seconds:.0f} s)")
     total = sum(times.values())
     print(f"all chapters: {total / 60:.1f} min at CCL_SCALE={args.scale}")
     if args.top:

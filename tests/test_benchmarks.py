@@ -56,6 +56,6 @@ def test_chapter_times_sums_cells_and_ranks_the_slowest(tmp_path, capsys):
                                                         "book/02_multiple_negatives.ipynb": 57.0}
     chapter_times.main([str(report), "--top", "2"])
     out = capsys.readouterr().out
-    assert "all chapters: 2.0 min" in out
+    assert "book/01_curl_framework.ipynb: 1.1 min (63 s)" in out and "all chapters: 2.0 min" in out
     slowest = [line for line in out.splitlines() if " s (" in line]
     assert len(slowest) == 2 and "01_curl_framework cell 1" in slowest[0] and "02_multiple_negatives cell 0" in slowest[1]
