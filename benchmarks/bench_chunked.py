@@ -79,7 +79,7 @@ def _child(args, chunk):
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
-def run(negatives=65_536, batch=16, dim=128, chunk=4096, repeats=3, threads=1, device="cpu") -> dict:
+def run(negatives=65_536, batch=256, dim=128, chunk=4096, repeats=3, threads=1, device="cpu") -> dict:
     args = argparse.Namespace(negatives=negatives, batch=batch, dim=dim, chunk=chunk, repeats=repeats,
                               threads=threads, device=device)
     if torch.device(device).type == "cuda":   # one process: the allocator's peak counter is exact
@@ -98,8 +98,7 @@ def run(negatives=65_536, batch=16, dim=128, chunk=4096, repeats=3, threads=1, d
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--negatives", type=int, default=65_536, help="N, the number of negatives (queue size)")
-    parser.add_argument("--batch", type=int, default=16, help="anchors per batch (16: the unchunked (B, N, d) "
-                        "product then takes 0.5 GiB)")
+    parser.add_argument("--batch", type=int, default=256, help="anchors per batch (256, as in MoCo)")
     parser.add_argument("--dim", type=int, default=128)
     parser.add_argument("--chunk", type=int, default=4096, help="chunk_size")
     parser.add_argument("--repeats", type=int, default=3)

@@ -32,6 +32,7 @@ from torch.profiler import ProfilerActivity, profile
 from torch.utils._pytree import tree_map
 
 from ccl_helpers import curl, data, models, multineg, runtime, train, wen
+from ccl_helpers import supervised_approx as sa
 from ccl_helpers.losses import generalized_nt_xent_loss
 
 GOAL_CPU, GOAL_GPU = 3.0, 5.0
@@ -70,7 +71,7 @@ def cases(device) -> list[Case]:
     points = data.unit_sphere(images[:16])
     triplets = wen.all_triplets(16, device)
     n_ch5 = 2 * 32                                  # Chapter 5's grid: 2 seeds × 32 (loss, α, λ) configurations
-    index = lambda step: torch.randint(len(labels), (n_ch5, 64), generator=generator, device=device)
+    two_views = sa.two_view_batches(images, n_ch5, 64, sa.BASE, generator)
     alphas = torch.tensor([1.0, 2.0, 4.0, 8.0], device=device).repeat_interleave(2).repeat(8)
     return [
         Case("Ch. 1 MLP(32,(),16) synthetic, batch 256, 5 seeds",
@@ -88,7 +89,7 @@ def cases(device) -> list[Case]:
              optimizer="sgd", lr=wen.step_size(100, 10, 0.25)),
         Case("Ch. 5 MLP(64,(256,),32) digits, 2 views, batch 64, 64 models (2 seeds × 32 configs)",
              lambda: models.MLP(64, hidden=(256,), out_features=32), _two_views(generalized_nt_xent_loss), n_ch5,
-             lambda step: (images[index(step)], images[index(step)], alphas)),
+             lambda step: (*two_views(step), alphas)),
     ]
 
 

@@ -48,13 +48,11 @@ from collections.abc import Callable
 
 import torch
 import torch.distributed as dist
-import torch.nn.functional as F
 from torch import Tensor, nn
 
-from .losses._reduction import (at_least_float32, check_embeddings, check_reduction, check_same_shape,
-                                check_temperature, reduce)
-from .losses.nt_xent import NORM_EPS
-from .runtime import progress
+from .losses._reduction import check_embeddings, check_reduction, check_same_shape, check_temperature, reduce, result_dtype
+from .losses.nt_xent import nt_xent_per_anchor
+from .runtime import check_int, progress
 
 MAX_DIMS = 16
 """The most dimensions a tensor given to :func:`gather_with_grad` may have (its shape is checked
@@ -258,24 +256,11 @@ def nt_xent_loss_distributed(z1: Tensor, z2: Tensor, temperature: float = 0.5,
                          f"(shape (..., b, d)), got shape {tuple(z1.shape)} with world_size {n_ranks}")
     views = gather_with_grad(torch.cat([z1, z2], dim=-2), dim=-2)      # (..., W * 2b, d): rank blocks [z1_r, z2_r]
     views = views.unflatten(-2, (n_ranks, 2, local)).transpose(-4, -3).flatten(-4, -2)  # (..., 2B, d): [Z1, Z2]
-    views = F.normalize(at_least_float32(views), dim=-1, eps=NORM_EPS).to(z1.dtype)
     total = n_ranks * local
     anchor_index = torch.cat([torch.arange(me * local, (me + 1) * local),
                               torch.arange(total + me * local, total + (me + 1) * local)]).to(z1.device)
-    positive_index = (anchor_index + total) % (2 * total)
-    anchors = views.index_select(-2, anchor_index)                      # (..., 2b, d)
-    logits = at_least_float32(anchors @ views.transpose(-2, -1)) / temperature  # (..., 2b, 2B)
-    positive_logits = logits.gather(-1, _expand_index(positive_index, logits)).squeeze(-1)   # (..., 2b)
-    self_mask = torch.zeros(2 * local, 2 * total, dtype=torch.bool, device=logits.device)
-    self_mask[torch.arange(2 * local, device=logits.device), anchor_index] = True
-    logits = logits.masked_fill(self_mask, -torch.inf)
-    per_sample = torch.logsumexp(logits, dim=-1) - positive_logits
-    return reduce(per_sample, reduction).to(z1.dtype)
-
-
-def _expand_index(index: Tensor, logits: Tensor) -> Tensor:
-    """``index`` (2b,) as a gather index (..., 2b, 1) matching ``logits`` (..., 2b, 2B)."""
-    return index[:, None].expand(*logits.shape[:-1], 1)
+    per_sample = nt_xent_per_anchor(views, anchor_index, temperature)   # (..., 2b)
+    return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
 # --------------------------------------------------------------------------------------------
@@ -414,8 +399,7 @@ def ddp_train(model: nn.Module, sample_views: Callable[[int], tuple[Tensor, Tens
         ``(model, losses)``: the trained encoder ``model`` itself (not the DDP wrapper; it is trained
         in place) and the global loss of every step, identical on all ranks.
     """
-    if isinstance(n_steps, bool) or not isinstance(n_steps, numbers.Integral) or n_steps < 1:
-        raise ValueError(f"n_steps must be an int ≥ 1, got {n_steps!r}")
+    n_steps = check_int("n_steps", n_steps)
     if not (isinstance(lr, numbers.Real) and 0 < lr < math.inf):
         raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
     if not callable(sample_views):

@@ -99,13 +99,15 @@ def setup(seed: int = 0, threads: int | None = None) -> torch.device:
             outputs independent of the machine's core count, and the book's small tensors gain little
             from more: on a busy machine several threads per process slow them down many times.
     """
-    if not isinstance(seed, int) or seed < 0:
-        raise ValueError(f"seed must be a non-negative int, got {seed!r}")
+    seed = check_int("seed", seed, minimum=0)
     if threads is None:
         default = (os.cpu_count() or 1) if scale() == "paper" else 1
-        threads = int(os.environ.get("CCL_THREADS", default))
-    if threads < 1:
-        raise ValueError(f"threads must be ≥ 1, got {threads}")
+        threads = os.environ.get("CCL_THREADS", default)
+        try:
+            threads = int(threads)
+        except ValueError:
+            raise ValueError(f"CCL_THREADS must be an integer ≥ 1, got {threads!r}") from None
+    threads = check_int("threads", threads)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     random.seed(seed)
     np.random.seed(seed)

@@ -37,8 +37,7 @@ class StackedModel:
 
     def __init__(self, make_module: Callable[[], nn.Module], n_seeds: int, seed: int = 0,
                  device: torch.device | str = "cpu"):
-        if n_seeds < 1:
-            raise ValueError(f"n_seeds must be ≥ 1, got {n_seeds}")
+        n_seeds = check_int("n_seeds", n_seeds)
         copies = []
         for i in range(n_seeds):
             torch.manual_seed(seed + i)

@@ -173,16 +173,23 @@ def test_setup_default_threads_by_scale(restore_torch_state, monkeypatch, scale,
     assert torch.get_num_threads() == expected
 
 
-@pytest.mark.parametrize("seed", [-1, 1.5, "0"])
+@pytest.mark.parametrize("seed", [-1, 1.5, "0", True])
 def test_setup_rejects_bad_seed(restore_torch_state, seed):
     with pytest.raises(ValueError, match="seed"):
         runtime.setup(seed)
 
 
-@pytest.mark.parametrize("threads", [0, -2])
+@pytest.mark.parametrize("threads", [0, -2, "2", 1.5])
 def test_setup_rejects_bad_threads(restore_torch_state, threads):
     with pytest.raises(ValueError, match="threads"):
         runtime.setup(0, threads=threads)
+
+
+@pytest.mark.parametrize("value", ["two", "0", "1.5"])
+def test_setup_rejects_bad_ccl_threads(restore_torch_state, monkeypatch, value):
+    monkeypatch.setenv("CCL_THREADS", value)
+    with pytest.raises(ValueError, match="CCL_THREADS|threads"):
+        runtime.setup(0)
 
 
 @pytest.mark.parametrize("value, expected", [

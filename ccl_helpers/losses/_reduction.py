@@ -56,9 +56,25 @@ def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
     """``tensor`` in float32 if it is in a narrower dtype (float16, bfloat16), else unchanged.
 
     The losses compute logits in the caller's dtype, then divide by the temperature and take
-    the log-sum-exp in this wider dtype (as autocast does), and cast the result back.
+    the log-sum-exp in this wider dtype (as autocast does), and cast the result to :func:`result_dtype`.
     """
     return tensor.to(torch.promote_types(tensor.dtype, torch.float32))
+
+
+def autocast_state(device_type: str) -> tuple[torch.dtype, bool]:
+    """(autocast's dtype, whether autocast is on) for ``device_type``; off for types autocast does not know (meta)."""
+    if not torch.amp.is_autocast_available(device_type):
+        return torch.float32, False
+    return torch.get_autocast_dtype(device_type), torch.is_autocast_enabled(device_type)
+
+
+def result_dtype(tensor: torch.Tensor) -> torch.dtype:
+    """The dtype of a loss computed from inputs like ``tensor``: their own dtype, except under autocast on their
+    device, where a narrow dtype is autocast's choice for the matrix products, not the caller's, and the loss
+    keeps the at least float32 of its log-sum-exp (so a training loop records it unrounded)."""
+    if autocast_state(tensor.device.type)[1]:
+        return torch.promote_types(tensor.dtype, torch.float32)
+    return tensor.dtype
 
 
 def check_two_views(z1: torch.Tensor, z2: torch.Tensor) -> int:

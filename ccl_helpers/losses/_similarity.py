@@ -41,13 +41,13 @@ def check_positive(name: str, value) -> None:
 
 
 def pairwise_similarity(a: torch.Tensor, b: torch.Tensor, similarity: str) -> torch.Tensor:
-    """s(a_i, b_j) for a (..., n, d), b (..., m, d) → (..., n, m), in at least float32."""
+    """s(a_i, b_j) for a (..., n, d), b (..., m, d) → (..., n, m), in at least float32 (under autocast the
+    matrix product runs in autocast's dtype, and its result is widened again)."""
     check_similarity(similarity)
     a, b = at_least_float32(a), at_least_float32(b)
     if similarity == "cosine":
-        return F.normalize(a, dim=-1, eps=NORM_EPS) @ F.normalize(b, dim=-1, eps=NORM_EPS).transpose(-2, -1)
-    if similarity == "dot":
-        return a @ b.transpose(-2, -1)
-    squared = ((a * a).sum(-1, keepdim=True) + (b * b).sum(-1).unsqueeze(-2)
-               - 2 * a @ b.transpose(-2, -1))
+        a, b = F.normalize(a, dim=-1, eps=NORM_EPS), F.normalize(b, dim=-1, eps=NORM_EPS)
+    if similarity != "neg_euclidean":
+        return at_least_float32(a @ b.transpose(-2, -1))
+    squared = (a * a).sum(-1, keepdim=True) + (b * b).sum(-1).unsqueeze(-2) - at_least_float32(2 * a @ b.transpose(-2, -1))
     return -squared.clamp_min(SQUARED_DISTANCE_EPS).sqrt()

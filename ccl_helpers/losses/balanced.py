@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ._reduction import check_reduction, check_two_views, reduce
+from ._reduction import check_reduction, check_two_views, reduce, result_dtype
 from ._similarity import check_positive, pairwise_similarity
 
 
@@ -27,7 +27,7 @@ def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
     excluded = eye if include_positive else eye | eye.roll(batch_size, dims=-1)
     logits = (alpha * sims).masked_fill(excluded, -torch.inf)
     per_sample = -positive + lam * torch.logsumexp(logits, dim=-1) / alpha
-    return reduce(per_sample, reduction).to(z1.dtype)
+    return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
 def balanced_contrastive_loss(z1: torch.Tensor, z2: torch.Tensor, alpha=1.0, lam=1.0, *,

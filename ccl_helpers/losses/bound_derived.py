@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ._reduction import check_embeddings, check_reduction, reduce
+from ._reduction import check_embeddings, check_reduction, reduce, result_dtype
 from ._similarity import check_positive, pairwise_similarity
 
 
@@ -58,4 +58,4 @@ def bound_derived_loss(anchors: torch.Tensor, views: torch.Tensor, alpha=1.0, la
         eye = torch.eye(batch_size, dtype=torch.bool, device=sims.device)
         logits = logits.masked_fill(eye, -torch.inf)
     per_transform = -positive + (lam / nu) * torch.logsumexp(logits, dim=-1) / alpha
-    return reduce(per_transform.mean(-2), reduction).to(anchors.dtype)
+    return reduce(per_transform.mean(-2), reduction).to(result_dtype(anchors))

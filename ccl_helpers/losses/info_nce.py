@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-import numbers
+import contextlib
 
 import torch
 
-from ._reduction import (at_least_float32, check_embeddings, check_reduction, check_same_shape,
-                         check_temperature, reduce)
+from ..runtime import check_int
+from ._reduction import (at_least_float32, autocast_state, check_embeddings, check_reduction, check_same_shape,
+                         check_temperature, reduce, result_dtype)
 
 
 def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch.Tensor,
@@ -45,11 +46,12 @@ def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch
     ``(..., chunk_size, d)``, instead of ``(..., N)`` and ``(..., N, d)``; between the forward and
     the backward pass only the inputs and one float per anchor (the log-sum-exp) are kept, not
     the ``(..., N)`` scores (a custom autograd function recomputes each block's scores in the
-    backward pass). Not bounded: the gradient with respect to ``negatives`` itself has their
-    shape ``(..., N, d)`` (it is not computed when ``negatives`` does not require a gradient, the
-    usual case for a queue), and so do the negatives given. It costs one more pass over the
-    negatives in the backward pass (the recomputation). Works under ``torch.func.vmap`` (forward
-    and first-order gradients); it is not twice differentiable.
+    backward pass, under the forward pass's autocast). Not bounded: the gradient with respect to
+    ``negatives`` itself has their shape ``(..., N, d)`` (filled block by block; it is not computed
+    when ``negatives`` does not require a gradient, the usual case for a queue), and so do the
+    negatives given. It costs one more pass over the negatives in the backward pass (the
+    recomputation). Works under ``torch.func.vmap`` (forward and first-order gradients) and
+    under ``torch.autocast`` (e.g. bfloat16 anchors against a float32 queue).
 
     Args:
         anchor: :math:`a`, shape ``(..., d)``.
@@ -85,17 +87,16 @@ def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch
     check_temperature(temperature)
     check_reduction(reduction)
     if chunk_size is not None:
-        if isinstance(chunk_size, bool) or not isinstance(chunk_size, numbers.Integral) or chunk_size < 1:
-            raise ValueError(f"chunk_size must be None or an int >= 1, got {chunk_size!r}")
+        chunk_size = check_int("chunk_size", chunk_size)
         positive_logit = at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
-        negative_lse = _ChunkedNegativeLogSumExp.apply(anchor, negatives, float(temperature), int(chunk_size))
+        negative_lse = _ChunkedNegativeLogSumExp.apply(anchor, negatives, float(temperature), chunk_size)
         per_sample = torch.logaddexp(positive_logit, negative_lse) - positive_logit
-        return reduce(per_sample, reduction).to(anchor.dtype)
+        return reduce(per_sample, reduction).to(result_dtype(anchor))
     positive_score = torch.linalg.vecdot(anchor, positive).unsqueeze(-1)   # (..., 1)
     negative_scores = _scores(anchor, negatives)                            # (..., N)
     logits = at_least_float32(torch.cat([positive_score, negative_scores], dim=-1)) / temperature
     per_sample = torch.logsumexp(logits, dim=-1) - logits[..., 0]
-    return reduce(per_sample, reduction).to(anchor.dtype)
+    return reduce(per_sample, reduction).to(result_dtype(anchor))
 
 
 def _scores(anchor: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
@@ -127,25 +128,30 @@ class _ChunkedNegativeLogSumExp(torch.autograd.Function):
         anchor, negatives, temperature, chunk_size = inputs
         ctx.save_for_backward(anchor, negatives, output)
         ctx.temperature, ctx.chunk_size = temperature, chunk_size
+        device_type = anchor.device.type                 # the backward recomputes under the forward's autocast
+        ctx.autocast = (device_type, *autocast_state(device_type))
 
     @staticmethod
     def backward(ctx, grad_output):
-        # d lse / d s_i = softmax_i = exp(s_i - lse); s_i = a^T n_i / t.
+        # d lse / d s_i = softmax_i = exp(s_i - lse); s_i = a^T n_i / t, recomputed exactly as the forward pass
+        # computed it (same autocast), so that the weights of every anchor sum to 1.
         anchor, negatives, lse = ctx.saved_tensors
         need_anchor, need_negatives = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
-        grad_anchor = None
-        grad_blocks = []
-        for start in range(0, negatives.shape[-2], ctx.chunk_size):
-            chunk = negatives[..., start:start + ctx.chunk_size, :]
-            weights = torch.exp(_chunk_scores(anchor, chunk, ctx.temperature) - lse.unsqueeze(-1))
-            weights = (weights * (grad_output / ctx.temperature).unsqueeze(-1)).to(anchor.dtype)  # (..., c)
-            if need_anchor:
-                part = (weights.unsqueeze(-2) @ chunk).squeeze(-2)
-                grad_anchor = part if grad_anchor is None else grad_anchor + part
-            if need_negatives:
-                grad_blocks.append(weights.unsqueeze(-1) * anchor.unsqueeze(-2))
-        grad_negatives = torch.cat(grad_blocks, dim=-2) if need_negatives else None
-        return grad_anchor, grad_negatives, None, None
+        device_type, autocast_dtype, autocast_enabled = ctx.autocast
+        grad_anchor = torch.zeros_like(anchor, dtype=lse.dtype) if need_anchor else None
+        grad_negatives = torch.empty_like(negatives) if need_negatives else None
+        recompute = (torch.autocast(device_type, dtype=autocast_dtype) if autocast_enabled
+                     else contextlib.nullcontext())
+        with recompute:
+            for start in range(0, negatives.shape[-2], ctx.chunk_size):
+                chunk = negatives[..., start:start + ctx.chunk_size, :]
+                weights = torch.exp(_chunk_scores(anchor, chunk, ctx.temperature) - lse.unsqueeze(-1))
+                weights = weights * (grad_output / ctx.temperature).unsqueeze(-1)              # (..., c), float32+
+                if need_anchor:
+                    grad_anchor += (weights.unsqueeze(-2) @ chunk.to(weights.dtype)).squeeze(-2)
+                if need_negatives:
+                    grad_negatives[..., start:start + ctx.chunk_size, :] = weights.unsqueeze(-1) * anchor.unsqueeze(-2)
+        return (grad_anchor.to(anchor.dtype) if need_anchor else None), grad_negatives, None, None
 
     @staticmethod
     def vmap(info, in_dims, anchor, negatives, temperature, chunk_size):

@@ -5,7 +5,8 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._reduction import at_least_float32, check_embeddings, check_reduction, check_same_shape, reduce
+from ._reduction import (at_least_float32, check_embeddings, check_reduction, check_same_shape, reduce,
+                         result_dtype)
 
 
 def logistic_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor,
@@ -45,4 +46,4 @@ def logistic_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.
     check_reduction(reduction)
     gap = (at_least_float32(torch.linalg.vecdot(anchor, negative))
            - at_least_float32(torch.linalg.vecdot(anchor, positive)))
-    return reduce(F.softplus(gap), reduction).to(anchor.dtype)
+    return reduce(F.softplus(gap), reduction).to(result_dtype(anchor))
