@@ -41,7 +41,6 @@ world size 1): then the gather is the identity and the loss is ``nt_xent_loss``.
 from __future__ import annotations
 
 import datetime
-import math
 import numbers
 import os
 from collections.abc import Callable
@@ -52,7 +51,7 @@ from torch import Tensor, nn
 
 from .losses._reduction import check_embeddings, check_reduction, check_same_shape, check_temperature, reduce, result_dtype
 from .losses.nt_xent import nt_xent_per_anchor
-from .runtime import check_int, progress
+from .runtime import check_int, check_positive, progress
 
 MAX_DIMS = 16
 """The most dimensions a tensor given to :func:`gather_with_grad` may have (its shape is checked
@@ -285,8 +284,7 @@ def init_from_env(backend: str | None = None, timeout_s: float = 1800.0) -> torc
 
     if backend is not None and backend not in ("nccl", "gloo"):
         raise ValueError(f"backend must be 'nccl', 'gloo' or None, got {backend!r}")
-    if not (isinstance(timeout_s, numbers.Real) and 0 < timeout_s < math.inf):
-        raise ValueError(f"timeout_s must be a finite number > 0, got {timeout_s!r}")
+    check_positive("timeout_s", timeout_s)
     if "WORLD_SIZE" not in os.environ:
         return default_device()
     if backend is None:
@@ -400,8 +398,7 @@ def ddp_train(model: nn.Module, sample_views: Callable[[int], tuple[Tensor, Tens
         in place) and the global loss of every step, identical on all ranks.
     """
     n_steps = check_int("n_steps", n_steps)
-    if not (isinstance(lr, numbers.Real) and 0 < lr < math.inf):
-        raise ValueError(f"lr must be a finite number > 0, got {lr!r}")
+    check_positive("lr", lr)
     if not callable(sample_views):
         raise ValueError(f"sample_views must be callable (step ↦ (x1, x2)), got {type(sample_views).__name__}")
     check_temperature(temperature)

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import math
 import os
 import time
 from pathlib import Path
@@ -70,9 +69,7 @@ def check_options(options: argparse.Namespace, world_size: int) -> None:
         raise ValueError(f"--batch-size (the global batch) must be ≥ 2 and a multiple of the number of "
                          f"processes ({world_size}), got {options.batch_size}")
     for name in ("temperature", "lr"):
-        value = getattr(options, name)
-        if not 0 < value < math.inf:
-            raise ValueError(f"--{name} must be a finite number > 0, got {value}")
+        runtime.check_positive(f"--{name}", getattr(options, name))
     if options.seed < 0:
         raise ValueError(f"--seed must be ≥ 0, got {options.seed}")
 

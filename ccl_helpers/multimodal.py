@@ -31,7 +31,6 @@ from __future__ import annotations
 
 import itertools
 import math
-import numbers
 from collections.abc import Sequence
 from typing import NamedTuple
 
@@ -42,6 +41,7 @@ import torch
 from torch import Tensor
 
 from .runtime import check_int as _check_int
+from .runtime import check_positive as _check_positive
 
 LOSSES = ("contrastive", "non_contrastive")
 FORMS = ("primary", "alternative")
@@ -50,14 +50,6 @@ SCORES = ("max_one_minus_rho", "noise_ratio", "kappa", "balance_fro", "balance_t
 
 
 # ---------------------------------------------------------------- argument checks
-
-def _check_positive(name: str, value, allow_zero: bool = False) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-            or value < 0 or (value == 0 and not allow_zero):
-        bound = "≥ 0" if allow_zero else "> 0"
-        raise ValueError(f"{name} must be a finite real {bound}, got {value!r}")
-    return float(value)
-
 
 def _check_choice(name: str, value, choices) -> str:
     if value not in choices:

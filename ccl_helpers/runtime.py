@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import math
+import numbers
 import operator
 import os
 import random
@@ -156,6 +158,15 @@ def plain_number(value):
     if isinstance(value, np.generic) or (isinstance(value, torch.Tensor) and value.numel() == 1):
         return value.item()
     return value
+
+
+def check_positive(name: str, value, allow_zero: bool = False) -> float:
+    """``value`` as a float if it is a finite real number (not a bool) > 0 (≥ 0 with ``allow_zero``); else
+    ``ValueError`` naming ``name`` and the allowed range. Shared by every step size, temperature and scale."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
+            or value < 0 or (value == 0 and not allow_zero):
+        raise ValueError(f"{name} must be a finite real number {'≥ 0' if allow_zero else '> 0'}, got {value!r}")
+    return float(value)
 
 
 def check_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:

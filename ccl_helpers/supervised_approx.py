@@ -28,6 +28,8 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
+from .runtime import check_positive
+
 Encoder = Callable[[Tensor], Tensor]
 
 
@@ -214,9 +216,7 @@ def _check_count(name: str, value: int, low: int = 1) -> int:
 
 
 def _check_alpha(alpha: float) -> float:
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (0 < alpha < math.inf):
-        raise ValueError(f"alpha must be a finite real > 0, got {alpha!r}")
-    return float(alpha)
+    return check_positive("alpha", alpha)
 
 
 def _check_labels(labels: Tensor, n: int, name: str = "labels") -> None:

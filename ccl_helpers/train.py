@@ -12,7 +12,6 @@ recording the loss, the gradient norm and the weight movement from initialisatio
 from __future__ import annotations
 
 import math
-import numbers
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any, NamedTuple
 
@@ -23,7 +22,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from .losses._reduction import at_least_float32
-from .runtime import autocast, check_int, progress
+from .runtime import autocast, check_int, check_positive, progress
 
 Forward = Callable[[Tensor], Tensor]
 
@@ -77,12 +76,6 @@ class StackedModel:
         return module
 
 
-def _check_lr(value: float, name: str = "lr") -> float:
-    if not (isinstance(value, numbers.Real) and value > 0 and math.isfinite(value)):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
-
-
 def _batched_loss(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor],
                   data_dims: int | None = 0) -> Callable[[dict, dict, Any], Tensor]:
     """(params, buffers, data) ↦ (S,) losses, seed i's loss ``loss_fn(forward_i, data_i)``; ``data_dims``:
@@ -127,7 +120,7 @@ def train(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], sample
     For full-batch gradient descent on a fixed training set, see :func:`gradient_descent`.
     """
     n_steps = check_int("n_steps", n_steps)
-    _check_lr(lr)
+    check_positive("lr", lr)
     optimizers = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
     if optimizer not in optimizers:
         raise ValueError(f"optimizer must be one of {sorted(optimizers)}, got {optimizer!r}")
@@ -257,9 +250,9 @@ def gradient_descent(model: StackedModel, loss_fn: Callable[[Forward, Any], Tens
     max_steps = check_int("max_steps", max_steps)
     names = list(model.params)
     if isinstance(lr, Mapping):
-        rates = {name: _check_lr(value, f"lr[{name!r}]") for name, value in _prefix_values(names, lr, "lr").items()}
+        rates = {name: check_positive(f"lr[{name!r}]", value) for name, value in _prefix_values(names, lr, "lr").items()}
     else:
-        rates = dict.fromkeys(names, _check_lr(lr))
+        rates = dict.fromkeys(names, check_positive("lr", lr))
     if target is not None:
         if not (isinstance(target, tuple) and len(target) == 2 and target[0] in TARGETS):
             raise ValueError(f"target must be (quantity, threshold) with quantity in {TARGETS}, got {target!r}")

@@ -61,6 +61,7 @@ from torch import Tensor, nn
 from .losses import logistic_loss
 from .models import DeepReLU
 from .runtime import check_int as _check_int
+from .runtime import check_positive as _check_positive
 from .runtime import progress
 from .train import Forward, StackedModel, log_spaced_steps
 
@@ -76,10 +77,6 @@ denominator 1 + Σ_{s=1}^{j} e^{u_is}, no 1/n, negatives of a set in ascending i
 
 # ---------------------------------------------------------------- argument checks
 
-def _check_positive(name: str, value) -> float:
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not (math.isfinite(value) and value > 0):
-        raise ValueError(f"{name} must be a finite number > 0, got {value!r}")
-    return float(value)
 
 
 def _check_outputs(q: Tensor, k: Tensor, n_negatives: int, *, minimum_n: int = 2) -> int:

@@ -2,10 +2,9 @@
 
 from __future__ import annotations
 
-import math
-from numbers import Real
-
 import torch
+
+from ..runtime import check_positive
 
 REDUCTIONS = ("mean", "sum", "none")
 """The allowed values of every loss's ``reduction`` argument."""
@@ -32,8 +31,7 @@ def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
 
 def check_temperature(temperature: float) -> None:
     """Raise ``ValueError`` unless ``temperature`` is a finite real number > 0."""
-    if isinstance(temperature, bool) or not isinstance(temperature, Real) or not 0 < temperature < math.inf:
-        raise ValueError(f"temperature must be a finite real number > 0, got {temperature!r}")
+    check_positive("temperature", temperature)
 
 
 def check_embeddings(name: str, tensor: torch.Tensor, min_ndim: int = 1) -> None:
