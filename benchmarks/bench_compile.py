@@ -31,8 +31,7 @@ def _stacked_step_times(case, batches, device) -> tuple[float, float, float]:
     model = train.StackedModel(case.make_module, case.n_models, seed=0, device=device)
     eager = train._batched_loss(model, case.loss_fn)
     compiled = torch.compile(eager)
-    optimizers = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
-    optimizer = optimizers[case.optimizer](list(model.params.values()), lr=case.lr)
+    optimizer = train.OPTIMIZERS[case.optimizer](list(model.params.values()), lr=case.lr)
 
     def step(loss, batch):
         optimizer.zero_grad(set_to_none=True)

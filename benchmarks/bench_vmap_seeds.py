@@ -109,12 +109,11 @@ def _stacked(case: Case, batches, device):
 
 
 def _sequential(case: Case, batches, device):
-    optimizers = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
     modules, elapsed = [], 0.0
     for i in range(case.n_models):
         torch.manual_seed(i)
         module = case.make_module().to(device)
-        optimizer = optimizers[case.optimizer](module.parameters(), lr=case.lr)
+        optimizer = train.OPTIMIZERS[case.optimizer](module.parameters(), lr=case.lr)
         own = [tree_map(lambda t: t[i], batch) for batch in batches]
         _sync(device)
         start = time.perf_counter()

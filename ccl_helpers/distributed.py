@@ -135,7 +135,6 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
     return batch.narrow(dim, rank() * local, local)
 
 
-
 # --------------------------------------------------------------------------------------------
 # The gather
 

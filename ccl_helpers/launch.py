@@ -63,15 +63,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 def check_options(options: argparse.Namespace, world_size: int) -> None:
     """Raise ``ValueError`` naming the option unless every option is in range for ``world_size`` processes."""
-    if options.steps < 1:
-        raise ValueError(f"--steps must be ≥ 1, got {options.steps}")
+    runtime.check_int("--steps", options.steps)
     if options.batch_size < 2 or options.batch_size % world_size:
         raise ValueError(f"--batch-size (the global batch) must be ≥ 2 and a multiple of the number of "
                          f"processes ({world_size}), got {options.batch_size}")
     for name in ("temperature", "lr"):
         runtime.check_positive(f"--{name}", getattr(options, name))
-    if options.seed < 0:
-        raise ValueError(f"--seed must be ≥ 0, got {options.seed}")
+    runtime.check_int("--seed", options.seed, minimum=0)
 
 
 def evaluate(encoder: nn.Module, x_train: Tensor, y_train: Tensor, x_test: Tensor, y_test: Tensor,
@@ -131,7 +129,7 @@ def main(argv: list[str] | None = None) -> dict | None:
     device = distributed.init_from_env()
     try:
         check_options(options, distributed.world_size())
-        runtime.setup(options.seed, threads=int(os.environ.get("CCL_THREADS", "1")))
+        runtime.setup(options.seed, threads=None if "CCL_THREADS" in os.environ else 1)   # setup reads CCL_THREADS
         results = run(options, device)
     finally:
         distributed.cleanup()

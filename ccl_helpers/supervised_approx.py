@@ -215,10 +215,6 @@ def _check_count(name: str, value: int, low: int = 1) -> int:
     return value
 
 
-def _check_alpha(alpha: float) -> float:
-    return check_positive("alpha", alpha)
-
-
 def _check_labels(labels: Tensor, n: int, name: str = "labels") -> None:
     if not isinstance(labels, Tensor) or labels.dtype not in (torch.int64, torch.int32) or labels.shape != (n,):
         raise ValueError(f"{name} must be an integer tensor of shape ({n},), got "
@@ -328,7 +324,7 @@ def repelling_terms(anchors: Tensor, anchor_labels: Tensor, views: Tensor, view_
         view_labels: y'_j (M,), every class of ``anchor_labels`` present, at least two classes.
         alpha: α > 0.
     """
-    alpha = _check_alpha(alpha)
+    alpha = check_positive("alpha", alpha)
     if anchors.ndim < 2 or views.ndim < 3 or views.shape[-1] != anchors.shape[-1] \
             or views.shape[:-3] != anchors.shape[:-2]:
         raise ValueError(f"views must have shape (..., K, M, d) with (..., n, d) = {tuple(anchors.shape)}, "

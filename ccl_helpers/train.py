@@ -26,6 +26,9 @@ from .runtime import autocast, check_int, check_positive, progress
 
 Forward = Callable[[Tensor], Tensor]
 
+OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
+"""The optimisers :func:`train` offers by name (``"sgd"``: plain gradient descent with step size ``lr``)."""
+
 
 class StackedModel:
     """``n_seeds`` independently initialised copies of one architecture.
@@ -121,12 +124,11 @@ def train(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], sample
     """
     n_steps = check_int("n_steps", n_steps)
     check_positive("lr", lr)
-    optimizers = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
-    if optimizer not in optimizers:
-        raise ValueError(f"optimizer must be one of {sorted(optimizers)}, got {optimizer!r}")
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}")
     checkpoints = sorted({0, n_steps, *(s for s in eval_steps if 0 <= s <= n_steps)})
     params = list(model.params.values())
-    opt = optimizers[optimizer](params, lr=lr)
+    opt = OPTIMIZERS[optimizer](params, lr=lr)
     batched_loss = _batched_loss(model, loss_fn)
     records: list[pd.DataFrame] = []
     running = torch.zeros(model.n_seeds, device=params[0].device)

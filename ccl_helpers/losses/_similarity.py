@@ -3,12 +3,11 @@ the balancing parameters α, λ, ν (real numbers, or 0-dim tensors so that they
 
 from __future__ import annotations
 
-import math
-from numbers import Real
 
 import torch
 import torch.nn.functional as F
 
+from ..runtime import check_positive as runtime_check_positive
 from ._reduction import at_least_float32
 
 SIMILARITIES = ("cosine", "dot", "neg_euclidean")
@@ -36,8 +35,7 @@ def check_positive(name: str, value) -> None:
         if value.ndim != 0:
             raise ValueError(f"{name} must be a finite real > 0 or a 0-dim tensor, got shape {tuple(value.shape)}")
         return
-    if isinstance(value, bool) or not isinstance(value, Real) or not 0 < value < math.inf:
-        raise ValueError(f"{name} must be a finite real number > 0, got {value!r}")
+    runtime_check_positive(name, value)
 
 
 def pairwise_similarity(a: torch.Tensor, b: torch.Tensor, similarity: str) -> torch.Tensor:
