@@ -19,10 +19,12 @@ import sys
 import tempfile
 import time
 
-os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(prefix="ccl-inductor-")   # cold compile, before torch
+os.environ["TORCHINDUCTOR_CACHE_DIR"] = tempfile.mkdtemp(
+    prefix="ccl-inductor-"
+)  # cold compile, before torch
+import bench_vmap_seeds  # noqa: E402
 import torch  # noqa: E402
 
-import bench_vmap_seeds  # noqa: E402
 from ccl_helpers import train  # noqa: E402
 
 
@@ -31,7 +33,9 @@ def _stacked_step_times(case, batches, device) -> tuple[float, float, float]:
     model = train.StackedModel(case.make_module, case.n_models, seed=0, device=device)
     eager = train._batched_loss(model, case.loss_fn)
     compiled = torch.compile(eager)
-    optimizer = train.OPTIMIZERS[case.optimizer](list(model.params.values()), lr=case.lr)
+    optimizer = train.OPTIMIZERS[case.optimizer](
+        list(model.params.values()), lr=case.lr
+    )
 
     def step(loss, batch):
         optimizer.zero_grad(set_to_none=True)
@@ -43,7 +47,7 @@ def _stacked_step_times(case, batches, device) -> tuple[float, float, float]:
     compile_s = time.perf_counter() - start
     per_step = []
     for loss in (eager, compiled):
-        step(loss, batches[1])                                   # warm-up
+        step(loss, batches[1])  # warm-up
         bench_vmap_seeds._sync(device)
         start = time.perf_counter()
         for batch in batches[2:]:
@@ -55,7 +59,12 @@ def _stacked_step_times(case, batches, device) -> tuple[float, float, float]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--cases", type=int, nargs="*", help="indices into bench_vmap_seeds.cases (default: all)")
+    parser.add_argument(
+        "--cases",
+        type=int,
+        nargs="*",
+        help="indices into bench_vmap_seeds.cases (default: all)",
+    )
     parser.add_argument("--steps", type=int, default=40, help="steps timed per variant")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     args = parser.parse_args(argv)
@@ -63,18 +72,22 @@ def main(argv: list[str] | None = None) -> int:
     device = torch.device("cpu")
     cases = bench_vmap_seeds.cases(device)
     chosen = range(len(cases)) if not args.cases else args.cases
-    print(f"{'case':<84} {'compile':>8} {'one by one':>11} {'eager':>9} {'compiled':>9} {'ratio e/c':>10} {'pays after':>11}")
+    print(
+        f"{'case':<84} {'compile':>8} {'one by one':>11} {'eager':>9} {'compiled':>9} {'ratio e/c':>10} {'pays after':>11}"
+    )
     for index in chosen:
         case = cases[index]
         batches = [case.sample(step) for step in range(1, args.steps + 3)]
-        bench_vmap_seeds._sequential(case, batches[:2], device)          # warm-up
+        bench_vmap_seeds._sequential(case, batches[:2], device)  # warm-up
         sequential_s, _ = bench_vmap_seeds._sequential(case, batches, device)
         one_by_one = sequential_s / len(batches)
         compile_s, eager, compiled = _stacked_step_times(case, batches, device)
         saving = eager - compiled
         pays = f"{compile_s / saving:,.0f} steps" if saving > 0 else "never"
-        print(f"{case.name:<84} {compile_s:>7.1f}s {one_by_one * 1e3:>9.2f}ms {eager * 1e3:>7.2f}ms "
-              f"{compiled * 1e3:>7.2f}ms {one_by_one / eager:>4.1f}/{one_by_one / compiled:<4.1f}x {pays:>11}")
+        print(
+            f"{case.name:<84} {compile_s:>7.1f}s {one_by_one * 1e3:>9.2f}ms {eager * 1e3:>7.2f}ms "
+            f"{compiled * 1e3:>7.2f}ms {one_by_one / eager:>4.1f}/{one_by_one / compiled:<4.1f}x {pays:>11}"
+        )
     return 0
 
 

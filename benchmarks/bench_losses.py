@@ -45,31 +45,50 @@ B = 1024 in float64). Cases where it would exceed this many bytes are not run on
 
 
 def _pml_bytes(name, batch, element_size=8):
-    pairs = (2 * batch, 2 * batch * (2 * batch - 2)) if name == "nt_xent" else (batch, batch * QUEUE)
+    pairs = (
+        (2 * batch, 2 * batch * (2 * batch - 2))
+        if name == "nt_xent"
+        else (batch, batch * QUEUE)
+    )
     return pairs[0] * pairs[1] * element_size
 
 
 def _pml():
     from pytorch_metric_learning.losses import NTXentLoss
+
     return NTXentLoss(temperature=TEMPERATURE)
 
 
 def _nt_xent_pair(pml_loss, z1, z2):
     batch = z1.shape[0]
     labels = torch.arange(batch, device=z1.device).repeat(2)
-    return (lambda a, b: nt_xent_loss(a, b, TEMPERATURE),
-            lambda a, b: pml_loss(torch.cat([a, b]), labels))
+    return (
+        lambda a, b: nt_xent_loss(a, b, TEMPERATURE),
+        lambda a, b: pml_loss(torch.cat([a, b]), labels),
+    )
 
 
 def _info_nce_pair(pml_loss, q, k, queue):
     batch, size = q.shape[0], queue.shape[0]
     rows = torch.arange(batch, device=q.device)
-    indices = (rows, rows, rows.repeat_interleave(size), batch + torch.arange(size, device=q.device).repeat(batch))
+    indices = (
+        rows,
+        rows,
+        rows.repeat_interleave(size),
+        batch + torch.arange(size, device=q.device).repeat(batch),
+    )
     labels = torch.arange(batch, device=q.device)
     ref_labels = torch.cat([labels, batch + torch.arange(size, device=q.device)])
-    return (lambda a, b: info_nce_loss(a, b, queue.expand(batch, size, -1), TEMPERATURE),
-            lambda a, b: pml_loss(a, labels, indices_tuple=indices, ref_emb=torch.cat([b, queue]),
-                                  ref_labels=ref_labels))
+    return (
+        lambda a, b: info_nce_loss(a, b, queue.expand(batch, size, -1), TEMPERATURE),
+        lambda a, b: pml_loss(
+            a,
+            labels,
+            indices_tuple=indices,
+            ref_emb=torch.cat([b, queue]),
+            ref_labels=ref_labels,
+        ),
+    )
 
 
 def _time(function, a, b, device):
@@ -86,56 +105,98 @@ def _time(function, a, b, device):
 def run(full: bool = False, repeats: int = 5, device="cpu") -> list[dict]:
     device = torch.device(device)
     pml_loss = _pml()
-    batches, dims = (FULL_BATCHES, FULL_DIMS) if full else (DEFAULT_BATCHES, DEFAULT_DIMS)
+    batches, dims = (
+        (FULL_BATCHES, FULL_DIMS) if full else (DEFAULT_BATCHES, DEFAULT_DIMS)
+    )
     rows = []
     for batch in batches:
         for dim in dims:
             generator = torch.Generator().manual_seed(batch + dim)
-            z1, z2 = (torch.randn(batch, dim, generator=generator, dtype=torch.float64).to(device) for _ in range(2))
-            queue = F.normalize(torch.randn(QUEUE, dim, generator=generator, dtype=torch.float64), dim=-1).to(device)
-            cases = [("nt_xent", z1, z2, lambda p, x, y, extra: _nt_xent_pair(p, x, y)),
-                     ("info_nce", F.normalize(z1, dim=-1), F.normalize(z2, dim=-1), _info_nce_pair)]
+            z1, z2 = (
+                torch.randn(batch, dim, generator=generator, dtype=torch.float64).to(
+                    device
+                )
+                for _ in range(2)
+            )
+            queue = F.normalize(
+                torch.randn(QUEUE, dim, generator=generator, dtype=torch.float64),
+                dim=-1,
+            ).to(device)
+            cases = [
+                ("nt_xent", z1, z2, lambda p, x, y, extra: _nt_xent_pair(p, x, y)),
+                (
+                    "info_nce",
+                    F.normalize(z1, dim=-1),
+                    F.normalize(z2, dim=-1),
+                    _info_nce_pair,
+                ),
+            ]
             for name, a, b, make in cases:
                 fits = _pml_bytes(name, batch) <= PML_MAX_BYTES
                 ours, theirs = make(pml_loss, a, b, queue)
-                difference = abs(ours(a, b).item() - theirs(a, b).item()) if fits else float("nan")  # float64
+                difference = (
+                    abs(ours(a, b).item() - theirs(a, b).item())
+                    if fits
+                    else float("nan")
+                )  # float64
                 a32, b32 = a.float(), b.float()
                 ours32, theirs32 = make(pml_loss, a32, b32, queue.float())
                 sides = [ours32, theirs32] if fits else [ours32]
-                for side in sides:                                                       # warm-up
+                for side in sides:  # warm-up
                     _time(side, a32, b32, device)
                 times = [[] for _ in sides]
-                for _ in range(repeats):                                                 # interleaved
+                for _ in range(repeats):  # interleaved
                     for side, record in zip(sides, times):
                         record.append(_time(side, a32, b32, device))
                 ours_s = statistics.median(times[0])
                 theirs_s = statistics.median(times[1]) if fits else float("nan")
-                rows.append({"loss": name, "batch": batch, "dim": dim,
-                             "negatives": QUEUE if name == "info_nce" else 2 * batch - 2,
-                             "ours_s": ours_s, "pml_s": theirs_s, "ratio": theirs_s / ours_s, "pml_fits": fits,
-                             "abs_difference": difference, "equal": difference <= TOLERANCE if fits else None})
+                rows.append(
+                    {
+                        "loss": name,
+                        "batch": batch,
+                        "dim": dim,
+                        "negatives": QUEUE if name == "info_nce" else 2 * batch - 2,
+                        "ours_s": ours_s,
+                        "pml_s": theirs_s,
+                        "ratio": theirs_s / ours_s,
+                        "pml_fits": fits,
+                        "abs_difference": difference,
+                        "equal": difference <= TOLERANCE if fits else None,
+                    }
+                )
     return rows
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--full", action="store_true",
-                        help=f"the full sweep: batch {FULL_BATCHES}, dim {FULL_DIMS} (default: {DEFAULT_BATCHES}, {DEFAULT_DIMS})")
-    parser.add_argument("--repeats", type=int, default=5, help="repetitions of each side (median)")
+    parser.add_argument(
+        "--full",
+        action="store_true",
+        help=f"the full sweep: batch {FULL_BATCHES}, dim {FULL_DIMS} (default: {DEFAULT_BATCHES}, {DEFAULT_DIMS})",
+    )
+    parser.add_argument(
+        "--repeats", type=int, default=5, help="repetitions of each side (median)"
+    )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     rows = run(args.full, args.repeats, args.device)
-    print(f"{'loss':<9} {'B':>5} {'d':>5} {'N':>6} {'ours':>9} {'pml':>9} {'pml/ours':>8} {'|diff| f64':>10}")
+    print(
+        f"{'loss':<9} {'B':>5} {'d':>5} {'N':>6} {'ours':>9} {'pml':>9} {'pml/ours':>8} {'|diff| f64':>10}"
+    )
     for r in rows:
-        print(f"{r['loss']:<9} {r['batch']:>5} {r['dim']:>5} {r['negatives']:>6} {r['ours_s'] * 1e3:>7.1f}ms "
-              f"{r['pml_s'] * 1e3:>7.1f}ms {r['ratio']:>7.2f}x {r['abs_difference']:>10.1e}")
+        print(
+            f"{r['loss']:<9} {r['batch']:>5} {r['dim']:>5} {r['negatives']:>6} {r['ours_s'] * 1e3:>7.1f}ms "
+            f"{r['pml_s'] * 1e3:>7.1f}ms {r['ratio']:>7.2f}x {r['abs_difference']:>10.1e}"
+        )
     compared = [r for r in rows if r["pml_fits"]]
     slow = [r for r in compared if r["ratio"] < 1]
-    print(f"cases where the package is slower than pml: {len(slow)} of {len(compared)} compared "
-          f"({len(rows) - len(compared)} not run on pml's side: its pair matrix would exceed "
-          f"{PML_MAX_BYTES / 2**30:.0f} GiB); values equal to {TOLERANCE:g}: {all(r['equal'] for r in compared)}")
+    print(
+        f"cases where the package is slower than pml: {len(slow)} of {len(compared)} compared "
+        f"({len(rows) - len(compared)} not run on pml's side: its pair matrix would exceed "
+        f"{PML_MAX_BYTES / 2**30:.0f} GiB); values equal to {TOLERANCE:g}: {all(r['equal'] for r in compared)}"
+    )
     return 0 if all(r["equal"] for r in compared) else 1
 
 

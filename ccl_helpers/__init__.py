@@ -8,12 +8,45 @@ The shared core (``runtime``, ``losses``, ``data``, ``models``, ``train``, ``met
 on several processes, is ``python -m ccl_helpers.launch``).
 """
 
-from . import (curl, data, distributed, losses, metrics, models, multimodal, multineg, plotting, supervised_approx,
-               symbolic, train, wen)
+from . import (
+    curl,
+    data,
+    distributed,
+    losses,
+    metrics,
+    models,
+    multimodal,
+    multineg,
+    plotting,
+    supervised_approx,
+    symbolic,
+    train,
+    wen,
+)
 from .runtime import by_scale, device, glue, progress, scale, setup, under_ci
 
 __version__ = "0.1.0"
 
-__all__ = ["by_scale", "curl", "data", "device", "distributed", "glue", "losses", "metrics", "models", "multimodal",
-           "multineg", "plotting", "progress", "scale", "setup", "supervised_approx", "symbolic", "train", "under_ci",
-           "wen", "__version__"]
+__all__ = [
+    "by_scale",
+    "curl",
+    "data",
+    "device",
+    "distributed",
+    "glue",
+    "losses",
+    "metrics",
+    "models",
+    "multimodal",
+    "multineg",
+    "plotting",
+    "progress",
+    "scale",
+    "setup",
+    "supervised_approx",
+    "symbolic",
+    "train",
+    "under_ci",
+    "wen",
+    "__version__",
+]

@@ -27,24 +27,36 @@ def collision_probability(class_probs: Tensor) -> float:
     return float((check_class_probs(class_probs) ** 2).sum())
 
 
-def mean_classifier_bound(unsupervised_loss: Tensor | float, tau: float) -> Tensor | float:
+def mean_classifier_bound(
+    unsupervised_loss: Tensor | float, tau: float
+) -> Tensor | float:
     """The lemma's right-hand side (L_un − τ·log 2)/(1 − τ), in nats; τ in [0, 1)."""
     if not 0 <= tau < 1:
         raise ValueError(f"tau must be in [0, 1), got {tau}")
     return (unsupervised_loss - tau * math.log(2)) / (1 - tau)
 
 
-def block_contrastive_loss(forward: Forward, batch: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+def block_contrastive_loss(
+    forward: Forward, batch: tuple[Tensor, Tensor, Tensor]
+) -> Tensor:
     """Mean over the batch of ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), ℓ(z) = log(1 + e^z), f̄^± the mean of f over a block.
 
     batch: x (B, *input), positives (B, b, *input), negatives (B, b, *input). With b = 1 this is
     L_un of eq. (1); with b > 1 it is the block variant (averages of b positives / b negatives).
     """
     anchor, positives, negatives = batch
-    if positives.shape != negatives.shape or positives.shape[0] != anchor.shape[0] or positives.ndim != anchor.ndim + 1:
-        raise ValueError(f"need x (B, ...), positives and negatives (B, b, ...); got {tuple(anchor.shape)}, "
-                         f"{tuple(positives.shape)}, {tuple(negatives.shape)}")
-    blocks = forward(torch.cat([positives, negatives]).flatten(0, 1)).unflatten(0, (2 * anchor.shape[0], -1))
+    if (
+        positives.shape != negatives.shape
+        or positives.shape[0] != anchor.shape[0]
+        or positives.ndim != anchor.ndim + 1
+    ):
+        raise ValueError(
+            f"need x (B, ...), positives and negatives (B, b, ...); got {tuple(anchor.shape)}, "
+            f"{tuple(positives.shape)}, {tuple(negatives.shape)}"
+        )
+    blocks = forward(torch.cat([positives, negatives]).flatten(0, 1)).unflatten(
+        0, (2 * anchor.shape[0], -1)
+    )
     positive_mean, negative_mean = blocks.mean(1).chunk(2)
     return logistic_loss(forward(anchor), positive_mean, negative_mean)
 
@@ -55,31 +67,54 @@ def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor
     return F.cross_entropy(forward(inputs), labels)
 
 
-def contrastive_batches(latent: LatentClassModel, n_seeds: int, batch_size: int, generator: torch.Generator,
-                        block_size: int = 1):
+def contrastive_batches(
+    latent: LatentClassModel,
+    n_seeds: int,
+    batch_size: int,
+    generator: torch.Generator,
+    block_size: int = 1,
+):
     """step ↦ (x, positives, negatives), each with leading shape (n_seeds, batch_size), drawn from
     D_sim and D_neg of ``latent``; positives and negatives are blocks of ``block_size``."""
     shape = (n_seeds, batch_size)
 
     def sample(step: int):
-        anchor, positives, _ = latent.sample_sim(shape, generator, block_size=block_size)
+        anchor, positives, _ = latent.sample_sim(
+            shape, generator, block_size=block_size
+        )
         negatives, _ = latent.sample_neg(shape, generator, block_size=block_size)
         return anchor, positives, negatives
 
     return sample
 
 
-def labelled_batches(inputs: Tensor, labels: Tensor, n_seeds: int, batch_size: int, generator: torch.Generator):
+def labelled_batches(
+    inputs: Tensor,
+    labels: Tensor,
+    n_seeds: int,
+    batch_size: int,
+    generator: torch.Generator,
+):
     """step ↦ (x, y) with leading shape (n_seeds, batch_size), examples drawn uniformly with replacement."""
+
     def sample(step: int):
-        index = torch.randint(labels.numel(), (n_seeds, batch_size), generator=generator, device=labels.device)
+        index = torch.randint(
+            labels.numel(),
+            (n_seeds, batch_size),
+            generator=generator,
+            device=labels.device,
+        )
         return inputs[index], labels[index]
 
     return sample
 
 
-def exact_unsupervised_loss(features: Tensor, labels: Tensor, class_probs: Tensor | None = None,
-                            chunk_size: int = 64) -> Tensor:
+def exact_unsupervised_loss(
+    features: Tensor,
+    labels: Tensor,
+    class_probs: Tensor | None = None,
+    chunk_size: int = 64,
+) -> Tensor:
     """L_un(f) computed exactly when each D_c is uniform over the examples of class c.
 
     L_un = Σ_c ρ(c) Σ_{c⁻} ρ(c⁻) mean_{x, x⁺ ∈ c} mean_{x⁻ ∈ c⁻} log(1 + e^{f(x)ᵀf(x⁻) − f(x)ᵀf(x⁺)})
@@ -88,31 +123,49 @@ def exact_unsupervised_loss(features: Tensor, labels: Tensor, class_probs: Tenso
     features (..., n, d), labels (n,), ρ (N_C,) defaulting to the label frequencies → (...).
     """
     if features.ndim < 2 or labels.ndim != 1 or features.shape[-2] != labels.numel():
-        raise ValueError(f"features must be (..., n, d) with n = len(labels); got {tuple(features.shape)}")
+        raise ValueError(
+            f"features must be (..., n, d) with n = len(labels); got {tuple(features.shape)}"
+        )
     if chunk_size < 1:
         raise ValueError(f"chunk_size must be ≥ 1, got {chunk_size}")
     members, counts = metrics.class_members(labels)
     if bool((counts == 0).any()):
         raise ValueError("every class 0..max(labels) must have at least one example")
-    rho = metrics.class_frequencies(labels) if class_probs is None else check_class_probs(class_probs).double()
+    rho = (
+        metrics.class_frequencies(labels)
+        if class_probs is None
+        else check_class_probs(class_probs).double()
+    )
     if rho.numel() != counts.numel():
-        raise ValueError(f"class_probs must have one entry per class ({counts.numel()}), got {rho.numel()}")
+        raise ValueError(
+            f"class_probs must have one entry per class ({counts.numel()}), got {rho.numel()}"
+        )
     rho = rho.to(features.device)
-    example_weight = rho[labels] / counts[labels]  # ρ(c)/n_c: weight of x in D = Σ_c ρ(c) D_c
+    example_weight = (
+        rho[labels] / counts[labels]
+    )  # ρ(c)/n_c: weight of x in D = Σ_c ρ(c) D_c
     positives = members[labels]  # (n, n_max), −1 pads
     positive_weight = (positives >= 0).double() / counts[labels, None]
     gram = features.double() @ features.double().transpose(-1, -2)
-    total = torch.zeros(features.shape[:-2], dtype=torch.float64, device=features.device)
+    total = torch.zeros(
+        features.shape[:-2], dtype=torch.float64, device=features.device
+    )
     for start in range(0, labels.numel(), chunk_size):
         rows = slice(start, start + chunk_size)
         g = gram[..., rows, :]
         g_pos = g.gather(-1, positives[rows].clamp_min(0).expand(*g.shape[:-1], -1))
-        terms = F.softplus(g.unsqueeze(-2) - g_pos.unsqueeze(-1)) @ example_weight  # (..., a, n_max)
-        total += ((terms * positive_weight[rows]).sum(-1) * example_weight[rows]).sum(-1)
+        terms = (
+            F.softplus(g.unsqueeze(-2) - g_pos.unsqueeze(-1)) @ example_weight
+        )  # (..., a, n_max)
+        total += ((terms * positive_weight[rows]).sum(-1) * example_weight[rows]).sum(
+            -1
+        )
     return total
 
 
-def lemma_quantities(features: Tensor, labels: Tensor, *, max_iter: int = 500) -> dict[str, Tensor]:
+def lemma_quantities(
+    features: Tensor, labels: Tensor, *, max_iter: int = 500
+) -> dict[str, Tensor]:
     """The three sides of the lemma on a finite distribution (D_c uniform over class c's examples,
     ρ the label frequencies), for binary tasks: ``L_un`` (exact), ``L_mu`` (mean classifier, µ from
     the same data), ``L_sup`` (best linear classifier fitted on the same data), ``bound`` =
@@ -122,15 +175,28 @@ def lemma_quantities(features: Tensor, labels: Tensor, *, max_iter: int = 500) -
     rho = metrics.class_frequencies(labels)
     unsupervised = exact_unsupervised_loss(features, labels, rho)
     mean = metrics.mean_classifier(features, labels, task_size=2, class_probs=rho)
-    best = metrics.linear_probe(features, labels, task_size=2, class_probs=rho, max_iter=max_iter)
-    return {"L_un": unsupervised, "L_mu": mean["loss"], "L_sup": best["loss"],
-            "bound": mean_classifier_bound(unsupervised, collision_probability(rho)),
-            "accuracy_mu": mean["accuracy"]}
+    best = metrics.linear_probe(
+        features, labels, task_size=2, class_probs=rho, max_iter=max_iter
+    )
+    return {
+        "L_un": unsupervised,
+        "L_mu": mean["loss"],
+        "L_sup": best["loss"],
+        "bound": mean_classifier_bound(unsupervised, collision_probability(rho)),
+        "accuracy_mu": mean["accuracy"],
+    }
 
 
 @torch.no_grad()
-def monte_carlo_lemma(model: StackedModel, latent: GaussianClasses, n_samples: int, generator: torch.Generator,
-                      n_batches: int = 20, n_fit: int = 20_000, max_iter: int = 200) -> pd.DataFrame:
+def monte_carlo_lemma(
+    model: StackedModel,
+    latent: GaussianClasses,
+    n_samples: int,
+    generator: torch.Generator,
+    n_batches: int = 20,
+    n_fit: int = 20_000,
+    max_iter: int = 200,
+) -> pd.DataFrame:
     """The lemma's quantities on the population of a Gaussian latent-class model, by Monte Carlo.
 
     The means µ_c are computed from a first sample of ``n_samples`` points and the best binary
@@ -141,24 +207,38 @@ def monte_carlo_lemma(model: StackedModel, latent: GaussianClasses, n_samples: i
     standard errors ``se_L_un``, ... .
     """
     if n_batches < 2 or n_samples < n_batches:
-        raise ValueError(f"need n_batches ≥ 2 and n_samples ≥ n_batches, got {n_samples}, {n_batches}")
+        raise ValueError(
+            f"need n_batches ≥ 2 and n_samples ≥ n_batches, got {n_samples}, {n_batches}"
+        )
     rho, tau = latent.class_probs, collision_probability(latent.class_probs)
     tasks = metrics.all_tasks(latent.n_classes, 2, rho.device)
     fit_classes = latent.sample_classes((n_samples,), generator)
     fit_features = model(latent.sample_given(fit_classes, generator))
     means = metrics.class_means(fit_features, fit_classes, latent.n_classes)
-    rows = metrics.fit_linear_classifiers(fit_features[:, :n_fit], fit_classes[:n_fit], tasks, max_iter=max_iter)
+    rows = metrics.fit_linear_classifiers(
+        fit_features[:, :n_fit], fit_classes[:n_fit], tasks, max_iter=max_iter
+    )
     batches: dict[str, list[Tensor]] = {"L_un": [], "L_mu": [], "L_sup": []}
     size = n_samples // n_batches
     for _ in range(n_batches):
         anchor, positive, _ = latent.sample_sim((size,), generator)
         negative, _ = latent.sample_neg((size,), generator)
-        loss = logistic_loss(model(anchor), model(positive), model(negative), reduction="none")
+        loss = logistic_loss(
+            model(anchor), model(positive), model(negative), reduction="none"
+        )
         batches["L_un"].append(loss.double().mean(-1))
         classes = latent.sample_classes((size,), generator)
         features = model(latent.sample_given(classes, generator))
-        batches["L_mu"].append(metrics.task_loss_and_accuracy(features, classes, means, tasks, rho)[0].double())
-        batches["L_sup"].append(metrics.task_loss_and_accuracy(features, classes, rows, tasks, rho)[0].double())
+        batches["L_mu"].append(
+            metrics.task_loss_and_accuracy(features, classes, means, tasks, rho)[
+                0
+            ].double()
+        )
+        batches["L_sup"].append(
+            metrics.task_loss_and_accuracy(features, classes, rows, tasks, rho)[
+                0
+            ].double()
+        )
     batches["bound"] = [mean_classifier_bound(v, tau) for v in batches["L_un"]]
     table = pd.DataFrame({"seed": model.seeds})
     for name, values in batches.items():
@@ -168,8 +248,14 @@ def monte_carlo_lemma(model: StackedModel, latent: GaussianClasses, n_samples: i
     return table
 
 
-def downstream_accuracies(train_features: Tensor, train_labels: Tensor, test_features: Tensor, test_labels: Tensor,
-                          task_sizes: tuple[int, ...] = (2, 10), max_iter: int = 500) -> pd.DataFrame:
+def downstream_accuracies(
+    train_features: Tensor,
+    train_labels: Tensor,
+    test_features: Tensor,
+    test_labels: Tensor,
+    task_sizes: tuple[int, ...] = (2, 10),
+    max_iter: int = 500,
+) -> pd.DataFrame:
     """AVG-m test accuracy of the linear head (fitted on the training features) and of the mean
     classifier (µ from the training features), for each m in ``task_sizes``.
 
@@ -177,9 +263,27 @@ def downstream_accuracies(train_features: Tensor, train_labels: Tensor, test_fea
     """
     frames = []
     for m in task_sizes:
-        for name, evaluate in (("linear", metrics.linear_probe), ("mean", metrics.mean_classifier)):
+        for name, evaluate in (
+            ("linear", metrics.linear_probe),
+            ("mean", metrics.mean_classifier),
+        ):
             extra = {"max_iter": max_iter} if name == "linear" else {}
-            accuracy = evaluate(train_features, train_labels, test_features, test_labels, task_size=m, **extra)["accuracy"]
-            frames.append(pd.DataFrame({"seed": range(accuracy.shape[0]), "task_size": m, "classifier": name,
-                                        "accuracy": accuracy.double().cpu().numpy()}))
+            accuracy = evaluate(
+                train_features,
+                train_labels,
+                test_features,
+                test_labels,
+                task_size=m,
+                **extra,
+            )["accuracy"]
+            frames.append(
+                pd.DataFrame(
+                    {
+                        "seed": range(accuracy.shape[0]),
+                        "task_size": m,
+                        "classifier": name,
+                        "accuracy": accuracy.double().cpu().numpy(),
+                    }
+                )
+            )
     return pd.concat(frames, ignore_index=True)

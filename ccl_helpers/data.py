@@ -33,7 +33,9 @@ from torch import Tensor
 def check_class_probs(class_probs: Tensor, name: str = "class_probs") -> Tensor:
     """Validate a probability vector ρ of shape (N_C,): non-negative, summing to one."""
     if class_probs.ndim != 1 or class_probs.numel() < 2:
-        raise ValueError(f"{name} must be a vector over at least 2 classes, got shape {tuple(class_probs.shape)}")
+        raise ValueError(
+            f"{name} must be a vector over at least 2 classes, got shape {tuple(class_probs.shape)}"
+        )
     if bool((class_probs < 0).any()):
         raise ValueError(f"{name} must be non-negative")
     total = float(class_probs.double().sum())
@@ -79,15 +81,25 @@ class LatentClassModel:
         """x ~ D_c for every entry c of ``classes`` (shape S) → (*S, *input_shape)."""
         raise NotImplementedError
 
-    def sample_classes(self, shape: tuple[int, ...], generator: torch.Generator) -> Tensor:
+    def sample_classes(
+        self, shape: tuple[int, ...], generator: torch.Generator
+    ) -> Tensor:
         """c ~ ρ, i.i.d., of the given shape (a LongTensor)."""
         shape = _check_shape(shape)
-        flat = torch.multinomial(self.class_probs, int(torch.Size(shape).numel()), replacement=True,
-                                 generator=generator)
+        flat = torch.multinomial(
+            self.class_probs,
+            int(torch.Size(shape).numel()),
+            replacement=True,
+            generator=generator,
+        )
         return flat.reshape(shape)
 
-    def sample_sim(self, shape: tuple[int, ...], generator: torch.Generator,
-                   block_size: int | None = None) -> tuple[Tensor, Tensor, Tensor]:
+    def sample_sim(
+        self,
+        shape: tuple[int, ...],
+        generator: torch.Generator,
+        block_size: int | None = None,
+    ) -> tuple[Tensor, Tensor, Tensor]:
         """(x, x⁺, c⁺) ~ D_sim: x (*shape, *input), x⁺ (*shape, *input) — or, with ``block_size`` b,
         a block of b positives (*shape, b, *input) all from c⁺ — and c⁺ (*shape)."""
         classes = self.sample_classes(shape, generator)
@@ -95,8 +107,12 @@ class LatentClassModel:
         positive = self.sample_given(_block(classes, block_size), generator)
         return anchor, positive, classes
 
-    def sample_neg(self, shape: tuple[int, ...], generator: torch.Generator,
-                   block_size: int | None = None) -> tuple[Tensor, Tensor]:
+    def sample_neg(
+        self,
+        shape: tuple[int, ...],
+        generator: torch.Generator,
+        block_size: int | None = None,
+    ) -> tuple[Tensor, Tensor]:
         """(x⁻, c⁻) ~ D_neg: x⁻ (*shape, *input) — or a block (*shape, b, *input) from one class c⁻ — and c⁻ (*shape)."""
         classes = self.sample_classes(shape, generator)
         return self.sample_given(_block(classes, block_size), generator), classes
@@ -113,25 +129,47 @@ class GaussianClasses(LatentClassModel):
     def __post_init__(self):
         check_class_probs(self.class_probs)
         if self.means.ndim != 2 or self.means.shape[0] != self.class_probs.numel():
-            raise ValueError(f"means must have shape (n_classes={self.class_probs.numel()}, dim), "
-                             f"got {tuple(self.means.shape)}")
+            raise ValueError(
+                f"means must have shape (n_classes={self.class_probs.numel()}, dim), "
+                f"got {tuple(self.means.shape)}"
+            )
         if not self.noise_std > 0:
             raise ValueError(f"noise_std must be > 0, got {self.noise_std}")
 
     @classmethod
-    def random(cls, n_classes: int, dim: int, *, class_probs: Tensor | None = None, separation: float = 1.0,
-               noise_std: float = 1.0, seed: int = 0, device: torch.device | str = "cpu") -> GaussianClasses:
+    def random(
+        cls,
+        n_classes: int,
+        dim: int,
+        *,
+        class_probs: Tensor | None = None,
+        separation: float = 1.0,
+        noise_std: float = 1.0,
+        seed: int = 0,
+        device: torch.device | str = "cpu",
+    ) -> GaussianClasses:
         """Class means drawn i.i.d. N(0, separation²/dim · I), so ‖m_c‖ ≈ separation; ρ uniform by default."""
         if n_classes < 2 or dim < 1:
-            raise ValueError(f"need n_classes ≥ 2 and dim ≥ 1, got n_classes={n_classes}, dim={dim}")
+            raise ValueError(
+                f"need n_classes ≥ 2 and dim ≥ 1, got n_classes={n_classes}, dim={dim}"
+            )
         generator = torch.Generator(device="cpu").manual_seed(seed)
         means = torch.randn(n_classes, dim, generator=generator) * separation / dim**0.5
-        probs = torch.full((n_classes,), 1.0 / n_classes) if class_probs is None else class_probs.cpu()
+        probs = (
+            torch.full((n_classes,), 1.0 / n_classes)
+            if class_probs is None
+            else class_probs.cpu()
+        )
         return cls(probs.float().to(device), means.to(device), float(noise_std))
 
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
-        noise = torch.randn(*classes.shape, self.means.shape[1], generator=generator,
-                            device=self.means.device, dtype=self.means.dtype)
+        noise = torch.randn(
+            *classes.shape,
+            self.means.shape[1],
+            generator=generator,
+            device=self.means.device,
+            dtype=self.means.dtype,
+        )
         return self.means[classes] + self.noise_std * noise
 
 
@@ -142,29 +180,44 @@ class EmpiricalClasses(LatentClassModel):
         inputs: (n, *input_shape) examples; labels: (n,) classes in 0..N_C−1, every class present.
     """
 
-    def __init__(self, inputs: Tensor, labels: Tensor, class_probs: Tensor | None = None):
+    def __init__(
+        self, inputs: Tensor, labels: Tensor, class_probs: Tensor | None = None
+    ):
         if labels.ndim != 1 or inputs.shape[0] != labels.shape[0]:
-            raise ValueError(f"inputs (n, ...) and labels (n,) must agree in n, got {tuple(inputs.shape)} "
-                             f"and {tuple(labels.shape)}")
+            raise ValueError(
+                f"inputs (n, ...) and labels (n,) must agree in n, got {tuple(inputs.shape)} "
+                f"and {tuple(labels.shape)}"
+            )
         counts = torch.bincount(labels)
         if bool((counts == 0).any()) or counts.numel() < 2:
-            raise ValueError("labels must cover the classes 0..N_C−1 (N_C ≥ 2), each at least once")
+            raise ValueError(
+                "labels must cover the classes 0..N_C−1 (N_C ≥ 2), each at least once"
+            )
         self.inputs, self.labels = inputs, labels
         self.counts = counts
-        self.class_probs = (counts.float() / counts.sum() if class_probs is None
-                            else check_class_probs(class_probs.to(inputs.device)))
+        self.class_probs = (
+            counts.float() / counts.sum()
+            if class_probs is None
+            else check_class_probs(class_probs.to(inputs.device))
+        )
         if self.class_probs.numel() != counts.numel():
-            raise ValueError(f"class_probs must have {counts.numel()} entries, got {self.class_probs.numel()}")
+            raise ValueError(
+                f"class_probs must have {counts.numel()} entries, got {self.class_probs.numel()}"
+            )
         self.order = torch.argsort(labels, stable=True)
         self.starts = torch.cumsum(counts, 0) - counts
 
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         uniform = torch.rand(classes.shape, generator=generator, device=classes.device)
-        within = (uniform * self.counts[classes]).long().clamp_max(self.counts[classes] - 1)
+        within = (
+            (uniform * self.counts[classes]).long().clamp_max(self.counts[classes] - 1)
+        )
         return self.inputs[self.order[self.starts[classes] + within]]
 
 
-def load_digits(device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor]:
+def load_digits(
+    device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
+) -> tuple[Tensor, Tensor]:
     """scikit-learn's 1,797 handwritten digits (shipped with the library, no download).
 
     Returns images (1797, 1, 8, 8) scaled to [0, 1] and labels (1797,) in 0..9, on ``device``.
@@ -173,26 +226,39 @@ def load_digits(device: torch.device | str = "cpu", dtype: torch.dtype = torch.f
 
     bunch = sklearn_digits()
     images = torch.as_tensor(bunch.images, dtype=dtype).unsqueeze(1) / 16.0
-    return images.to(device), torch.as_tensor(bunch.target, dtype=torch.long, device=device)
+    return images.to(device), torch.as_tensor(
+        bunch.target, dtype=torch.long, device=device
+    )
 
 
-def train_test_split(inputs: Tensor, labels: Tensor, test_fraction: float = 0.3,
-                     seed: int = 0) -> tuple[Tensor, Tensor, Tensor, Tensor]:
+def train_test_split(
+    inputs: Tensor, labels: Tensor, test_fraction: float = 0.3, seed: int = 0
+) -> tuple[Tensor, Tensor, Tensor, Tensor]:
     """Stratified split → (x_train, y_train, x_test, y_test), on the inputs' device."""
     if not 0 < test_fraction < 1:
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
     if inputs.shape[0] != labels.shape[0]:
-        raise ValueError(f"inputs and labels must have the same length, got {inputs.shape[0]} and {labels.shape[0]}")
+        raise ValueError(
+            f"inputs and labels must have the same length, got {inputs.shape[0]} and {labels.shape[0]}"
+        )
     from sklearn.model_selection import train_test_split as sklearn_split
 
     index = torch.arange(labels.numel())
-    train, test = sklearn_split(index.numpy(), test_size=test_fraction, random_state=seed,
-                                stratify=labels.cpu().numpy())
-    train, test = torch.as_tensor(train, device=inputs.device), torch.as_tensor(test, device=inputs.device)
+    train, test = sklearn_split(
+        index.numpy(),
+        test_size=test_fraction,
+        random_state=seed,
+        stratify=labels.cpu().numpy(),
+    )
+    train, test = (
+        torch.as_tensor(train, device=inputs.device),
+        torch.as_tensor(test, device=inputs.device),
+    )
     return inputs[train], labels[train], inputs[test], labels[test]
 
 
 # ---------------------------------------------------------------- fixed training sets (Assumption 1)
+
 
 def unit_sphere(x: Tensor) -> Tensor:
     """Flatten and normalise each example to the unit sphere: x (n, *input_shape) → x_i / ‖x_i‖₂, (n, D).
@@ -210,7 +276,9 @@ def unit_sphere(x: Tensor) -> Tensor:
         raise ValueError("x must be finite")
     zero = int((norms == 0).sum())
     if zero:
-        raise ValueError(f"x has {zero} all-zero rows, which cannot be normalised to unit norm")
+        raise ValueError(
+            f"x has {zero} all-zero rows, which cannot be normalised to unit norm"
+        )
     return flat / norms
 
 
@@ -222,13 +290,19 @@ def duplicate_rows(x: Tensor) -> Tensor:
     flat = x.reshape(x.shape[0], -1)
     _, inverse = torch.unique(flat, dim=0, return_inverse=True)
     index = torch.arange(flat.shape[0], device=x.device)
-    first = torch.full((int(inverse.max()) + 1 if index.numel() else 0,), flat.shape[0], device=x.device,
-                       dtype=torch.long).scatter_reduce(0, inverse, index, reduce="amin")
+    first = torch.full(
+        (int(inverse.max()) + 1 if index.numel() else 0,),
+        flat.shape[0],
+        device=x.device,
+        dtype=torch.long,
+    ).scatter_reduce(0, inverse, index, reduce="amin")
     later = first[inverse] != index
     return torch.stack([first[inverse][later], index[later]], dim=1)
 
 
-def separation(x: Tensor, *, return_pair: bool = False, block_elements: int = 2**24) -> Tensor | tuple[Tensor, Tensor]:
+def separation(
+    x: Tensor, *, return_pair: bool = False, block_elements: int = 2**24
+) -> Tensor | tuple[Tensor, Tensor]:
     """δ of the separation assumption: δ = min over pairs i ≠ j of ‖x_i − x_j‖₂, for x (n, *input_shape).
 
     Merad et al., Assumption 1: ‖x − x′‖₂ ≥ δ for any two samples of X_data = ∪ᵢ {xᵢ, xᵢ⁺, xᵢ⁻} (the
@@ -254,18 +328,22 @@ def separation(x: Tensor, *, return_pair: bool = False, block_elements: int = 2*
     rows = max(1, block_elements // n)
     nearest = torch.empty(n, dtype=torch.long, device=x.device)
     for start in range(0, n, rows):
-        block = flat[start:start + rows]
-        gram = squared[start:start + rows, None] + squared[None, :] - 2 * block @ flat.T
+        block = flat[start : start + rows]
+        gram = (
+            squared[start : start + rows, None] + squared[None, :] - 2 * block @ flat.T
+        )
         own = torch.arange(start, start + block.shape[0], device=x.device)
         gram[torch.arange(block.shape[0], device=x.device), own] = float("inf")
-        nearest[start:start + rows] = gram.argmin(1)
+        nearest[start : start + rows] = gram.argmin(1)
     distances = (flat - flat[nearest]).norm(dim=1)
     i = int(distances.argmin())
     delta = distances[i]
     if float(delta) == 0.0:
         count = duplicate_rows(flat).shape[0]
-        warnings.warn(f"x has {count} exactly duplicated rows: the separation assumption fails (δ = 0)",
-                      stacklevel=2)
+        warnings.warn(
+            f"x has {count} exactly duplicated rows: the separation assumption fails (δ = 0)",
+            stacklevel=2,
+        )
     if not return_pair:
         return delta
     j = int(nearest[i])
@@ -296,8 +374,15 @@ NEGATIVES = ("rho", "other_class")
 source's D_neg, so c⁻ = c⁺ with probability τ); ``"other_class"``, c⁻ ~ ρ conditioned on c⁻ ≠ c⁺."""
 
 
-def fixed_triplets(inputs: Tensor, labels: Tensor, n: int, generator: torch.Generator, *,
-                   class_probs: Tensor | None = None, negatives: str = "rho") -> Triplets:
+def fixed_triplets(
+    inputs: Tensor,
+    labels: Tensor,
+    n: int,
+    generator: torch.Generator,
+    *,
+    class_probs: Tensor | None = None,
+    negatives: str = "rho",
+) -> Triplets:
     """n fixed training triplets from labelled data, as in Merad et al., Section 4 (eq. (11)).
 
     For each i: c⁺ᵢ ~ ρ and xᵢ, xᵢ⁺ from class c⁺ᵢ (a similar pair of D_sim); c⁻ᵢ ~ ρ and xᵢ⁻ from class
@@ -312,22 +397,30 @@ def fixed_triplets(inputs: Tensor, labels: Tensor, n: int, generator: torch.Gene
         generator: a torch.Generator on the inputs' device.
         class_probs: ρ (N_C,), default the label frequencies.
     """
-    latent = EmpiricalClasses(inputs, labels, class_probs)   # validates inputs, labels and ρ
+    latent = EmpiricalClasses(
+        inputs, labels, class_probs
+    )  # validates inputs, labels and ρ
     if not isinstance(n, int) or n < 1:
         raise ValueError(f"n must be an int ≥ 1, got {n!r}")
     if 3 * n > labels.numel():
-        raise ValueError(f"n must be ≤ N/3 = {labels.numel() // 3} (3n distinct examples), got {n}")
+        raise ValueError(
+            f"n must be ≤ N/3 = {labels.numel() // 3} (3n distinct examples), got {n}"
+        )
     if negatives not in NEGATIVES:
         raise ValueError(f"negatives must be one of {NEGATIVES}, got {negatives!r}")
     rho = latent.class_probs
     anchor_class = torch.multinomial(rho, n, replacement=True, generator=generator)
     if negatives == "rho":
-        negative_class = torch.multinomial(rho, n, replacement=True, generator=generator)
+        negative_class = torch.multinomial(
+            rho, n, replacement=True, generator=generator
+        )
     else:
         weights = rho.expand(n, -1).clone()
         weights[torch.arange(n, device=rho.device), anchor_class] = 0
         if bool((weights.sum(1) == 0).any()):
-            raise ValueError("class_probs must give positive mass to a class other than each anchor's")
+            raise ValueError(
+                "class_probs must give positive mass to a class other than each anchor's"
+            )
         negative_class = torch.multinomial(weights, 1, generator=generator).squeeze(1)
     # the 3n slots' classes (c⁺ᵢ, c⁺ᵢ, c⁻ᵢ) and, for each slot, its rank among the slots of its class
     wanted = torch.stack([anchor_class, anchor_class, negative_class], dim=1).flatten()
@@ -336,29 +429,44 @@ def fixed_triplets(inputs: Tensor, labels: Tensor, n: int, generator: torch.Gene
     short = torch.nonzero(demand > latent.counts).flatten()
     if short.numel():
         c = int(short[0])
-        raise ValueError(f"n={n} triplets need {int(demand[c])} examples of class {c}, which has only "
-                         f"{int(latent.counts[c])}; lower n")
+        raise ValueError(
+            f"n={n} triplets need {int(demand[c])} examples of class {c}, which has only "
+            f"{int(latent.counts[c])}; lower n"
+        )
     rank = torch.empty_like(order)
-    rank[order] = torch.arange(wanted.numel(), device=wanted.device) - (torch.cumsum(demand, 0) - demand)[wanted[order]]
+    rank[order] = (
+        torch.arange(wanted.numel(), device=wanted.device)
+        - (torch.cumsum(demand, 0) - demand)[wanted[order]]
+    )
     # the examples grouped by class, in a random order within each class
     shuffled = torch.randperm(labels.numel(), generator=generator, device=labels.device)
     by_class = shuffled[torch.argsort(labels[shuffled], stable=True)]
     index = by_class[latent.starts[wanted] + rank].reshape(n, 3)
     points = unit_sphere(inputs[index.flatten()]).reshape(n, 3, -1)
-    return Triplets(points[:, 0], points[:, 1], points[:, 2], anchor_class, negative_class, index)
+    return Triplets(
+        points[:, 0], points[:, 1], points[:, 2], anchor_class, negative_class, index
+    )
 
 
 # ---------------------------------------------------------------- offline loaders (paper scale)
 
-_IDX_TYPES = {0x08: np.dtype(">u1"), 0x09: np.dtype(">i1"), 0x0B: np.dtype(">i2"), 0x0C: np.dtype(">i4"),
-              0x0D: np.dtype(">f4"), 0x0E: np.dtype(">f8")}
+_IDX_TYPES = {
+    0x08: np.dtype(">u1"),
+    0x09: np.dtype(">i1"),
+    0x0B: np.dtype(">i2"),
+    0x0C: np.dtype(">i4"),
+    0x0D: np.dtype(">f4"),
+    0x0E: np.dtype(">f8"),
+}
 
 
 def _existing(path: str | os.PathLike, what: str) -> Path:
     path = Path(path)
     if not path.exists():
-        raise FileNotFoundError(f"{what} not found at {path}; this package never downloads data: "
-                                f"place the files there yourself")
+        raise FileNotFoundError(
+            f"{what} not found at {path}; this package never downloads data: "
+            f"place the files there yourself"
+        )
     return path
 
 
@@ -377,7 +485,9 @@ def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Ten
         except (OSError, EOFError) as error:
             raise ValueError(f"path {path} is a corrupt gzip file: {error}") from error
     if len(raw) < 4 or raw[:2] != b"\x00\x00" or raw[2] not in _IDX_TYPES:
-        raise ValueError(f"path {path} is not an IDX file (bad magic number {raw[:4].hex()})")
+        raise ValueError(
+            f"path {path} is not an IDX file (bad magic number {raw[:4].hex()})"
+        )
     ndim = raw[3]
     header = 4 + 4 * ndim
     if len(raw) < header:
@@ -386,14 +496,22 @@ def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Ten
     dtype = _IDX_TYPES[raw[2]]
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(raw) - header != expected:
-        raise ValueError(f"path {path}: IDX data has {len(raw) - header} bytes, its header {shape} of "
-                         f"{dtype.name} needs {expected}")
-    values = np.frombuffer(raw, dtype=dtype, offset=header).astype(dtype.newbyteorder("="))
+        raise ValueError(
+            f"path {path}: IDX data has {len(raw) - header} bytes, its header {shape} of "
+            f"{dtype.name} needs {expected}"
+        )
+    values = np.frombuffer(raw, dtype=dtype, offset=header).astype(
+        dtype.newbyteorder("=")
+    )
     return torch.from_numpy(values.reshape(shape)).to(device)
 
 
-def load_mnist(directory: str | os.PathLike, train: bool = True, device: torch.device | str = "cpu",
-               dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor]:
+def load_mnist(
+    directory: str | os.PathLike,
+    train: bool = True,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
+) -> tuple[Tensor, Tensor]:
     """MNIST or FashionMNIST from local IDX files (both use the same file names), never downloaded.
 
     ``directory`` holds ``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte``,
@@ -403,28 +521,42 @@ def load_mnist(directory: str | os.PathLike, train: bool = True, device: torch.d
     prefix = "train" if train else "t10k"
 
     def find(kind: str, ndim: int) -> Path:
-        for name in (f"{prefix}-{kind}-idx{ndim}-ubyte", f"{prefix}-{kind}.idx{ndim}-ubyte"):
+        for name in (
+            f"{prefix}-{kind}-idx{ndim}-ubyte",
+            f"{prefix}-{kind}.idx{ndim}-ubyte",
+        ):
             for suffix in ("", ".gz"):
                 if (Path(directory) / (name + suffix)).exists():
                     return Path(directory) / (name + suffix)
-        raise FileNotFoundError(f"{prefix}-{kind}-idx{ndim}-ubyte[.gz] not found in {directory}; this package "
-                                f"never downloads data: place the files there yourself")
+        raise FileNotFoundError(
+            f"{prefix}-{kind}-idx{ndim}-ubyte[.gz] not found in {directory}; this package "
+            f"never downloads data: place the files there yourself"
+        )
 
     images, labels = load_idx(find("images", 3)), load_idx(find("labels", 1))
     if images.ndim != 3 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
-        raise ValueError(f"directory {directory}: images {tuple(images.shape)} and labels {tuple(labels.shape)} "
-                         f"do not form a data set")
-    return (images.to(device=device, dtype=dtype).unsqueeze(1) / 255.0,
-            labels.to(device=device, dtype=torch.long))
+        raise ValueError(
+            f"directory {directory}: images {tuple(images.shape)} and labels {tuple(labels.shape)} "
+            f"do not form a data set"
+        )
+    return (
+        images.to(device=device, dtype=dtype).unsqueeze(1) / 255.0,
+        labels.to(device=device, dtype=torch.long),
+    )
 
 
 class _ArrayUnpickler(pickle.Unpickler):
     """Unpickles only containers of plain values and NumPy arrays (the CIFAR-10 batches), nothing else."""
 
-    _allowed = {("_codecs", "encode"), ("numpy", "ndarray"), ("numpy", "dtype"),
-                ("numpy.core.multiarray", "_reconstruct"),
-                ("numpy._core.multiarray", "_reconstruct"), ("numpy.core.multiarray", "scalar"),
-                ("numpy._core.multiarray", "scalar")}
+    _allowed = {
+        ("_codecs", "encode"),
+        ("numpy", "ndarray"),
+        ("numpy", "dtype"),
+        ("numpy.core.multiarray", "_reconstruct"),
+        ("numpy._core.multiarray", "_reconstruct"),
+        ("numpy.core.multiarray", "scalar"),
+        ("numpy._core.multiarray", "scalar"),
+    }
 
     def find_class(self, module: str, name: str):
         if (module, name) not in self._allowed:
@@ -434,8 +566,12 @@ class _ArrayUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
-def load_cifar10_batches(directory: str | os.PathLike, train: bool = True, device: torch.device | str = "cpu",
-                         dtype: torch.dtype = torch.float32) -> tuple[Tensor, Tensor]:
+def load_cifar10_batches(
+    directory: str | os.PathLike,
+    train: bool = True,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
+) -> tuple[Tensor, Tensor]:
     """CIFAR-10 from its local "python version" batches, never downloaded.
 
     ``directory`` (e.g. ``cifar-10-batches-py``) holds ``data_batch_1`` … ``data_batch_5`` (``train``) and
@@ -447,20 +583,40 @@ def load_cifar10_batches(directory: str | os.PathLike, train: bool = True, devic
     names = [f"data_batch_{i}" for i in range(1, 6)] if train else ["test_batch"]
     missing = [name for name in names if not (directory / name).exists()]
     if missing:
-        raise FileNotFoundError(f"CIFAR-10 batches {missing} not found in {directory}; this package never "
-                                f"downloads data: place the files there yourself")
+        raise FileNotFoundError(
+            f"CIFAR-10 batches {missing} not found in {directory}; this package never "
+            f"downloads data: place the files there yourself"
+        )
     images, labels = [], []
     for name in names:
         try:
             with open(directory / name, "rb") as handle:
                 batch = _ArrayUnpickler(handle, encoding="bytes").load()
             data = np.asarray(batch.get(b"data", batch.get("data")), dtype=np.uint8)
-            target = np.asarray(batch.get(b"labels", batch.get("labels")), dtype=np.int64)
-        except (pickle.UnpicklingError, EOFError, AttributeError, TypeError, ValueError) as error:
-            raise ValueError(f"{directory / name} is not a CIFAR-10 batch: {error}") from error
-        if data.ndim != 2 or data.shape[1] != 3 * 32 * 32 or target.shape != (data.shape[0],):
-            raise ValueError(f"{directory / name} is not a CIFAR-10 batch: data {data.shape}, labels {target.shape}")
+            target = np.asarray(
+                batch.get(b"labels", batch.get("labels")), dtype=np.int64
+            )
+        except (
+            pickle.UnpicklingError,
+            EOFError,
+            AttributeError,
+            TypeError,
+            ValueError,
+        ) as error:
+            raise ValueError(
+                f"{directory / name} is not a CIFAR-10 batch: {error}"
+            ) from error
+        if (
+            data.ndim != 2
+            or data.shape[1] != 3 * 32 * 32
+            or target.shape != (data.shape[0],)
+        ):
+            raise ValueError(
+                f"{directory / name} is not a CIFAR-10 batch: data {data.shape}, labels {target.shape}"
+            )
         images.append(data.reshape(-1, 3, 32, 32))
         labels.append(target)
-    images_t = torch.from_numpy(np.concatenate(images)).to(device=device, dtype=dtype) / 255.0
+    images_t = (
+        torch.from_numpy(np.concatenate(images)).to(device=device, dtype=dtype) / 255.0
+    )
     return images_t, torch.from_numpy(np.concatenate(labels)).to(device)

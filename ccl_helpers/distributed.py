@@ -49,16 +49,36 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-from .losses._reduction import check_embeddings, check_reduction, check_same_shape, check_temperature, reduce, result_dtype
+from .checks import check_int, check_positive
+from .losses._reduction import (
+    check_embeddings,
+    check_reduction,
+    check_same_shape,
+    check_temperature,
+    reduce,
+    result_dtype,
+)
 from .losses.nt_xent import nt_xent_per_anchor
-from .runtime import check_int, check_positive, progress
+from .runtime import progress
 
 MAX_DIMS = 16
 """The most dimensions a tensor given to :func:`gather_with_grad` may have (its shape is checked
 across ranks with a fixed-size message)."""
 
-__all__ = ["MAX_DIMS", "cleanup", "ddp_train", "ddp_train_step", "gather_with_grad", "init_from_env",
-           "is_distributed", "local_shard", "nt_xent_loss_distributed", "rank", "world_size", "wrap_ddp"]
+__all__ = [
+    "MAX_DIMS",
+    "cleanup",
+    "ddp_train",
+    "ddp_train_step",
+    "gather_with_grad",
+    "init_from_env",
+    "is_distributed",
+    "local_shard",
+    "nt_xent_loss_distributed",
+    "rank",
+    "world_size",
+    "wrap_ddp",
+]
 
 
 # --------------------------------------------------------------------------------------------
@@ -84,10 +104,18 @@ def _check_tensor_and_dim(tensor: Tensor, dim: int) -> int:
     if not isinstance(tensor, torch.Tensor):
         raise ValueError(f"tensor must be a torch.Tensor, got {type(tensor).__name__}")
     if not 1 <= tensor.ndim <= MAX_DIMS:
-        raise ValueError(f"tensor must have 1 to {MAX_DIMS} dimensions, got shape {tuple(tensor.shape)}")
-    if isinstance(dim, bool) or not isinstance(dim, numbers.Integral) or not -tensor.ndim <= dim < tensor.ndim:
-        raise ValueError(f"dim must be an int in [{-tensor.ndim}, {tensor.ndim - 1}] for a tensor of shape "
-                         f"{tuple(tensor.shape)}, got {dim!r}")
+        raise ValueError(
+            f"tensor must have 1 to {MAX_DIMS} dimensions, got shape {tuple(tensor.shape)}"
+        )
+    if (
+        isinstance(dim, bool)
+        or not isinstance(dim, numbers.Integral)
+        or not -tensor.ndim <= dim < tensor.ndim
+    ):
+        raise ValueError(
+            f"dim must be an int in [{-tensor.ndim}, {tensor.ndim - 1}] for a tensor of shape "
+            f"{tuple(tensor.shape)}, got {dim!r}"
+        )
     return int(dim) % tensor.ndim
 
 
@@ -99,13 +127,15 @@ def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
     """
     message = torch.full((MAX_DIMS + 1,), -1, dtype=torch.long, device=tensor.device)
     message[0] = tensor.ndim
-    message[1:tensor.ndim + 1] = torch.tensor(tensor.shape, dtype=torch.long)
+    message[1 : tensor.ndim + 1] = torch.tensor(tensor.shape, dtype=torch.long)
     messages = [torch.empty_like(message) for _ in range(world_size())]
     dist.all_gather(messages, message)
-    shapes = [tuple(m[1:int(m[0]) + 1].tolist()) for m in messages]
+    shapes = [tuple(m[1 : int(m[0]) + 1].tolist()) for m in messages]
     if any(shape != shapes[0] for shape in shapes):
-        raise ValueError(f"tensor must have the same shape on every rank (use drop_last=True or pad the "
-                         f"last batch), got shapes by rank {shapes}")
+        raise ValueError(
+            f"tensor must have the same shape on every rank (use drop_last=True or pad the "
+            f"last batch), got shapes by rank {shapes}"
+        )
 
 
 def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
@@ -128,9 +158,11 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
     dim = _check_tensor_and_dim(batch, dim)
     total, n_ranks = batch.shape[dim], world_size()
     if total % n_ranks:
-        raise ValueError(f"batch must split into world_size = {n_ranks} equal shards along dim {dim}, got "
-                         f"{total} samples (shape {tuple(batch.shape)}); make the global batch a multiple of "
-                         f"{n_ranks}")
+        raise ValueError(
+            f"batch must split into world_size = {n_ranks} equal shards along dim {dim}, got "
+            f"{total} samples (shape {tuple(batch.shape)}); make the global batch a multiple of "
+            f"{n_ranks}"
+        )
     local = total // n_ranks
     return batch.narrow(dim, rank() * local, local)
 
@@ -152,7 +184,7 @@ class _GatherWithGrad(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output: Tensor):
-        grad = grad_output.contiguous().clone()       # all_reduce works in place
+        grad = grad_output.contiguous().clone()  # all_reduce works in place
         dist.all_reduce(grad, op=dist.ReduceOp.SUM)
         return grad.narrow(ctx.dim, dist.get_rank() * ctx.size, ctx.size), None
 
@@ -200,8 +232,9 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
 # The loss
 
 
-def nt_xent_loss_distributed(z1: Tensor, z2: Tensor, temperature: float = 0.5,
-                             reduction: str = "mean") -> Tensor:
+def nt_xent_loss_distributed(
+    z1: Tensor, z2: Tensor, temperature: float = 0.5, reduction: str = "mean"
+) -> Tensor:
     r"""NT-Xent of this rank's anchors against the global batch of all ranks (negatives with gradients).
 
     Rank :math:`r` holds :math:`b` samples (rows :math:`rb, \dots, rb + b - 1` of the global batch of
@@ -250,14 +283,24 @@ def nt_xent_loss_distributed(z1: Tensor, z2: Tensor, temperature: float = 0.5,
     local = z1.shape[-2]
     n_ranks, me = world_size(), rank()
     if local < 1 or n_ranks * local < 2:
-        raise ValueError(f"z1 and z2 must hold b >= 1 samples per rank and B = world_size * b >= 2 in all "
-                         f"(shape (..., b, d)), got shape {tuple(z1.shape)} with world_size {n_ranks}")
-    views = gather_with_grad(torch.cat([z1, z2], dim=-2), dim=-2)      # (..., W * 2b, d): rank blocks [z1_r, z2_r]
-    views = views.unflatten(-2, (n_ranks, 2, local)).transpose(-4, -3).flatten(-4, -2)  # (..., 2B, d): [Z1, Z2]
+        raise ValueError(
+            f"z1 and z2 must hold b >= 1 samples per rank and B = world_size * b >= 2 in all "
+            f"(shape (..., b, d)), got shape {tuple(z1.shape)} with world_size {n_ranks}"
+        )
+    views = gather_with_grad(
+        torch.cat([z1, z2], dim=-2), dim=-2
+    )  # (..., W * 2b, d): rank blocks [z1_r, z2_r]
+    views = (
+        views.unflatten(-2, (n_ranks, 2, local)).transpose(-4, -3).flatten(-4, -2)
+    )  # (..., 2B, d): [Z1, Z2]
     total = n_ranks * local
-    anchor_index = torch.cat([torch.arange(me * local, (me + 1) * local),
-                              torch.arange(total + me * local, total + (me + 1) * local)]).to(z1.device)
-    per_sample = nt_xent_per_anchor(views, anchor_index, temperature)   # (..., 2b)
+    anchor_index = torch.cat(
+        [
+            torch.arange(me * local, (me + 1) * local),
+            torch.arange(total + me * local, total + (me + 1) * local),
+        ]
+    ).to(z1.device)
+    per_sample = nt_xent_per_anchor(views, anchor_index, temperature)  # (..., 2b)
     return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
@@ -265,7 +308,9 @@ def nt_xent_loss_distributed(z1: Tensor, z2: Tensor, temperature: float = 0.5,
 # DDP training under torchrun
 
 
-def init_from_env(backend: str | None = None, timeout_s: float = 1800.0) -> torch.device:
+def init_from_env(
+    backend: str | None = None, timeout_s: float = 1800.0
+) -> torch.device:
     """Initialise the default process group from ``torchrun``'s environment; return this rank's device.
 
     Reads ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` (set by
@@ -324,14 +369,24 @@ def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.M
         model = model.to(device)
     if not is_distributed():
         return model
-    device = torch.device(device) if device is not None else next(model.parameters()).device
-    device_ids = [device.index if device.index is not None else torch.cuda.current_device()] \
-        if device.type == "cuda" else None
+    device = (
+        torch.device(device) if device is not None else next(model.parameters()).device
+    )
+    device_ids = (
+        [device.index if device.index is not None else torch.cuda.current_device()]
+        if device.type == "cuda"
+        else None
+    )
     return nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
 
 
-def ddp_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x1: Tensor, x2: Tensor,
-                   temperature: float = 0.5) -> Tensor:
+def ddp_train_step(
+    model: nn.Module,
+    optimizer: torch.optim.Optimizer,
+    x1: Tensor,
+    x2: Tensor,
+    temperature: float = 0.5,
+) -> Tensor:
     r"""One SimCLR step with negatives from all ranks: forward, distributed NT-Xent, backward, step.
 
     The two views go through the encoder in one forward pass, :math:`(z^{(1)}; z^{(2)}) =
@@ -355,11 +410,15 @@ def ddp_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x1: Tenso
     if not isinstance(model, nn.Module):
         raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(optimizer, torch.optim.Optimizer):
-        raise ValueError(f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}")
+        raise ValueError(
+            f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
+        )
     for name, x in (("x1", x1), ("x2", x2)):
         if not isinstance(x, torch.Tensor) or x.ndim < 1:
-            raise ValueError(f"{name} must be a torch.Tensor with a leading batch dimension, got "
-                             f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}")
+            raise ValueError(
+                f"{name} must be a torch.Tensor with a leading batch dimension, got "
+                f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
+            )
     check_same_shape("x2", x2, "x1", x1)
     check_temperature(temperature)
     optimizer.zero_grad(set_to_none=True)
@@ -373,9 +432,16 @@ def ddp_train_step(model: nn.Module, optimizer: torch.optim.Optimizer, x1: Tenso
     return total / world_size()
 
 
-def ddp_train(model: nn.Module, sample_views: Callable[[int], tuple[Tensor, Tensor]], n_steps: int, *,
-              temperature: float = 0.5, lr: float = 1e-3, device: torch.device | str | None = None,
-              desc: str | None = None) -> tuple[nn.Module, list[float]]:
+def ddp_train(
+    model: nn.Module,
+    sample_views: Callable[[int], tuple[Tensor, Tensor]],
+    n_steps: int,
+    *,
+    temperature: float = 0.5,
+    lr: float = 1e-3,
+    device: torch.device | str | None = None,
+    desc: str | None = None,
+) -> tuple[nn.Module, list[float]]:
     """Train ``model`` with Adam and :func:`ddp_train_step` for ``n_steps``; the whole ``torchrun`` path.
 
     Wraps the model with :func:`wrap_ddp`, then for ``step = 1 .. n_steps`` calls
@@ -399,14 +465,22 @@ def ddp_train(model: nn.Module, sample_views: Callable[[int], tuple[Tensor, Tens
     n_steps = check_int("n_steps", n_steps)
     check_positive("lr", lr)
     if not callable(sample_views):
-        raise ValueError(f"sample_views must be callable (step ↦ (x1, x2)), got {type(sample_views).__name__}")
+        raise ValueError(
+            f"sample_views must be callable (step ↦ (x1, x2)), got {type(sample_views).__name__}"
+        )
     check_temperature(temperature)
     wrapped = wrap_ddp(model, device)
     optimizer = torch.optim.Adam(wrapped.parameters(), lr=lr)
     target = next(wrapped.parameters()).device
     steps = range(1, n_steps + 1)
     losses = []
-    for step in progress(steps, desc=desc) if desc is not None and rank() == 0 else steps:
+    for step in (
+        progress(steps, desc=desc) if desc is not None and rank() == 0 else steps
+    ):
         x1, x2 = sample_views(step)
-        losses.append(ddp_train_step(wrapped, optimizer, x1.to(target), x2.to(target), temperature).item())
-    return model, losses                          # nn.Module.to moves in place: the trained encoder
+        losses.append(
+            ddp_train_step(
+                wrapped, optimizer, x1.to(target), x2.to(target), temperature
+            ).item()
+        )
+    return model, losses  # nn.Module.to moves in place: the trained encoder

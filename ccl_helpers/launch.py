@@ -26,7 +26,7 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from . import data, distributed, metrics, models, runtime
+from . import checks, data, distributed, metrics, models, runtime
 from . import supervised_approx as sa
 
 CHAPTER_5 = {  # book/05_supervised_approximation.ipynb, the parameter cell (n_steps, batch_size, hidden, n_probe_iter)
@@ -35,7 +35,9 @@ CHAPTER_5 = {  # book/05_supervised_approximation.ipynb, the parameter cell (n_s
     "paper": {"steps": 2000, "batch_size": 256, "hidden": (512,), "probe_iter": 500},
 }
 EMBEDDING_DIM = 32
-TEMPERATURE = 0.5              # the chapter's SimCLR: generalized NT-Xent with alpha = 2 = 1 / t, lambda = 1
+TEMPERATURE = (
+    0.5  # the chapter's SimCLR: generalized NT-Xent with alpha = 2 = 1 / t, lambda = 1
+)
 LR = 1e-3
 TEST_FRACTION, SPLIT_SEED = 0.3, 0
 KNN_K = 5
@@ -43,53 +45,99 @@ KNN_K = 5
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command-line options, with ``steps`` and ``batch_size`` filled in from ``--scale``."""
-    parser = argparse.ArgumentParser(prog="python -m ccl_helpers.launch", description=__doc__.split("\n\n")[0])
-    parser.add_argument("--scale", choices=runtime.SCALES, default=None,
-                        help="experiment size (default: CCL_SCALE, else standard)")
-    parser.add_argument("--steps", type=int, help="training steps (default: the scale's)")
-    parser.add_argument("--batch-size", type=int,
-                        help="global batch B, split over the processes (default: the scale's)")
-    parser.add_argument("--temperature", type=float, default=TEMPERATURE, help="NT-Xent temperature t")
+    parser = argparse.ArgumentParser(
+        prog="python -m ccl_helpers.launch", description=__doc__.split("\n\n")[0]
+    )
+    parser.add_argument(
+        "--scale",
+        choices=runtime.SCALES,
+        default=None,
+        help="experiment size (default: CCL_SCALE, else standard)",
+    )
+    parser.add_argument(
+        "--steps", type=int, help="training steps (default: the scale's)"
+    )
+    parser.add_argument(
+        "--batch-size",
+        type=int,
+        help="global batch B, split over the processes (default: the scale's)",
+    )
+    parser.add_argument(
+        "--temperature", type=float, default=TEMPERATURE, help="NT-Xent temperature t"
+    )
     parser.add_argument("--lr", type=float, default=LR, help="Adam's learning rate")
-    parser.add_argument("--seed", type=int, default=0, help="seed of the initialisation and of the batches")
-    parser.add_argument("--out", type=Path, help="where rank 0 writes the results (JSON)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=0,
+        help="seed of the initialisation and of the batches",
+    )
+    parser.add_argument(
+        "--out", type=Path, help="where rank 0 writes the results (JSON)"
+    )
     options = parser.parse_args(argv)
     options.scale = options.scale or runtime.scale()
     sizes = CHAPTER_5[options.scale]
     options.steps = sizes["steps"] if options.steps is None else options.steps
-    options.batch_size = sizes["batch_size"] if options.batch_size is None else options.batch_size
+    options.batch_size = (
+        sizes["batch_size"] if options.batch_size is None else options.batch_size
+    )
     return options
 
 
 def check_options(options: argparse.Namespace, world_size: int) -> None:
     """Raise ``ValueError`` naming the option unless every option is in range for ``world_size`` processes."""
-    runtime.check_int("--steps", options.steps)
+    checks.check_int("--steps", options.steps)
     if options.batch_size < 2 or options.batch_size % world_size:
-        raise ValueError(f"--batch-size (the global batch) must be ≥ 2 and a multiple of the number of "
-                         f"processes ({world_size}), got {options.batch_size}")
+        raise ValueError(
+            f"--batch-size (the global batch) must be ≥ 2 and a multiple of the number of "
+            f"processes ({world_size}), got {options.batch_size}"
+        )
     for name in ("temperature", "lr"):
-        runtime.check_positive(f"--{name}", getattr(options, name))
-    runtime.check_int("--seed", options.seed, minimum=0)
+        checks.check_positive(f"--{name}", getattr(options, name))
+    checks.check_int("--seed", options.seed, minimum=0)
 
 
-def evaluate(encoder: nn.Module, x_train: Tensor, y_train: Tensor, x_test: Tensor, y_test: Tensor,
-             probe_iter: int) -> dict[str, float]:
+def evaluate(
+    encoder: nn.Module,
+    x_train: Tensor,
+    y_train: Tensor,
+    x_test: Tensor,
+    y_test: Tensor,
+    probe_iter: int,
+) -> dict[str, float]:
     """Held-out accuracy of the encoder's features: linear probe (10-way) and k-NN, fitted on ``x_train``."""
     with torch.no_grad():
-        train_features, test_features = encoder(x_train), encoder(x_test)     # (n, d)
-    probe = metrics.linear_probe(train_features, y_train, test_features, y_test, task_size=10, max_iter=probe_iter)
+        train_features, test_features = encoder(x_train), encoder(x_test)  # (n, d)
+    probe = metrics.linear_probe(
+        train_features,
+        y_train,
+        test_features,
+        y_test,
+        task_size=10,
+        max_iter=probe_iter,
+    )
     knn = metrics.knn_accuracy(train_features, y_train, test_features, y_test, k=KNN_K)
-    return {"linear_probe_accuracy": probe["accuracy"].item(), "knn_accuracy": knn.item()}
+    return {
+        "linear_probe_accuracy": probe["accuracy"].item(),
+        "knn_accuracy": knn.item(),
+    }
 
 
 def summary(results: dict) -> str:
     """The one-line report of a run, from its results (see :func:`run`)."""
     n_processes, losses = results["world_size"], results["losses"]
-    where = f"{results['backend']}, {results['device']}" if results["backend"] else results["device"]
-    return (f"{n_processes} process{'es' if n_processes > 1 else ''} ({where}), scale {results['scale']}: "
-            f"{results['steps']} steps, global batch {results['batch_size']}, NT-Xent {losses[0]:.4f} -> "
-            f"{losses[-1]:.4f} in {results['train_seconds']:.2f} s; held-out digits: linear probe "
-            f"{results['linear_probe_accuracy']:.1%}, {KNN_K}-NN {results['knn_accuracy']:.1%}")
+    where = (
+        f"{results['backend']}, {results['device']}"
+        if results["backend"]
+        else results["device"]
+    )
+    return (
+        f"{n_processes} process{'es' if n_processes > 1 else ''} ({where}), scale {results['scale']}: "
+        f"{results['steps']} steps, global batch {results['batch_size']}, NT-Xent {losses[0]:.4f} -> "
+        f"{losses[-1]:.4f} in {results['train_seconds']:.2f} s; held-out digits: linear probe "
+        f"{results['linear_probe_accuracy']:.1%}, {KNN_K}-NN {results['knn_accuracy']:.1%}"
+    )
 
 
 def run(options: argparse.Namespace, device: torch.device) -> dict | None:
@@ -97,28 +145,57 @@ def run(options: argparse.Namespace, device: torch.device) -> dict | None:
     (options, world size, backend, per-step global losses, accuracies); None on the other ranks."""
     sizes = CHAPTER_5[options.scale]
     images, labels = data.load_digits(device)
-    x_train, y_train, x_test, y_test = data.train_test_split(images, labels, TEST_FRACTION, SPLIT_SEED)
-    sample_global = sa.two_view_batches(x_train, 1, options.batch_size, sa.BASE,
-                                        torch.Generator(device=device).manual_seed(options.seed))
+    x_train, y_train, x_test, y_test = data.train_test_split(
+        images, labels, TEST_FRACTION, SPLIT_SEED
+    )
+    sample_global = sa.two_view_batches(
+        x_train,
+        1,
+        options.batch_size,
+        sa.BASE,
+        torch.Generator(device=device).manual_seed(options.seed),
+    )
 
     def rank_views(step: int) -> tuple[Tensor, Tensor]:
-        view1, view2 = sample_global(step)             # (1, B, 1, 8, 8) each, the same on every rank
+        view1, view2 = sample_global(
+            step
+        )  # (1, B, 1, 8, 8) each, the same on every rank
         return distributed.local_shard(view1[0]), distributed.local_shard(view2[0])
 
     encoder = models.MLP(64, hidden=sizes["hidden"], out_features=EMBEDDING_DIM)
     start = time.perf_counter()
-    encoder, losses = distributed.ddp_train(encoder, rank_views, options.steps, temperature=options.temperature,
-                                            lr=options.lr, device=device, desc="NT-Xent, global batch")
+    encoder, losses = distributed.ddp_train(
+        encoder,
+        rank_views,
+        options.steps,
+        temperature=options.temperature,
+        lr=options.lr,
+        device=device,
+        desc="NT-Xent, global batch",
+    )
     train_seconds = time.perf_counter() - start
     if distributed.rank() != 0:
         return None
     n_processes = distributed.world_size()
     backend = torch.distributed.get_backend() if distributed.is_distributed() else None
-    results = {"scale": options.scale, "world_size": n_processes, "backend": backend, "device": device.type,
-               "steps": options.steps, "batch_size": options.batch_size, "temperature": options.temperature,
-               "lr": options.lr, "seed": options.seed, "hidden": list(sizes["hidden"]), "embedding_dim": EMBEDDING_DIM,
-               "n_train": len(y_train), "n_test": len(y_test), "train_seconds": train_seconds, "losses": losses,
-               **evaluate(encoder, x_train, y_train, x_test, y_test, sizes["probe_iter"])}
+    results = {
+        "scale": options.scale,
+        "world_size": n_processes,
+        "backend": backend,
+        "device": device.type,
+        "steps": options.steps,
+        "batch_size": options.batch_size,
+        "temperature": options.temperature,
+        "lr": options.lr,
+        "seed": options.seed,
+        "hidden": list(sizes["hidden"]),
+        "embedding_dim": EMBEDDING_DIM,
+        "n_train": len(y_train),
+        "n_test": len(y_test),
+        "train_seconds": train_seconds,
+        "losses": losses,
+        **evaluate(encoder, x_train, y_train, x_test, y_test, sizes["probe_iter"]),
+    }
     print(summary(results), flush=True)
     return results
 
@@ -129,7 +206,9 @@ def main(argv: list[str] | None = None) -> dict | None:
     device = distributed.init_from_env()
     try:
         check_options(options, distributed.world_size())
-        runtime.setup(options.seed, threads=None if "CCL_THREADS" in os.environ else 1)   # setup reads CCL_THREADS
+        runtime.setup(
+            options.seed, threads=None if "CCL_THREADS" in os.environ else 1
+        )  # setup reads CCL_THREADS
         results = run(options, device)
     finally:
         distributed.cleanup()

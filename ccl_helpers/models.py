@@ -27,7 +27,12 @@ class MLP(nn.Module):
     Shapes: x (n, *input_shape) with prod(input_shape) = in_features → (n, out_features).
     """
 
-    def __init__(self, in_features: int, hidden: Sequence[int] = (256, 256), out_features: int = 64):
+    def __init__(
+        self,
+        in_features: int,
+        hidden: Sequence[int] = (256, 256),
+        out_features: int = 64,
+    ):
         super().__init__()
         _check_sizes(in_features=in_features, hidden=hidden, out_features=out_features)
         widths = [in_features, *hidden]
@@ -49,15 +54,28 @@ class ConvNet(nn.Module):
     Shapes: x (n, in_channels, image_size, image_size) → (n, out_features).
     """
 
-    def __init__(self, in_channels: int = 1, image_size: int = 8, channels: Sequence[int] = (32, 64),
-                 out_features: int = 64):
+    def __init__(
+        self,
+        in_channels: int = 1,
+        image_size: int = 8,
+        channels: Sequence[int] = (32, 64),
+        out_features: int = 64,
+    ):
         super().__init__()
-        _check_sizes(in_channels=in_channels, image_size=image_size, channels=channels, out_features=out_features)
+        _check_sizes(
+            in_channels=in_channels,
+            image_size=image_size,
+            channels=channels,
+            out_features=out_features,
+        )
         layers: list[nn.Module] = []
         fan_in, size = in_channels, image_size
         for i, fan_out in enumerate(channels):
             stride = 1 if i == 0 else 2
-            layers += [nn.Conv2d(fan_in, fan_out, 3, stride=stride, padding=1), nn.ReLU()]
+            layers += [
+                nn.Conv2d(fan_in, fan_out, 3, stride=stride, padding=1),
+                nn.ReLU(),
+            ]
             fan_in, size = fan_out, (size - 1) // stride + 1
         layers += [nn.Flatten(), nn.Linear(fan_in * size * size, out_features)]
         self.net = nn.Sequential(*layers)
@@ -65,7 +83,9 @@ class ConvNet(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim != 4:
-            raise ValueError(f"x must have shape (n, channels, H, W), got {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have shape (n, channels, H, W), got {tuple(x.shape)}"
+            )
         return self.net(x)
 
 
@@ -122,18 +142,33 @@ class DeepReLU(nn.Module):
     Shapes: x (n, *input_shape) with prod(input_shape) = in_features → (n, out_features).
     """
 
-    def __init__(self, in_features: int, width: int, depth: int, out_features: int, *,
-                 trainable: str = "hidden"):
+    def __init__(
+        self,
+        in_features: int,
+        width: int,
+        depth: int,
+        out_features: int,
+        *,
+        trainable: str = "hidden",
+    ):
         super().__init__()
         _check_sizes(in_features=in_features, width=width, out_features=out_features)
         if not isinstance(depth, int) or depth < 0:
             raise ValueError(f"depth must be a non-negative int, got {depth!r}")
         if trainable not in TRAINABLE:
             raise ValueError(f"trainable must be one of {TRAINABLE}, got {trainable!r}")
-        self.in_features, self.width, self.depth, self.out_features = in_features, width, depth, out_features
+        self.in_features, self.width, self.depth, self.out_features = (
+            in_features,
+            width,
+            depth,
+            out_features,
+        )
         self.trainable = trainable
         hidden_std, out_std = (2.0 / width) ** 0.5, (1.0 / out_features) ** 0.5
-        outer = [("A", (width, in_features), hidden_std), ("B", (out_features, width), out_std)]
+        outer = [
+            ("A", (width, in_features), hidden_std),
+            ("B", (out_features, width), out_std),
+        ]
         for name, shape, std in outer:
             value = torch.randn(shape) * std
             if trainable == "all":
@@ -141,7 +176,9 @@ class DeepReLU(nn.Module):
             else:
                 self.register_buffer(name, value)
         for layer in range(1, depth + 1):
-            self.register_parameter(f"W{layer}", nn.Parameter(torch.randn(width, width) * hidden_std))
+            self.register_parameter(
+                f"W{layer}", nn.Parameter(torch.randn(width, width) * hidden_std)
+            )
 
     @property
     def layer_names(self) -> list[str]:
@@ -157,6 +194,8 @@ class DeepReLU(nn.Module):
 
     def forward(self, x: Tensor) -> Tensor:
         if x.ndim < 2 or math.prod(x.shape[1:]) != self.in_features:
-            raise ValueError(f"x must have shape (n, ...) with {self.in_features} features per row, "
-                             f"got {tuple(x.shape)}")
+            raise ValueError(
+                f"x must have shape (n, ...) with {self.in_features} features per row, "
+                f"got {tuple(x.shape)}"
+            )
         return self.features(x) @ self.B.T

@@ -40,16 +40,24 @@ import sympy as sp
 import torch
 from torch import Tensor
 
-from .runtime import check_int as _check_int
-from .runtime import check_positive as _check_positive
+from .checks import check_int as _check_int
+from .checks import check_positive as _check_positive
 
 LOSSES = ("contrastive", "non_contrastive")
 FORMS = ("primary", "alternative")
 NORMALISATIONS = ("population", "batch")
-SCORES = ("max_one_minus_rho", "noise_ratio", "kappa", "balance_fro", "balance_tr", "align")
+SCORES = (
+    "max_one_minus_rho",
+    "noise_ratio",
+    "kappa",
+    "balance_fro",
+    "balance_tr",
+    "align",
+)
 
 
 # ---------------------------------------------------------------- argument checks
+
 
 def _check_choice(name: str, value, choices) -> str:
     if value not in choices:
@@ -59,11 +67,14 @@ def _check_choice(name: str, value, choices) -> str:
 
 def _check_weights(name: str, W: Tensor) -> None:
     if not isinstance(W, Tensor) or W.ndim != 3 or not W.is_floating_point():
-        raise ValueError(f"{name} must be a floating tensor of shape (runs, width, input_dim), got "
-                         f"{getattr(W, 'shape', type(W))}")
+        raise ValueError(
+            f"{name} must be a floating tensor of shape (runs, width, input_dim), got "
+            f"{getattr(W, 'shape', type(W))}"
+        )
 
 
 # ---------------------------------------------------------------- data model
+
 
 def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     """σ_1 ≥ … ≥ σ_r geometric from κ_M down to 1 (so σ_max/σ_min = κ_M), float64 on the CPU."""
@@ -74,11 +85,17 @@ def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     if latent_dim == 1:
         return torch.ones(1, dtype=torch.float64)
     exponents = torch.linspace(1.0, 0.0, latent_dim, dtype=torch.float64)
-    return kappa_m ** exponents
+    return kappa_m**exponents
 
 
-def haar_orthogonal(n_runs: int, dim: int, generator: torch.Generator, *, dtype=torch.float64,
-                    device=None) -> Tensor:
+def haar_orthogonal(
+    n_runs: int,
+    dim: int,
+    generator: torch.Generator,
+    *,
+    dtype=torch.float64,
+    device=None,
+) -> Tensor:
     """(n_runs, dim, dim) Haar-random orthogonal matrices (QR of a Gaussian with the sign fix)."""
     n_runs, dim = _check_int("n_runs", n_runs), _check_int("dim", dim)
     device = device if device is not None else generator.device
@@ -120,12 +137,21 @@ class DataModel(NamedTuple):
 
     def covariances(self) -> tuple[Tensor, Tensor]:
         """Σ_A = M_A M_Aᵀ + H_A H_Aᵀ and Σ_B (each (R, d, d)): E x xᵀ, as E zzᵀ = I and E ξξᵀ = I."""
-        return (self.M_A @ self.M_A.mT + self.H_A @ self.H_A.mT,
-                self.M_B @ self.M_B.mT + self.H_B @ self.H_B.mT)
+        return (
+            self.M_A @ self.M_A.mT + self.H_A @ self.H_A.mT,
+            self.M_B @ self.M_B.mT + self.H_B @ self.H_B.mT,
+        )
 
 
-def make_data_model(sigmas: Tensor | Sequence[float], noise_std: float, input_dim: int, generator: torch.Generator,
-                    *, noise_dim: int | None = None, dtype=torch.float64) -> DataModel:
+def make_data_model(
+    sigmas: Tensor | Sequence[float],
+    noise_std: float,
+    input_dim: int,
+    generator: torch.Generator,
+    *,
+    noise_dim: int | None = None,
+    dtype=torch.float64,
+) -> DataModel:
     """The Haar construction: M_* = U_*[:, :r] diag(σ), H_* = σ_ξ U_*[:, r:r+d_ξ], U_A, U_B independent.
 
     Args:
@@ -138,24 +164,47 @@ def make_data_model(sigmas: Tensor | Sequence[float], noise_std: float, input_di
     sigmas = torch.as_tensor(sigmas, dtype=dtype)
     if sigmas.ndim == 1:
         sigmas = sigmas.unsqueeze(0)
-    if sigmas.ndim != 2 or sigmas.numel() == 0 or not bool(torch.isfinite(sigmas).all()) or bool((sigmas <= 0).any()):
-        raise ValueError(f"sigmas must be finite and positive, of shape (r,) or (runs, r), got {tuple(sigmas.shape)}")
+    if (
+        sigmas.ndim != 2
+        or sigmas.numel() == 0
+        or not bool(torch.isfinite(sigmas).all())
+        or bool((sigmas <= 0).any())
+    ):
+        raise ValueError(
+            f"sigmas must be finite and positive, of shape (r,) or (runs, r), got {tuple(sigmas.shape)}"
+        )
     noise_std = _check_positive("noise_std", noise_std)
     n_runs, r = sigmas.shape
     input_dim = _check_int("input_dim", input_dim)
-    noise_dim = input_dim - r if noise_dim is None else _check_int("noise_dim", noise_dim)
+    noise_dim = (
+        input_dim - r if noise_dim is None else _check_int("noise_dim", noise_dim)
+    )
     if r + noise_dim > input_dim or noise_dim < 1:
-        raise ValueError(f"input_dim must be ≥ latent_dim + noise_dim = {r} + {noise_dim}, got {input_dim}")
+        raise ValueError(
+            f"input_dim must be ≥ latent_dim + noise_dim = {r} + {noise_dim}, got {input_dim}"
+        )
     device = generator.device
     sigmas = sigmas.to(device)
     U_A = haar_orthogonal(n_runs, input_dim, generator, dtype=dtype, device=device)
     U_B = haar_orthogonal(n_runs, input_dim, generator, dtype=dtype, device=device)
-    return DataModel(U_A[..., :r] * sigmas.unsqueeze(-2), noise_std * U_A[..., r:r + noise_dim],
-                     U_B[..., :r] * sigmas.unsqueeze(-2), noise_std * U_B[..., r:r + noise_dim], sigmas, noise_std)
+    return DataModel(
+        U_A[..., :r] * sigmas.unsqueeze(-2),
+        noise_std * U_A[..., r : r + noise_dim],
+        U_B[..., :r] * sigmas.unsqueeze(-2),
+        noise_std * U_B[..., r : r + noise_dim],
+        sigmas,
+        noise_std,
+    )
 
 
 def _signs(shape, generator: torch.Generator, dtype) -> Tensor:
-    return torch.randint(0, 2, shape, generator=generator, device=generator.device).to(dtype) * 2 - 1
+    return (
+        torch.randint(0, 2, shape, generator=generator, device=generator.device).to(
+            dtype
+        )
+        * 2
+        - 1
+    )
 
 
 class Pairs(NamedTuple):
@@ -175,20 +224,42 @@ def sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs:
     z = _signs((R, n, model.latent_dim), generator, dt)
     xi_A = _signs((R, n, model.noise_dim), generator, dt)
     xi_B = _signs((R, n, model.noise_dim), generator, dt)
-    return Pairs(z, xi_A, xi_B, z @ model.M_A.mT + xi_A @ model.H_A.mT, z @ model.M_B.mT + xi_B @ model.H_B.mT)
+    return Pairs(
+        z,
+        xi_A,
+        xi_B,
+        z @ model.M_A.mT + xi_A @ model.H_A.mT,
+        z @ model.M_B.mT + xi_B @ model.H_B.mT,
+    )
 
 
 # ---------------------------------------------------------------- learners
 
-def init_weights(n_runs: int, width: int, input_dim: int, generator: torch.Generator, *,
-                 dtype=torch.float64) -> tuple[Tensor, Tensor]:
+
+def init_weights(
+    n_runs: int,
+    width: int,
+    input_dim: int,
+    generator: torch.Generator,
+    *,
+    dtype=torch.float64,
+) -> tuple[Tensor, Tensor]:
     """W_A, W_B of shape (R, m, d) with iid N(0, 1/m) entries."""
-    n_runs, width, input_dim = (_check_int("n_runs", n_runs), _check_int("width", width),
-                                _check_int("input_dim", input_dim))
+    n_runs, width, input_dim = (
+        _check_int("n_runs", n_runs),
+        _check_int("width", width),
+        _check_int("input_dim", input_dim),
+    )
     shape = (n_runs, width, input_dim)
     scale = 1.0 / math.sqrt(width)
-    W_A = torch.randn(shape, generator=generator, dtype=dtype, device=generator.device) * scale
-    W_B = torch.randn(shape, generator=generator, dtype=dtype, device=generator.device) * scale
+    W_A = (
+        torch.randn(shape, generator=generator, dtype=dtype, device=generator.device)
+        * scale
+    )
+    W_B = (
+        torch.randn(shape, generator=generator, dtype=dtype, device=generator.device)
+        * scale
+    )
     return W_A, W_B
 
 
@@ -198,7 +269,13 @@ def population_norm(W: Tensor, covariance: Tensor) -> Tensor:
     return ((W @ covariance) * W).sum(dim=(-2, -1)).sqrt()
 
 
-def embed(W: Tensor, x: Tensor, *, covariance: Tensor | None = None, normalisation: str = "population") -> Tensor:
+def embed(
+    W: Tensor,
+    x: Tensor,
+    *,
+    covariance: Tensor | None = None,
+    normalisation: str = "population",
+) -> Tensor:
     """f(x) = W x / N (R, n, m); N is the population norm (needs ``covariance``) or the batch one."""
     _check_weights("W", W)
     _check_choice("normalisation", normalisation, NORMALISATIONS)
@@ -225,7 +302,12 @@ def reparametrise(W_A: Tensor, W_B: Tensor, model: DataModel) -> Reparametrised:
     """The matrices that map latents and noises to the (population-normalised) outputs."""
     _check_weights("W_A", W_A)
     _check_weights("W_B", W_B)
-    WMA, WHA, WMB, WHB = W_A @ model.M_A, W_A @ model.H_A, W_B @ model.M_B, W_B @ model.H_B
+    WMA, WHA, WMB, WHB = (
+        W_A @ model.M_A,
+        W_A @ model.H_A,
+        W_B @ model.M_B,
+        W_B @ model.H_B,
+    )
     N_A = (WMA.pow(2).sum((-2, -1)) + WHA.pow(2).sum((-2, -1))).sqrt()
     N_B = (WMB.pow(2).sum((-2, -1)) + WHB.pow(2).sum((-2, -1))).sqrt()
     a, b = N_A[:, None, None], N_B[:, None, None]
@@ -234,24 +316,39 @@ def reparametrise(W_A: Tensor, W_B: Tensor, model: DataModel) -> Reparametrised:
 
 # ---------------------------------------------------------------- losses
 
-def _contrastive_from_similarities(s: Tensor, *, beta: float, tau: float, form: str) -> Tensor:
+
+def _contrastive_from_similarities(
+    s: Tensor, *, beta: float, tau: float, form: str
+) -> Tensor:
     n = s.shape[-1]
     if n < 2:
-        raise ValueError(f"the batch must hold n ≥ 2 pairs (the other rows are the negatives), got {n}")
+        raise ValueError(
+            f"the batch must hold n ≥ 2 pairs (the other rows are the negatives), got {n}"
+        )
     s = beta * s
     diag = torch.diagonal(s, dim1=-2, dim2=-1)
     off = ~torch.eye(n, dtype=torch.bool, device=s.device)
     if form == "primary":
         shift = off.to(s.dtype) * math.log(tau / (n - 1))
-        terms = torch.logsumexp(s + shift, -1) + torch.logsumexp(s.mT + shift, -1) - 2 * diag
+        terms = (
+            torch.logsumexp(s + shift, -1)
+            + torch.logsumexp(s.mT + shift, -1)
+            - 2 * diag
+        )
     else:
         masked = s.masked_fill(~off, float("-inf"))
-        negatives = torch.logsumexp(masked, -1) + torch.logsumexp(masked.mT, -1) - 2 * math.log(n - 1)
+        negatives = (
+            torch.logsumexp(masked, -1)
+            + torch.logsumexp(masked.mT, -1)
+            - 2 * math.log(n - 1)
+        )
         terms = -2 * diag + tau * negatives
     return terms.mean(-1)
 
 
-def contrastive_loss(f_A: Tensor, f_B: Tensor, *, beta: float, tau: float, form: str = "primary") -> Tensor:
+def contrastive_loss(
+    f_A: Tensor, f_B: Tensor, *, beta: float, tau: float, form: str = "primary"
+) -> Tensor:
     """Batch L̂_C = (1/n) Σ_i (ℓ_AB^i + ℓ_BA^i), shape (R,); rows of f_A, f_B (R, n, m) are the pairs.
 
     primary: ℓ_AB^i = logsumexp_j(βs_ij + [j≠i] log(τ/(n−1))) − βs_ii;
@@ -267,9 +364,18 @@ def non_contrastive_loss(f_A: Tensor, f_B: Tensor) -> Tensor:
     return (f_A - f_B).pow(2).sum(-1).mean(-1)
 
 
-def batch_loss(W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, *, loss: str = "contrastive",
-               beta: float = 1.0, tau: float = 1.0, form: str = "primary",
-               normalisation: str = "population") -> Tensor:
+def batch_loss(
+    W_A: Tensor,
+    W_B: Tensor,
+    model: DataModel,
+    pairs: Pairs,
+    *,
+    loss: str = "contrastive",
+    beta: float = 1.0,
+    tau: float = 1.0,
+    form: str = "primary",
+    normalisation: str = "population",
+) -> Tensor:
     """The empirical loss of Algorithm 3.1 on one batch, per run (R,).
 
     Computed through the d×d Gram matrices W_AᵀW_B, W_AᵀW_A, W_BᵀW_B (cost O(md² + n²d), not O(n²m)):
@@ -285,7 +391,10 @@ def batch_loss(W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, *, loss
     gram_AA, gram_BB = W_A.mT @ W_A, W_B.mT @ W_B
     if normalisation == "population":
         cov_A, cov_B = model.covariances()
-        norm2_A, norm2_B = (gram_AA * cov_A).sum((-2, -1)), (gram_BB * cov_B).sum((-2, -1))
+        norm2_A, norm2_B = (
+            (gram_AA * cov_A).sum((-2, -1)),
+            (gram_BB * cov_B).sum((-2, -1)),
+        )
     sq_A = ((pairs.x_A @ gram_AA) * pairs.x_A).sum(-1)
     sq_B = ((pairs.x_B @ gram_BB) * pairs.x_B).sum(-1)
     if normalisation == "batch":
@@ -298,7 +407,9 @@ def batch_loss(W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, *, loss
     return (sq_A / norm2_A[:, None] + sq_B / norm2_B[:, None] - 2 * cross).mean(-1)
 
 
-def gradients(W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_options) -> tuple[Tensor, Tensor]:
+def gradients(
+    W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_options
+) -> tuple[Tensor, Tensor]:
     """∇_{W_A} L̂, ∇_{W_B} L̂ by autograd (each run's gradient of its own loss), shapes (R, m, d)."""
     W_A = W_A.detach().requires_grad_(True)
     W_B = W_B.detach().requires_grad_(True)
@@ -307,8 +418,16 @@ def gradients(W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_o
         return torch.autograd.grad(total, (W_A, W_B))
 
 
-def closed_form_gradients(W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, *, loss: str = "contrastive",
-                          beta: float = 1.0, tau: float = 1.0) -> tuple[Tensor, Tensor]:
+def closed_form_gradients(
+    W_A: Tensor,
+    W_B: Tensor,
+    model: DataModel,
+    pairs: Pairs,
+    *,
+    loss: str = "contrastive",
+    beta: float = 1.0,
+    tau: float = 1.0,
+) -> tuple[Tensor, Tensor]:
     """The spec's §3.4 gradient (population normalisation, primary form), the test oracle of :func:`gradients`.
 
     ∇_W L̂ = (1/N)[Σ_i G^i x^iᵀ − (Σ_i⟨G^i, f^i⟩) WΣ/N]; InfoNCE: G_A = β dS F_B, G_B = β dSᵀ F_A with
@@ -334,12 +453,17 @@ def closed_form_gradients(W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pai
 
     def one(G, F, x, W, N, cov):
         inner = (G * F).sum((-2, -1))
-        return (G.mT @ x - inner[:, None, None] * (W @ cov) / N[:, None, None]) / N[:, None, None]
+        return (G.mT @ x - inner[:, None, None] * (W @ cov) / N[:, None, None]) / N[
+            :, None, None
+        ]
 
-    return one(G_A, F_A, pairs.x_A, W_A, N_A, cov_A), one(G_B, F_B, pairs.x_B, W_B, N_B, cov_B)
+    return one(G_A, F_A, pairs.x_A, W_A, N_A, cov_A), one(
+        G_B, F_B, pairs.x_B, W_B, N_B, cov_B
+    )
 
 
 # ---------------------------------------------------------------- scores
+
 
 def condition_number(S: Tensor) -> Tensor:
     """κ(S) = σ_max/σ_min of the r singular values of S (R, m, r), shape (R,)."""
@@ -361,15 +485,26 @@ def balance(S: Tensor, Xi: Tensor, variant: str = "fro") -> Tensor:
     """Balance(f_A) of Cov_A = SSᵀ + ΞΞᵀ: ``fro`` ‖Cov‖_F²/‖Cov‖_2² (stable rank), ``tr`` tr Cov/‖Cov‖_2."""
     _check_choice("variant", variant, ("fro", "tr"))
     K = torch.cat([S, Xi], dim=-1)
-    eig = torch.linalg.eigvalsh(K.mT @ K).clamp_min(0)  # the non-zero eigenvalues of Cov = K Kᵀ
+    eig = torch.linalg.eigvalsh(K.mT @ K).clamp_min(
+        0
+    )  # the non-zero eigenvalues of Cov = K Kᵀ
     top = eig[..., -1]
     if variant == "fro":
         return eig.pow(2).sum(-1) / top.pow(2)
     return eig.sum(-1) / top
 
 
-def alignment_score(S_A: Tensor, Xi_A: Tensor, S_B: Tensor, Xi_B: Tensor, n_samples: int,
-                    generator: torch.Generator, *, exclude_collisions: bool = False, ties: str = "strict") -> Tensor:
+def alignment_score(
+    S_A: Tensor,
+    Xi_A: Tensor,
+    S_B: Tensor,
+    Xi_B: Tensor,
+    n_samples: int,
+    generator: torch.Generator,
+    *,
+    exclude_collisions: bool = False,
+    ties: str = "strict",
+) -> Tensor:
     """Monte Carlo Align = P[‖f_A(x_A) − f_B(x_B)‖ < ‖f_A(x_A) − f_B(x_B⁻)‖] (strict), shape (R,).
 
     f_A(x_A) = S_A z + Ξ_A ξ_A etc.; (z⁻, ξ_B⁻) fresh; with ``exclude_collisions`` z⁻ is redrawn until z⁻ ≠ z.
@@ -389,11 +524,15 @@ def alignment_score(S_A: Tensor, Xi_A: Tensor, S_B: Tensor, Xi_B: Tensor, n_samp
         else:
             same = (z_neg == z).all(-1, keepdim=True)
             while bool(same.any()):
-                z_neg = torch.where(same, _signs((R, n_samples, r), generator, dt), z_neg)
+                z_neg = torch.where(
+                    same, _signs((R, n_samples, r), generator, dt), z_neg
+                )
                 same = (z_neg == z).all(-1, keepdim=True)
     dxi = Xi_A.shape[-1]
     stacked = torch.cat([S_A, Xi_A, S_B, Xi_B], dim=-1)
-    if stacked.shape[-2] > stacked.shape[-1]:  # distances depend only on the Gram matrix: work in R^{2r+2d_ξ}
+    if (
+        stacked.shape[-2] > stacked.shape[-1]
+    ):  # distances depend only on the Gram matrix: work in R^{2r+2d_ξ}
         stacked = torch.linalg.qr(stacked, mode="r").R
         S_A, Xi_A, S_B, Xi_B = stacked.split([r, dxi, r, Xi_B.shape[-1]], dim=-1)
     xi_A, xi_B, xi_neg = (_signs((R, n_samples, dxi), generator, dt) for _ in range(3))
@@ -402,7 +541,9 @@ def alignment_score(S_A: Tensor, Xi_A: Tensor, S_B: Tensor, Xi_B: Tensor, n_samp
     negative = (f_A - z_neg @ S_B.mT - xi_neg @ Xi_B.mT).pow(2).sum(-1)
     wins = (positive < negative).to(dt)
     if ties == "half":
-        tied = (positive - negative).abs() <= 1e-12 * (positive + negative).clamp_min(1e-300)
+        tied = (positive - negative).abs() <= 1e-12 * (positive + negative).clamp_min(
+            1e-300
+        )
         wins = torch.where(tied, torch.full_like(wins, 0.5), wins)
     return wins.mean(-1)
 
@@ -412,45 +553,77 @@ def alignment_cap(latent_dim: int) -> float:
     return 1.0 - 2.0 ** -(_check_int("latent_dim", latent_dim) + 1)
 
 
-def scores(parts: Reparametrised, *, n_align: int = 0, generator: torch.Generator | None = None,
-           ties: str = "strict") -> dict[str, Tensor]:
+def scores(
+    parts: Reparametrised,
+    *,
+    n_align: int = 0,
+    generator: torch.Generator | None = None,
+    ties: str = "strict",
+) -> dict[str, Tensor]:
     """Every score of the chapter for each run (R,): max_p(1 − ρ_p), ‖Ξ_A‖²/‖S_A‖², κ(S_A), both balances,
     and (if ``n_align`` > 0) the Monte Carlo alignment."""
-    out = {"max_one_minus_rho": (1 - alignment_cosines(parts.S_A, parts.S_B)).amax(-1),
-           "noise_ratio": noise_ratio(parts.S_A, parts.Xi_A),
-           "kappa": condition_number(parts.S_A),
-           "balance_fro": balance(parts.S_A, parts.Xi_A, "fro"),
-           "balance_tr": balance(parts.S_A, parts.Xi_A, "tr")}
+    out = {
+        "max_one_minus_rho": (1 - alignment_cosines(parts.S_A, parts.S_B)).amax(-1),
+        "noise_ratio": noise_ratio(parts.S_A, parts.Xi_A),
+        "kappa": condition_number(parts.S_A),
+        "balance_fro": balance(parts.S_A, parts.Xi_A, "fro"),
+        "balance_tr": balance(parts.S_A, parts.Xi_A, "tr"),
+    }
     if n_align:
         if generator is None:
             raise ValueError("generator must be given when n_align > 0")
-        out["align"] = alignment_score(parts.S_A, parts.Xi_A, parts.S_B, parts.Xi_B, n_align, generator, ties=ties)
+        out["align"] = alignment_score(
+            parts.S_A, parts.Xi_A, parts.S_B, parts.Xi_B, n_align, generator, ties=ties
+        )
     return out
 
 
 # ---------------------------------------------------------------- Algorithm 3.1
 
-def two_stage(beta_1: float, steps_1: int, beta_2: float, steps_2: int) -> list[tuple[float, int]]:
+
+def two_stage(
+    beta_1: float, steps_1: int, beta_2: float, steps_2: int
+) -> list[tuple[float, int]]:
     """The contrastive schedule of Algorithm 3.1: β₁ for T₁ steps, then β₂ for T₂ steps."""
-    return [(_check_positive("beta_1", beta_1), _check_int("steps_1", steps_1, 0)),
-            (_check_positive("beta_2", beta_2), _check_int("steps_2", steps_2, 0))]
+    return [
+        (_check_positive("beta_1", beta_1), _check_int("steps_1", steps_1, 0)),
+        (_check_positive("beta_2", beta_2), _check_int("steps_2", steps_2, 0)),
+    ]
 
 
 def _check_schedule(schedule) -> list[tuple[float, int]]:
     try:
-        out = [(_check_positive("beta", float(b)), _check_int("steps", s, 0)) for b, s in schedule]
+        out = [
+            (_check_positive("beta", float(b)), _check_int("steps", s, 0))
+            for b, s in schedule
+        ]
     except (TypeError, ValueError) as error:
-        raise ValueError(f"schedule must be a list of (beta > 0, steps ≥ 0) pairs: {error}") from None
+        raise ValueError(
+            f"schedule must be a list of (beta > 0, steps ≥ 0) pairs: {error}"
+        ) from None
     if not out:
         raise ValueError("schedule must not be empty")
     return out
 
 
-def train(model: DataModel, W_A: Tensor, W_B: Tensor, schedule: Sequence[tuple[float, int]], *,
-          loss: str = "contrastive", lr: float = 0.2, batch_size: int = 128, tau: float = 1.0,
-          form: str = "primary", normalisation: str = "population", generator: torch.Generator,
-          record_steps: Sequence[int] = (), n_align: int = 0, align_every: int = 1,
-          progress=None) -> tuple[Tensor, Tensor, pd.DataFrame]:
+def train(
+    model: DataModel,
+    W_A: Tensor,
+    W_B: Tensor,
+    schedule: Sequence[tuple[float, int]],
+    *,
+    loss: str = "contrastive",
+    lr: float = 0.2,
+    batch_size: int = 128,
+    tau: float = 1.0,
+    form: str = "primary",
+    normalisation: str = "population",
+    generator: torch.Generator,
+    record_steps: Sequence[int] = (),
+    n_align: int = 0,
+    align_every: int = 1,
+    progress=None,
+) -> tuple[Tensor, Tensor, pd.DataFrame]:
     """Algorithm 3.1: per step a fresh batch, W ← W − (η/β_t) ∇_W L̂ (autograd), β_t from ``schedule``.
 
     Args:
@@ -476,19 +649,28 @@ def train(model: DataModel, W_A: Tensor, W_B: Tensor, schedule: Sequence[tuple[f
     total = sum(s for _, s in schedule)
     record = sorted({int(s) for s in record_steps})
     if record and (record[0] < 0 or record[-1] > total):
-        raise ValueError(f"record_steps must lie in 0..{total}, got {record[0]}..{record[-1]}")
+        raise ValueError(
+            f"record_steps must lie in 0..{total}, got {record[0]}..{record[-1]}"
+        )
     betas = [b for b, s in schedule for _ in range(s)]
     align_every = _check_int("align_every", align_every)
     boundaries = set(np.cumsum([0] + [s for _, s in schedule]).tolist())
-    align_at = set(record[::align_every]) | set(record[-1:]) | (boundaries & set(record))
+    align_at = (
+        set(record[::align_every]) | set(record[-1:]) | (boundaries & set(record))
+    )
     align_generator = torch.Generator(device=generator.device)
     rows = []
 
     def log(step: int, beta: float) -> None:
         with torch.no_grad():
-            align_generator.manual_seed(step)  # the same triples for every run and every method
-            values = scores(reparametrise(W_A, W_B, model), n_align=n_align if step in align_at else 0,
-                            generator=align_generator)
+            align_generator.manual_seed(
+                step
+            )  # the same triples for every run and every method
+            values = scores(
+                reparametrise(W_A, W_B, model),
+                n_align=n_align if step in align_at else 0,
+                generator=align_generator,
+            )
         frame = pd.DataFrame({k: v.cpu().numpy() for k, v in values.items()})
         if n_align and step not in align_at:
             frame["align"] = np.nan
@@ -505,8 +687,17 @@ def train(model: DataModel, W_A: Tensor, W_B: Tensor, schedule: Sequence[tuple[f
         if step in record_set:
             log(step, beta)
         pairs = sample_pairs(model, batch_size, generator)
-        grad_A, grad_B = gradients(W_A, W_B, model, pairs, loss=loss, beta=beta if loss == "contrastive" else 1.0,
-                                   tau=tau, form=form, normalisation=normalisation)
+        grad_A, grad_B = gradients(
+            W_A,
+            W_B,
+            model,
+            pairs,
+            loss=loss,
+            beta=beta if loss == "contrastive" else 1.0,
+            tau=tau,
+            form=form,
+            normalisation=normalisation,
+        )
         W_A.sub_(grad_A, alpha=lr / beta)
         W_B.sub_(grad_B, alpha=lr / beta)
     if total in record_set:
@@ -518,12 +709,15 @@ def train(model: DataModel, W_A: Tensor, W_B: Tensor, schedule: Sequence[tuple[f
 def record_grid(total: int, n_points: int = 60) -> list[int]:
     """About ``n_points`` recording steps in 0..total: dense early (geometric), then evenly spaced."""
     total, n_points = _check_int("total", total, 0), _check_int("n_points", n_points, 2)
-    geometric = np.unique(np.round(np.geomspace(1, max(total, 1), n_points // 2)).astype(int))
+    geometric = np.unique(
+        np.round(np.geomspace(1, max(total, 1), n_points // 2)).astype(int)
+    )
     linear = np.linspace(0, total, n_points - n_points // 2).round().astype(int)
     return sorted({0, total, *map(int, geometric), *map(int, linear)})
 
 
 # ---------------------------------------------------------------- infinite-width ODE (spec §5.2)
+
 
 class ODEState(NamedTuple):
     """The infinite-width state along ``steps``: a_p = ‖[S_A]_p‖² (B, T, r), ρ_p (B, T, r), noise mass
@@ -537,18 +731,29 @@ class ODEState(NamedTuple):
     beta: np.ndarray
 
 
-def _ode_rhs(y: np.ndarray, sig2: np.ndarray, noise_var: np.ndarray, *, beta: float, tau: float, lr: float,
-             loss: str, form: str) -> np.ndarray:
+def _ode_rhs(
+    y: np.ndarray,
+    sig2: np.ndarray,
+    noise_var: np.ndarray,
+    *,
+    beta: float,
+    tau: float,
+    lr: float,
+    loss: str,
+    form: str,
+) -> np.ndarray:
     B, r = sig2.shape
-    log_gap, log_a = y[:B * r].reshape(B, r), y[B * r:2 * B * r].reshape(B, r)
-    log_e, norm2 = y[2 * B * r:2 * B * r + B], y[2 * B * r + B:]
+    log_gap, log_a = y[: B * r].reshape(B, r), y[B * r : 2 * B * r].reshape(B, r)
+    log_e, norm2 = y[2 * B * r : 2 * B * r + B], y[2 * B * r + B :]
     rho, a, e = 1 - np.exp(log_gap), np.exp(log_a), np.exp(log_e)
     c = rho * a
     if loss == "non_contrastive":
         w, speed = np.ones_like(a), 4 * lr * np.ones(B)
     elif form == "primary":
         # 1 − p_+ = τΠcosh(βc)/(e^{βΣc} + τΠcosh(βc)), log cosh(x) = logaddexp(x, −x) − log 2
-        log_neg = math.log(tau) + (np.logaddexp(beta * c, -beta * c) - math.log(2)).sum(-1)
+        log_neg = math.log(tau) + (np.logaddexp(beta * c, -beta * c) - math.log(2)).sum(
+            -1
+        )
         one_minus_p = 1 / (1 + np.exp(beta * c.sum(-1) - log_neg))
         w, speed = 1 - np.tanh(beta * c), 4 * lr * one_minus_p
     else:
@@ -559,15 +764,28 @@ def _ode_rhs(y: np.ndarray, sig2: np.ndarray, noise_var: np.ndarray, *, beta: fl
     drift = (a * sig2 * (u - omega[:, None])).sum(-1)
     energy = (a * sig2).sum(-1) + noise_var * e
     d_log_gap = -gamma[:, None] * sig2 * w * (1 + rho)
-    d_log_a = gamma[:, None] * (sig2 * (u - omega[:, None]) - drift[:, None] + (omega * noise_var * e)[:, None])
+    d_log_a = gamma[:, None] * (
+        sig2 * (u - omega[:, None]) - drift[:, None] + (omega * noise_var * e)[:, None]
+    )
     d_log_e = gamma * (-omega * noise_var * (1 - e) - drift)
     d_norm2 = speed * ((a * sig2 * u).sum(-1) - omega * energy)
     return np.concatenate([d_log_gap.ravel(), d_log_a.ravel(), d_log_e, d_norm2])
 
 
-def integrate_ode(sigmas: Tensor | Sequence, noise_std: float, noise_dim: int, schedule: Sequence[tuple[float, int]],
-                  *, loss: str = "contrastive", lr: float = 0.2, tau: float = 1.0, form: str = "primary",
-                  record_steps: Sequence[int] | None = None, rtol: float = 1e-8, atol: float = 1e-10) -> ODEState:
+def integrate_ode(
+    sigmas: Tensor | Sequence,
+    noise_std: float,
+    noise_dim: int,
+    schedule: Sequence[tuple[float, int]],
+    *,
+    loss: str = "contrastive",
+    lr: float = 0.2,
+    tau: float = 1.0,
+    form: str = "primary",
+    record_steps: Sequence[int] | None = None,
+    rtol: float = 1e-8,
+    atol: float = 1e-10,
+) -> ODEState:
     """The infinite-width ODE (spec §5.2) in the time of Algorithm 3.1 (one unit = one step of size η/β),
 
         d ρ_p = γ σ_p² w_p (1 − ρ_p²),   γ = 4η(1 − p_+)/N²,   w_p = 1 − tanh(β ρ_p a_p),   u_p = w_p ρ_p,
@@ -588,7 +806,9 @@ def integrate_ode(sigmas: Tensor | Sequence, noise_std: float, noise_dim: int, s
     sig = torch.as_tensor(sigmas, dtype=torch.float64).cpu().numpy()
     sig = sig[None] if sig.ndim == 1 else sig
     if sig.ndim != 2 or not np.isfinite(sig).all() or (sig <= 0).any():
-        raise ValueError(f"sigmas must be finite and positive, of shape (r,) or (B, r), got {sig.shape}")
+        raise ValueError(
+            f"sigmas must be finite and positive, of shape (r,) or (B, r), got {sig.shape}"
+        )
     noise_std = _check_positive("noise_std", noise_std)
     noise_dim = _check_int("noise_dim", noise_dim)
     schedule = _check_schedule(schedule)
@@ -596,17 +816,29 @@ def integrate_ode(sigmas: Tensor | Sequence, noise_std: float, noise_dim: int, s
     _check_choice("form", form, FORMS)
     lr, tau = _check_positive("lr", lr), _check_positive("tau", tau)
     if form == "alternative" and tau > 1 and loss == "contrastive":
-        raise ValueError(f"tau must be ≤ 1 for form='alternative' (else the alignment pull turns negative), got {tau}")
+        raise ValueError(
+            f"tau must be ≤ 1 for form='alternative' (else the alignment pull turns negative), got {tau}"
+        )
     total = sum(s for _, s in schedule)
-    steps = np.arange(total + 1) if record_steps is None else np.array(sorted({int(s) for s in record_steps}))
+    steps = (
+        np.arange(total + 1)
+        if record_steps is None
+        else np.array(sorted({int(s) for s in record_steps}))
+    )
     if steps.size == 0 or steps[0] < 0 or steps[-1] > total:
         raise ValueError(f"record_steps must be a non-empty subset of 0..{total}")
     B, r = sig.shape
-    sig2 = sig ** 2
-    noise_var = np.full(B, noise_std ** 2)
-    norm2 = sig2.sum(-1) + noise_dim * noise_std ** 2
-    y = np.concatenate([np.zeros(B * r), np.log(sig2 / norm2[:, None]).ravel(),
-                        np.log(noise_dim * noise_std ** 2 / norm2), norm2])
+    sig2 = sig**2
+    noise_var = np.full(B, noise_std**2)
+    norm2 = sig2.sum(-1) + noise_dim * noise_std**2
+    y = np.concatenate(
+        [
+            np.zeros(B * r),
+            np.log(sig2 / norm2[:, None]).ravel(),
+            np.log(noise_dim * noise_std**2 / norm2),
+            norm2,
+        ]
+    )
     out = np.empty((steps.size, y.size))
     betas = np.empty(steps.size)
     start = 0
@@ -619,22 +851,35 @@ def integrate_ode(sigmas: Tensor | Sequence, noise_std: float, noise_dim: int, s
             continue
         wanted = steps[inside]
         t_eval = np.append(wanted[wanted < end], end).astype(float)
-        solution = solve_ivp(lambda t, v: _ode_rhs(v, sig2, noise_var, beta=beta, tau=tau, lr=lr, loss=loss, form=form),
-                             (start, end), y, method="DOP853", rtol=rtol, atol=atol, t_eval=t_eval)
+        solution = solve_ivp(
+            lambda t, v: _ode_rhs(
+                v, sig2, noise_var, beta=beta, tau=tau, lr=lr, loss=loss, form=form
+            ),
+            (start, end),
+            y,
+            method="DOP853",
+            rtol=rtol,
+            atol=atol,
+            t_eval=t_eval,
+        )
         if not solution.success:
             raise RuntimeError(f"the ODE solver failed: {solution.message}")
-        out[inside], betas[inside] = solution.y[:, :wanted.size].T, beta
+        out[inside], betas[inside] = solution.y[:, : wanted.size].T, beta
         y = solution.y[:, -1]
         start = end
     T = steps.size
-    rho = 1 - np.exp(out[:, :B * r].reshape(T, B, r))
-    a = np.exp(out[:, B * r:2 * B * r].reshape(T, B, r))
-    e = np.exp(out[:, 2 * B * r:2 * B * r + B])
-    n2 = out[:, 2 * B * r + B:]
-    return ODEState(steps, a.transpose(1, 0, 2), rho.transpose(1, 0, 2), e.T, n2.T, betas)
+    rho = 1 - np.exp(out[:, : B * r].reshape(T, B, r))
+    a = np.exp(out[:, B * r : 2 * B * r].reshape(T, B, r))
+    e = np.exp(out[:, 2 * B * r : 2 * B * r + B])
+    n2 = out[:, 2 * B * r + B :]
+    return ODEState(
+        steps, a.transpose(1, 0, 2), rho.transpose(1, 0, 2), e.T, n2.T, betas
+    )
 
 
-def ode_matrices(a: Tensor, rho: Tensor, noise: Tensor, noise_dim: int) -> Reparametrised:
+def ode_matrices(
+    a: Tensor, rho: Tensor, noise: Tensor, noise_dim: int
+) -> Reparametrised:
     """Infinite-width S_A, Ξ_A, S_B, Ξ_B realised in R^{2r + 2d_ξ} from a state (any leading shape flattened
     to runs): orthogonal columns, ‖[S_A]_p‖² = ‖[S_B]_p‖² = a_p, ⟨[S_A]_p, [S_B]_p⟩ = ρ_p a_p, noise columns
     of squared norm e/d_ξ, A's and B's noise orthogonal. N_A = N_B = 1 (placeholders)."""
@@ -646,16 +891,25 @@ def ode_matrices(a: Tensor, rho: Tensor, noise: Tensor, noise_dim: int) -> Repar
     eye = torch.eye(dim, dtype=a.dtype)
     root = a.sqrt()
     S_A = eye[:, :r] * root[:, None, :]
-    S_B = (eye[:, :r] * rho[:, None, :] + eye[:, r:2 * r] * (1 - rho ** 2).clamp_min(0).sqrt()[:, None, :]) * root[:, None, :]
+    S_B = (
+        eye[:, :r] * rho[:, None, :]
+        + eye[:, r : 2 * r] * (1 - rho**2).clamp_min(0).sqrt()[:, None, :]
+    ) * root[:, None, :]
     scale = (noise / dxi).sqrt()[:, None, None]
-    Xi_A = eye[:, 2 * r:2 * r + dxi].expand(R, dim, dxi) * scale
-    Xi_B = eye[:, 2 * r + dxi:].expand(R, dim, dxi) * scale
+    Xi_A = eye[:, 2 * r : 2 * r + dxi].expand(R, dim, dxi) * scale
+    Xi_B = eye[:, 2 * r + dxi :].expand(R, dim, dxi) * scale
     ones = torch.ones(R, dtype=a.dtype)
     return Reparametrised(S_A, Xi_A, S_B, Xi_B, ones, ones)
 
 
-def ode_scores(state: ODEState, noise_dim: int, *, n_align: int = 0, generator: torch.Generator | None = None,
-               align_every: int = 1) -> pd.DataFrame:
+def ode_scores(
+    state: ODEState,
+    noise_dim: int,
+    *,
+    n_align: int = 0,
+    generator: torch.Generator | None = None,
+    align_every: int = 1,
+) -> pd.DataFrame:
     """:func:`scores` along the ODE (tidy: step, run, beta, scores); κ = (max a/min a)^{1/2} exactly.
 
     The alignment (Monte Carlo on :func:`ode_matrices`, exact ties counted 1/2) is computed at every
@@ -672,25 +926,44 @@ def ode_scores(state: ODEState, noise_dim: int, *, n_align: int = 0, generator: 
         if generator is None:
             raise ValueError("generator must be given when n_align > 0")
         chosen = np.zeros((B, T), dtype=bool)
-        chosen[:, ::_check_int("align_every", align_every)] = True
+        chosen[:, :: _check_int("align_every", align_every)] = True
         chosen[:, -1] = True
         index = torch.as_tensor(np.flatnonzero(chosen.reshape(-1)))
         picked = Reparametrised(*(m[index].to(generator.device) for m in parts))
         frame["align"] = np.nan
-        frame.loc[index.numpy(), "align"] = alignment_score(
-            picked.S_A, picked.Xi_A, picked.S_B, picked.Xi_B, n_align, generator, ties="half").cpu().numpy()
+        frame.loc[index.numpy(), "align"] = (
+            alignment_score(
+                picked.S_A,
+                picked.Xi_A,
+                picked.S_B,
+                picked.Xi_B,
+                n_align,
+                generator,
+                ties="half",
+            )
+            .cpu()
+            .numpy()
+        )
     return frame
 
 
 # ---------------------------------------------------------------- sympy
 
-def symbolic_norm_identity(width: int = 2, input_dim: int = 3, latent_dim: int = 2, noise_dim: int = 1) -> sp.Expr:
+
+def symbolic_norm_identity(
+    width: int = 2, input_dim: int = 3, latent_dim: int = 2, noise_dim: int = 1
+) -> sp.Expr:
     """E‖W x‖² − (‖W M‖_F² + ‖W H‖_F²) for symbolic W (m×d), M (d×r), H (d×d_ξ), x = Mz + Hξ, the
     expectation taken exactly over all z ∈ {±1}^r, ξ ∈ {±1}^{d_ξ}; simplifies to 0 (no M ⊥ H needed)."""
     width, input_dim = _check_int("width", width), _check_int("input_dim", input_dim)
-    latent_dim, noise_dim = _check_int("latent_dim", latent_dim), _check_int("noise_dim", noise_dim)
+    latent_dim, noise_dim = (
+        _check_int("latent_dim", latent_dim),
+        _check_int("noise_dim", noise_dim),
+    )
     if latent_dim + noise_dim > 6:
-        raise ValueError(f"latent_dim + noise_dim must be ≤ 6 (2^(r+d_ξ) terms), got {latent_dim + noise_dim}")
+        raise ValueError(
+            f"latent_dim + noise_dim must be ≤ 6 (2^(r+d_ξ) terms), got {latent_dim + noise_dim}"
+        )
     W = sp.Matrix(width, input_dim, lambda i, j: sp.Symbol(f"w_{i}{j}"))
     M = sp.Matrix(input_dim, latent_dim, lambda i, j: sp.Symbol(f"m_{i}{j}"))
     H = sp.Matrix(input_dim, noise_dim, lambda i, j: sp.Symbol(f"h_{i}{j}"))
@@ -701,7 +974,7 @@ def symbolic_norm_identity(width: int = 2, input_dim: int = 3, latent_dim: int =
         y = W * (M * z + H * xi)
         total += (y.T * y)[0, 0]
     expectation = total / 2 ** (latent_dim + noise_dim)
-    frobenius = sum(v ** 2 for v in W * M) + sum(v ** 2 for v in W * H)
+    frobenius = sum(v**2 for v in W * M) + sum(v**2 for v in W * H)
     return sp.expand(expectation - frobenius)
 
 
@@ -718,14 +991,16 @@ def symbolic_negative_expectations(latent_dim: int = 2) -> dict[str, sp.Expr]:
     c = sp.symbols(f"c_1:{r + 1}", real=True)
     out = {"cosh": sp.Integer(0), **{f"tanh_{p + 1}": sp.Integer(0) for p in range(r)}}
     for z in itertools.product((-1, 1), repeat=r):
-        weights = [sp.exp(beta * sum(c[p] * z[p] * zn[p] for p in range(r)))
-                   for zn in itertools.product((-1, 1), repeat=r)]
+        weights = [
+            sp.exp(beta * sum(c[p] * z[p] * zn[p] for p in range(r)))
+            for zn in itertools.product((-1, 1), repeat=r)
+        ]
         negatives = list(itertools.product((-1, 1), repeat=r))
-        mean = sum(weights) / 2 ** r
+        mean = sum(weights) / 2**r
         product = sp.Mul(*[sp.cosh(beta * c[q]) for q in range(r)])
         out["cosh"] += sp.simplify((mean - product).rewrite(sp.exp)) ** 2
         for p in range(r):
-            first = sum(zn[p] * wt for zn, wt in zip(negatives, weights)) / 2 ** r
+            first = sum(zn[p] * wt for zn, wt in zip(negatives, weights)) / 2**r
             diff = (first - z[p] * sp.tanh(beta * c[p]) * mean).rewrite(sp.exp)
             out[f"tanh_{p + 1}"] += sp.simplify(diff) ** 2
     return {k: sp.simplify(v) for k, v in out.items()}

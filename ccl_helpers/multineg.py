@@ -47,9 +47,9 @@ import torch
 from torch import Tensor
 
 from . import curl, metrics
+from .checks import check_int as _check_int
 from .data import LatentClassModel, check_class_probs
 from .losses import info_nce_loss, logistic_loss
-from .runtime import check_int as _check_int
 from .train import Forward
 
 MAX_DP_NEGATIVES = 1024
@@ -72,82 +72,111 @@ _CHUNK_ELEMENTS = 2**22
 # ---------------------------------------------------------------- argument checks
 
 
-
 def _probabilities(class_probs) -> Tensor:
     """ρ as a float64 CPU vector, validated (finite, > 0, summing to 1) and renormalised."""
     if not isinstance(class_probs, Tensor):
         try:
             class_probs = torch.as_tensor(class_probs, dtype=torch.float64)
         except (TypeError, ValueError, RuntimeError):
-            raise ValueError(f"class_probs must be a vector of probabilities, got {class_probs!r}") from None
+            raise ValueError(
+                f"class_probs must be a vector of probabilities, got {class_probs!r}"
+            ) from None
     if not class_probs.is_floating_point():
-        raise ValueError(f"class_probs must be a floating-point vector, got dtype {class_probs.dtype}")
+        raise ValueError(
+            f"class_probs must be a floating-point vector, got dtype {class_probs.dtype}"
+        )
     rho = class_probs.detach().double().cpu()
     if rho.ndim == 1 and not bool(torch.isfinite(rho).all()):
         raise ValueError("class_probs must be finite")
     check_class_probs(rho)
     if bool((rho <= 0).any()):
-        raise ValueError("class_probs must be positive: the source assumes ρ(c) > 0 for every class")
+        raise ValueError(
+            "class_probs must be positive: the source assumes ρ(c) > 0 for every class"
+        )
     return rho / rho.sum()
 
 
 def _is_uniform(class_probs) -> bool:
-    values = class_probs if isinstance(class_probs, Tensor) else torch.as_tensor(class_probs)
+    values = (
+        class_probs if isinstance(class_probs, Tensor) else torch.as_tensor(class_probs)
+    )
     return bool((values == values.reshape(-1)[0]).all())
 
 
 def _check_loss(name: str, value):
     if isinstance(value, Tensor):
         if not value.is_floating_point():
-            raise ValueError(f"{name} must be a floating-point tensor or a float, got dtype {value.dtype}")
+            raise ValueError(
+                f"{name} must be a floating-point tensor or a float, got dtype {value.dtype}"
+            )
         if not bool(torch.isfinite(value).all()):
             raise ValueError(f"{name} must be finite")
         return value
     try:
         value = float(value)
     except (TypeError, ValueError):
-        raise ValueError(f"{name} must be a finite float or tensor, got {value!r}") from None
+        raise ValueError(
+            f"{name} must be a finite float or tensor, got {value!r}"
+        ) from None
     if not math.isfinite(value):
         raise ValueError(f"{name} must be finite, got {value}")
     return value
 
 
-def _check_labelled(features: Tensor, labels: Tensor, n_classes: int | None = None) -> tuple[int, Tensor]:
+def _check_labelled(
+    features: Tensor, labels: Tensor, n_classes: int | None = None
+) -> tuple[int, Tensor]:
     """Validate features (..., n, d) and labels (n,) covering 0..N_C−1; return N_C and the counts n_c."""
     if not isinstance(features, Tensor) or not features.is_floating_point():
-        raise ValueError("features must be a floating-point tensor of shape (..., n, d)")
+        raise ValueError(
+            "features must be a floating-point tensor of shape (..., n, d)"
+        )
     if not isinstance(labels, Tensor) or labels.dtype != torch.long or labels.ndim != 1:
         raise ValueError("labels must be a 1-D LongTensor of classes 0..N_C−1")
     if features.ndim < 2 or features.shape[-2] != labels.numel():
-        raise ValueError(f"features must have shape (..., n, d) with n = len(labels) = {labels.numel()}, "
-                         f"got {tuple(features.shape)}")
+        raise ValueError(
+            f"features must have shape (..., n, d) with n = len(labels) = {labels.numel()}, "
+            f"got {tuple(features.shape)}"
+        )
     if labels.numel() == 0 or int(labels.min()) < 0:
         raise ValueError("labels must be non-empty classes in 0..N_C−1")
     if n_classes is None:
         n_classes = int(labels.max()) + 1
     if int(labels.max()) >= n_classes:
-        raise ValueError(f"labels must lie in 0..{n_classes - 1}, got a label {int(labels.max())}")
+        raise ValueError(
+            f"labels must lie in 0..{n_classes - 1}, got a label {int(labels.max())}"
+        )
     counts = torch.bincount(labels, minlength=n_classes)
     if n_classes < 2 or bool((counts == 0).any()):
-        raise ValueError(f"every class 0..{n_classes - 1} (N_C ≥ 2) must have at least one example in labels")
+        raise ValueError(
+            f"every class 0..{n_classes - 1} (N_C ≥ 2) must have at least one example in labels"
+        )
     if not bool(torch.isfinite(features).all()):
         raise ValueError("features must be finite")
     return n_classes, counts
 
 
-def _class_weights(class_probs, n_classes: int, counts: Tensor, uniform_default: bool) -> Tensor:
+def _class_weights(
+    class_probs, n_classes: int, counts: Tensor, uniform_default: bool
+) -> Tensor:
     """ρ on the labels' device (float64): the given one, else uniform or the label frequencies."""
     if class_probs is None:
-        rho = (torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64) if uniform_default
-               else counts.double().cpu() / counts.sum().item())
+        rho = (
+            torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
+            if uniform_default
+            else counts.double().cpu() / counts.sum().item()
+        )
     else:
         rho = _probabilities(class_probs)
         if rho.numel() != n_classes:
-            raise ValueError(f"class_probs must have one entry per class ({n_classes}), got {rho.numel()}")
+            raise ValueError(
+                f"class_probs must have one entry per class ({n_classes}), got {rho.numel()}"
+            )
     return rho.to(counts.device)
 
 
 # ---------------------------------------------------------------- coverage probabilities (coupon collector)
+
 
 def _cover_uniform(n: int, n_classes: int, n_required: int) -> float:
     """P(N i.i.d. uniform draws over n_classes classes hit each of n_required given classes)
@@ -156,18 +185,27 @@ def _cover_uniform(n: int, n_classes: int, n_required: int) -> float:
         return 0.0
     if n * math.log2(n_classes) <= MAX_EXACT_BITS:
         # exact integers: the alternating sum has no rounding at all; int / int is correctly rounded
-        numerator = sum((-1) ** j * math.comb(n_required, j) * (n_classes - j) ** n for j in range(n_required + 1))
+        numerator = sum(
+            (-1) ** j * math.comb(n_required, j) * (n_classes - j) ** n
+            for j in range(n_required + 1)
+        )
         return numerator / n_classes**n
     j = torch.arange(1, min(n_required, n_classes - 1) + 1, dtype=torch.float64)
     log_factorial_a = math.lgamma(n_required + 1)
-    log_binomial = log_factorial_a - torch.lgamma(j + 1) - torch.lgamma(n_required - j + 1)
+    log_binomial = (
+        log_factorial_a - torch.lgamma(j + 1) - torch.lgamma(n_required - j + 1)
+    )
     log_terms = log_binomial + n * torch.log1p(-j / n_classes)
     signs = (-1.0) ** j
-    exponent_error = 8 * log_factorial_a + 3 * log_terms.abs() + n * j / (n_classes - j) + 4
+    exponent_error = (
+        8 * log_factorial_a + 3 * log_terms.abs() + n * j / (n_classes - j) + 4
+    )
     return _one_plus_signed_sum(log_terms, signs, exponent_error)
 
 
-def _one_plus_signed_sum(log_terms: Tensor, signs: Tensor, exponent_error: Tensor) -> float:
+def _one_plus_signed_sum(
+    log_terms: Tensor, signs: Tensor, exponent_error: Tensor
+) -> float:
     """1 + Σ signs·exp(log_terms), with a bound on its rounding error; raise if the bound is not
     below RELATIVE_TOLERANCE times the value (the alternating sum cancels too much).
 
@@ -175,11 +213,17 @@ def _one_plus_signed_sum(log_terms: Tensor, signs: Tensor, exponent_error: Tenso
     terms = torch.exp(log_terms)
     value = 1.0 + float((signs * terms).sum())
     scale = exponent_error + 2 * math.log2(terms.numel() + 1) + 4
-    error = 1.01 * _EPS * float(torch.where(terms > 0, terms * scale, torch.zeros_like(terms)).sum())
+    error = (
+        1.01
+        * _EPS
+        * float(torch.where(terms > 0, terms * scale, torch.zeros_like(terms)).sum())
+    )
     if not (value > 0 and error <= RELATIVE_TOLERANCE * value):
-        raise ValueError(f"inclusion–exclusion cancels too much here (value {value:.3g}, rounding bound "
-                         f"{error:.3g}): n_negatives is beyond what can be computed exactly for these "
-                         f"class_probs (the dynamic programme covers n_negatives ≤ {MAX_DP_NEGATIVES})")
+        raise ValueError(
+            f"inclusion–exclusion cancels too much here (value {value:.3g}, rounding bound "
+            f"{error:.3g}): n_negatives is beyond what can be computed exactly for these "
+            f"class_probs (the dynamic programme covers n_negatives ≤ {MAX_DP_NEGATIVES})"
+        )
     return min(value, 1.0)
 
 
@@ -195,8 +239,13 @@ def _cover_dynamic_programme(n: int, rho: Tensor, required: Tensor) -> float:
     log_factorial = torch.lgamma(r + 1)
     drawn = r[:, None] - r[None, :]  # j = r_old − r_new ≥ 0 (rows r_old, columns r_new)
     valid = drawn >= 0
-    base = torch.where(valid, log_factorial[:, None] - log_factorial[None, :]
-                       - torch.lgamma(drawn.clamp_min(0) + 1), torch.tensor(-math.inf, dtype=torch.float64))
+    base = torch.where(
+        valid,
+        log_factorial[:, None]
+        - log_factorial[None, :]
+        - torch.lgamma(drawn.clamp_min(0) + 1),
+        torch.tensor(-math.inf, dtype=torch.float64),
+    )
     log_q = torch.full((n + 1,), -math.inf, dtype=torch.float64)
     log_q[n] = 0.0
     for c in range(rho.numel() - 1):
@@ -207,8 +256,12 @@ def _cover_dynamic_programme(n: int, rho: Tensor, required: Tensor) -> float:
             log_binomial = log_binomial.masked_fill(drawn < 1, -math.inf)
         log_q = torch.logsumexp(log_q[:, None] + log_binomial, dim=0)
     # the last class receives every draw left
-    value = float(torch.logsumexp(log_q[1:] if bool(required[-1]) else log_q, dim=0).exp())
-    return min(value, 1.0)  # lgamma's rounding (relative ≲ 1e-12 at N = 1024) must not exceed 1
+    value = float(
+        torch.logsumexp(log_q[1:] if bool(required[-1]) else log_q, dim=0).exp()
+    )
+    return min(
+        value, 1.0
+    )  # lgamma's rounding (relative ≲ 1e-12 at N = 1024) must not exceed 1
 
 
 def _cover_inclusion_exclusion(n: int, rho: Tensor, required: Tensor) -> float:
@@ -221,7 +274,10 @@ def _cover_inclusion_exclusion(n: int, rho: Tensor, required: Tensor) -> float:
         subset_size = torch.cat([subset_size, subset_size + 1])
     other = float(rho[~required].sum())
     a = int(required.sum())
-    mass, size = (subset_mass + other)[:-1], subset_size[:-1]  # drop U = A (mass 1, term 1)
+    mass, size = (
+        (subset_mass + other)[:-1],
+        subset_size[:-1],
+    )  # drop U = A (mass 1, term 1)
     log_terms = n * torch.log(mass)
     signs = (-1.0) ** (a - size)
     exponent_error = n * (a + 2) + 2 * log_terms.abs() + 2
@@ -235,8 +291,10 @@ def _cover_probability(n: int, rho: Tensor, required: Tensor) -> float:
     if n <= MAX_DP_NEGATIVES:
         return _cover_dynamic_programme(n, rho, required)
     if a > MAX_SUBSET_CLASSES:
-        raise ValueError(f"n_negatives={n} > {MAX_DP_NEGATIVES} with {a} > {MAX_SUBSET_CLASSES} non-uniform "
-                         f"classes to cover: beyond what p_cc computes exactly")
+        raise ValueError(
+            f"n_negatives={n} > {MAX_DP_NEGATIVES} with {a} > {MAX_SUBSET_CLASSES} non-uniform "
+            f"classes to cover: beyond what p_cc computes exactly"
+        )
     return _cover_inclusion_exclusion(n, rho, required)
 
 
@@ -275,7 +333,9 @@ def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
     return _cover_probability(n, rho, torch.ones(rho.numel(), dtype=torch.bool))
 
 
-def p_cc_anchor_excluded(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
+def p_cc_anchor_excluded(
+    n_negatives: int, class_probs: Tensor | Sequence[float]
+) -> float:
     r"""min_c P(J ⊇ C∖{c}): the N negatives' classes J cover every class but the anchor's.
 
     Lemma 2's proof lower-bounds LSE(0, f(x)ᵀ(µ_{I_1} − µ_c), …) by the mean-classifier loss
@@ -320,8 +380,13 @@ def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
 
 # ---------------------------------------------------------------- the bounds (right-hand sides, in nats)
 
-def lemma1_bound(unsupervised_loss: Tensor | float, class_probs: Tensor | Sequence[float], *,
-                 with_log_term: bool = True) -> Tensor | float:
+
+def lemma1_bound(
+    unsupervised_loss: Tensor | float,
+    class_probs: Tensor | Sequence[float],
+    *,
+    with_log_term: bool = True,
+) -> Tensor | float:
     r"""Lemma 1's right-hand side: L^µ_sup(f, C) ≤ L_un(f)/p^ρ_min + log N_C, p^ρ_min = min_c ρ(c).
 
     With ``with_log_term=False``: L_un(f)/p^ρ_min, which also holds — in the proof, replace
@@ -340,8 +405,13 @@ def lemma1_bound(unsupervised_loss: Tensor | float, class_probs: Tensor | Sequen
     return bound + math.log(rho.numel()) if with_log_term else bound
 
 
-def lemma2_bound(unsupervised_loss: Tensor | float, n_negatives: int, class_probs: Tensor | Sequence[float], *,
-                 anchor_excluded: bool = False) -> Tensor | float:
+def lemma2_bound(
+    unsupervised_loss: Tensor | float,
+    n_negatives: int,
+    class_probs: Tensor | Sequence[float],
+    *,
+    anchor_excluded: bool = False,
+) -> Tensor | float:
     r"""Lemma 2's right-hand side: L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N) (see :func:`p_cc`).
 
     The source assumes N = Ω(N_C log N_C) but the inequality holds for every N ≥ 1 (the bound is
@@ -354,7 +424,9 @@ def lemma2_bound(unsupervised_loss: Tensor | float, n_negatives: int, class_prob
     Returns: the bound, of the type and shape of ``unsupervised_loss`` (+∞ where the factor is 0).
     """
     loss = _check_loss("unsupervised_loss", unsupervised_loss)
-    probability = (p_cc_anchor_excluded if anchor_excluded else p_cc)(n_negatives, class_probs)
+    probability = (p_cc_anchor_excluded if anchor_excluded else p_cc)(
+        n_negatives, class_probs
+    )
     if probability == 0.0:
         return torch.full_like(loss, math.inf) if isinstance(loss, Tensor) else math.inf
     return loss / probability
@@ -371,12 +443,15 @@ def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> flo
     It decreases to k as N grows (τ⁺_N = N_C^{−N} → 0). Args: n_negatives N ≥ 1,
     task_size k + 1 in 2..n_classes, n_classes N_C ≥ 2. Returns: a float."""
     task_size, n_classes = _check_task(task_size, n_classes)
-    tau = tau_plus(n_negatives, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64))
+    tau = tau_plus(
+        n_negatives, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
+    )
     return (task_size - 1) / (1 - tau)
 
 
-def proposition1_bound(unsupervised_loss: Tensor | float, n_negatives: int, task_size: int,
-                       n_classes: int) -> Tensor | float:
+def proposition1_bound(
+    unsupervised_loss: Tensor | float, n_negatives: int, task_size: int, n_classes: int
+) -> Tensor | float:
     r"""Proposition 1 (2) (ρ uniform over N_C classes, k = task_size − 1, 1 ≤ k ≤ N_C − 1):
 
         L^µ_sup,k(f) ≤ k / (1 − τ⁺_N) · (L^N_un(f) − τ⁺_N log(N + 1)),   τ⁺_N = N_C^{−N},
@@ -396,7 +471,9 @@ def proposition1_bound(unsupervised_loss: Tensor | float, n_negatives: int, task
     return (task_size - 1) / (1 - tau) * (loss - tau * math.log(n + 1))
 
 
-def proposition1_part1_bound(unsupervised_loss: Tensor | float, task_size: int, n_classes: int) -> Tensor | float:
+def proposition1_part1_bound(
+    unsupervised_loss: Tensor | float, task_size: int, n_classes: int
+) -> Tensor | float:
     r"""Proposition 1 (1) in nats (ρ uniform, N = 1, k = task_size − 1):
 
         L^µ_sup,k(f) ≤ k / (1 − τ⁺) · (L_un(f) − τ⁺ log 2),   τ⁺ = P(c = c⁻) = Σ_c ρ(c)² = 1/N_C,
@@ -411,8 +488,9 @@ def proposition1_part1_bound(unsupervised_loss: Tensor | float, task_size: int, 
     return (task_size - 1) * (loss - tau * math.log(2)) / (1 - tau)
 
 
-def proposition1_part1_bound_as_printed(unsupervised_loss: Tensor | float, task_size: int,
-                                        n_classes: int) -> Tensor | float:
+def proposition1_part1_bound_as_printed(
+    unsupervised_loss: Tensor | float, task_size: int, n_classes: int
+) -> Tensor | float:
     r"""Proposition 1 (1) as the source prints it: k/(1 − τ⁺) · (L_un(f) − τ⁺), τ⁺ = 1/N_C.
 
     Correct only with L_un in bits (the proof sets log = log₂, so ζ(0) = 1). With L_un in nats it
@@ -428,8 +506,15 @@ def proposition1_part1_bound_as_printed(unsupervised_loss: Tensor | float, task_
 
 # ---------------------------------------------------------------- exact supervised quantities on a labelled set
 
-def average_mean_classifier_loss(features: Tensor, labels: Tensor, task_size: int, *,
-                                 class_probs: Tensor | None = None, means: Tensor | None = None) -> Tensor:
+
+def average_mean_classifier_loss(
+    features: Tensor,
+    labels: Tensor,
+    task_size: int,
+    *,
+    class_probs: Tensor | None = None,
+    means: Tensor | None = None,
+) -> Tensor:
     r"""L^µ_sup,k(f) = E_{T~D_{k+1}} L^µ_sup(f, T), averaged exactly over all C(N_C, k+1) tasks (eq. 10).
 
         L^µ_sup,k(f) = C(N_C, k+1)^{−1} Σ_{|T| = k+1} Σ_{c∈T} ρ(c)/ρ(T) · mean_{x ∈ class c}
@@ -452,31 +537,57 @@ def average_mean_classifier_loss(features: Tensor, labels: Tensor, task_size: in
     """
     n_classes = None if means is None else means.shape[-2]
     n_classes, counts = _check_labelled(features, labels, n_classes)
-    tasks = metrics.all_tasks(n_classes, _check_int("task_size", task_size, 2, n_classes), features.device)
+    tasks = metrics.all_tasks(
+        n_classes, _check_int("task_size", task_size, 2, n_classes), features.device
+    )
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=True)
     if means is None:
         means = metrics.class_means(features, labels, n_classes)
-    elif means.ndim < 2 or means.shape[-1] != features.shape[-1] or not bool(torch.isfinite(means).all()):
-        raise ValueError(f"means must be finite with shape (..., N_C, d={features.shape[-1]}), "
-                         f"got {tuple(means.shape)}")
-    logits = (features.double() @ means.double().transpose(-1, -2))  # (..., n, N_C)
-    own = logits.gather(-1, labels.expand(*logits.shape[:-2], -1).unsqueeze(-1)).squeeze(-1)  # (..., n)
-    member = torch.zeros(tasks.shape[0], n_classes, dtype=torch.bool, device=features.device)
+    elif (
+        means.ndim < 2
+        or means.shape[-1] != features.shape[-1]
+        or not bool(torch.isfinite(means).all())
+    ):
+        raise ValueError(
+            f"means must be finite with shape (..., N_C, d={features.shape[-1]}), "
+            f"got {tuple(means.shape)}"
+        )
+    logits = features.double() @ means.double().transpose(-1, -2)  # (..., n, N_C)
+    own = logits.gather(
+        -1, labels.expand(*logits.shape[:-2], -1).unsqueeze(-1)
+    ).squeeze(-1)  # (..., n)
+    member = torch.zeros(
+        tasks.shape[0], n_classes, dtype=torch.bool, device=features.device
+    )
     member.scatter_(1, tasks, True)
-    weight = member[:, labels] * (rho[labels] / counts[labels])[None, :] / rho[tasks].sum(-1, keepdim=True)
-    log_mask = torch.zeros(member.shape, dtype=torch.float64, device=features.device).masked_fill(~member, -math.inf)
+    weight = (
+        member[:, labels]
+        * (rho[labels] / counts[labels])[None, :]
+        / rho[tasks].sum(-1, keepdim=True)
+    )
+    log_mask = torch.zeros(
+        member.shape, dtype=torch.float64, device=features.device
+    ).masked_fill(~member, -math.inf)
     batch = math.prod(logits.shape[:-2])
     chunk = max(1, _CHUNK_ELEMENTS // (batch * labels.numel() * n_classes))
     total = torch.zeros(logits.shape[:-2], dtype=torch.float64, device=features.device)
     for start in range(0, tasks.shape[0], chunk):  # memory-bounded chunks of tasks
         stop = start + chunk
-        lse = torch.logsumexp(logits.unsqueeze(-3) + log_mask[start:stop, None, :], dim=-1)  # (..., t, n)
+        lse = torch.logsumexp(
+            logits.unsqueeze(-3) + log_mask[start:stop, None, :], dim=-1
+        )  # (..., t, n)
         total = total + ((lse - own.unsqueeze(-2)) * weight[start:stop]).sum((-1, -2))
     return total / tasks.shape[0]
 
 
-def best_linear_loss(features: Tensor, labels: Tensor, *, class_probs: Tensor | None = None,
-                     means: Tensor | None = None, max_iter: int = 100) -> Tensor:
+def best_linear_loss(
+    features: Tensor,
+    labels: Tensor,
+    *,
+    class_probs: Tensor | None = None,
+    means: Tensor | None = None,
+    max_iter: int = 100,
+) -> Tensor:
     r"""An upper estimate of L_sup(f, C) = inf_W Σ_c ρ(c) mean_{x∈c} −log softmax(W f(x))_c (eq. 3, T = C).
 
     W (N_C × d, no bias) is fitted by L-BFGS (strong Wolfe) from the mean classifier W = µ, all
@@ -495,14 +606,26 @@ def best_linear_loss(features: Tensor, labels: Tensor, *, class_probs: Tensor | 
 
     def weighted_loss(rows: Tensor) -> Tensor:
         logits = features @ rows.transpose(-1, -2)
-        per_example = torch.logsumexp(logits, -1) - logits.gather(-1, labels.expand(*logits.shape[:-2], -1)
-                                                                   .unsqueeze(-1)).squeeze(-1)
+        per_example = torch.logsumexp(logits, -1) - logits.gather(
+            -1, labels.expand(*logits.shape[:-2], -1).unsqueeze(-1)
+        ).squeeze(-1)
         return (per_example * example_weight).sum(-1)
 
-    start = means.detach().double().expand(*features.shape[:-2], n_classes, features.shape[-1])
+    start = (
+        means.detach()
+        .double()
+        .expand(*features.shape[:-2], n_classes, features.shape[-1])
+    )
     rows = start.clone(memory_format=torch.contiguous_format).requires_grad_(True)
-    optimizer = torch.optim.LBFGS([rows], lr=1, max_iter=max_iter, tolerance_grad=1e-9, tolerance_change=1e-12,
-                                  history_size=20, line_search_fn="strong_wolfe")
+    optimizer = torch.optim.LBFGS(
+        [rows],
+        lr=1,
+        max_iter=max_iter,
+        tolerance_grad=1e-9,
+        tolerance_change=1e-12,
+        history_size=20,
+        line_search_fn="strong_wolfe",
+    )
 
     def closure() -> Tensor:
         optimizer.zero_grad()
@@ -520,14 +643,21 @@ def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
     """min_x ‖f(x)‖ and max_x ‖f(x)‖ over the n examples (Assumption 2's η < ‖f(x)‖ < C).
 
     features (..., n, d) → (min (...), max (...)), in the features' dtype and device."""
-    if not isinstance(features, Tensor) or not features.is_floating_point() or features.ndim < 2 \
-            or features.shape[-2] == 0:
-        raise ValueError("features must be a floating-point tensor of shape (..., n, d) with n ≥ 1")
+    if (
+        not isinstance(features, Tensor)
+        or not features.is_floating_point()
+        or features.ndim < 2
+        or features.shape[-2] == 0
+    ):
+        raise ValueError(
+            "features must be a floating-point tensor of shape (..., n, d) with n ≥ 1"
+        )
     norms = torch.linalg.vector_norm(features, dim=-1)
     return norms.amin(-1), norms.amax(-1)
 
 
 # ---------------------------------------------------------------- L^N_un by Monte Carlo
+
 
 class UnsupervisedSamples(NamedTuple):
     """Indices into a labelled set of M draws of (x, x⁺, x⁻_1 … x⁻_N) from D_sim ⊗ D_neg^{⊗N}."""
@@ -537,9 +667,13 @@ class UnsupervisedSamples(NamedTuple):
     negatives: Tensor  #: (M, N) x⁻_1 … x⁻_N
 
 
-def draw_unsupervised_samples(labels: Tensor, n_negatives: int, n_samples: int,
-                              generator: torch.Generator | None = None,
-                              class_probs: Tensor | None = None) -> UnsupervisedSamples:
+def draw_unsupervised_samples(
+    labels: Tensor,
+    n_negatives: int,
+    n_samples: int,
+    generator: torch.Generator | None = None,
+    class_probs: Tensor | None = None,
+) -> UnsupervisedSamples:
     r"""Draw M = n_samples tuples (x, x⁺, x⁻_1, …, x⁻_N), as indices into a labelled set.
 
     D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform over class c
@@ -562,14 +696,20 @@ def draw_unsupervised_samples(labels: Tensor, n_negatives: int, n_samples: int,
     anchor = torch.multinomial(example_weight, m, replacement=True, generator=generator)
     members, _ = metrics.class_members(labels, n_classes)
     anchor_class = labels[anchor]
-    uniform = torch.rand(m, generator=generator, device=labels.device, dtype=torch.float64)
+    uniform = torch.rand(
+        m, generator=generator, device=labels.device, dtype=torch.float64
+    )
     within = (uniform * counts[anchor_class]).long().clamp_max(counts[anchor_class] - 1)
     positive = members[anchor_class, within]
-    negatives = torch.multinomial(example_weight, m * n, replacement=True, generator=generator).view(m, n)
+    negatives = torch.multinomial(
+        example_weight, m * n, replacement=True, generator=generator
+    ).view(m, n)
     return UnsupervisedSamples(anchor, positive, negatives)
 
 
-def unsupervised_loss_curve(features: Tensor, samples: UnsupervisedSamples) -> tuple[Tensor, Tensor]:
+def unsupervised_loss_curve(
+    features: Tensor, samples: UnsupervisedSamples
+) -> tuple[Tensor, Tensor]:
     r"""Unbiased estimates of L^N_un(f) for every N = 1 … N_max at once, with standard errors.
 
     For draw t with scores s⁺_t = f(x_t)ᵀf(x⁺_t) and s_{t,i} = f(x_t)ᵀf(x⁻_{t,i}), the N-negative
@@ -585,28 +725,49 @@ def unsupervised_loss_curve(features: Tensor, samples: UnsupervisedSamples) -> t
     """
     anchor, positive, negatives = samples
     if features.ndim < 2 or not features.is_floating_point():
-        raise ValueError(f"features must be a floating-point tensor (..., n, d), got {tuple(features.shape)}")
-    if negatives.ndim != 2 or anchor.shape != positive.shape or anchor.shape[0] != negatives.shape[0] \
-            or anchor.shape[0] < 2:
-        raise ValueError("samples must hold anchor (M,), positive (M,), negatives (M, N) with M ≥ 2")
+        raise ValueError(
+            f"features must be a floating-point tensor (..., n, d), got {tuple(features.shape)}"
+        )
+    if (
+        negatives.ndim != 2
+        or anchor.shape != positive.shape
+        or anchor.shape[0] != negatives.shape[0]
+        or anchor.shape[0] < 2
+    ):
+        raise ValueError(
+            "samples must hold anchor (M,), positive (M,), negatives (M, N) with M ≥ 2"
+        )
     n = features.shape[-2]
     if any(int(idx.max()) >= n or int(idx.min()) < 0 for idx in samples):
-        raise ValueError(f"samples index examples outside 0..{n - 1} of features (..., n={n}, d)")
+        raise ValueError(
+            f"samples index examples outside 0..{n - 1} of features (..., n={n}, d)"
+        )
     if not bool(torch.isfinite(features).all()):
         raise ValueError("features must be finite")
     features = features.double()
     m, n_max = negatives.shape
     batch = math.prod(features.shape[:-2])
     chunk = max(1, _CHUNK_ELEMENTS // (batch * n_max * features.shape[-1]))
-    shift = torch.log(torch.arange(2, n_max + 2, dtype=torch.float64, device=features.device))  # log(N+1)
-    first = torch.zeros(*features.shape[:-2], n_max, dtype=torch.float64, device=features.device)
+    shift = torch.log(
+        torch.arange(2, n_max + 2, dtype=torch.float64, device=features.device)
+    )  # log(N+1)
+    first = torch.zeros(
+        *features.shape[:-2], n_max, dtype=torch.float64, device=features.device
+    )
     second = torch.zeros_like(first)
     for start in range(0, m, chunk):  # memory-bounded chunks of draws
         rows = slice(start, start + chunk)
         a = features[..., anchor[rows], :]
-        positive_score = (a * features[..., positive[rows], :]).sum(-1, keepdim=True)  # (..., t, 1)
-        negative_scores = torch.einsum("...td,...tnd->...tn", a, features[..., negatives[rows], :])
-        loss = torch.logaddexp(positive_score, torch.logcumsumexp(negative_scores, -1)) - positive_score
+        positive_score = (a * features[..., positive[rows], :]).sum(
+            -1, keepdim=True
+        )  # (..., t, 1)
+        negative_scores = torch.einsum(
+            "...td,...tnd->...tn", a, features[..., negatives[rows], :]
+        )
+        loss = (
+            torch.logaddexp(positive_score, torch.logcumsumexp(negative_scores, -1))
+            - positive_score
+        )
         centred = loss - shift
         first = first + centred.sum(-2)
         second = second + (centred * centred).sum(-2)
@@ -615,9 +776,14 @@ def unsupervised_loss_curve(features: Tensor, samples: UnsupervisedSamples) -> t
     return mean + shift, (variance / m).sqrt()
 
 
-def unsupervised_loss_monte_carlo(features: Tensor, labels: Tensor, n_negatives: int, n_samples: int,
-                                  generator: torch.Generator | None = None,
-                                  class_probs: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def unsupervised_loss_monte_carlo(
+    features: Tensor,
+    labels: Tensor,
+    n_negatives: int,
+    n_samples: int,
+    generator: torch.Generator | None = None,
+    class_probs: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
     r"""Unbiased Monte Carlo estimate of L^N_un(f) (eq. 6) on a finite labelled set, and its standard error.
 
     D_c uniform over the examples of class c, ρ the label frequencies unless given; M = n_samples
@@ -630,15 +796,23 @@ def unsupervised_loss_monte_carlo(features: Tensor, labels: Tensor, n_negatives:
     Returns: estimate (...) and standard error (...), float64.
     """
     _check_labelled(features, labels)
-    samples = draw_unsupervised_samples(labels, n_negatives, n_samples, generator, class_probs)
+    samples = draw_unsupervised_samples(
+        labels, n_negatives, n_samples, generator, class_probs
+    )
     estimate, standard_error = unsupervised_loss_curve(features, samples)
     return estimate[..., -1], standard_error[..., -1]
 
 
 # ---------------------------------------------------------------- training and the figures
 
-def contrastive_batches(latent: LatentClassModel, n_seeds: int, batch_size: int, n_negatives: int,
-                        generator: torch.Generator) -> Callable[[int], tuple[Tensor, Tensor, Tensor]]:
+
+def contrastive_batches(
+    latent: LatentClassModel,
+    n_seeds: int,
+    batch_size: int,
+    n_negatives: int,
+    generator: torch.Generator,
+) -> Callable[[int], tuple[Tensor, Tensor, Tensor]]:
     """step ↦ (x, x⁺, negatives): x and x⁺ (n_seeds, batch_size, *input) from D_sim, and
     negatives (n_seeds, batch_size, N, *input), N = n_negatives i.i.d. draws from D_neg per anchor
     (each of its own class, so collisions with the positive's class happen, as in eq. 6)."""
@@ -661,19 +835,32 @@ def contrastive_loss(forward: Forward, batch: tuple[Tensor, Tensor, Tensor]) -> 
     batch: x (B, *input), x⁺ (B, *input), negatives (B, N, *input) (one seed's slice of
     :func:`contrastive_batches`). One forward pass over all 2B + BN inputs. Returns a scalar."""
     anchor, positive, negatives = batch
-    if positive.shape != anchor.shape or negatives.shape[0] != anchor.shape[0] \
-            or negatives.shape[2:] != anchor.shape[1:]:
-        raise ValueError(f"batch must be x (B, ...), x⁺ (B, ...), negatives (B, N, ...); got "
-                         f"{tuple(anchor.shape)}, {tuple(positive.shape)}, {tuple(negatives.shape)}")
+    if (
+        positive.shape != anchor.shape
+        or negatives.shape[0] != anchor.shape[0]
+        or negatives.shape[2:] != anchor.shape[1:]
+    ):
+        raise ValueError(
+            f"batch must be x (B, ...), x⁺ (B, ...), negatives (B, N, ...); got "
+            f"{tuple(anchor.shape)}, {tuple(positive.shape)}, {tuple(negatives.shape)}"
+        )
     b, n = negatives.shape[:2]
     out = forward(torch.cat([anchor, positive, negatives.flatten(0, 1)]))
-    return info_nce_loss(out[:b], out[b:2 * b], out[2 * b:].unflatten(0, (b, n)))
+    return info_nce_loss(out[:b], out[b : 2 * b], out[2 * b :].unflatten(0, (b, n)))
 
 
-def make_evaluator(inputs: Tensor, labels: Tensor, *, n_negatives: int = 1, class_probs: Tensor | None = None,
-                   n_samples: int = 20_000, generator: torch.Generator | None = None, fit_linear: bool = True,
-                   max_iter: int = 100, confidence: float = 4.0) -> Callable[[Callable[[Tensor], Tensor]],
-                                                                            dict[str, Tensor]]:
+def make_evaluator(
+    inputs: Tensor,
+    labels: Tensor,
+    *,
+    n_negatives: int = 1,
+    class_probs: Tensor | None = None,
+    n_samples: int = 20_000,
+    generator: torch.Generator | None = None,
+    fit_linear: bool = True,
+    max_iter: int = 100,
+    confidence: float = 4.0,
+) -> Callable[[Callable[[Tensor], Tensor]], dict[str, Tensor]]:
     r"""An ``evaluate`` for :func:`ccl_helpers.train.train` (Figures 1–3): model ↦ {quantity: (S,)}.
 
     On the labelled set (inputs, labels), D_c uniform over class c's examples, ρ = class_probs
@@ -691,11 +878,17 @@ def make_evaluator(inputs: Tensor, labels: Tensor, *, n_negatives: int = 1, clas
     n = _check_int("n_negatives", n_negatives)
     n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
     if inputs.shape[0] != labels.numel():
-        raise ValueError(f"inputs must have n = len(labels) = {labels.numel()} rows, got {tuple(inputs.shape)}")
+        raise ValueError(
+            f"inputs must have n = len(labels) = {labels.numel()} rows, got {tuple(inputs.shape)}"
+        )
     if not (isinstance(confidence, (int, float)) and 0 <= confidence < math.inf):
         raise ValueError(f"confidence must be a finite number ≥ 0, got {confidence!r}")
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
-    samples = draw_unsupervised_samples(labels, n, n_samples, generator, rho) if n > 1 else None
+    samples = (
+        draw_unsupervised_samples(labels, n, n_samples, generator, rho)
+        if n > 1
+        else None
+    )
     probability = p_cc(n, rho) if n > 1 else None
 
     def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
@@ -706,13 +899,27 @@ def make_evaluator(inputs: Tensor, labels: Tensor, *, n_negatives: int = 1, clas
                 se = torch.zeros_like(l_un)
                 bound = lemma1_bound(l_un, rho)
             else:
-                l_un, se = (value[..., -1] for value in unsupervised_loss_curve(features, samples))
+                l_un, se = (
+                    value[..., -1]
+                    for value in unsupervised_loss_curve(features, samples)
+                )
                 low = l_un - confidence * se
-                bound = low / probability if probability > 0 else torch.full_like(low, math.inf)
-            result = {"L_un": l_un, "L_un_se": se,
-                      "L_mu": average_mean_classifier_loss(features, labels, n_classes, class_probs=rho)}
+                bound = (
+                    low / probability
+                    if probability > 0
+                    else torch.full_like(low, math.inf)
+                )
+            result = {
+                "L_un": l_un,
+                "L_un_se": se,
+                "L_mu": average_mean_classifier_loss(
+                    features, labels, n_classes, class_probs=rho
+                ),
+            }
         if fit_linear:
-            result["L_sup"] = best_linear_loss(features, labels, class_probs=rho, max_iter=max_iter)
+            result["L_sup"] = best_linear_loss(
+                features, labels, class_probs=rho, max_iter=max_iter
+            )
         result["bound"] = bound
         result["norm_min"], result["norm_max"] = output_norm_range(features)
         return result
@@ -720,9 +927,16 @@ def make_evaluator(inputs: Tensor, labels: Tensor, *, n_negatives: int = 1, clas
     return evaluate
 
 
-def proposition1_grid(features: Tensor, labels: Tensor, n_negatives: Sequence[int], *, n_samples: int = 20_000,
-                      generator: torch.Generator | None = None, means: Tensor | None = None,
-                      confidence: float = 4.0) -> pd.DataFrame:
+def proposition1_grid(
+    features: Tensor,
+    labels: Tensor,
+    n_negatives: Sequence[int],
+    *,
+    n_samples: int = 20_000,
+    generator: torch.Generator | None = None,
+    means: Tensor | None = None,
+    confidence: float = 4.0,
+) -> pd.DataFrame:
     r"""Proposition 1 on a k × N grid: L^µ_sup,k(f) against k/(1 − τ⁺_N)(L^N_un(f) − τ⁺_N log(N + 1)).
 
     ρ uniform over the N_C classes of ``labels`` (as the proposition assumes), D_c uniform over the
@@ -744,14 +958,27 @@ def proposition1_grid(features: Tensor, labels: Tensor, n_negatives: Sequence[in
         raise ValueError(f"confidence must be a finite number ≥ 0, got {confidence!r}")
     n_classes, _ = _check_labelled(features, labels)
     features = features.double().reshape(-1, *features.shape[-2:])  # (S, n, d)
-    rho = torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64, device=labels.device)
+    rho = torch.full(
+        (n_classes,), 1.0 / n_classes, dtype=torch.float64, device=labels.device
+    )
     task_sizes = range(2, n_classes + 1)
-    l_mu = torch.stack([average_mean_classifier_loss(features, labels, m, class_probs=rho, means=means)
-                        for m in task_sizes], -1)  # (S, N_C − 1)
-    estimate = torch.zeros(features.shape[0], 0, dtype=torch.float64, device=features.device)
+    l_mu = torch.stack(
+        [
+            average_mean_classifier_loss(
+                features, labels, m, class_probs=rho, means=means
+            )
+            for m in task_sizes
+        ],
+        -1,
+    )  # (S, N_C − 1)
+    estimate = torch.zeros(
+        features.shape[0], 0, dtype=torch.float64, device=features.device
+    )
     se = estimate
     if max(values) > 1:
-        samples = draw_unsupervised_samples(labels, max(values), n_samples, generator, rho)
+        samples = draw_unsupervised_samples(
+            labels, max(values), n_samples, generator, rho
+        )
         estimate, se = unsupervised_loss_curve(features, samples)
     exact = curl.exact_unsupervised_loss(features, labels, rho) if 1 in values else None
     frames = []
@@ -759,24 +986,55 @@ def proposition1_grid(features: Tensor, labels: Tensor, n_negatives: Sequence[in
         l_un = exact if n == 1 else estimate[:, n - 1]
         l_se = torch.zeros_like(l_un) if n == 1 else se[:, n - 1]
         tau = tau_plus(n, rho)
-        factor = torch.tensor([proposition1_factor(n, m, n_classes) for m in task_sizes], dtype=torch.float64)
+        factor = torch.tensor(
+            [proposition1_factor(n, m, n_classes) for m in task_sizes],
+            dtype=torch.float64,
+        )
         log_term = tau * math.log(n + 1)
         bound = factor[None, :] * (l_un.cpu()[:, None] - log_term)
-        conservative = factor[None, :] * ((l_un - confidence * l_se).cpu()[:, None] - log_term)
-        seeds, sizes = torch.meshgrid(torch.arange(features.shape[0]), torch.tensor(list(task_sizes)), indexing="ij")
-        frames.append(pd.DataFrame({
-            "seed": seeds.flatten().numpy(), "n_negatives": n, "task_size": sizes.flatten().numpy(),
-            "k": (sizes - 1).flatten().numpy(), "L_mu": l_mu.cpu().flatten().numpy(),
-            "L_un": l_un.cpu()[:, None].expand(-1, len(task_sizes)).flatten().numpy(),
-            "L_un_se": l_se.cpu()[:, None].expand(-1, len(task_sizes)).flatten().numpy(),
-            "tau_plus": tau, "factor": factor[None, :].expand(features.shape[0], -1).flatten().numpy(),
-            "bound": bound.flatten().numpy(), "bound_conservative": conservative.flatten().numpy()}))
+        conservative = factor[None, :] * (
+            (l_un - confidence * l_se).cpu()[:, None] - log_term
+        )
+        seeds, sizes = torch.meshgrid(
+            torch.arange(features.shape[0]),
+            torch.tensor(list(task_sizes)),
+            indexing="ij",
+        )
+        frames.append(
+            pd.DataFrame(
+                {
+                    "seed": seeds.flatten().numpy(),
+                    "n_negatives": n,
+                    "task_size": sizes.flatten().numpy(),
+                    "k": (sizes - 1).flatten().numpy(),
+                    "L_mu": l_mu.cpu().flatten().numpy(),
+                    "L_un": l_un.cpu()[:, None]
+                    .expand(-1, len(task_sizes))
+                    .flatten()
+                    .numpy(),
+                    "L_un_se": l_se.cpu()[:, None]
+                    .expand(-1, len(task_sizes))
+                    .flatten()
+                    .numpy(),
+                    "tau_plus": tau,
+                    "factor": factor[None, :]
+                    .expand(features.shape[0], -1)
+                    .flatten()
+                    .numpy(),
+                    "bound": bound.flatten().numpy(),
+                    "bound_conservative": conservative.flatten().numpy(),
+                }
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
 # ---------------------------------------------------------------- Section 4: gradient descent on fixed triplets
 
-def triplet_objective(forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+
+def triplet_objective(
+    forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]
+) -> Tensor:
     r"""L̂_un(f) = Σ_{i=1}^n ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺))), ζ(u) = log(1 + eᵘ) — eq. (11), a *sum* over the n
     fixed triplets. triplets: (anchor, positive, negative), each (n, …) → a 0-dim tensor. A ``loss_fn`` for
     :func:`ccl_helpers.train.gradient_descent`.
@@ -792,8 +1050,10 @@ def _stack_triplets(triplets: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, in
     """(the 3n inputs: anchors, then positives, then negatives; n) for one forward pass."""
     anchor, positive, negative = triplets
     if not (anchor.shape == positive.shape == negative.shape) or anchor.ndim < 2:
-        raise ValueError(f"triplets must be three tensors of one shape (n, …), got {tuple(anchor.shape)}, "
-                         f"{tuple(positive.shape)}, {tuple(negative.shape)}")
+        raise ValueError(
+            f"triplets must be three tensors of one shape (n, …), got {tuple(anchor.shape)}, "
+            f"{tuple(positive.shape)}, {tuple(negative.shape)}"
+        )
     return torch.cat([anchor, positive, negative]), anchor.shape[0]
 
 
@@ -802,8 +1062,9 @@ def _split_triplets(outputs: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
     return outputs.unflatten(-2, (3, n)).unbind(-3)
 
 
-def triplet_evaluator(triplets: tuple[Tensor, Tensor, Tensor]) -> Callable[[Callable[[Tensor], Tensor]],
-                                                                             dict[str, Tensor]]:
+def triplet_evaluator(
+    triplets: tuple[Tensor, Tensor, Tensor],
+) -> Callable[[Callable[[Tensor], Tensor]], dict[str, Tensor]]:
     r"""An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` on fixed triplets (Lemma 4, Assumption 2).
 
     With zᵢ = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) and ℓ(zᵢ) = ζ(uᵢ) (per triplet,
@@ -825,12 +1086,17 @@ def triplet_evaluator(triplets: tuple[Tensor, Tensor, Tensor]) -> Callable[[Call
         z1, z2, z3 = _split_triplets(outputs, n)
         loss = logistic_loss(z1, z2, z3, reduction="none")  # ℓ(zᵢ), (S, n)
         sigma = -torch.expm1(-loss)  # σ(uᵢ)
-        vector_sq = sigma ** 2 * ((z3 - z2).square().sum(-1) + 2 * z1.square().sum(-1))
+        vector_sq = sigma**2 * ((z3 - z2).square().sum(-1) + 2 * z1.square().sum(-1))
         epsilon = vector_sq.sum(-1).sqrt()
         norms = outputs.norm(dim=-1)
         eta = norms.amin(-1)
-        return {"loss_max": loss.amax(-1), "output_grad_norm": epsilon,
-                "norm_min": eta, "norm_max": norms.amax(-1), "lemma4_bound": 2 * epsilon / eta,
-                "lemma4_applies": (epsilon < eta / 2).double()}
+        return {
+            "loss_max": loss.amax(-1),
+            "output_grad_norm": epsilon,
+            "norm_min": eta,
+            "norm_max": norms.amax(-1),
+            "lemma4_bound": 2 * epsilon / eta,
+            "lemma4_applies": (epsilon < eta / 2).double(),
+        }
 
     return evaluate

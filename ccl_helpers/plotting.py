@@ -18,13 +18,31 @@ BOUND_STYLE = {"linewidth": 1.6, "linestyle": "--"}
 
 def use_style() -> None:
     """Set the book's seaborn style (white grid, colour-blind palette, readable fonts)."""
-    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE, font_scale=0.95)
-    plt.rcParams.update({"figure.figsize": (6.4, 3.8), "figure.dpi": 100, "savefig.bbox": "tight",
-                         "legend.frameon": False, "axes.titleweight": "bold"})
+    sns.set_theme(
+        context="notebook", style="whitegrid", palette=PALETTE, font_scale=0.95
+    )
+    plt.rcParams.update(
+        {
+            "figure.figsize": (6.4, 3.8),
+            "figure.dpi": 100,
+            "savefig.bbox": "tight",
+            "legend.frameon": False,
+            "axes.titleweight": "bold",
+        }
+    )
 
 
-def runs_and_mean(ax: plt.Axes, history: pd.DataFrame, x: str, y: str, *, run: str = "seed",
-                  label: str | None = None, color=None, bound: bool = False) -> plt.Axes:
+def runs_and_mean(
+    ax: plt.Axes,
+    history: pd.DataFrame,
+    x: str,
+    y: str,
+    *,
+    run: str = "seed",
+    label: str | None = None,
+    color=None,
+    bound: bool = False,
+) -> plt.Axes:
     """Draw each run of ``history`` thin and their mean bold (dashed if ``bound``).
 
     Args:
@@ -33,17 +51,38 @@ def runs_and_mean(ax: plt.Axes, history: pd.DataFrame, x: str, y: str, *, run: s
     """
     missing = {x, y, run} - set(history.columns)
     if missing:
-        raise ValueError(f"history lacks the columns {sorted(missing)}; it has {list(history.columns)}")
+        raise ValueError(
+            f"history lacks the columns {sorted(missing)}; it has {list(history.columns)}"
+        )
     color = color if color is not None else ax._get_lines.get_next_color()
     style = BOUND_STYLE if bound else {}
     for _, one in history.groupby(run):
-        ax.plot(one[x], one[y], color=color, **RUN_STYLE, **{k: v for k, v in style.items() if k == "linestyle"})
+        ax.plot(
+            one[x],
+            one[y],
+            color=color,
+            **RUN_STYLE,
+            **{k: v for k, v in style.items() if k == "linestyle"},
+        )
     mean = history.groupby(x, as_index=False)[y].mean()
-    ax.plot(mean[x], mean[y], color=color, label=label or y, **(BOUND_STYLE if bound else MEAN_STYLE))
+    ax.plot(
+        mean[x],
+        mean[y],
+        color=color,
+        label=label or y,
+        **(BOUND_STYLE if bound else MEAN_STYLE),
+    )
     return ax
 
 
-def finish(ax: plt.Axes, *, xlabel: str, ylabel: str, title: str | None = None, legend: bool = True) -> plt.Axes:
+def finish(
+    ax: plt.Axes,
+    *,
+    xlabel: str,
+    ylabel: str,
+    title: str | None = None,
+    legend: bool = True,
+) -> plt.Axes:
     """Label the axes, set the title and draw the legend."""
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
@@ -54,15 +93,24 @@ def finish(ax: plt.Axes, *, xlabel: str, ylabel: str, title: str | None = None, 
     return ax
 
 
-def heatmap(ax: plt.Axes, table: pd.DataFrame, *, label: str, fmt: str = ".2f", cmap: str = "viridis",
-            annotate: bool = True) -> plt.Axes:
+def heatmap(
+    ax: plt.Axes,
+    table: pd.DataFrame,
+    *,
+    label: str,
+    fmt: str = ".2f",
+    cmap: str = "viridis",
+    annotate: bool = True,
+) -> plt.Axes:
     """Draw ``table`` (rows × columns, index and columns named) as a heatmap with a labelled colour bar.
 
     The axes take the index and column names as labels; cells are annotated with ``fmt`` if ``annotate``.
     """
     if table.empty:
         raise ValueError("table must not be empty")
-    sns.heatmap(table, ax=ax, annot=annotate, fmt=fmt, cmap=cmap, cbar_kws={"label": label})
+    sns.heatmap(
+        table, ax=ax, annot=annotate, fmt=fmt, cmap=cmap, cbar_kws={"label": label}
+    )
     ax.set_ylabel(table.index.name or "")
     ax.set_xlabel(table.columns.name or "")
     return ax

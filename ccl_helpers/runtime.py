@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import math
-import numbers
-import operator
 import os
 import random
 from collections.abc import Iterable
@@ -13,6 +10,8 @@ from typing import TypeVar
 
 import numpy as np
 import torch
+
+from .checks import check_int
 
 SCALES = ("smoke", "standard", "paper")
 """The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
@@ -50,7 +49,10 @@ def device() -> torch.device:
         return torch.device(forced)
     if torch.cuda.is_available():
         return torch.device("cuda")
-    if getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+    if (
+        getattr(torch.backends, "mps", None) is not None
+        and torch.backends.mps.is_available()
+    ):
         return torch.device("mps")
     return torch.device("cpu")
 
@@ -108,7 +110,9 @@ def setup(seed: int = 0, threads: int | None = None) -> torch.device:
         try:
             threads = int(threads)
         except ValueError:
-            raise ValueError(f"CCL_THREADS must be an integer ≥ 1, got {threads!r}") from None
+            raise ValueError(
+                f"CCL_THREADS must be an integer ≥ 1, got {threads!r}"
+            ) from None
     threads = check_int("threads", threads)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     random.seed(seed)
@@ -155,30 +159,8 @@ def glue(name: str, value, display: bool = False) -> None:
 def plain_number(value):
     """``value`` as a Python ``int``/``float``/``bool`` if it is a NumPy scalar or a one-element tensor,
     else unchanged."""
-    if isinstance(value, np.generic) or (isinstance(value, torch.Tensor) and value.numel() == 1):
+    if isinstance(value, np.generic) or (
+        isinstance(value, torch.Tensor) and value.numel() == 1
+    ):
         return value.item()
-    return value
-
-
-def check_positive(name: str, value, allow_zero: bool = False) -> float:
-    """``value`` as a float if it is a finite real number (not a bool) > 0 (≥ 0 with ``allow_zero``); else
-    ``ValueError`` naming ``name`` and the allowed range. Shared by every step size, temperature and scale."""
-    if isinstance(value, bool) or not isinstance(value, numbers.Real) or not math.isfinite(value) \
-            or value < 0 or (value == 0 and not allow_zero):
-        raise ValueError(f"{name} must be a finite real number {'≥ 0' if allow_zero else '> 0'}, got {value!r}")
-    return float(value)
-
-
-def check_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
-    """``value`` as an int if it is an integer (not a bool) in [minimum, maximum]; else ``ValueError``
-    naming ``name`` and the allowed range. Shared by the chapter modules' argument checks."""
-    allowed = f"{minimum}..{maximum}" if maximum is not None else f"≥ {minimum}"
-    try:
-        if isinstance(value, bool):
-            raise TypeError
-        value = operator.index(value)
-    except TypeError:
-        raise ValueError(f"{name} must be an integer {allowed}, got {value!r}") from None
-    if value < minimum or (maximum is not None and value > maximum):
-        raise ValueError(f"{name} must be an integer {allowed}, got {value}")
     return value

@@ -28,12 +28,13 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .runtime import check_positive
+from .checks import check_positive
 
 Encoder = Callable[[Tensor], Tensor]
 
 
 # ---------------------------------------------------------------- augmentations
+
 
 @dataclass(frozen=True)
 class Augmentation:
@@ -66,25 +67,45 @@ class Augmentation:
     def __post_init__(self):
         for name in ("crop_scale", "crop_ratio", "jitter", "blur_sigma"):
             value = getattr(self, name)
-            if value is not None and not (len(value) == 2 and 0 <= value[0] <= value[1]):
-                raise ValueError(f"{name} must be None or a pair 0 ≤ low ≤ high, got {value!r}")
-        if self.crop_scale is not None and not (0 < self.crop_scale[0] and self.crop_scale[1] <= 1):
+            if value is not None and not (
+                len(value) == 2 and 0 <= value[0] <= value[1]
+            ):
+                raise ValueError(
+                    f"{name} must be None or a pair 0 ≤ low ≤ high, got {value!r}"
+                )
+        if self.crop_scale is not None and not (
+            0 < self.crop_scale[0] and self.crop_scale[1] <= 1
+        ):
             raise ValueError(f"crop_scale must lie in (0, 1], got {self.crop_scale!r}")
         for name in ("jitter_prob", "blur_prob", "cutout_prob"):
             if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(f"{name} must be in [0, 1], got {getattr(self, name)!r}")
+                raise ValueError(
+                    f"{name} must be in [0, 1], got {getattr(self, name)!r}"
+                )
         if not 0 <= self.rotation <= 180:
-            raise ValueError(f"rotation must be in [0, 180] degrees, got {self.rotation!r}")
+            raise ValueError(
+                f"rotation must be in [0, 180] degrees, got {self.rotation!r}"
+            )
         if not (isinstance(self.cutout, int) and self.cutout >= 0):
-            raise ValueError(f"cutout must be an int ≥ 0 (side in pixels), got {self.cutout!r}")
+            raise ValueError(
+                f"cutout must be an int ≥ 0 (side in pixels), got {self.cutout!r}"
+            )
         if not (self.noise >= 0 and math.isfinite(self.noise)):
-            raise ValueError(f"noise must be a finite standard deviation ≥ 0, got {self.noise!r}")
+            raise ValueError(
+                f"noise must be a finite standard deviation ≥ 0, got {self.noise!r}"
+            )
 
     @property
     def is_identity(self) -> bool:
         """True when every part is switched off."""
-        return (self.crop_scale is None and self.rotation == 0 and self.jitter is None and self.blur_sigma is None
-                and self.cutout == 0 and self.noise == 0)
+        return (
+            self.crop_scale is None
+            and self.rotation == 0
+            and self.jitter is None
+            and self.blur_sigma is None
+            and self.cutout == 0
+            and self.noise == 0
+        )
 
 
 BASE = Augmentation(crop_scale=(0.5, 1.0), jitter=(0.4, 0.4), blur_sigma=(0.1, 1.0))
@@ -104,17 +125,28 @@ plus the identity ("none")."""
 
 
 def _check_images(images: Tensor, name: str = "images") -> None:
-    if not isinstance(images, Tensor) or not images.is_floating_point() or images.ndim < 3:
-        raise ValueError(f"{name} must be a floating-point tensor of shape (..., C, H, W), got "
-                         f"{type(images).__name__}{tuple(images.shape) if isinstance(images, Tensor) else ''}")
+    if (
+        not isinstance(images, Tensor)
+        or not images.is_floating_point()
+        or images.ndim < 3
+    ):
+        raise ValueError(
+            f"{name} must be a floating-point tensor of shape (..., C, H, W), got "
+            f"{type(images).__name__}{tuple(images.shape) if isinstance(images, Tensor) else ''}"
+        )
 
 
 def _uniform(shape, low, high, generator, device) -> Tensor:
     return low + (high - low) * torch.rand(shape, generator=generator, device=device)
 
 
-def augment(images: Tensor, strategy: Augmentation, generator: torch.Generator, *,
-            param_shape: tuple[int, ...] | None = None) -> Tensor:
+def augment(
+    images: Tensor,
+    strategy: Augmentation,
+    generator: torch.Generator,
+    *,
+    param_shape: tuple[int, ...] | None = None,
+) -> Tensor:
     """Apply the random transformation ``strategy`` to images (..., C, H, W) → same shape, same device.
 
     Args:
@@ -126,7 +158,9 @@ def augment(images: Tensor, strategy: Augmentation, generator: torch.Generator, 
     """
     _check_images(images)
     if not isinstance(strategy, Augmentation):
-        raise ValueError(f"strategy must be an Augmentation, got {type(strategy).__name__}")
+        raise ValueError(
+            f"strategy must be an Augmentation, got {type(strategy).__name__}"
+        )
     lead, (channels, height, width) = images.shape[:-3], images.shape[-3:]
     if param_shape is None:
         param_shape = tuple(lead)
@@ -135,7 +169,9 @@ def augment(images: Tensor, strategy: Augmentation, generator: torch.Generator, 
         if torch.broadcast_shapes(param_shape, lead) != tuple(lead):
             raise RuntimeError
     except RuntimeError:
-        raise ValueError(f"param_shape {param_shape} must broadcast to the images' leading shape {tuple(lead)}") from None
+        raise ValueError(
+            f"param_shape {param_shape} must broadcast to the images' leading shape {tuple(lead)}"
+        ) from None
     if strategy.is_identity:
         return images.clone()
     device, dtype = images.device, images.dtype
@@ -143,7 +179,9 @@ def augment(images: Tensor, strategy: Augmentation, generator: torch.Generator, 
 
     def expand(values: Tensor) -> Tensor:  # (P, *rest) → (N, *rest), N = prod(lead)
         rest = values.shape[1:]
-        return values.reshape(*param_shape, *rest).expand(*lead, *rest).reshape(-1, *rest)
+        return (
+            values.reshape(*param_shape, *rest).expand(*lead, *rest).reshape(-1, *rest)
+        )
 
     x = images.reshape(-1, channels, height, width)
     n = x.shape[0]
@@ -152,58 +190,110 @@ def augment(images: Tensor, strategy: Augmentation, generator: torch.Generator, 
         ratio = torch.ones(n_params, device=device)
         if strategy.crop_scale is not None:
             scale = _uniform(n_params, *strategy.crop_scale, generator, device)
-            log_r = _uniform(n_params, math.log(strategy.crop_ratio[0]), math.log(strategy.crop_ratio[1]),
-                             generator, device)
+            log_r = _uniform(
+                n_params,
+                math.log(strategy.crop_ratio[0]),
+                math.log(strategy.crop_ratio[1]),
+                generator,
+                device,
+            )
             ratio = log_r.exp()
-        half_w = (scale * ratio).sqrt().clamp(max=1.0)       # half-extent in normalised coordinates (of 1)
+        half_w = (
+            (scale * ratio).sqrt().clamp(max=1.0)
+        )  # half-extent in normalised coordinates (of 1)
         half_h = (scale / ratio).sqrt().clamp(max=1.0)
         centre_x = (1 - half_w) * _uniform(n_params, -1.0, 1.0, generator, device)
         centre_y = (1 - half_h) * _uniform(n_params, -1.0, 1.0, generator, device)
-        angle = torch.deg2rad(_uniform(n_params, -strategy.rotation, strategy.rotation, generator, device))
+        angle = torch.deg2rad(
+            _uniform(n_params, -strategy.rotation, strategy.rotation, generator, device)
+        )
         cos, sin = angle.cos(), angle.sin()
-        theta = torch.stack([torch.stack([half_w * cos, -half_h * sin, centre_x], -1),
-                             torch.stack([half_w * sin, half_h * cos, centre_y], -1)], -2)  # (P, 2, 3)
-        grid = F.affine_grid(expand(theta).to(dtype), [n, channels, height, width], align_corners=False)
-        x = F.grid_sample(x, grid, mode="bilinear", padding_mode="zeros", align_corners=False)
+        theta = torch.stack(
+            [
+                torch.stack([half_w * cos, -half_h * sin, centre_x], -1),
+                torch.stack([half_w * sin, half_h * cos, centre_y], -1),
+            ],
+            -2,
+        )  # (P, 2, 3)
+        grid = F.affine_grid(
+            expand(theta).to(dtype), [n, channels, height, width], align_corners=False
+        )
+        x = F.grid_sample(
+            x, grid, mode="bilinear", padding_mode="zeros", align_corners=False
+        )
     if strategy.jitter is not None:
-        on = (torch.rand(n_params, generator=generator, device=device) < strategy.jitter_prob).to(dtype)
-        bright = 1 + on * _uniform(n_params, -strategy.jitter[0], strategy.jitter[0], generator, device)
-        contrast = 1 + on * _uniform(n_params, -strategy.jitter[1], strategy.jitter[1], generator, device)
+        on = (
+            torch.rand(n_params, generator=generator, device=device)
+            < strategy.jitter_prob
+        ).to(dtype)
+        bright = 1 + on * _uniform(
+            n_params, -strategy.jitter[0], strategy.jitter[0], generator, device
+        )
+        contrast = 1 + on * _uniform(
+            n_params, -strategy.jitter[1], strategy.jitter[1], generator, device
+        )
         x = x * expand(bright).view(n, 1, 1, 1)
         mean = x.mean(dim=(-3, -2, -1), keepdim=True)
         x = (x - mean) * expand(contrast).view(n, 1, 1, 1) + mean
     if strategy.blur_sigma is not None:
-        on = torch.rand(n_params, generator=generator, device=device) < strategy.blur_prob
-        sigma = _uniform(n_params, *strategy.blur_sigma, generator, device).clamp_min(1e-3)
+        on = (
+            torch.rand(n_params, generator=generator, device=device)
+            < strategy.blur_prob
+        )
+        sigma = _uniform(n_params, *strategy.blur_sigma, generator, device).clamp_min(
+            1e-3
+        )
         taps = torch.tensor([-1.0, 0.0, 1.0], device=device)
-        kernel = torch.exp(-taps ** 2 / (2 * sigma[:, None] ** 2))
+        kernel = torch.exp(-(taps**2) / (2 * sigma[:, None] ** 2))
         kernel = kernel / kernel.sum(-1, keepdim=True)
         identity = torch.tensor([0.0, 1.0, 0.0], device=device).expand_as(kernel)
         kernel = torch.where(on[:, None], kernel, identity)
-        kernel = expand(kernel).to(dtype).repeat_interleave(channels, 0)            # (N·C, 3)
+        kernel = expand(kernel).to(dtype).repeat_interleave(channels, 0)  # (N·C, 3)
         flat = x.reshape(1, n * channels, height, width)
-        flat = F.conv2d(F.pad(flat, (1, 1, 0, 0), mode="replicate"), kernel.view(-1, 1, 1, 3), groups=n * channels)
-        flat = F.conv2d(F.pad(flat, (0, 0, 1, 1), mode="replicate"), kernel.view(-1, 1, 3, 1), groups=n * channels)
+        flat = F.conv2d(
+            F.pad(flat, (1, 1, 0, 0), mode="replicate"),
+            kernel.view(-1, 1, 1, 3),
+            groups=n * channels,
+        )
+        flat = F.conv2d(
+            F.pad(flat, (0, 0, 1, 1), mode="replicate"),
+            kernel.view(-1, 1, 3, 1),
+            groups=n * channels,
+        )
         x = flat.view(n, channels, height, width)
     if strategy.cutout > 0:
         side = min(strategy.cutout, height, width)
-        top = (torch.rand(n_params, generator=generator, device=device) * (height - side + 1)).long()
-        left = (torch.rand(n_params, generator=generator, device=device) * (width - side + 1)).long()
-        on = torch.rand(n_params, generator=generator, device=device) < strategy.cutout_prob
+        top = (
+            torch.rand(n_params, generator=generator, device=device)
+            * (height - side + 1)
+        ).long()
+        left = (
+            torch.rand(n_params, generator=generator, device=device)
+            * (width - side + 1)
+        ).long()
+        on = (
+            torch.rand(n_params, generator=generator, device=device)
+            < strategy.cutout_prob
+        )
         top, left, on = expand(top), expand(left), expand(on)
         rows = torch.arange(height, device=device)
         cols = torch.arange(width, device=device)
         inside_r = (rows[None] >= top[:, None]) & (rows[None] < top[:, None] + side)
         inside_c = (cols[None] >= left[:, None]) & (cols[None] < left[:, None] + side)
-        hole = (inside_r[:, :, None] & inside_c[:, None, :] & on[:, None, None]).unsqueeze(1)
+        hole = (
+            inside_r[:, :, None] & inside_c[:, None, :] & on[:, None, None]
+        ).unsqueeze(1)
         x = x.masked_fill(hole, 0.0)
     if strategy.noise > 0:
-        noise = torch.randn((n_params, channels, height, width), generator=generator, device=device)
+        noise = torch.randn(
+            (n_params, channels, height, width), generator=generator, device=device
+        )
         x = x + strategy.noise * expand(noise).to(dtype)
     return x.clamp(0.0, 1.0).reshape(images.shape)
 
 
 # ---------------------------------------------------------------- helpers
+
 
 def _normalise(z: Tensor) -> Tensor:
     return F.normalize(z, dim=-1, eps=1e-12)
@@ -216,9 +306,15 @@ def _check_count(name: str, value: int, low: int = 1) -> int:
 
 
 def _check_labels(labels: Tensor, n: int, name: str = "labels") -> None:
-    if not isinstance(labels, Tensor) or labels.dtype not in (torch.int64, torch.int32) or labels.shape != (n,):
-        raise ValueError(f"{name} must be an integer tensor of shape ({n},), got "
-                         f"{tuple(labels.shape) if isinstance(labels, Tensor) else type(labels).__name__}")
+    if (
+        not isinstance(labels, Tensor)
+        or labels.dtype not in (torch.int64, torch.int32)
+        or labels.shape != (n,)
+    ):
+        raise ValueError(
+            f"{name} must be an integer tensor of shape ({n},), got "
+            f"{tuple(labels.shape) if isinstance(labels, Tensor) else type(labels).__name__}"
+        )
 
 
 def _encode(encoder: Encoder, images: Tensor) -> Tensor:
@@ -229,6 +325,7 @@ def _encode(encoder: Encoder, images: Tensor) -> Tensor:
 
 
 # ---------------------------------------------------------------- Theorem 4.4 (attracting component)
+
 
 class AttractingTerms(NamedTuple):
     """Per-sample terms of Theorem 4.4, each (..., n).
@@ -255,42 +352,57 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     estimate their population values with the stated jackknife standard error.
     """
     if anchors.ndim < 2 or views.ndim < 3 or views.shape[-2:] != anchors.shape[-2:]:
-        raise ValueError(f"views must have shape (..., K, n, d) with (..., n, d) = {tuple(anchors.shape)}, "
-                         f"got {tuple(views.shape)}")
+        raise ValueError(
+            f"views must have shape (..., K, n, d) with (..., n, d) = {tuple(anchors.shape)}, "
+            f"got {tuple(views.shape)}"
+        )
     k = views.shape[-3]
     if k < 2:
         raise ValueError(f"views must hold K ≥ 2 transformations, got K = {k}")
     a, v = _normalise(anchors), _normalise(views)
 
-    def sides(anchor: Tensor, mean_view: Tensor, mean_sim: Tensor) -> tuple[Tensor, Tensor]:
+    def sides(
+        anchor: Tensor, mean_view: Tensor, mean_sim: Tensor
+    ) -> tuple[Tensor, Tensor]:
         lhs = -(anchor * mean_view).sum(-1) / mean_view.norm(dim=-1).clamp_min(1e-12)
         return lhs, -mean_sim
 
-    sims = (a.unsqueeze(-3) * v).sum(-1)                                       # (..., K, n)
+    sims = (a.unsqueeze(-3) * v).sum(-1)  # (..., K, n)
     mean_view = v.mean(-3)
     lhs, rhs = sides(a, mean_view, sims.mean(-2))
     gap = rhs - lhs
     # jackknife: leave one transformation out
-    loo_view = (v.sum(-3, keepdim=True) - v) / (k - 1)                        # (..., K, n, d)
+    loo_view = (v.sum(-3, keepdim=True) - v) / (k - 1)  # (..., K, n, d)
     loo_sim = (sims.sum(-2, keepdim=True) - sims) / (k - 1)
     loo_lhs, loo_rhs = sides(a.unsqueeze(-3), loo_view, loo_sim)
-    loo_gap = loo_rhs - loo_lhs                                               # (..., K, n)
-    stderr = ((k - 1) / k * ((loo_gap - loo_gap.mean(-2, keepdim=True)) ** 2).sum(-2)).sqrt()
-    return AttractingTerms(lhs, rhs, gap, mean_view.norm(dim=-1), (a * mean_view).sum(-1), stderr)
+    loo_gap = loo_rhs - loo_lhs  # (..., K, n)
+    stderr = (
+        (k - 1) / k * ((loo_gap - loo_gap.mean(-2, keepdim=True)) ** 2).sum(-2)
+    ).sqrt()
+    return AttractingTerms(
+        lhs, rhs, gap, mean_view.norm(dim=-1), (a * mean_view).sum(-1), stderr
+    )
 
 
-def attracting_bound(encoder: Encoder, images: Tensor, strategy: Augmentation, generator: torch.Generator, *,
-                     n_transforms: int = 16) -> AttractingTerms:
+def attracting_bound(
+    encoder: Encoder,
+    images: Tensor,
+    strategy: Augmentation,
+    generator: torch.Generator,
+    *,
+    n_transforms: int = 16,
+) -> AttractingTerms:
     """Theorem 4.4 for every image x of ``images`` (n, C, H, W): the anchor view t(x) and K = ``n_transforms``
     independent views t_k(x), all drawn from ``strategy``; see :func:`attracting_terms`."""
     _check_images(images)
     _check_count("n_transforms", n_transforms, 2)
     views = augment(images.expand(n_transforms + 1, *images.shape), strategy, generator)
-    z = _encode(encoder, views)                                              # (..., K+1, n, d)
+    z = _encode(encoder, views)  # (..., K+1, n, d)
     return attracting_terms(z[..., 0, :, :], z[..., 1:, :, :])
 
 
 # ---------------------------------------------------------------- Theorem 4.6 (repelling component)
+
 
 class RepellingTerms(NamedTuple):
     """Per-sample terms of Theorem 4.6, each (..., n).
@@ -313,8 +425,13 @@ class RepellingTerms(NamedTuple):
     gap_stderr: Tensor
 
 
-def repelling_terms(anchors: Tensor, anchor_labels: Tensor, views: Tensor, view_labels: Tensor,
-                    alpha: float = 1.0) -> RepellingTerms:
+def repelling_terms(
+    anchors: Tensor,
+    anchor_labels: Tensor,
+    views: Tensor,
+    view_labels: Tensor,
+    alpha: float = 1.0,
+) -> RepellingTerms:
     """Theorem 4.6 on representations.
 
     Args:
@@ -325,38 +442,68 @@ def repelling_terms(anchors: Tensor, anchor_labels: Tensor, views: Tensor, view_
         alpha: α > 0.
     """
     alpha = check_positive("alpha", alpha)
-    if anchors.ndim < 2 or views.ndim < 3 or views.shape[-1] != anchors.shape[-1] \
-            or views.shape[:-3] != anchors.shape[:-2]:
-        raise ValueError(f"views must have shape (..., K, M, d) with (..., n, d) = {tuple(anchors.shape)}, "
-                         f"got {tuple(views.shape)}")
+    if (
+        anchors.ndim < 2
+        or views.ndim < 3
+        or views.shape[-1] != anchors.shape[-1]
+        or views.shape[:-3] != anchors.shape[:-2]
+    ):
+        raise ValueError(
+            f"views must have shape (..., K, M, d) with (..., n, d) = {tuple(anchors.shape)}, "
+            f"got {tuple(views.shape)}"
+        )
     _check_labels(anchor_labels, anchors.shape[-2], "anchor_labels")
     _check_labels(view_labels, views.shape[-2], "view_labels")
     n_classes = int(max(anchor_labels.max(), view_labels.max())) + 1
     counts = torch.bincount(view_labels, minlength=n_classes)
     present = counts > 0
     if int(present.sum()) < 2 or not bool(present[anchor_labels].all()):
-        raise ValueError("view_labels must hold at least two classes, including every class of anchor_labels")
+        raise ValueError(
+            "view_labels must hold at least two classes, including every class of anchor_labels"
+        )
     a, v = _normalise(anchors), _normalise(views)
     k = v.shape[-3]
-    one_hot = F.one_hot(view_labels, n_classes).to(v.dtype)                  # (M, C)
-    means = torch.einsum("...kmd,mc->...cd", v, one_hot) / (k * counts.clamp_min(1)).to(v.dtype)[:, None]
-    norms = means.norm(dim=-1)                                               # (..., C)
-    cos = torch.einsum("...nd,...cd->...nc", a, means) / norms.clamp_min(1e-12).unsqueeze(-2)
-    other = present[None, :] & (torch.arange(n_classes, device=a.device)[None, :] != anchor_labels[:, None])
+    one_hot = F.one_hot(view_labels, n_classes).to(v.dtype)  # (M, C)
+    means = (
+        torch.einsum("...kmd,mc->...cd", v, one_hot)
+        / (k * counts.clamp_min(1)).to(v.dtype)[:, None]
+    )
+    norms = means.norm(dim=-1)  # (..., C)
+    cos = torch.einsum("...nd,...cd->...nc", a, means) / norms.clamp_min(
+        1e-12
+    ).unsqueeze(-2)
+    other = present[None, :] & (
+        torch.arange(n_classes, device=a.device)[None, :] != anchor_labels[:, None]
+    )
     lhs = cos.masked_fill(~other, -torch.inf).amax(-1)
     nu = norms.unsqueeze(-2).expand_as(cos).masked_fill(~other, torch.inf).amin(-1)
-    sims = torch.einsum("...nd,...kmd->...knm", a, v)                        # (..., K, n, M)
-    inner = (torch.logsumexp(alpha * sims, -1) - math.log(v.shape[-2])) / alpha   # (..., K, n)
+    sims = torch.einsum("...nd,...kmd->...knm", a, v)  # (..., K, n, M)
+    inner = (
+        torch.logsumexp(alpha * sims, -1) - math.log(v.shape[-2])
+    ) / alpha  # (..., K, n)
     p_min = float(counts[present].min()) / view_labels.numel()
     smooth = inner.mean(-2) + math.log(1 / p_min) / alpha
     rhs = smooth / nu
-    stderr = inner.std(-2) / math.sqrt(k) / nu if k > 1 else torch.full_like(rhs, math.nan)
-    return RepellingTerms(lhs, nu, smooth, rhs, rhs - lhs, torch.maximum(smooth, rhs), stderr)
+    stderr = (
+        inner.std(-2) / math.sqrt(k) / nu if k > 1 else torch.full_like(rhs, math.nan)
+    )
+    return RepellingTerms(
+        lhs, nu, smooth, rhs, rhs - lhs, torch.maximum(smooth, rhs), stderr
+    )
 
 
-def repelling_bound(encoder: Encoder, images: Tensor, labels: Tensor, pool_images: Tensor, pool_labels: Tensor,
-                    strategy: Augmentation, generator: torch.Generator, *, alpha: float = 1.0,
-                    n_transforms: int = 4) -> RepellingTerms:
+def repelling_bound(
+    encoder: Encoder,
+    images: Tensor,
+    labels: Tensor,
+    pool_images: Tensor,
+    pool_labels: Tensor,
+    strategy: Augmentation,
+    generator: torch.Generator,
+    *,
+    alpha: float = 1.0,
+    n_transforms: int = 4,
+) -> RepellingTerms:
     """Theorem 4.6 for every image x of ``images`` (n, C, H, W) with labels (n,): one anchor view t(x); X'
     uniform over ``pool_images`` (M, C, H, W) with ``pool_labels`` (M,) (balanced for Assumption 4.5, see
     :func:`balanced_subset`); T' uniform over K = ``n_transforms`` transformations drawn from ``strategy``,
@@ -364,16 +511,31 @@ def repelling_bound(encoder: Encoder, images: Tensor, labels: Tensor, pool_image
     _check_images(images)
     _check_images(pool_images, "pool_images")
     _check_count("n_transforms", n_transforms, 1)
-    anchors = _encode(encoder, augment(images.unsqueeze(0), strategy, generator))[..., 0, :, :]
-    pool = augment(pool_images.expand(n_transforms, *pool_images.shape), strategy, generator,
-                   param_shape=(n_transforms, 1))
+    anchors = _encode(encoder, augment(images.unsqueeze(0), strategy, generator))[
+        ..., 0, :, :
+    ]
+    pool = augment(
+        pool_images.expand(n_transforms, *pool_images.shape),
+        strategy,
+        generator,
+        param_shape=(n_transforms, 1),
+    )
     return repelling_terms(anchors, labels, _encode(encoder, pool), pool_labels, alpha)
 
 
 # ---------------------------------------------------------------- prototype representation bias
 
-def prototype_bias(encoder: Encoder, images: Tensor, labels: Tensor, strategy: Augmentation,
-                   generator: torch.Generator, *, method: str = "eq51", n_transforms: int = 8) -> Tensor:
+
+def prototype_bias(
+    encoder: Encoder,
+    images: Tensor,
+    labels: Tensor,
+    strategy: Augmentation,
+    generator: torch.Generator,
+    *,
+    method: str = "eq51",
+    n_transforms: int = 8,
+) -> Tensor:
     """The prototype representation bias, eq. (16): E_{(X0,Y0)} ‖E_{T,X|Y0} f(T(X)) − E_T f(T(X0))‖ → (...,).
 
     ``method="eq51"`` (the source's estimator, A.3.2): for each (x_i, y_i) draw x'_i uniformly among the
@@ -391,13 +553,22 @@ def prototype_bias(encoder: Encoder, images: Tensor, labels: Tensor, strategy: A
         order = torch.argsort(labels, stable=True)
         counts = torch.bincount(labels)
         starts = torch.cumsum(counts, 0) - counts
-        pick = (torch.rand(labels.shape, generator=generator, device=labels.device) * counts[labels]).long()
+        pick = (
+            torch.rand(labels.shape, generator=generator, device=labels.device)
+            * counts[labels]
+        ).long()
         partner = order[starts[labels] + pick.clamp_max(counts[labels] - 1)]
-        pair = torch.stack([images, images[partner]])                         # (2, n, C, H, W)
-        z = _encode(encoder, augment(pair, strategy, generator, param_shape=(1, images.shape[0])))
+        pair = torch.stack([images, images[partner]])  # (2, n, C, H, W)
+        z = _encode(
+            encoder,
+            augment(pair, strategy, generator, param_shape=(1, images.shape[0])),
+        )
         return (z[..., 1, :, :] - z[..., 0, :, :]).norm(dim=-1).mean(-1)
-    z = _encode(encoder, augment(images.expand(n_transforms, *images.shape), strategy, generator))
-    surrogate = z.mean(-3)                                                    # (..., n, d)
+    z = _encode(
+        encoder,
+        augment(images.expand(n_transforms, *images.shape), strategy, generator),
+    )
+    surrogate = z.mean(-3)  # (..., n, d)
     one_hot = F.one_hot(labels).to(z.dtype)
     prototypes = torch.einsum("...nd,nc->...cd", surrogate, one_hot / one_hot.sum(0))
     return (prototypes[..., labels, :] - surrogate).norm(dim=-1).mean(-1)
@@ -405,8 +576,13 @@ def prototype_bias(encoder: Encoder, images: Tensor, labels: Tensor, strategy: A
 
 # ---------------------------------------------------------------- training helpers
 
-def tiled_model(make_module: Callable[[], torch.nn.Module], n_seeds: int, n_configs: int,
-                device: torch.device | str = "cpu"):
+
+def tiled_model(
+    make_module: Callable[[], torch.nn.Module],
+    n_seeds: int,
+    n_configs: int,
+    device: torch.device | str = "cpu",
+):
     """A :class:`~ccl_helpers.train.StackedModel` of ``n_configs × n_seeds`` copies, config-major: copy
     ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so the configurations share their starts."""
     from .train import StackedModel
@@ -414,16 +590,27 @@ def tiled_model(make_module: Callable[[], torch.nn.Module], n_seeds: int, n_conf
     _check_count("n_seeds", n_seeds)
     _check_count("n_configs", n_configs)
     model = StackedModel(make_module, n_seeds, seed=0, device=device)
-    model.params = {k: v.detach().repeat(n_configs, *([1] * (v.ndim - 1))).requires_grad_()
-                    for k, v in model.params.items()}
-    model.buffers = {k: v.repeat(n_configs, *([1] * (v.ndim - 1))) for k, v in model.buffers.items()}
+    model.params = {
+        k: v.detach().repeat(n_configs, *([1] * (v.ndim - 1))).requires_grad_()
+        for k, v in model.params.items()
+    }
+    model.buffers = {
+        k: v.repeat(n_configs, *([1] * (v.ndim - 1))) for k, v in model.buffers.items()
+    }
     model.n_seeds = n_seeds * n_configs
     model.seeds = list(range(n_seeds * n_configs))
     return model
 
 
-def two_view_batches(images: Tensor, n_models: int, batch_size: int, strategy: Augmentation | list[Augmentation],
-                     generator: torch.Generator, *, n_streams: int | None = None) -> Callable[[int], tuple[Tensor, Tensor]]:
+def two_view_batches(
+    images: Tensor,
+    n_models: int,
+    batch_size: int,
+    strategy: Augmentation | list[Augmentation],
+    generator: torch.Generator,
+    *,
+    n_streams: int | None = None,
+) -> Callable[[int], tuple[Tensor, Tensor]]:
     """step ↦ (view1, view2), each (n_models, batch_size, C, H, W): ``batch_size`` distinct images drawn
     uniformly from ``images``, each transformed twice, independently.
 
@@ -435,25 +622,35 @@ def two_view_batches(images: Tensor, n_models: int, batch_size: int, strategy: A
     _check_count("n_models", n_models)
     n_streams = n_models if n_streams is None else _check_count("n_streams", n_streams)
     if n_models % n_streams:
-        raise ValueError(f"n_streams must divide n_models = {n_models}, got {n_streams}")
+        raise ValueError(
+            f"n_streams must divide n_models = {n_models}, got {n_streams}"
+        )
     if not 2 <= batch_size <= images.shape[0]:
-        raise ValueError(f"batch_size must be in 2..{images.shape[0]}, got {batch_size}")
+        raise ValueError(
+            f"batch_size must be in 2..{images.shape[0]}, got {batch_size}"
+        )
     strategies = strategy if isinstance(strategy, list) else [strategy] * n_streams
     if len(strategies) != n_streams:
-        raise ValueError(f"strategy must be one Augmentation or a list of n_streams = {n_streams}, got {len(strategies)}")
+        raise ValueError(
+            f"strategy must be one Augmentation or a list of n_streams = {n_streams}, got {len(strategies)}"
+        )
 
     groups = {}
     for i, s in enumerate(strategies):
         groups.setdefault(s, []).append(i)
-    groups = [(s, torch.tensor(rows, device=images.device)) for s, rows in groups.items()]
+    groups = [
+        (s, torch.tensor(rows, device=images.device)) for s, rows in groups.items()
+    ]
 
     def sample(step: int) -> tuple[Tensor, Tensor]:
-        index = torch.rand(n_streams, images.shape[0], generator=generator, device=images.device).argsort(-1)
-        batch = images[index[:, :batch_size]]                                 # (streams, B, C, H, W)
+        index = torch.rand(
+            n_streams, images.shape[0], generator=generator, device=images.device
+        ).argsort(-1)
+        batch = images[index[:, :batch_size]]  # (streams, B, C, H, W)
         views = []
         for _ in range(2):
             view = torch.empty_like(batch)
-            for s, rows in groups:                                           # one call per distinct strategy
+            for s, rows in groups:  # one call per distinct strategy
                 view[rows] = augment(batch[rows], s, generator)
             views.append(view)
         reps = n_models // n_streams
@@ -462,7 +659,9 @@ def two_view_batches(images: Tensor, n_models: int, batch_size: int, strategy: A
     return sample
 
 
-def balanced_subset(labels: Tensor, generator: torch.Generator, per_class: int | None = None) -> Tensor:
+def balanced_subset(
+    labels: Tensor, generator: torch.Generator, per_class: int | None = None
+) -> Tensor:
     """Indices of a class-balanced subset: ``per_class`` (default: the smallest class count) random
     examples of every class, sorted."""
     counts = torch.bincount(labels)
@@ -470,13 +669,21 @@ def balanced_subset(labels: Tensor, generator: torch.Generator, per_class: int |
     return subset_with_counts(labels, torch.where(counts > 0, per_class, 0), generator)
 
 
-def subset_with_counts(labels: Tensor, counts: Tensor, generator: torch.Generator) -> Tensor:
+def subset_with_counts(
+    labels: Tensor, counts: Tensor, generator: torch.Generator
+) -> Tensor:
     """Indices of a random subset with ``counts[c]`` examples of class c (without replacement), sorted;
     ``counts`` may live on another device than ``labels``."""
     counts = counts.to(labels.device)
     available = torch.bincount(labels, minlength=counts.numel())
-    if counts.ndim != 1 or bool((counts > available[:counts.numel()]).any()) or bool((counts < 0).any()):
-        raise ValueError(f"counts must be ≥ 0 and at most the class sizes {available.tolist()}, got {counts.tolist()}")
+    if (
+        counts.ndim != 1
+        or bool((counts > available[: counts.numel()]).any())
+        or bool((counts < 0).any())
+    ):
+        raise ValueError(
+            f"counts must be ≥ 0 and at most the class sizes {available.tolist()}, got {counts.tolist()}"
+        )
     keys = torch.rand(labels.shape, generator=generator, device=labels.device)
     chosen = []
     for c, n in enumerate(counts.tolist()):
@@ -497,9 +704,20 @@ def long_tailed_counts(n_classes: int, largest: int, smallest: int) -> Tensor:
 
 # ---------------------------------------------------------------- both bounds at once (trained encoders)
 
-def bound_terms(encoder: Encoder, images: Tensor, labels: Tensor, pool_images: Tensor, pool_labels: Tensor,
-                strategy: Augmentation, generator: torch.Generator, alphas: Tensor | float, *,
-                n_transforms_attract: int = 16, n_transforms_repel: int = 4) -> tuple[AttractingTerms, RepellingTerms]:
+
+def bound_terms(
+    encoder: Encoder,
+    images: Tensor,
+    labels: Tensor,
+    pool_images: Tensor,
+    pool_labels: Tensor,
+    strategy: Augmentation,
+    generator: torch.Generator,
+    alphas: Tensor | float,
+    *,
+    n_transforms_attract: int = 16,
+    n_transforms_repel: int = 4,
+) -> tuple[AttractingTerms, RepellingTerms]:
     """Theorem 4.4 and Theorem 4.6 per sample for an encoder with leading model dimension S.
 
     One anchor view t(x) per image serves both theorems. ``alphas``: the α of Theorem 4.6, a float or one
@@ -510,13 +728,22 @@ def bound_terms(encoder: Encoder, images: Tensor, labels: Tensor, pool_images: T
     _check_labels(labels, images.shape[0])
     _check_count("n_transforms_attract", n_transforms_attract, 2)
     _check_count("n_transforms_repel", n_transforms_repel, 1)
-    views = _encode(encoder, augment(images.expand(n_transforms_attract + 1, *images.shape), strategy, generator))
+    views = _encode(
+        encoder,
+        augment(
+            images.expand(n_transforms_attract + 1, *images.shape), strategy, generator
+        ),
+    )
     if views.ndim == 3:
         views = views.unsqueeze(0)
     anchors = views[:, 0]
     attract = attracting_terms(anchors, views[:, 1:])
-    pool = augment(pool_images.expand(n_transforms_repel, *pool_images.shape), strategy, generator,
-                   param_shape=(n_transforms_repel, 1))
+    pool = augment(
+        pool_images.expand(n_transforms_repel, *pool_images.shape),
+        strategy,
+        generator,
+        param_shape=(n_transforms_repel, 1),
+    )
     pool_z = _encode(encoder, pool)
     if pool_z.ndim == 3:
         pool_z = pool_z.unsqueeze(0)
@@ -524,30 +751,46 @@ def bound_terms(encoder: Encoder, images: Tensor, labels: Tensor, pool_images: T
     alphas = torch.as_tensor(alphas, dtype=torch.float64).flatten().cpu()
     if alphas.numel() == 1:
         alphas = alphas.expand(n_models)
-    if alphas.numel() != n_models or not bool((alphas > 0).all()) or not bool(torch.isfinite(alphas).all()):
-        raise ValueError(f"alphas must be finite, > 0, one or one per model ({n_models}), got {alphas.tolist()}")
+    if (
+        alphas.numel() != n_models
+        or not bool((alphas > 0).all())
+        or not bool(torch.isfinite(alphas).all())
+    ):
+        raise ValueError(
+            f"alphas must be finite, > 0, one or one per model ({n_models}), got {alphas.tolist()}"
+        )
     repel = None
     for alpha in alphas.unique().tolist():
         terms = repelling_terms(anchors, labels, pool_z, pool_labels, alpha)
         chosen = (alphas == alpha).to(anchors.device)[:, None]
-        repel = terms if repel is None else RepellingTerms(*(torch.where(chosen, new, old)
-                                                             for new, old in zip(terms, repel)))
+        repel = (
+            terms
+            if repel is None
+            else RepellingTerms(
+                *(torch.where(chosen, new, old) for new, old in zip(terms, repel))
+            )
+        )
     return attract, repel
 
 
-def summarise_bounds(attract: AttractingTerms, repel: RepellingTerms) -> dict[str, Tensor]:
+def summarise_bounds(
+    attract: AttractingTerms, repel: RepellingTerms
+) -> dict[str, Tensor]:
     """Per-model summaries (S,) of :func:`bound_terms`: mean gaps (Figure 6 of the source), smallest
     per-sample gaps (Theorem 4.4: over the samples that satisfy Assumption 4.3, f(t(x))·m̂ ≥ 0), the
     fraction of samples satisfying it and its smallest value, and the smallest gap of the corrected
     repelling form."""
     holds = attract.hemisphere >= 0
-    return {"attract_gap": attract.gap.mean(-1),
-            "attract_min_gap": attract.gap.masked_fill(~holds, torch.inf).amin(-1),
-            "hemisphere_fraction": holds.to(attract.gap.dtype).mean(-1),
-            "hemisphere_min": attract.hemisphere.amin(-1), "repel_gap": repel.gap.mean(-1),
-            "repel_min_gap": repel.gap.amin(-1),
-            "repel_corrected_min_gap": (repel.rhs_corrected - repel.lhs).amin(-1),
-            "smooth_min": repel.smooth.amin(-1)}
+    return {
+        "attract_gap": attract.gap.mean(-1),
+        "attract_min_gap": attract.gap.masked_fill(~holds, torch.inf).amin(-1),
+        "hemisphere_fraction": holds.to(attract.gap.dtype).mean(-1),
+        "hemisphere_min": attract.hemisphere.amin(-1),
+        "repel_gap": repel.gap.mean(-1),
+        "repel_min_gap": repel.gap.amin(-1),
+        "repel_corrected_min_gap": (repel.rhs_corrected - repel.lhs).amin(-1),
+        "smooth_min": repel.smooth.amin(-1),
+    }
 
 
 def model_subset(model, indices: list[int]) -> Encoder:
@@ -556,8 +799,15 @@ def model_subset(model, indices: list[int]) -> Encoder:
     from torch.func import vmap
 
     index = torch.as_tensor(indices, dtype=torch.long)
-    if index.ndim != 1 or index.numel() == 0 or int(index.min()) < 0 or int(index.max()) >= model.n_seeds:
-        raise ValueError(f"indices must be a non-empty list of model indices in 0..{model.n_seeds - 1}, got {indices!r}")
+    if (
+        index.ndim != 1
+        or index.numel() == 0
+        or int(index.min()) < 0
+        or int(index.max()) >= model.n_seeds
+    ):
+        raise ValueError(
+            f"indices must be a non-empty list of model indices in 0..{model.n_seeds - 1}, got {indices!r}"
+        )
     call = model.functional()
 
     def encoder(x: Tensor) -> Tensor:

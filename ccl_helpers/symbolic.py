@@ -41,13 +41,13 @@ from __future__ import annotations
 
 import math
 import numbers
-from functools import lru_cache
+from functools import cache
 
 import sympy as sp
 import torch
 from torch import Tensor
 
-from .runtime import check_int as _check_int
+from .checks import check_int as _check_int
 
 SQRT2 = math.sqrt(2.0)
 
@@ -69,9 +69,16 @@ U_HESSIAN_BLOCKS = ((0.0, -1.0, 1.0), (-1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
 
 # ---------------------------------------------------------------- validation
 
+
 def _check_radius(radius) -> float:
-    is_scalar_tensor = isinstance(radius, Tensor) and radius.numel() == 1 and not radius.dtype.is_complex
-    if isinstance(radius, bool) or not (isinstance(radius, numbers.Real) or is_scalar_tensor):
+    is_scalar_tensor = (
+        isinstance(radius, Tensor)
+        and radius.numel() == 1
+        and not radius.dtype.is_complex
+    )
+    if isinstance(radius, bool) or not (
+        isinstance(radius, numbers.Real) or is_scalar_tensor
+    ):
         raise ValueError(f"radius C must be a finite real > 0, got {radius!r}")
     value = float(radius)
     if not math.isfinite(value) or value <= 0:
@@ -82,7 +89,9 @@ def _check_radius(radius) -> float:
 def _check_triplets(z: Tensor) -> None:
     if not isinstance(z, Tensor) or z.ndim < 2 or z.shape[-2] != 3 or z.shape[-1] < 1:
         shape = tuple(z.shape) if isinstance(z, Tensor) else type(z).__name__
-        raise ValueError(f"z must be a tensor of shape (..., 3, d) with d ≥ 1 (rows z₁, z₂, z₃), got {shape}")
+        raise ValueError(
+            f"z must be a tensor of shape (..., 3, d) with d ≥ 1 (rows z₁, z₂, z₃), got {shape}"
+        )
     if not z.is_floating_point():
         raise ValueError(f"z must have a floating dtype, got {z.dtype}")
 
@@ -90,17 +99,21 @@ def _check_triplets(z: Tensor) -> None:
 def _check_logits(u: Tensor, name: str = "u") -> None:
     if not isinstance(u, Tensor) or u.ndim < 1 or u.shape[-1] < 1:
         shape = tuple(u.shape) if isinstance(u, Tensor) else type(u).__name__
-        raise ValueError(f"{name} must be a tensor of shape (..., k) with k ≥ 1, got {shape}")
+        raise ValueError(
+            f"{name} must be a tensor of shape (..., k) with k ≥ 1, got {shape}"
+        )
     if not u.is_floating_point():
         raise ValueError(f"{name} must have a floating dtype, got {u.dtype}")
 
 
 # ---------------------------------------------------------------- sympy helpers
 
+
 def _exp_to_symbols(expr: sp.Expr) -> sp.Expr:
     """Replace every exp(Σ_t c_t·m_t) (m_t a monomial) by Π_t X_{m_t}^{c_t}, X positive symbols.
 
     Turns the expressions below into rational functions, which ``sympy.cancel`` decides exactly."""
+
     def to_powers(arg):
         result = sp.Integer(1)
         for term in sp.Add.make_args(sp.expand(arg)):
@@ -111,17 +124,21 @@ def _exp_to_symbols(expr: sp.Expr) -> sp.Expr:
             name = "E_" + str(monomial).replace("*", "_").replace(" ", "")
             result *= sp.Symbol(name, positive=True) ** coeff
         return result
+
     return expr.replace(sp.exp, to_powers)
 
 
 def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
     """Entrywise: rewrite exponentials as symbols and cancel the rational function (0 iff identity)."""
-    return matrix.applyfunc(lambda entry: sp.cancel(sp.together(_exp_to_symbols(entry))))
+    return matrix.applyfunc(
+        lambda entry: sp.cancel(sp.together(_exp_to_symbols(entry)))
+    )
 
 
 # ---------------------------------------------------------------- Lemma 3, symbolic
 
-@lru_cache(maxsize=None)
+
+@cache
 def triplet_symbols(dim: int = 1) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
     """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
     dim = _check_int("dim", dim, 1, 3)
@@ -152,7 +169,11 @@ def _source_pieces(dim: int):
     z1, z2, z3 = triplet_symbols(dim)
     z = sp.Matrix.vstack(z1, z2, z3)
     eye, zero = sp.eye(dim), sp.zeros(dim)
-    blocks = [sp.Matrix.vstack(eye, zero, zero), sp.Matrix.vstack(zero, eye, zero), sp.Matrix.vstack(zero, zero, eye)]
+    blocks = [
+        sp.Matrix.vstack(eye, zero, zero),
+        sp.Matrix.vstack(zero, eye, zero),
+        sp.Matrix.vstack(zero, zero, eye),
+    ]
     hess12 = blocks[0] * blocks[1].T + blocks[1] * blocks[0].T
     hess13 = blocks[0] * blocks[2].T + blocks[2] * blocks[0].T
     grad12, grad13 = hess12 * z, hess13 * z
@@ -184,13 +205,17 @@ def triplet_hessian_block_form(dim: int = 1) -> sp.Matrix:
     u = (z1.T * (z3 - z2))[0]
     s = 1 / (1 + sp.exp(-u))
     g = sp.Matrix.vstack(z3 - z2, -z1, z1)
-    kron = sp.kronecker_product(sp.Matrix(U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify), sp.eye(dim))
+    kron = sp.kronecker_product(
+        sp.Matrix(U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify), sp.eye(dim)
+    )
     return s * (1 - s) * g * g.T + s * kron
 
 
 def lemma3_gradient_difference(dim: int = 1) -> sp.Matrix:
     """sympy's ∇ℓ minus the source's (v₁ − 1)∂cos₁₂ + v₂∂cos₁₃, simplified: the zero vector."""
-    return _zero_if_identity(triplet_gradient_symbolic(dim) - triplet_gradient_source_form(dim))
+    return _zero_if_identity(
+        triplet_gradient_symbolic(dim) - triplet_gradient_source_form(dim)
+    )
 
 
 def lemma3_hessian_difference(dim: int = 1, form: str = "source") -> sp.Matrix:
@@ -216,12 +241,13 @@ def triplet_hessian_charpoly_difference() -> sp.Expr:
     a, s, x, w, lam = sp.symbols("a s x w lambda", real=True)
     g = sp.Matrix([w, -x, x])
     hessian = a * g * g.T + s * sp.Matrix(U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify)
-    big_g, u = w ** 2 + 2 * x ** 2, x * w
-    expected = lam * (lam ** 2 - a * big_g * lam - 2 * s ** 2 - 4 * a * s * u)
+    big_g, u = w**2 + 2 * x**2, x * w
+    expected = lam * (lam**2 - a * big_g * lam - 2 * s**2 - 4 * a * s * u)
     return sp.expand((lam * sp.eye(3) - hessian).det() - expected)
 
 
 # ---------------------------------------------------------------- Lemma 3, torch
+
 
 def triplet_loss(z: Tensor) -> Tensor:
     """ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂))) for z of shape (..., 3, d) → (...,).
@@ -245,7 +271,10 @@ def triplet_hessian(z: Tensor) -> Tensor:
     g = torch.cat([w, -z1, z1], -1)
     blocks = torch.tensor(U_HESSIAN_BLOCKS, dtype=z.dtype, device=z.device)
     kron = torch.kron(blocks, torch.eye(z.shape[-1], dtype=z.dtype, device=z.device))
-    return a[..., None, None] * g[..., :, None] * g[..., None, :] + s[..., None, None] * kron
+    return (
+        a[..., None, None] * g[..., :, None] * g[..., None, :]
+        + s[..., None, None] * kron
+    )
 
 
 def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
@@ -256,7 +285,7 @@ def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
     if bool((grad_sq_norm < 0).any()):
         raise ValueError("grad_sq_norm G must be ≥ 0")
     s, a = torch.sigmoid(u), torch.sigmoid(u) * torch.sigmoid(-u)
-    radicand = (a * grad_sq_norm) ** 2 + 8 * s ** 2 + 16 * a * s * u
+    radicand = (a * grad_sq_norm) ** 2 + 8 * s**2 + 16 * a * s * u
     return 0.5 * (a * grad_sq_norm + radicand.clamp_min(0).sqrt())
 
 
@@ -270,18 +299,29 @@ def triplet_hessian_norm(z: Tensor) -> Tensor:
     _check_triplets(z)
     z1, z2, z3 = z.unbind(-2)
     w = z3 - z2
-    return hessian_norm_formula((z1 * w).sum(-1), 2 * (z1 * z1).sum(-1) + (w * w).sum(-1))
+    return hessian_norm_formula(
+        (z1 * w).sum(-1), 2 * (z1 * z1).sum(-1) + (w * w).sum(-1)
+    )
 
 
 def _eig_norm(z: Tensor) -> Tensor:
     return torch.linalg.eigvalsh(triplet_hessian(z)).abs().amax(-1)
 
 
-def _uniform_ball_points(n_points: int, dim: int, radius: float, generator: torch.Generator) -> Tensor:
+def _uniform_ball_points(
+    n_points: int, dim: int, radius: float, generator: torch.Generator
+) -> Tensor:
     """n_points triplets (n_points, 3, dim), each z_j uniform in the ball of the given radius (float64, CPU)."""
     direction = torch.randn(n_points, 3, dim, generator=generator, dtype=torch.float64)
-    length = torch.rand(n_points, 3, 1, generator=generator, dtype=torch.float64) ** (1.0 / dim)
-    return radius * length * direction / direction.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    length = torch.rand(n_points, 3, 1, generator=generator, dtype=torch.float64) ** (
+        1.0 / dim
+    )
+    return (
+        radius
+        * length
+        * direction
+        / direction.norm(dim=-1, keepdim=True).clamp_min(1e-300)
+    )
 
 
 def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> float:
@@ -303,13 +343,22 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
         index = int(values.argmax())
         best = max(best, float(values[index]))
         step = (hi - lo) / (points - 1)
-        lo, hi = max(0.0, float(grid[index]) - step), min(2 * C * C, float(grid[index]) + step)
+        lo, hi = (
+            max(0.0, float(grid[index]) - step),
+            min(2 * C * C, float(grid[index]) + step),
+        )
     return best
 
 
-def smoothness_sup_search(radius: float, dim: int = 2, n_starts: int = 128, n_steps: int = 200,
-                          seed: int = 0, device: torch.device | str | None = None,
-                          lr: float = 0.1) -> tuple[float, Tensor]:
+def smoothness_sup_search(
+    radius: float,
+    dim: int = 2,
+    n_starts: int = 128,
+    n_steps: int = 200,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+    lr: float = 0.1,
+) -> tuple[float, Tensor]:
     """Numerical sup_{z ∈ B₃} ‖∇²ℓ(z)‖₂ by projected gradient ascent from ``n_starts`` uniform random
     starts in B₃ = {max_j ‖z_j‖ ≤ C}, all optimised at once, with continuation in C.
 
@@ -345,15 +394,26 @@ def smoothness_sup_search(radius: float, dim: int = 2, n_starts: int = 128, n_st
     for stage, ball in enumerate(radii):
         if stage:
             keep = _eig_norm(z).argsort(descending=True)[: n_starts - n_starts // 2]
-            z = torch.cat([2 * z[keep], _uniform_ball_points(n_starts // 2, dim, ball, generator).to(device)])
+            z = torch.cat(
+                [
+                    2 * z[keep],
+                    _uniform_ball_points(n_starts // 2, dim, ball, generator).to(
+                        device
+                    ),
+                ]
+            )
         z.requires_grad_(True)
         step = lr * min(ball, 1 / ball)
         optimizer = torch.optim.Adam([z], lr=step)
-        schedule = torch.optim.lr_scheduler.CosineAnnealingLR(optimizer, max(n_steps, 1), eta_min=1e-3 * step)
+        schedule = torch.optim.lr_scheduler.CosineAnnealingLR(
+            optimizer, max(n_steps, 1), eta_min=1e-3 * step
+        )
         for _ in range(n_steps):
             optimizer.zero_grad(set_to_none=True)
             (-_eig_norm(z).sum()).backward()
-            with torch.no_grad():  # at an active constraint, drop the outward part of the ascent direction
+            with (
+                torch.no_grad()
+            ):  # at an active constraint, drop the outward part of the ascent direction
                 norm = z.norm(dim=-1, keepdim=True)
                 unit = z / norm.clamp_min(1e-300)
                 radial = (z.grad * unit).sum(-1, keepdim=True)
@@ -362,7 +422,11 @@ def smoothness_sup_search(radius: float, dim: int = 2, n_starts: int = 128, n_st
             optimizer.step()
             schedule.step()
             with torch.no_grad():
-                z.mul_((ball / z.norm(dim=-1, keepdim=True).clamp_min(1e-300)).clamp(max=1.0))
+                z.mul_(
+                    (ball / z.norm(dim=-1, keepdim=True).clamp_min(1e-300)).clamp(
+                        max=1.0
+                    )
+                )
         z = z.detach()
     values = torch.nan_to_num(_eig_norm(z), nan=-math.inf)
     best = int(values.argmax())
@@ -396,8 +460,8 @@ def smoothness_bound_secular(radius: float) -> float:
     For large C it is 1.5C² + Ȳ/(6C²) + O(C⁻⁶) ≈ 1.5C² + 2.08/C²."""
     C = _check_radius(radius)
     s_max = 1 / (1 + math.exp(-2 * C * C))
-    y_bar = 8 * s_max ** 2 * (1 + 2 * min(C * C, LAMBERT_W_INV_E))
-    return 0.75 * C * C + 0.5 * math.sqrt(2.25 * C ** 4 + y_bar)
+    y_bar = 8 * s_max**2 * (1 + 2 * min(C * C, LAMBERT_W_INV_E))
+    return 0.75 * C * C + 0.5 * math.sqrt(2.25 * C**4 + y_bar)
 
 
 def smoothness_bound_tight(radius: float) -> float:
@@ -407,27 +471,45 @@ def smoothness_bound_tight(radius: float) -> float:
     return min(smoothness_bound_weyl(radius), smoothness_bound_secular(radius))
 
 
-def smoothness_table(radii, dim: int = 2, n_starts: int = 128, n_steps: int = 300, seed: int = 0,
-                     device: torch.device | str | None = None):
+def smoothness_table(
+    radii,
+    dim: int = 2,
+    n_starts: int = 128,
+    n_steps: int = 300,
+    seed: int = 0,
+    device: torch.device | str | None = None,
+):
     """pandas DataFrame, one row per C: the searched sup, the exact sup, B₁, B₂, B = min, 2 + 8C²,
     and the ratios source/sup and sup/C²."""
     import pandas as pd
+
     rows = []
     for radius in radii:
         C = _check_radius(radius)
-        searched, _ = smoothness_sup_search(C, dim=dim, n_starts=n_starts, n_steps=n_steps, seed=seed,
-                                            device=device)
+        searched, _ = smoothness_sup_search(
+            C, dim=dim, n_starts=n_starts, n_steps=n_steps, seed=seed, device=device
+        )
         exact = smoothness_sup_exact(C)
-        rows.append({"C": C, "sup_search": searched, "sup_exact": exact,
-                     "bound_weyl": smoothness_bound_weyl(C), "bound_secular": smoothness_bound_secular(C),
-                     "bound_tight": smoothness_bound_tight(C), "bound_source": smoothness_bound_source(C),
-                     "source_over_sup": smoothness_bound_source(C) / exact, "sup_over_C2": exact / (C * C)})
+        rows.append(
+            {
+                "C": C,
+                "sup_search": searched,
+                "sup_exact": exact,
+                "bound_weyl": smoothness_bound_weyl(C),
+                "bound_secular": smoothness_bound_secular(C),
+                "bound_tight": smoothness_bound_tight(C),
+                "bound_source": smoothness_bound_source(C),
+                "source_over_sup": smoothness_bound_source(C) / exact,
+                "sup_over_C2": exact / (C * C),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- Wen, Lemma D.1: log(1 + Σ exp)
 
-@lru_cache(maxsize=None)
+
+@cache
 def lse_symbols(k: int = 2) -> tuple[sp.Symbol, ...]:
     """Real symbols u_1 … u_k."""
     k = _check_int("k", k, 1, 4)
@@ -463,7 +545,11 @@ def lse_gershgorin_identity(k: int = 2) -> list[sp.Expr]:
     gaps = []
     for j, pj in enumerate(p):
         radius = pj * sum(pi for i, pi in enumerate(p) if i != j)
-        gap = sp.Rational(1, 2) - (pj * (1 - pj) + radius) - ((1 - 2 * pj) ** 2 / 2 + p0 * pj)
+        gap = (
+            sp.Rational(1, 2)
+            - (pj * (1 - pj) + radius)
+            - ((1 - 2 * pj) ** 2 / 2 + p0 * pj)
+        )
         gaps.append(sp.cancel(sp.together(_exp_to_symbols(gap))))
     return gaps
 
@@ -505,10 +591,15 @@ def lse_hessian_lambda_max_sup(k: int) -> float:
 
 # ---------------------------------------------------------------- Lee (2025), Lemma A.1
 
+
 def smooth_max(x: Tensor, alpha: float = 1.0) -> Tensor:
     """(1/α) log Σ_i exp(α x_i) over the last dimension of x (..., n) → (...,), α > 0."""
     _check_logits(x, "x")
-    if isinstance(alpha, bool) or not isinstance(alpha, (int, float)) or not (alpha > 0 and math.isfinite(alpha)):
+    if (
+        isinstance(alpha, bool)
+        or not isinstance(alpha, (int, float))
+        or not (alpha > 0 and math.isfinite(alpha))
+    ):
         raise ValueError(f"alpha must be a finite real > 0, got {alpha!r}")
     return torch.logsumexp(alpha * x, -1) / alpha
 

@@ -21,8 +21,9 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
+from .checks import check_int, check_positive
 from .losses._reduction import at_least_float32
-from .runtime import autocast, check_int, check_positive, progress
+from .runtime import autocast, progress
 
 Forward = Callable[[Tensor], Tensor]
 
@@ -37,8 +38,13 @@ class StackedModel:
     the model a single run with that seed would start from. Parameters: dict name → (S, ...).
     """
 
-    def __init__(self, make_module: Callable[[], nn.Module], n_seeds: int, seed: int = 0,
-                 device: torch.device | str = "cpu"):
+    def __init__(
+        self,
+        make_module: Callable[[], nn.Module],
+        n_seeds: int,
+        seed: int = 0,
+        device: torch.device | str = "cpu",
+    ):
         n_seeds = check_int("n_seeds", n_seeds)
         copies = []
         for i in range(n_seeds):
@@ -51,36 +57,53 @@ class StackedModel:
         self.n_seeds = n_seeds
         self.seeds = list(range(seed, seed + n_seeds))
 
-    def functional(self, submodule: str | None = None) -> Callable[[dict, dict, Tensor], Tensor]:
+    def functional(
+        self, submodule: str | None = None
+    ) -> Callable[[dict, dict, Tensor], Tensor]:
         """The per-seed function (params, buffers, x) ↦ module(x) (or the named submodule's)."""
         module = self.template.get_submodule(submodule) if submodule else self.template
         prefix = f"{submodule}." if submodule else ""
 
         def call(params: dict, buffers: dict, x: Tensor) -> Tensor:
-            own = {k[len(prefix):]: v for k, v in params.items() if k.startswith(prefix)}
-            own_buffers = {k[len(prefix):]: v for k, v in buffers.items() if k.startswith(prefix)}
+            own = {
+                k[len(prefix) :]: v for k, v in params.items() if k.startswith(prefix)
+            }
+            own_buffers = {
+                k[len(prefix) :]: v for k, v in buffers.items() if k.startswith(prefix)
+            }
             return functional_call(module, (own, own_buffers), (x,))
 
         return call
 
-    def __call__(self, x: Tensor, *, shared: bool = True, submodule: str | None = None) -> Tensor:
+    def __call__(
+        self, x: Tensor, *, shared: bool = True, submodule: str | None = None
+    ) -> Tensor:
         """Evaluate every seed. ``shared``: x (n, ...) is fed to all seeds → (S, n, out);
         otherwise x (S, n, ...) holds one input batch per seed."""
         if not shared and x.shape[0] != self.n_seeds:
-            raise ValueError(f"x must have leading dimension n_seeds={self.n_seeds}, got {tuple(x.shape)}")
-        return vmap(self.functional(submodule), in_dims=(0, 0, None if shared else 0))(self.params, self.buffers, x)
+            raise ValueError(
+                f"x must have leading dimension n_seeds={self.n_seeds}, got {tuple(x.shape)}"
+            )
+        return vmap(self.functional(submodule), in_dims=(0, 0, None if shared else 0))(
+            self.params, self.buffers, x
+        )
 
     def seed_module(self, index: int) -> nn.Module:
         """A stand-alone module holding the parameters of seed ``index`` (a copy)."""
         import copy
 
         module = copy.deepcopy(self.template)
-        module.load_state_dict({k: v[index] for k, v in {**self.params, **self.buffers}.items()})
+        module.load_state_dict(
+            {k: v[index] for k, v in {**self.params, **self.buffers}.items()}
+        )
         return module
 
 
-def _batched_loss(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor],
-                  data_dims: int | None = 0) -> Callable[[dict, dict, Any], Tensor]:
+def _batched_loss(
+    model: StackedModel,
+    loss_fn: Callable[[Forward, Any], Tensor],
+    data_dims: int | None = 0,
+) -> Callable[[dict, dict, Any], Tensor]:
     """(params, buffers, data) ↦ (S,) losses, seed i's loss ``loss_fn(forward_i, data_i)``; ``data_dims``:
     0 when the data carry a leading seed axis, None when all seeds share them."""
     call = model.functional()
@@ -91,24 +114,44 @@ def _batched_loss(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor]
     return vmap(seed_loss, in_dims=(0, 0, data_dims))
 
 
-def _tidy(step: int, seeds: list[int], quantities: dict[str, Tensor]) -> list[pd.DataFrame]:
+def _tidy(
+    step: int, seeds: list[int], quantities: dict[str, Tensor]
+) -> list[pd.DataFrame]:
     """The rows (step, seed, quantity, value) of one checkpoint, values as float64 on the CPU."""
-    return [pd.DataFrame({"step": step, "seed": seeds, "quantity": name,
-                          "value": values.detach().double().cpu().numpy()})
-            for name, values in quantities.items()]
+    return [
+        pd.DataFrame(
+            {
+                "step": step,
+                "seed": seeds,
+                "quantity": name,
+                "value": values.detach().double().cpu().numpy(),
+            }
+        )
+        for name, values in quantities.items()
+    ]
 
 
-def _evaluate(model: StackedModel, evaluate: Callable[[StackedModel], dict[str, Tensor]] | None) -> dict[str, Tensor]:
+def _evaluate(
+    model: StackedModel, evaluate: Callable[[StackedModel], dict[str, Tensor]] | None
+) -> dict[str, Tensor]:
     if evaluate is None:
         return {}
     with torch.no_grad():
         return dict(evaluate(model))
 
 
-def train(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], sample_batch: Callable[[int], Any],
-          n_steps: int, *, lr: float = 1e-3, optimizer: str = "adam",
-          evaluate: Callable[[StackedModel], dict[str, Tensor]] | None = None,
-          eval_steps: Iterable[int] = (), desc: str = "training") -> pd.DataFrame:
+def train(
+    model: StackedModel,
+    loss_fn: Callable[[Forward, Any], Tensor],
+    sample_batch: Callable[[int], Any],
+    n_steps: int,
+    *,
+    lr: float = 1e-3,
+    optimizer: str = "adam",
+    evaluate: Callable[[StackedModel], dict[str, Tensor]] | None = None,
+    eval_steps: Iterable[int] = (),
+    desc: str = "training",
+) -> pd.DataFrame:
     """Train all seeds of ``model`` in place; return the tidy history (step, seed, quantity, value).
 
     Args:
@@ -125,7 +168,9 @@ def train(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], sample
     n_steps = check_int("n_steps", n_steps)
     check_positive("lr", lr)
     if optimizer not in OPTIMIZERS:
-        raise ValueError(f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}")
+        raise ValueError(
+            f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}"
+        )
     checkpoints = sorted({0, n_steps, *(s for s in eval_steps if 0 <= s <= n_steps)})
     params = list(model.params.values())
     opt = OPTIMIZERS[optimizer](params, lr=lr)
@@ -162,7 +207,9 @@ def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
     geomspace(1, n_steps, n_points − 1); always contains 0, 1 and n_steps (for n_points ≥ 3)."""
     n_steps = check_int("n_steps", n_steps)
     n_points = check_int("n_points", n_points)
-    inner = np.geomspace(1, n_steps, max(n_points - 1, 1)) if n_points > 1 else np.array([])
+    inner = (
+        np.geomspace(1, n_steps, max(n_points - 1, 1)) if n_points > 1 else np.array([])
+    )
     return sorted({0, n_steps, *(int(round(s)) for s in inner)})
 
 
@@ -184,25 +231,41 @@ class Descent(NamedTuple):
     n_steps: int
 
 
-def _prefix_values(names: Iterable[str], values: Mapping[str, Any], argument: str) -> dict[str, Any]:
+def _prefix_values(
+    names: Iterable[str], values: Mapping[str, Any], argument: str
+) -> dict[str, Any]:
     """For each parameter name, the value of the longest key of ``values`` that prefixes it."""
     chosen = {}
     for name in names:
         keys = [k for k in values if name.startswith(k)]
         if not keys:
-            raise ValueError(f"{argument} must have a key prefixing every parameter name; none for {name!r} "
-                             f"(keys {sorted(values)})")
+            raise ValueError(
+                f"{argument} must have a key prefixing every parameter name; none for {name!r} "
+                f"(keys {sorted(values)})"
+            )
         chosen[name] = values[max(keys, key=len)]
     return chosen
 
 
-def _movement(params: dict[str, Tensor], initial: dict[str, Tensor], initial_sq: dict[str, Tensor],
-              groups: Mapping[str, str]) -> dict[str, Tensor]:
+def _movement(
+    params: dict[str, Tensor],
+    initial: dict[str, Tensor],
+    initial_sq: dict[str, Tensor],
+    groups: Mapping[str, str],
+) -> dict[str, Tensor]:
     """movement/<name> = ‖W^(t) − W^(0)‖_F and relative_movement/<name> = that / ‖W^(0)‖_F, per seed (S,),
     for every parameter, every group (name ↦ prefix) and in total (``movement``, ``relative_movement``)."""
-    squared = {name: (p.detach() - initial[name]).flatten(1).square().sum(1) for name, p in params.items()}
+    squared = {
+        name: (p.detach() - initial[name]).flatten(1).square().sum(1)
+        for name, p in params.items()
+    }
     sets = {name: [name] for name in params}
-    sets.update({group: [n for n in params if n.startswith(prefix)] for group, prefix in groups.items()})
+    sets.update(
+        {
+            group: [n for n in params if n.startswith(prefix)]
+            for group, prefix in groups.items()
+        }
+    )
     out: dict[str, Tensor] = {}
     for label, members in [*sets.items(), ("", list(params))]:
         moved = torch.stack([squared[n] for n in members]).sum(0).sqrt()
@@ -214,12 +277,21 @@ def _movement(params: dict[str, Tensor], initial: dict[str, Tensor], initial_sq:
     return out
 
 
-def gradient_descent(model: StackedModel, loss_fn: Callable[[Forward, Any], Tensor], data: Any, max_steps: int, *,
-                     lr: float | Mapping[str, float], target: tuple[str, float] | None = None,
-                     stop_at_target: bool = True, checkpoints: int | Iterable[int] = 50,
-                     evaluate: Callable[[StackedModel], dict[str, Tensor]] | None = None,
-                     groups: Mapping[str, str] | None = None, shared: bool = True,
-                     desc: str = "gradient descent") -> Descent:
+def gradient_descent(
+    model: StackedModel,
+    loss_fn: Callable[[Forward, Any], Tensor],
+    data: Any,
+    max_steps: int,
+    *,
+    lr: float | Mapping[str, float],
+    target: tuple[str, float] | None = None,
+    stop_at_target: bool = True,
+    checkpoints: int | Iterable[int] = 50,
+    evaluate: Callable[[StackedModel], dict[str, Tensor]] | None = None,
+    groups: Mapping[str, str] | None = None,
+    shared: bool = True,
+    desc: str = "gradient descent",
+) -> Descent:
     """Full-batch gradient descent on a fixed training set, all seeds of ``model`` at once (in place).
 
     Every seed s follows W_s^(t+1) = W_s^(t) − lr · ∇L̂_s(W_s^(t)), t = 0, 1, …, exactly its own
@@ -252,12 +324,19 @@ def gradient_descent(model: StackedModel, loss_fn: Callable[[Forward, Any], Tens
     max_steps = check_int("max_steps", max_steps)
     names = list(model.params)
     if isinstance(lr, Mapping):
-        rates = {name: check_positive(f"lr[{name!r}]", value) for name, value in _prefix_values(names, lr, "lr").items()}
+        rates = {
+            name: check_positive(f"lr[{name!r}]", value)
+            for name, value in _prefix_values(names, lr, "lr").items()
+        }
     else:
         rates = dict.fromkeys(names, check_positive("lr", lr))
     if target is not None:
-        if not (isinstance(target, tuple) and len(target) == 2 and target[0] in TARGETS):
-            raise ValueError(f"target must be (quantity, threshold) with quantity in {TARGETS}, got {target!r}")
+        if not (
+            isinstance(target, tuple) and len(target) == 2 and target[0] in TARGETS
+        ):
+            raise ValueError(
+                f"target must be (quantity, threshold) with quantity in {TARGETS}, got {target!r}"
+            )
         if not math.isfinite(float(target[1])):
             raise ValueError(f"target threshold must be finite, got {target[1]!r}")
     if isinstance(checkpoints, int):
@@ -267,7 +346,9 @@ def gradient_descent(model: StackedModel, loss_fn: Callable[[Forward, Any], Tens
     groups = dict(groups or {})
     for group, prefix in groups.items():
         if not any(name.startswith(prefix) for name in names):
-            raise ValueError(f"groups[{group!r}] = {prefix!r} prefixes no parameter name ({names})")
+            raise ValueError(
+                f"groups[{group!r}] = {prefix!r} prefixes no parameter name ({names})"
+            )
 
     params = model.params
     initial = {name: p.detach().clone() for name, p in params.items()}
@@ -283,12 +364,16 @@ def gradient_descent(model: StackedModel, loss_fn: Callable[[Forward, Any], Tens
             losses = batched_loss(params, model.buffers, data)
             grads = torch.autograd.grad(losses.sum(), [params[name] for name in names])
             losses = losses.detach()
-            grad_norm = torch.stack([g.flatten(1).square().sum(1) for g in grads]).sum(0).sqrt()
+            grad_norm = (
+                torch.stack([g.flatten(1).square().sum(1) for g in grads]).sum(0).sqrt()
+            )
             finite = torch.isfinite(losses) & torch.isfinite(grad_norm)
             if not bool(finite.all()):
                 bad = [seed for seed, ok in zip(model.seeds, finite.tolist()) if not ok]
-                raise FloatingPointError(f"the loss or its gradient is not finite at step {step} for seeds {bad}; "
-                                         f"lower lr")
+                raise FloatingPointError(
+                    f"the loss or its gradient is not finite at step {step} for seeds {bad}; "
+                    f"lower lr"
+                )
             newly = False
             if target is not None:
                 value = losses if target[0] == "loss" else grad_norm
@@ -298,8 +383,12 @@ def gradient_descent(model: StackedModel, loss_fn: Callable[[Forward, Any], Tens
             done = target is not None and stop_at_target and bool((first >= 0).all())
             last = done or step == max_steps
             if step in schedule or newly or last:
-                quantities = {"loss": losses, "grad_norm": grad_norm,
-                              **_movement(params, initial, initial_sq, groups), **_evaluate(model, evaluate)}
+                quantities = {
+                    "loss": losses,
+                    "grad_norm": grad_norm,
+                    **_movement(params, initial, initial_sq, groups),
+                    **_evaluate(model, evaluate),
+                }
                 records.extend(_tidy(step, model.seeds, quantities))
             if last:
                 break
@@ -308,11 +397,17 @@ def gradient_descent(model: StackedModel, loss_fn: Callable[[Forward, Any], Tens
                     params[name].sub_(rates[name] * g)
     finally:
         getattr(bar, "close", lambda: None)()
-    first_step = pd.Series([None if s < 0 else s for s in first.tolist()], index=pd.Index(model.seeds, name="seed"),
-                           dtype="Int64", name="first_step")
+    first_step = pd.Series(
+        [None if s < 0 else s for s in first.tolist()],
+        index=pd.Index(model.seeds, name="seed"),
+        dtype="Int64",
+        name="first_step",
+    )
     return Descent(pd.concat(records, ignore_index=True), first_step, step)
 
 
 def wide(history: pd.DataFrame) -> pd.DataFrame:
     """One row per (step, seed), one column per quantity."""
-    return history.pivot_table(index=["step", "seed"], columns="quantity", values="value").reset_index()
+    return history.pivot_table(
+        index=["step", "seed"], columns="quantity", values="value"
+    ).reset_index()

@@ -58,10 +58,10 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from .checks import check_int as _check_int
+from .checks import check_positive as _check_positive
 from .losses import logistic_loss
 from .models import DeepReLU
-from .runtime import check_int as _check_int
-from .runtime import check_positive as _check_positive
 from .runtime import progress
 from .train import Forward, StackedModel, log_spaced_steps
 
@@ -78,33 +78,54 @@ denominator 1 + Σ_{s=1}^{j} e^{u_is}, no 1/n, negatives of a set in ascending i
 # ---------------------------------------------------------------- argument checks
 
 
-
-def _check_outputs(q: Tensor, k: Tensor, n_negatives: int, *, minimum_n: int = 2) -> int:
+def _check_outputs(
+    q: Tensor, k: Tensor, n_negatives: int, *, minimum_n: int = 2
+) -> int:
     """Validate q, k (..., n, d) and 1 ≤ n_negatives ≤ n − 1; return n."""
     for name, value in (("q", q), ("k", k)):
-        if not isinstance(value, Tensor) or value.ndim < 2 or not value.is_floating_point():
-            raise ValueError(f"{name} must be a floating-point tensor of shape (..., n, d), got "
-                             f"{type(value).__name__ if not isinstance(value, Tensor) else tuple(value.shape)}")
+        if (
+            not isinstance(value, Tensor)
+            or value.ndim < 2
+            or not value.is_floating_point()
+        ):
+            raise ValueError(
+                f"{name} must be a floating-point tensor of shape (..., n, d), got "
+                f"{type(value).__name__ if not isinstance(value, Tensor) else tuple(value.shape)}"
+            )
     if q.shape != k.shape:
-        raise ValueError(f"q and k must have the same shape (..., n, d), got {tuple(q.shape)} and {tuple(k.shape)}")
+        raise ValueError(
+            f"q and k must have the same shape (..., n, d), got {tuple(q.shape)} and {tuple(k.shape)}"
+        )
     if q.device != k.device:
-        raise ValueError(f"q and k must be on the same device, got {q.device} and {k.device}")
+        raise ValueError(
+            f"q and k must be on the same device, got {q.device} and {k.device}"
+        )
     n = q.shape[-2]
     if n < minimum_n:
-        raise ValueError(f"q must hold n ≥ {minimum_n} points (shape (..., n, d)), got n = {n}")
+        raise ValueError(
+            f"q must hold n ≥ {minimum_n} points (shape (..., n, d)), got n = {n}"
+        )
     _check_int("n_negatives", n_negatives, 1, n - 1)
     return n
 
 
 def _check_sets(sets: Tensor, n: int, n_negatives: int) -> Tensor:
-    if not isinstance(sets, Tensor) or sets.dtype != torch.long or sets.ndim != 3 \
-            or sets.shape[0] != n or sets.shape[2] != n_negatives:
-        raise ValueError(f"sets must be a LongTensor (n, C, k) = ({n}, C, {n_negatives}) from negative_sets, got "
-                         f"{tuple(sets.shape) if isinstance(sets, Tensor) else type(sets).__name__}")
+    if (
+        not isinstance(sets, Tensor)
+        or sets.dtype != torch.long
+        or sets.ndim != 3
+        or sets.shape[0] != n
+        or sets.shape[2] != n_negatives
+    ):
+        raise ValueError(
+            f"sets must be a LongTensor (n, C, k) = ({n}, C, {n_negatives}) from negative_sets, got "
+            f"{tuple(sets.shape) if isinstance(sets, Tensor) else type(sets).__name__}"
+        )
     return sets
 
 
 # ---------------------------------------------------------------- the negative sets
+
 
 def n_negative_sets(n: int, n_negatives: int) -> int:
     """C(n − 1, k): the number of negative sets {x_{i,1} … x_{i,k}} ⊂ S∖{x_i} of one anchor."""
@@ -124,7 +145,9 @@ def _combinations(size: int, r: int, device) -> Tensor:
     return combos
 
 
-def negative_sets(n: int, n_negatives: int, device: torch.device | str = "cpu") -> Tensor:
+def negative_sets(
+    n: int, n_negatives: int, device: torch.device | str = "cpu"
+) -> Tensor:
     """Every negative set of every anchor: a LongTensor (n, C, k), C = C(n − 1, k).
 
     ``sets[i, c]`` lists the k indices (ascending) of the c-th k-subset of [n]∖{i}, in lexicographic
@@ -133,9 +156,13 @@ def negative_sets(n: int, n_negatives: int, device: torch.device | str = "cpu") 
     """
     count = n_negative_sets(n, n_negatives)
     if n * count * n_negatives > MAX_SET_ELEMENTS:
-        raise ValueError(f"n_negatives = {n_negatives} with n = {n} gives n·C(n−1, k)·k = "
-                         f"{n * count * n_negatives:,} index entries (> {MAX_SET_ELEMENTS:,}); lower n or n_negatives")
-    positions = _combinations(n - 1, n_negatives, device)                   # (C, k) positions among the others
+        raise ValueError(
+            f"n_negatives = {n_negatives} with n = {n} gives n·C(n−1, k)·k = "
+            f"{n * count * n_negatives:,} index entries (> {MAX_SET_ELEMENTS:,}); lower n or n_negatives"
+        )
+    positions = _combinations(
+        n - 1, n_negatives, device
+    )  # (C, k) positions among the others
     anchors = torch.arange(n, device=device).view(n, 1, 1)
     return positions.unsqueeze(0) + (positions.unsqueeze(0) >= anchors).long()
 
@@ -155,11 +182,17 @@ def _set_logits(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
     return torch.gather(u, -1, index).reshape(*u.shape[:-2], n, count, size), index
 
 
-def negative_set_logits(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None) -> Tensor:
+def negative_set_logits(
+    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
+) -> Tensor:
     """The logits u_ij = q_iᵀ(k_j − k_i) of every negative set: (..., n, C, k), entry [i, c, s] for the s-th
     member j of anchor i's c-th set (:func:`negative_sets`); ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]})."""
     n = _check_outputs(q, k, n_negatives)
-    sets = negative_sets(n, n_negatives, q.device) if sets is None else _check_sets(sets, n, n_negatives)
+    sets = (
+        negative_sets(n, n_negatives, q.device)
+        if sets is None
+        else _check_sets(sets, n, n_negatives)
+    )
     return _set_logits(q, k, sets)[0]
 
 
@@ -171,10 +204,14 @@ def log_one_plus_sum_exp(u: Tensor) -> Tensor:
     their relative precision — a plain log-sum-exp of [0, u] rounds them to 0. Exact gradients.
     """
     if not isinstance(u, Tensor) or u.ndim < 1 or not u.is_floating_point():
-        raise ValueError(f"u must be a floating-point tensor (..., k), got "
-                         f"{tuple(u.shape) if isinstance(u, Tensor) else type(u).__name__}")
+        raise ValueError(
+            f"u must be a floating-point tensor (..., k), got "
+            f"{tuple(u.shape) if isinstance(u, Tensor) else type(u).__name__}"
+        )
     top = u.amax(-1, keepdim=True).clamp_min(0)
-    shifted = top.squeeze(-1) + torch.log(torch.exp(-top).squeeze(-1) + torch.exp(u - top).sum(-1))
+    shifted = top.squeeze(-1) + torch.log(
+        torch.exp(-top).squeeze(-1) + torch.exp(u - top).sum(-1)
+    )
     small = torch.log1p(torch.exp(u.clamp_max(0)).sum(-1))
     return torch.where(top.squeeze(-1) > 0, shifted, small)
 
@@ -186,8 +223,15 @@ def _with_zero(u: Tensor) -> Tensor:
 
 # ---------------------------------------------------------------- L_S, eq. (3.2)
 
-def contrastive_loss(q: Tensor, k: Tensor, n_negatives: int, *, reduction: str = "mean",
-                     sets: Tensor | None = None) -> Tensor:
+
+def contrastive_loss(
+    q: Tensor,
+    k: Tensor,
+    n_negatives: int,
+    *,
+    reduction: str = "mean",
+    sets: Tensor | None = None,
+) -> Tensor:
     """L_S of eq. (3.2), the expectation over negatives computed exactly.
 
     L_S = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N} log(1 + Σ_{j∈N} exp(q_iᵀ(k_j − k_i))), N over all k-subsets of
@@ -203,7 +247,11 @@ def contrastive_loss(q: Tensor, k: Tensor, n_negatives: int, *, reduction: str =
     n = _check_outputs(q, k, n_negatives)
     if reduction not in ("mean", "none"):
         raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}")
-    sets = negative_sets(n, n_negatives, q.device) if sets is None else _check_sets(sets, n, n_negatives)
+    sets = (
+        negative_sets(n, n_negatives, q.device)
+        if sets is None
+        else _check_sets(sets, n, n_negatives)
+    )
     u, _ = _set_logits(q, k, sets)
     per_anchor = log_one_plus_sum_exp(u).mean(-1)
     return per_anchor.mean(-1) if reduction == "mean" else per_anchor
@@ -218,7 +266,9 @@ def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     """
     n = _check_outputs(q, k, n_negatives)
     if q.ndim != 2:
-        raise ValueError(f"q and k must have shape (n, d) for the loop, got {tuple(q.shape)}")
+        raise ValueError(
+            f"q and k must have shape (n, d) for the loop, got {tuple(q.shape)}"
+        )
     total = q.new_zeros(())
     count = math.comb(n - 1, n_negatives)
     for i in range(n):
@@ -231,8 +281,15 @@ def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
 
 # ---------------------------------------------------------------- loss vectors, Facts 1 and 2
 
-def negative_weights(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None,
-                     form: str = "full") -> Tensor:
+
+def negative_weights(
+    q: Tensor,
+    k: Tensor,
+    n_negatives: int,
+    *,
+    sets: Tensor | None = None,
+    form: str = "full",
+) -> Tensor:
     """P̄ (..., n, n): P̄_ij = E^{Neg(i)}[1{j ∈ N} p_ij(N)], the expected softmax weight of negative j for anchor i.
 
     ``form="full"``: p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) (the derivative of log(1 + Σ_{s∈N} e^{u_is}));
@@ -243,19 +300,31 @@ def negative_weights(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | N
     n = _check_outputs(q, k, n_negatives)
     if form not in ("full", "partial"):
         raise ValueError(f"form must be 'full' or 'partial', got {form!r}")
-    sets = negative_sets(n, n_negatives, q.device) if sets is None else _check_sets(sets, n, n_negatives)
+    sets = (
+        negative_sets(n, n_negatives, q.device)
+        if sets is None
+        else _check_sets(sets, n, n_negatives)
+    )
     u, index = _set_logits(q, k, sets)
     if form == "full":
         weights = torch.softmax(_with_zero(u), dim=-1)[..., 1:]
     else:
         weights = torch.exp(u - torch.logcumsumexp(_with_zero(u), dim=-1)[..., 1:])
     flat = weights.reshape(index.shape)
-    total = torch.zeros(*u.shape[:-3], n, n, dtype=u.dtype, device=u.device).scatter_add(-1, index, flat)
+    total = torch.zeros(
+        *u.shape[:-3], n, n, dtype=u.dtype, device=u.device
+    ).scatter_add(-1, index, flat)
     return total / sets.shape[1]
 
 
-def loss_tilde(q: Tensor, k: Tensor, n_negatives: int, *, form: str = "corrected",
-               sets: Tensor | None = None) -> Tensor:
+def loss_tilde(
+    q: Tensor,
+    k: Tensor,
+    n_negatives: int,
+    *,
+    form: str = "corrected",
+    sets: Tensor | None = None,
+) -> Tensor:
     """The loss~ vectors (..., n, d) of Fact 1 in one of the forms :data:`FACT1_FORMS`.
 
     ``"corrected"``: loss~_i = (1/n) E^{Neg(i)}[Σ_{j∈N} e^{u_ij}/(1 + Σ_{s∈N} e^{u_is}) · z_ij] = ∂L_S/∂q_i;
@@ -264,12 +333,16 @@ def loss_tilde(q: Tensor, k: Tensor, n_negatives: int, *, form: str = "corrected
     """
     if form not in FACT1_FORMS:
         raise ValueError(f"form must be one of {FACT1_FORMS}, got {form!r}")
-    weights = negative_weights(q, k, n_negatives, sets=sets, form="partial" if form == "main_text" else "full")
+    weights = negative_weights(
+        q, k, n_negatives, sets=sets, form="partial" if form == "main_text" else "full"
+    )
     vectors = weights @ k - weights.sum(-1, keepdim=True) * k
     return vectors / q.shape[-2] if form == "corrected" else vectors
 
 
-def loss_vectors(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def loss_vectors(
+    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
     """(loss~, loss^) of Definition 4.1 by the closed forms of Facts 1 and 2 (with the 1/n of L_S), each (..., n, d).
 
     loss~_i = ∂L_S/∂q_i = (1/n) Σ_j P̄_ij (k_j − k_i);
@@ -284,8 +357,9 @@ def loss_vectors(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None 
     return tilde, hat
 
 
-def loss_vectors_autograd(q: Tensor, k: Tensor, n_negatives: int, *,
-                          sets: Tensor | None = None) -> tuple[Tensor, Tensor]:
+def loss_vectors_autograd(
+    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
+) -> tuple[Tensor, Tensor]:
     """(∂L_S/∂q, ∂L_S/∂k), each (..., n, d), by autograd through :func:`contrastive_loss` — Definition 4.1 itself.
     With batch axes, each batch element's L_S is differentiated separately."""
     _check_outputs(q, k, n_negatives)
@@ -295,7 +369,9 @@ def loss_vectors_autograd(q: Tensor, k: Tensor, n_negatives: int, *,
         return torch.autograd.grad(loss.sum(), (q_, k_))
 
 
-def fact1_comparison(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None) -> pd.DataFrame:
+def fact1_comparison(
+    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
+) -> pd.DataFrame:
     """One row per form of Fact 1 (:data:`FACT1_FORMS`): its relative error ‖form − ∂L_S/∂q‖_F / ‖∂L_S/∂q‖_F
     against autograd and the least-squares factor c minimising ‖form − c·∂L_S/∂q‖ (n for a missing 1/n).
     q, k: (n, d) (one network's outputs)."""
@@ -307,13 +383,21 @@ def fact1_comparison(q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | N
     for form in FACT1_FORMS:
         value = loss_tilde(q, k, n_negatives, form=form, sets=sets)
         factor = float((value * reference).sum() / reference.square().sum())
-        rows.append({"form": form, "relative_error": float((value - reference).norm() / reference.norm()),
-                     "factor": factor,
-                     "relative_error_after_factor": float((value - factor * reference).norm() / reference.norm())})
+        rows.append(
+            {
+                "form": form,
+                "relative_error": float((value - reference).norm() / reference.norm()),
+                "factor": factor,
+                "relative_error_after_factor": float(
+                    (value - factor * reference).norm() / reference.norm()
+                ),
+            }
+        )
     return pd.DataFrame(rows)
 
 
 # ---------------------------------------------------------------- the two encoders, Definitions 3.1–3.2
+
 
 class TwoEncoders(nn.Module):
     """Wen's query encoder f^q_W and key encoder f^k_θ (Definition 3.1) with the initialisation of
@@ -334,8 +418,12 @@ class TwoEncoders(nn.Module):
         _check_int("n_layers", n_layers, 1)
         _check_int("out_features", out_features, 1)
         self.n_layers, self.width, self.out_features = n_layers, width, out_features
-        self.query = DeepReLU(in_features, width, n_layers - 1, out_features, trainable="all")
-        self.key = DeepReLU(in_features, width, n_layers - 1, out_features, trainable="all")
+        self.query = DeepReLU(
+            in_features, width, n_layers - 1, out_features, trainable="all"
+        )
+        self.key = DeepReLU(
+            in_features, width, n_layers - 1, out_features, trainable="all"
+        )
 
     def forward(self, x: Tensor) -> tuple[Tensor, Tensor]:
         return self.query(x), self.key(x)
@@ -347,19 +435,38 @@ def step_size(width: int, out_features: int, scale: float = 1.0) -> float:
     With it the function-space step η‖∇_W f‖² ~ scale is the same for every width (Lemma 4.3:
     ‖∇_W L_S‖²_F ∝ m/d), so the trajectory radius ‖W^(t) − W^(0)‖_F ~ η ‖∇_W L_S‖_F · t shrinks like m^{−1/2}.
     """
-    return _check_positive("scale", scale) * _check_int("out_features", out_features, 1) \
+    return (
+        _check_positive("scale", scale)
+        * _check_int("out_features", out_features, 1)
         / _check_int("width", width, 1)
+    )
 
 
-HISTORY_COLUMNS = ("loss", "loss_norm", "tilde_sq", "hat_sq", "output_norm_max", "logit_max")
+HISTORY_COLUMNS = (
+    "loss",
+    "loss_norm",
+    "tilde_sq",
+    "hat_sq",
+    "output_norm_max",
+    "logit_max",
+)
 """Quantities :func:`algorithm1` records at every step (see its docstring)."""
 
 CHECKPOINT_COLUMNS = ("grad_W_sq", "grad_theta_sq", "movement_W", "movement_theta")
 """Quantities :func:`algorithm1` records at its checkpoints only (NaN at the other steps)."""
 
 
-def algorithm1(model: StackedModel, x: Tensor, n_negatives: int, n_steps: int, *, eta: float, gamma: float,
-               checkpoints: int | Sequence[int] = 60, desc: str = "Algorithm 1") -> pd.DataFrame:
+def algorithm1(
+    model: StackedModel,
+    x: Tensor,
+    n_negatives: int,
+    n_steps: int,
+    *,
+    eta: float,
+    gamma: float,
+    checkpoints: int | Sequence[int] = 60,
+    desc: str = "Algorithm 1",
+) -> pd.DataFrame:
     """Algorithm 1 (end-to-end training by gradient descent) for every seed of ``model`` at once (in place).
 
     W^(t+1) = W^(t) − η ∇_W L_S(W^(t), θ^(t)),  θ^(t+1) = θ^(t) − γ ∇_θ L_S(W^(t), θ^(t)),  t = 0 … T − 1,
@@ -384,37 +491,62 @@ def algorithm1(model: StackedModel, x: Tensor, n_negatives: int, n_steps: int, *
         and the constants ``width``, ``out_features``, ``eta``, ``gamma``.
     Raises FloatingPointError when L_S or a loss vector becomes non-finite (lower η, γ).
     """
-    if not isinstance(model, StackedModel) or not isinstance(model.template, TwoEncoders):
+    if not isinstance(model, StackedModel) or not isinstance(
+        model.template, TwoEncoders
+    ):
         raise ValueError("model must be a StackedModel of TwoEncoders")
     n_steps = _check_int("n_steps", n_steps, 1)
     eta, gamma = _check_positive("eta", eta), _check_positive("gamma", gamma)
     if not isinstance(x, Tensor) or x.ndim != 2 or not x.is_floating_point():
-        raise ValueError(f"x must be a floating-point tensor (n, b), got "
-                         f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}")
+        raise ValueError(
+            f"x must be a floating-point tensor (n, b), got "
+            f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}"
+        )
     n = x.shape[0]
     _check_int("n_negatives", n_negatives, 1, n - 1)
     if isinstance(checkpoints, numbers.Integral) and not isinstance(checkpoints, bool):
-        schedule = set(log_spaced_steps(n_steps, _check_int("checkpoints", checkpoints, 1)))
+        schedule = set(
+            log_spaced_steps(n_steps, _check_int("checkpoints", checkpoints, 1))
+        )
     elif isinstance(checkpoints, Sequence):
-        schedule = {int(s) for s in checkpoints if 0 <= int(s) <= n_steps} | {0, n_steps}
+        schedule = {int(s) for s in checkpoints if 0 <= int(s) <= n_steps} | {
+            0,
+            n_steps,
+        }
     else:
-        raise ValueError(f"checkpoints must be an int ≥ 1 or a sequence of steps, got {checkpoints!r}")
+        raise ValueError(
+            f"checkpoints must be an int ≥ 1 or a sequence of steps, got {checkpoints!r}"
+        )
     names = list(model.params)
     params = [model.params[name] for name in names]
     if x.device != params[0].device:
-        raise ValueError(f"x must be on the model's device {params[0].device}, got {x.device}")
+        raise ValueError(
+            f"x must be on the model's device {params[0].device}, got {x.device}"
+        )
     query = [name.startswith("query.") for name in names]
     rates = [eta if is_query else gamma for is_query in query]
     initial = [p.detach().clone() for p in params]
     sets = negative_sets(n, n_negatives, x.device)
     off_diagonal = ~torch.eye(n, dtype=torch.bool, device=x.device)
-    records = torch.empty(n_steps + 1, len(HISTORY_COLUMNS), model.n_seeds, dtype=torch.float64, device=x.device)
-    checked = torch.full((n_steps + 1, len(CHECKPOINT_COLUMNS), model.n_seeds), float("nan"), dtype=torch.float64,
-                         device=x.device)
+    records = torch.empty(
+        n_steps + 1,
+        len(HISTORY_COLUMNS),
+        model.n_seeds,
+        dtype=torch.float64,
+        device=x.device,
+    )
+    checked = torch.full(
+        (n_steps + 1, len(CHECKPOINT_COLUMNS), model.n_seeds),
+        float("nan"),
+        dtype=torch.float64,
+        device=x.device,
+    )
 
     def split_sum(values: list[Tensor]) -> tuple[Tensor, Tensor]:
-        return (sum(v for v, is_q in zip(values, query) if is_q),
-                sum(v for v, is_q in zip(values, query) if not is_q))
+        return (
+            sum(v for v, is_q in zip(values, query) if is_q),
+            sum(v for v, is_q in zip(values, query) if not is_q),
+        )
 
     bar = progress(range(n_steps + 1), desc=desc)
     try:
@@ -425,56 +557,108 @@ def algorithm1(model: StackedModel, x: Tensor, n_negatives: int, n_steps: int, *
             tilde, hat, grads = grads[0], grads[1], grads[2:]
             with torch.no_grad():
                 tilde_sq, hat_sq = tilde.square().sum((1, 2)), hat.square().sum((1, 2))
-                records[step] = torch.stack([
-                    loss, (tilde_sq + hat_sq).sqrt(), tilde_sq, hat_sq,
-                    torch.maximum(q.norm(dim=-1), k.norm(dim=-1)).amax(-1),
-                    pairwise_logits(q, k)[:, off_diagonal].amax(-1)]).double()
+                records[step] = torch.stack(
+                    [
+                        loss,
+                        (tilde_sq + hat_sq).sqrt(),
+                        tilde_sq,
+                        hat_sq,
+                        torch.maximum(q.norm(dim=-1), k.norm(dim=-1)).amax(-1),
+                        pairwise_logits(q, k)[:, off_diagonal].amax(-1),
+                    ]
+                ).double()
                 if not bool(torch.isfinite(records[step]).all()):
-                    raise FloatingPointError(f"L_S or a loss vector is not finite at step {step}; lower eta, gamma")
+                    raise FloatingPointError(
+                        f"L_S or a loss vector is not finite at step {step}; lower eta, gamma"
+                    )
                 if step in schedule:
-                    grad_w, grad_t = split_sum([g.flatten(1).square().sum(1) for g in grads])
-                    move_w, move_t = split_sum([(p - p0).flatten(1).square().sum(1)
-                                                for p, p0 in zip(params, initial)])
-                    checked[step] = torch.stack([grad_w, grad_t, move_w.sqrt(), move_t.sqrt()]).double()
+                    grad_w, grad_t = split_sum(
+                        [g.flatten(1).square().sum(1) for g in grads]
+                    )
+                    move_w, move_t = split_sum(
+                        [
+                            (p - p0).flatten(1).square().sum(1)
+                            for p, p0 in zip(params, initial)
+                        ]
+                    )
+                    checked[step] = torch.stack(
+                        [grad_w, grad_t, move_w.sqrt(), move_t.sqrt()]
+                    ).double()
                 if step == n_steps:
                     break
                 for p, g, rate in zip(params, grads, rates):
                     p.add_(g, alpha=-rate)
     finally:
         getattr(bar, "close", lambda: None)()
-    frame = pd.DataFrame({"step": np.repeat(np.arange(n_steps + 1), model.n_seeds),
-                          "seed": np.tile(model.seeds, n_steps + 1)})
+    frame = pd.DataFrame(
+        {
+            "step": np.repeat(np.arange(n_steps + 1), model.n_seeds),
+            "seed": np.tile(model.seeds, n_steps + 1),
+        }
+    )
     for names_, values in ((HISTORY_COLUMNS, records), (CHECKPOINT_COLUMNS, checked)):
         values = values.cpu().numpy()
         for column, name in enumerate(names_):
             frame[name] = values[:, column, :].reshape(-1)
     template = model.template
-    return frame.assign(width=template.width, out_features=template.out_features, eta=eta, gamma=gamma)
+    return frame.assign(
+        width=template.width, out_features=template.out_features, eta=eta, gamma=gamma
+    )
 
 
-def run_widths(x: Tensor, widths: Sequence[int], *, n_layers: int, out_features: int, n_negatives: int,
-               n_steps: int, n_seeds: int, step_scale: float = 1.0, seed: int = 0,
-               checkpoints: int | Sequence[int] = 60) -> pd.DataFrame:
+def run_widths(
+    x: Tensor,
+    widths: Sequence[int],
+    *,
+    n_layers: int,
+    out_features: int,
+    n_negatives: int,
+    n_steps: int,
+    n_seeds: int,
+    step_scale: float = 1.0,
+    seed: int = 0,
+    checkpoints: int | Sequence[int] = 60,
+) -> pd.DataFrame:
     """:func:`algorithm1` for each width m (η = γ = :func:`step_size`(m, d, step_scale)), ``n_seeds`` seeds each
     (seeds ``seed`` …, the same for every width), L = ``n_layers``, d = ``out_features``, k = ``n_negatives``;
     the concatenated histories (column ``width``)."""
     if not isinstance(widths, Sequence) or not widths:
-        raise ValueError(f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}")
+        raise ValueError(
+            f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}"
+        )
     frames = []
     for width in widths:
         _check_int("width", width, 1)
-        model = StackedModel(lambda: TwoEncoders(x.shape[1], width, n_layers, out_features), n_seeds, seed=seed,
-                             device=x.device)
+        model = StackedModel(
+            lambda: TwoEncoders(x.shape[1], width, n_layers, out_features),
+            n_seeds,
+            seed=seed,
+            device=x.device,
+        )
         rate = step_size(width, out_features, step_scale)
-        frames.append(algorithm1(model, x, n_negatives, n_steps, eta=rate, gamma=rate,
-                                 checkpoints=checkpoints, desc=f"m = {width}"))
+        frames.append(
+            algorithm1(
+                model,
+                x,
+                n_negatives,
+                n_steps,
+                eta=rate,
+                gamma=rate,
+                checkpoints=checkpoints,
+                desc=f"m = {width}",
+            )
+        )
     return pd.concat(frames, ignore_index=True)
 
 
 # ---------------------------------------------------------------- analysis of the histories
 
-def running_average(history: pd.DataFrame, column: str = "loss_norm",
-                    by: Sequence[str] = ("width", "seed")) -> pd.Series:
+
+def running_average(
+    history: pd.DataFrame,
+    column: str = "loss_norm",
+    by: Sequence[str] = ("width", "seed"),
+) -> pd.Series:
     """(1/T) Σ_{t=0}^{T−1} value^(t) at T = step + 1, per group ``by`` (the left side of Theorem 4.2 for
     ``column="loss_norm"``); aligned with ``history``'s index."""
     missing = {column, "step", *by} - set(history.columns)
@@ -485,7 +669,9 @@ def running_average(history: pd.DataFrame, column: str = "loss_norm",
     return (sums / (ordered["step"] + 1)).reindex(history.index)
 
 
-def descent_constant(history: pd.DataFrame, by: Sequence[str] = ("width", "seed")) -> pd.Series:
+def descent_constant(
+    history: pd.DataFrame, by: Sequence[str] = ("width", "seed")
+) -> pd.Series:
     """c = min_t (L_S^(t) − L_S^(t+1)) / ‖loss^(t)‖² per group: the measured constant of the proof's
     one-step descent L_S^(t+1) ≤ L_S^(t) − c‖loss^(t)‖² (Theorem 4.2's Ω(min(η, γ) δ m / (n³ d))).
     With c > 0, Cauchy–Schwarz and telescoping give (1/T) Σ_{t<T} ‖loss^(t)‖ ≤ (L_S^(0) / (c T))^{1/2}."""
@@ -498,48 +684,90 @@ def descent_constant(history: pd.DataFrame, by: Sequence[str] = ("width", "seed"
         decrease = group["loss"].to_numpy()[:-1] - group["loss"].to_numpy()[1:]
         return float(np.min(decrease / group["loss_norm"].to_numpy()[:-1] ** 2))
 
-    return history.groupby(list(by))[["step", "loss", "loss_norm"]].apply(one).rename("descent_constant")
+    return (
+        history.groupby(list(by))[["step", "loss", "loss_norm"]]
+        .apply(one)
+        .rename("descent_constant")
+    )
 
 
 def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
     """Lemma 4.3's ratios divided by m/d: ``ratio_W`` = ‖∇_W L_S‖²_F / Σ_i‖loss~_i‖² / (m/d) and ``ratio_theta`` =
     ‖∇_θ L_S‖²_F / Σ_i‖loss^_i‖² / (m/d), for every row of an :func:`algorithm1` history (Definition 4.1's
     loss vectors, with the 1/n; the source's bounds then read Ω(δ/n) ≤ ratio ≤ O(L n))."""
-    missing = {"grad_W_sq", "tilde_sq", "grad_theta_sq", "hat_sq", "width", "out_features"} - set(history.columns)
+    missing = {
+        "grad_W_sq",
+        "tilde_sq",
+        "grad_theta_sq",
+        "hat_sq",
+        "width",
+        "out_features",
+    } - set(history.columns)
     if missing:
         raise ValueError(f"history lacks the columns {sorted(missing)}")
     scale = history["width"] / history["out_features"]
-    return pd.DataFrame({"ratio_W": history["grad_W_sq"] / history["tilde_sq"] / scale,
-                         "ratio_theta": history["grad_theta_sq"] / history["hat_sq"] / scale}, index=history.index)
+    return pd.DataFrame(
+        {
+            "ratio_W": history["grad_W_sq"] / history["tilde_sq"] / scale,
+            "ratio_theta": history["grad_theta_sq"] / history["hat_sq"] / scale,
+        },
+        index=history.index,
+    )
 
 
 def power_law_fit(x, y) -> tuple[float, float]:
     """(slope, prefactor) of the least-squares line log y = slope · log x + log prefactor; x, y > 0, ≥ 2 points."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 2:
-        raise ValueError(f"x and y must be 1-d of the same length ≥ 2, got shapes {x.shape} and {y.shape}")
-    if not (np.all(x > 0) and np.all(y > 0) and np.all(np.isfinite(x)) and np.all(np.isfinite(y))):
+        raise ValueError(
+            f"x and y must be 1-d of the same length ≥ 2, got shapes {x.shape} and {y.shape}"
+        )
+    if not (
+        np.all(x > 0)
+        and np.all(y > 0)
+        and np.all(np.isfinite(x))
+        and np.all(np.isfinite(y))
+    ):
         raise ValueError("x and y must be finite and > 0 (log-log fit)")
     slope, intercept = np.polyfit(np.log(x), np.log(y), 1)
     return float(slope), float(np.exp(intercept))
 
 
-def theorem42_orders(n: int, n_layers: int, n_negatives: int, delta: float, epsilon: float) -> dict[str, float]:
+def theorem42_orders(
+    n: int, n_layers: int, n_negatives: int, delta: float, epsilon: float
+) -> dict[str, float]:
     """Theorem 4.2's requirements with every hidden constant set to 1 and log m dropped (log10 of each):
     ``log10_m`` of m ≥ n¹⁵ L¹² δ⁻⁵ ε⁻² (main text; the appendix has n¹²: ``log10_m_appendix``),
     ``log10_T`` of T = n¹⁰ L² k δ⁻³ ε⁻⁴, and ``log10_eta_m_over_d`` of η·m/d = ε² δ² / (n⁷ L² k)."""
     n = _check_int("n", n, 2)
     n_layers = _check_int("n_layers", n_layers, 1)
     n_negatives = _check_int("n_negatives", n_negatives, 1, n - 1)
-    delta, epsilon = _check_positive("delta", delta), _check_positive("epsilon", epsilon)
+    delta, epsilon = (
+        _check_positive("delta", delta),
+        _check_positive("epsilon", epsilon),
+    )
     lg = math.log10
-    return {"log10_m": 15 * lg(n) + 12 * lg(n_layers) - 5 * lg(delta) - 2 * lg(epsilon),
-            "log10_m_appendix": 12 * lg(n) + 12 * lg(n_layers) - 5 * lg(delta) - 2 * lg(epsilon),
-            "log10_T": 10 * lg(n) + 2 * lg(n_layers) + lg(n_negatives) - 3 * lg(delta) - 4 * lg(epsilon),
-            "log10_eta_m_over_d": 2 * lg(epsilon) + 2 * lg(delta) - 7 * lg(n) - 2 * lg(n_layers) - lg(n_negatives)}
+    return {
+        "log10_m": 15 * lg(n) + 12 * lg(n_layers) - 5 * lg(delta) - 2 * lg(epsilon),
+        "log10_m_appendix": 12 * lg(n)
+        + 12 * lg(n_layers)
+        - 5 * lg(delta)
+        - 2 * lg(epsilon),
+        "log10_T": 10 * lg(n)
+        + 2 * lg(n_layers)
+        + lg(n_negatives)
+        - 3 * lg(delta)
+        - 4 * lg(epsilon),
+        "log10_eta_m_over_d": 2 * lg(epsilon)
+        + 2 * lg(delta)
+        - 7 * lg(n)
+        - 2 * lg(n_layers)
+        - lg(n_negatives),
+    }
 
 
 # ---------------------------------------------------------------- the single shared encoder (Chapter 2)
+
 
 def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
     """The n(n − 1) fixed triplets (x_i, x_i⁺, x_i⁻) = (x_i, x_i, x_j), j ≠ i, as a LongTensor (n(n−1), 3) of
@@ -562,12 +790,16 @@ def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
     A ``loss_fn`` for :func:`ccl_helpers.train.gradient_descent` (shape checks only, so it runs under vmap)."""
     x, triplets = data
     if triplets.ndim != 2 or triplets.shape[1] != 3:
-        raise ValueError(f"triplets must have shape (M, 3), got {tuple(triplets.shape)}")
+        raise ValueError(
+            f"triplets must have shape (M, 3), got {tuple(triplets.shape)}"
+        )
     out = forward(x)
     return logistic_loss(out[triplets[:, 0]], out[triplets[:, 1]], out[triplets[:, 2]])
 
 
-def shared_loss_vectors(f: Tensor, n_negatives: int, *, sets: Tensor | None = None) -> Tensor:
+def shared_loss_vectors(
+    f: Tensor, n_negatives: int, *, sets: Tensor | None = None
+) -> Tensor:
     """∂L_S(f, f)/∂f_i (..., n, d) for one shared encoder (f^q = f^k = f, outputs f (..., n, d)):
     by the chain rule the sum loss~_i + loss^_i of the two closed forms at q = k = f."""
     tilde, hat = loss_vectors(f, f, n_negatives, sets=sets)
@@ -587,24 +819,31 @@ def shared_evaluator(x: Tensor, n_negatives: int):
     def evaluate(model) -> dict[str, Tensor]:
         f = model(x)
         vectors = shared_loss_vectors(f, n_negatives, sets=sets)
-        return {"loss_norm": vectors.square().sum((-2, -1)).sqrt(),
-                "L_S": contrastive_loss(f, f, n_negatives, sets=sets),
-                "output_norm_max": f.norm(dim=-1).amax(-1)}
+        return {
+            "loss_norm": vectors.square().sum((-2, -1)).sqrt(),
+            "L_S": contrastive_loss(f, f, n_negatives, sets=sets),
+            "output_norm_max": f.norm(dim=-1).amax(-1),
+        }
 
     return evaluate
 
 
 # ---------------------------------------------------------------- speed of the exact expectation
 
-def time_exact_expectation(q: Tensor, k: Tensor, n_negatives: int, *, repeats: int = 5,
-                           loop_repeats: int = 3) -> dict[str, float]:
+
+def time_exact_expectation(
+    q: Tensor, k: Tensor, n_negatives: int, *, repeats: int = 5, loop_repeats: int = 3
+) -> dict[str, float]:
     """Median wall-clock seconds of :func:`contrastive_loss` (vectorised, index tensor built each call) and of
     :func:`contrastive_loss_loop` on the same q, k (n, d), measured side by side (no gradient).
 
     Returns ``vectorised_s``, ``loop_s``, ``ratio`` = loop_s / vectorised_s, ``abs_difference`` of the
     two values, ``n_sets`` = n·C(n−1, k)."""
     n = _check_outputs(q, k, n_negatives)
-    repeats, loop_repeats = _check_int("repeats", repeats, 1), _check_int("loop_repeats", loop_repeats, 1)
+    repeats, loop_repeats = (
+        _check_int("repeats", repeats, 1),
+        _check_int("loop_repeats", loop_repeats, 1),
+    )
 
     def timed(function, times):
         values, seconds = [], []
@@ -620,8 +859,15 @@ def time_exact_expectation(q: Tensor, k: Tensor, n_negatives: int, *, repeats: i
         return values[-1], statistics.median(seconds)
 
     with torch.no_grad():
-        contrastive_loss(q, k, n_negatives)    # warm-up
+        contrastive_loss(q, k, n_negatives)  # warm-up
         fast, fast_s = timed(lambda: contrastive_loss(q, k, n_negatives), repeats)
-        slow, slow_s = timed(lambda: contrastive_loss_loop(q, k, n_negatives), loop_repeats)
-    return {"vectorised_s": fast_s, "loop_s": slow_s, "ratio": slow_s / fast_s,
-            "abs_difference": float((fast - slow).abs()), "n_sets": n * math.comb(n - 1, n_negatives)}
+        slow, slow_s = timed(
+            lambda: contrastive_loss_loop(q, k, n_negatives), loop_repeats
+        )
+    return {
+        "vectorised_s": fast_s,
+        "loop_s": slow_s,
+        "ratio": slow_s / fast_s,
+        "abs_difference": float((fast - slow).abs()),
+        "n_sets": n * math.comb(n - 1, n_negatives),
+    }

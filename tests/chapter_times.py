@@ -21,9 +21,15 @@ def cell_times(report: str) -> list[tuple[str, int, float]]:
     """(notebook path, code-cell index, seconds) for every cell of the report."""
     rows = []
     for case in ET.parse(report).getroot().iter("testcase"):
-        classname = case.get("classname") or "?"                 # e.g. "book.01_curl_framework.ipynb"
+        classname = case.get("classname") or "?"  # e.g. "book.01_curl_framework.ipynb"
         path = classname.removesuffix(".ipynb").replace(".", "/") + ".ipynb"
-        rows.append((path, int(case.get("name", "Cell -1").split()[-1]), float(case.get("time", 0))))
+        rows.append(
+            (
+                path,
+                int(case.get("name", "Cell -1").split()[-1]),
+                float(case.get("time", 0)),
+            )
+        )
     return rows
 
 
@@ -43,15 +49,23 @@ def cell_label(path: str, index: int, width: int = 90) -> str:
     if not 0 <= index < len(code):
         return "?"
     lines = [line.strip() for line in code[index].source.splitlines()]
-    first = next((line for line in lines if line and not line.startswith("# NBVAL")), "")
-    return first if len(first) <= width else first[:width - 1] + "…"
+    first = next(
+        (line for line in lines if line and not line.startswith("# NBVAL")), ""
+    )
+    return first if len(first) <= width else first[: width - 1] + "…"
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("report", nargs="?", default="_build/nbval.xml")
-    parser.add_argument("--top", type=int, default=0, help="also list the K slowest cells")
-    parser.add_argument("--scale", default="standard", help="the CCL_SCALE the report was made at (for the label)")
+    parser.add_argument(
+        "--top", type=int, default=0, help="also list the K slowest cells"
+    )
+    parser.add_argument(
+        "--scale",
+        default="standard",
+        help="the CCL_SCALE the report was made at (for the label)",
+    )
     args = parser.parse_args(argv)
     times = chapter_times(args.report)
     for name, seconds in sorted(times.items()):
@@ -60,8 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     print(f"all chapters: {total / 60:.1f} min at CCL_SCALE={args.scale}")
     if args.top:
         print(f"slowest {args.top} cells:")
-        for path, index, seconds in sorted(cell_times(args.report), key=lambda row: -row[2])[:args.top]:
-            print(f"  {seconds:7.1f} s ({seconds / total:4.0%})  {Path(path).stem} cell {index}: {cell_label(path, index)}")
+        for path, index, seconds in sorted(
+            cell_times(args.report), key=lambda row: -row[2]
+        )[: args.top]:
+            print(
+                f"  {seconds:7.1f} s ({seconds / total:4.0%})  {Path(path).stem} cell {index}: {cell_label(path, index)}"
+            )
     return 0
 
 

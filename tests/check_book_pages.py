@@ -34,9 +34,17 @@ def toc_files() -> list[str]:
 def main() -> int:
     html = Path(sys.argv[1]) if len(sys.argv) > 1 else ROOT / "_build" / "html"
     pages = [html / "index.html"] + [html / f"{name}.html" for name in toc_files()]
-    missing = [str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p) for p in pages if not p.is_file()]
+    missing = [
+        str(p.relative_to(ROOT) if p.is_relative_to(ROOT) else p)
+        for p in pages
+        if not p.is_file()
+    ]
     if missing:
-        print("Pages listed in _toc.yml but missing from the HTML build:", *missing, sep="\n  ")
+        print(
+            "Pages listed in _toc.yml but missing from the HTML build:",
+            *missing,
+            sep="\n  ",
+        )
         return 1
     print(f"All {len(pages)} pages of _toc.yml are in {html}.")
     return 0

@@ -22,19 +22,35 @@ def test_vmap_benchmark_sides_train_the_same_models(monkeypatch):
     """Both sides of every case end at the same parameters up to rounding (2 steps, one repetition)."""
     monkeypatch.setenv("CI", "1")
     rows = bench_vmap_seeds.run(steps=2, repeats=1, device="cpu")
-    assert [r["model"] for r in rows] == [c.name for c in bench_vmap_seeds.cases(torch.device("cpu"))]
+    assert [r["model"] for r in rows] == [
+        c.name for c in bench_vmap_seeds.cases(torch.device("cpu"))
+    ]
     for r in rows:
         assert r["max_param_difference"] < 1e-4, r
-        assert r["stacked_s"] > 0 and r["sequential_s"] > 0 and r["goal"] == bench_vmap_seeds.GOAL_CPU
-        assert 0 < r["matmul_share_sequential"] < 1 and 0 < r["matmul_share_stacked"] < 1
-        assert r["ceiling"] == pytest.approx(1 / r["matmul_share_sequential"]) and r["ceiling"] > 1
+        assert (
+            r["stacked_s"] > 0
+            and r["sequential_s"] > 0
+            and r["goal"] == bench_vmap_seeds.GOAL_CPU
+        )
+        assert (
+            0 < r["matmul_share_sequential"] < 1 and 0 < r["matmul_share_stacked"] < 1
+        )
+        assert (
+            r["ceiling"] == pytest.approx(1 / r["matmul_share_sequential"])
+            and r["ceiling"] > 1
+        )
 
 
 def test_readme_table_is_replaced_between_markers(tmp_path):
     readme = tmp_path / "README.md"
-    readme.write_text(f"intro\n{run_all.README_START}\nold table\n{run_all.README_END}\nrest\n")
+    readme.write_text(
+        f"intro\n{run_all.README_START}\nold table\n{run_all.README_END}\nrest\n"
+    )
     run_all.write_readme_table(readme, "| new |")
-    assert readme.read_text() == f"intro\n{run_all.README_START}\n| new |\n{run_all.README_END}\nrest\n"
+    assert (
+        readme.read_text()
+        == f"intro\n{run_all.README_START}\n| new |\n{run_all.README_END}\nrest\n"
+    )
     readme.write_text("no markers\n")
     with pytest.raises(ValueError, match="bench-table"):
         run_all.write_readme_table(readme, "| new |")
@@ -47,15 +63,26 @@ def test_project_readme_has_the_table_markers():
 
 def test_chapter_times_sums_cells_and_ranks_the_slowest(tmp_path, capsys):
     report = tmp_path / "nbval.xml"
-    report.write_text('<testsuites><testsuite>'
-                      '<testcase classname="book.01_curl_framework.ipynb" name="Cell 0" time="3.0" />'
-                      '<testcase classname="book.01_curl_framework.ipynb" name="Cell 1" time="60.0" />'
-                      '<testcase classname="book.02_multiple_negatives.ipynb" name="Cell 0" time="57.0" />'
-                      '</testsuite></testsuites>')
-    assert chapter_times.chapter_times(str(report)) == {"book/01_curl_framework.ipynb": 63.0,
-                                                        "book/02_multiple_negatives.ipynb": 57.0}
+    report.write_text(
+        "<testsuites><testsuite>"
+        '<testcase classname="book.01_curl_framework.ipynb" name="Cell 0" time="3.0" />'
+        '<testcase classname="book.01_curl_framework.ipynb" name="Cell 1" time="60.0" />'
+        '<testcase classname="book.02_multiple_negatives.ipynb" name="Cell 0" time="57.0" />'
+        "</testsuite></testsuites>"
+    )
+    assert chapter_times.chapter_times(str(report)) == {
+        "book/01_curl_framework.ipynb": 63.0,
+        "book/02_multiple_negatives.ipynb": 57.0,
+    }
     chapter_times.main([str(report), "--top", "2"])
     out = capsys.readouterr().out
-    assert "book/01_curl_framework.ipynb: 1.1 min (63 s)" in out and "all chapters: 2.0 min" in out
+    assert (
+        "book/01_curl_framework.ipynb: 1.1 min (63 s)" in out
+        and "all chapters: 2.0 min" in out
+    )
     slowest = [line for line in out.splitlines() if " s (" in line]
-    assert len(slowest) == 2 and "01_curl_framework cell 1" in slowest[0] and "02_multiple_negatives cell 0" in slowest[1]
+    assert (
+        len(slowest) == 2
+        and "01_curl_framework cell 1" in slowest[0]
+        and "02_multiple_negatives cell 0" in slowest[1]
+    )

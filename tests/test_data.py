@@ -5,21 +5,31 @@ offline parsers (IDX, CIFAR-10 batches) on small files the tests write."""
 
 from __future__ import annotations
 
+import gzip
 import math
+import os
+import pickle
+import struct
 
 import numpy as np
 import pytest
 import torch
 from scipy import stats
 
-import gzip
-import os
-import pickle
-import struct
-
-from ccl_helpers.data import (EmpiricalClasses, GaussianClasses, check_class_probs, duplicate_rows,
-                              fixed_triplets, load_cifar10_batches, load_digits, load_idx, load_mnist,
-                              separation, train_test_split, unit_sphere)
+from ccl_helpers.data import (
+    EmpiricalClasses,
+    GaussianClasses,
+    check_class_probs,
+    duplicate_rows,
+    fixed_triplets,
+    load_cifar10_batches,
+    load_digits,
+    load_idx,
+    load_mnist,
+    separation,
+    train_test_split,
+    unit_sphere,
+)
 
 RHO = torch.tensor([0.5, 0.3, 0.2])
 
@@ -33,7 +43,11 @@ def indexed_set(counts=(3, 5, 2), width=2):
     reveals its index, hence its class). Labels are interleaved, not sorted, to exercise the order."""
     labels = torch.cat([torch.full((n,), c) for c, n in enumerate(counts)])
     labels = labels[torch.randperm(labels.numel(), generator=gen(123))]
-    inputs = torch.arange(labels.numel(), dtype=torch.float64)[:, None, None].expand(-1, width, 3).clone()
+    inputs = (
+        torch.arange(labels.numel(), dtype=torch.float64)[:, None, None]
+        .expand(-1, width, 3)
+        .clone()
+    )
     return inputs, labels
 
 
@@ -45,6 +59,7 @@ def index_of(sampled, input_ndim=2):
 
 
 # ---------------------------------------------------------------- shapes
+
 
 @pytest.mark.parametrize("shape", [(7,), (3, 4), (2, 1, 3)])
 @pytest.mark.parametrize("block_size", [None, 1, 4])
@@ -72,10 +87,14 @@ def test_gaussian_sampler_shapes(shape, block_size):
     assert anchor.shape == (*shape, 5)
     assert positive.shape == negative.shape == (*shape, *block, 5)
     assert c_pos.shape == c_neg.shape == shape
-    assert latent.sample_given(torch.zeros(*shape, dtype=torch.long), gen()).shape == (*shape, 5)
+    assert latent.sample_given(torch.zeros(*shape, dtype=torch.long), gen()).shape == (
+        *shape,
+        5,
+    )
 
 
 # ---------------------------------------------------------------- classes of the samples
+
 
 @pytest.mark.parametrize("block_size", [None, 1, 5])
 def test_empirical_samples_come_from_their_class(block_size):
@@ -83,10 +102,18 @@ def test_empirical_samples_come_from_their_class(block_size):
     latent = EmpiricalClasses(inputs, labels, class_probs=RHO)
     anchor, positive, c_pos = latent.sample_sim((40, 3), gen(2), block_size=block_size)
     negative, c_neg = latent.sample_neg((40, 3), gen(3), block_size=block_size)
-    expand = (lambda c: c) if block_size is None else (lambda c: c.unsqueeze(-1).expand(*c.shape, block_size))
+    expand = (
+        (lambda c: c)
+        if block_size is None
+        else (lambda c: c.unsqueeze(-1).expand(*c.shape, block_size))
+    )
     assert torch.equal(labels[index_of(anchor)], c_pos)
-    assert torch.equal(labels[index_of(positive)], expand(c_pos))   # every positive of a block shares c⁺
-    assert torch.equal(labels[index_of(negative)], expand(c_neg))   # every negative of a block shares c⁻
+    assert torch.equal(
+        labels[index_of(positive)], expand(c_pos)
+    )  # every positive of a block shares c⁺
+    assert torch.equal(
+        labels[index_of(negative)], expand(c_neg)
+    )  # every negative of a block shares c⁻
 
 
 def test_empirical_block_positives_are_independent_draws():
@@ -95,7 +122,9 @@ def test_empirical_block_positives_are_independent_draws():
     _, positive, _ = latent.sample_sim((200,), gen(4), block_size=4)
     index = index_of(positive)
     # i.i.d. uniform over 6 examples: a block of 4 has 4 distinct members with probability 6·5·4·3/6⁴.
-    distinct = torch.tensor([len(set(row.tolist())) == 4 for row in index]).double().mean()
+    distinct = (
+        torch.tensor([len(set(row.tolist())) == 4 for row in index]).double().mean()
+    )
     p = 6 * 5 * 4 * 3 / 6**4
     assert abs(float(distinct) - p) < 4 * math.sqrt(p * (1 - p) / 200)
 
@@ -106,7 +135,10 @@ def test_gaussian_samples_come_from_their_class():
     negative, c_neg = latent.sample_neg((30,), gen(6), block_size=3)
 
     def nearest(x):
-        return torch.cdist(x.reshape(-1, 4), latent.means).argmin(-1).reshape(x.shape[:-1])
+        return (
+            torch.cdist(x.reshape(-1, 4), latent.means).argmin(-1).reshape(x.shape[:-1])
+        )
+
     assert torch.equal(nearest(anchor), c_pos)
     assert torch.equal(nearest(positive), c_pos[:, None].expand(-1, 3))
     assert torch.equal(nearest(negative), c_neg[:, None].expand(-1, 3))
@@ -124,6 +156,7 @@ def test_empirical_uniform_within_class():
 
 
 # ---------------------------------------------------------------- class frequencies and τ
+
 
 @pytest.mark.parametrize("rho", [[0.5, 0.3, 0.2], [0.1, 0.1, 0.7, 0.1], [0.25, 0.75]])
 def test_sample_classes_frequencies_match_rho(rho):
@@ -154,11 +187,15 @@ def test_empirical_default_rho_is_label_frequencies():
     assert latent.counts.tolist() == [3, 5, 2]
 
 
-@pytest.mark.parametrize("rho, tau", [([0.5, 0.3, 0.2], 0.38), ([0.25] * 4, 0.25), ([0.9, 0.1], 0.82)])
+@pytest.mark.parametrize(
+    "rho, tau", [([0.5, 0.3, 0.2], 0.38), ([0.25] * 4, 0.25), ([0.9, 0.1], 0.82)]
+)
 def test_collision_probability_closed_form(rho, tau):
     latent = GaussianClasses(torch.tensor(rho), torch.zeros(len(rho), 1), 1.0)
     assert latent.collision_probability == pytest.approx(tau, abs=1e-6)
-    assert latent.collision_probability == pytest.approx(sum(p * p for p in rho), abs=1e-6)
+    assert latent.collision_probability == pytest.approx(
+        sum(p * p for p in rho), abs=1e-6
+    )
 
 
 @pytest.mark.parametrize("block_size", [None, 2])
@@ -184,6 +221,7 @@ def test_samplers_are_deterministic_under_the_generator():
 
 # ---------------------------------------------------------------- Gaussian moments
 
+
 def test_gaussian_class_means_and_std():
     means = torch.tensor([[0.0, 1.0, -2.0], [3.0, -1.0, 0.5]])
     latent = GaussianClasses(torch.tensor([0.4, 0.6]), means, 0.7)
@@ -196,14 +234,20 @@ def test_gaussian_class_means_and_std():
     # independent coordinates
     x = latent.sample_given(torch.zeros(n, dtype=torch.long), gen(30)).double()
     corr = torch.corrcoef(x.T)
-    assert torch.all((corr - torch.eye(3, dtype=torch.float64)).abs() < 4 / math.sqrt(n))
+    assert torch.all(
+        (corr - torch.eye(3, dtype=torch.float64)).abs() < 4 / math.sqrt(n)
+    )
 
 
 def test_gaussian_sim_residuals_are_noise():
     latent = GaussianClasses.random(3, 4, noise_std=0.5, seed=5)
     anchor, positive, classes = latent.sample_sim((5_000,), gen(31), block_size=2)
-    residual = torch.cat([(anchor - latent.means[classes]).flatten(),
-                          (positive - latent.means[classes][:, None]).flatten()]).double()
+    residual = torch.cat(
+        [
+            (anchor - latent.means[classes]).flatten(),
+            (positive - latent.means[classes][:, None]).flatten(),
+        ]
+    ).double()
     n = residual.numel()
     assert abs(float(residual.mean())) < 4 * 0.5 / math.sqrt(n)
     assert abs(float(residual.std()) - 0.5) < 4 * 0.5 / math.sqrt(2 * n)
@@ -215,15 +259,20 @@ def test_gaussian_random():
     torch.testing.assert_close(latent.class_probs, torch.full((5,), 0.2))
     assert latent.noise_std == 0.2
     # ‖m_c‖² ~ separation² · χ²_dim / dim, whose std is separation² · √(2/dim) ≈ 0.64 here
-    assert torch.all((latent.means.norm(dim=1) ** 2 - 9.0).abs() < 4 * 9.0 * math.sqrt(2 / 400))
+    assert torch.all(
+        (latent.means.norm(dim=1) ** 2 - 9.0).abs() < 4 * 9.0 * math.sqrt(2 / 400)
+    )
     again = GaussianClasses.random(5, 400, separation=3.0, noise_std=0.2, seed=4)
     assert torch.equal(latent.means, again.means)
-    assert not torch.equal(latent.means, GaussianClasses.random(5, 400, separation=3.0, seed=5).means)
+    assert not torch.equal(
+        latent.means, GaussianClasses.random(5, 400, separation=3.0, seed=5).means
+    )
     custom = GaussianClasses.random(2, 3, class_probs=torch.tensor([0.3, 0.7]))
     torch.testing.assert_close(custom.class_probs, torch.tensor([0.3, 0.7]))
 
 
 # ---------------------------------------------------------------- digits and the split
+
 
 def test_load_digits():
     from sklearn.datasets import load_digits as sklearn_digits
@@ -233,7 +282,9 @@ def test_load_digits():
     assert labels.shape == (1797,) and labels.dtype == torch.long
     assert float(images.min()) == 0.0 and float(images.max()) == 1.0
     assert sorted(labels.unique().tolist()) == list(range(10))
-    np.testing.assert_allclose(images[:, 0].numpy() * 16, sklearn_digits().images, atol=1e-5)
+    np.testing.assert_allclose(
+        images[:, 0].numpy() * 16, sklearn_digits().images, atol=1e-5
+    )
     double, _ = load_digits(dtype=torch.float64)
     assert double.dtype == torch.float64
 
@@ -248,11 +299,17 @@ def split_data(n_per_class=(20, 30, 10)):
 @pytest.mark.parametrize("test_fraction", [0.2, 0.3, 0.5])
 def test_train_test_split_is_stratified_disjoint_and_complete(test_fraction):
     inputs, labels = split_data()
-    x_train, y_train, x_test, y_test = train_test_split(inputs, labels, test_fraction, seed=3)
+    x_train, y_train, x_test, y_test = train_test_split(
+        inputs, labels, test_fraction, seed=3
+    )
     train_index, test_index = x_train[:, 0].long(), x_test[:, 0].long()
-    assert torch.equal(labels[train_index], y_train) and torch.equal(labels[test_index], y_test)
+    assert torch.equal(labels[train_index], y_train) and torch.equal(
+        labels[test_index], y_test
+    )
     assert set(train_index.tolist()).isdisjoint(test_index.tolist())
-    assert sorted(train_index.tolist() + test_index.tolist()) == list(range(labels.numel()))
+    assert sorted(train_index.tolist() + test_index.tolist()) == list(
+        range(labels.numel())
+    )
     assert y_test.numel() == math.ceil(test_fraction * labels.numel())
     for c, n_c in enumerate((20, 30, 10)):
         assert abs(int((y_test == c).sum()) - test_fraction * n_c) <= 1
@@ -270,12 +327,15 @@ def test_train_test_split_is_deterministic_under_the_seed():
 
 # ---------------------------------------------------------------- validation
 
+
 def test_check_class_probs_accepts_a_distribution():
     rho = torch.tensor([0.2, 0.8])
     assert check_class_probs(rho) is rho
 
 
-@pytest.mark.parametrize("rho", [[0.5, 0.4], [0.6, 0.6], [1.2, -0.2], [1.0], [[0.5, 0.5]]])
+@pytest.mark.parametrize(
+    "rho", [[0.5, 0.4], [0.6, 0.6], [1.2, -0.2], [1.0], [[0.5, 0.5]]]
+)
 def test_bad_class_probs_raise(rho):
     with pytest.raises(ValueError, match="class_probs"):
         check_class_probs(torch.tensor(rho))
@@ -308,15 +368,17 @@ def test_gaussian_random_bad_sizes_raise(n_classes, dim):
 def test_empirical_bad_inputs_raise():
     inputs, labels = split_data((2, 3))
     with pytest.raises(ValueError, match="labels"):
-        EmpiricalClasses(inputs[:-1], labels)                        # n mismatch
+        EmpiricalClasses(inputs[:-1], labels)  # n mismatch
     with pytest.raises(ValueError, match="labels"):
-        EmpiricalClasses(inputs, labels[:, None])                    # labels not a vector
+        EmpiricalClasses(inputs, labels[:, None])  # labels not a vector
     with pytest.raises(ValueError, match="labels"):
         EmpiricalClasses(inputs, labels.masked_fill(labels == 0, 2))  # class 0 missing
     with pytest.raises(ValueError, match="labels"):
-        EmpiricalClasses(inputs, torch.zeros_like(labels))           # a single class
+        EmpiricalClasses(inputs, torch.zeros_like(labels))  # a single class
     with pytest.raises(ValueError, match="class_probs"):
-        EmpiricalClasses(inputs, labels, class_probs=torch.tensor([0.2, 0.3, 0.5]))  # wrong length
+        EmpiricalClasses(
+            inputs, labels, class_probs=torch.tensor([0.2, 0.3, 0.5])
+        )  # wrong length
 
 
 @pytest.mark.parametrize("shape", [(0,), (3, 0), (-1, 2)])
@@ -355,6 +417,7 @@ def test_split_length_mismatch_raises():
 
 # ---------------------------------------------------------------- unit sphere and separation δ
 
+
 def test_unit_sphere_flattens_and_normalises():
     x = torch.randn(6, 2, 3, generator=gen(0), dtype=torch.float64)
     u = unit_sphere(x)
@@ -389,7 +452,9 @@ def brute_force_separation(x):
     return best, pair
 
 
-@pytest.mark.parametrize("n, dim, block_elements", [(2, 3, 2**24), (17, 5, 2**24), (40, 8, 50), (33, 4, 1)])
+@pytest.mark.parametrize(
+    "n, dim, block_elements", [(2, 3, 2**24), (17, 5, 2**24), (40, 8, 50), (33, 4, 1)]
+)
 def test_separation_equals_brute_force(n, dim, block_elements):
     x = unit_sphere(torch.randn(n, dim, generator=gen(n), dtype=torch.float64))
     delta, pair = separation(x, return_pair=True, block_elements=block_elements)
@@ -414,8 +479,11 @@ def test_separation_counts_duplicates_as_zero_and_warns():
 
 def test_duplicate_rows_equals_brute_force():
     x = torch.randint(0, 3, (30, 2), generator=gen(4)).double()
-    expected = sorted((min(i for i in range(j) if torch.equal(x[i], x[j])), j)
-                      for j in range(30) if any(torch.equal(x[i], x[j]) for i in range(j)))
+    expected = sorted(
+        (min(i for i in range(j) if torch.equal(x[i], x[j])), j)
+        for j in range(30)
+        if any(torch.equal(x[i], x[j]) for i in range(j))
+    )
     assert sorted(map(tuple, duplicate_rows(x).tolist())) == expected
 
 
@@ -426,7 +494,9 @@ def test_separation_of_the_digits_is_positive():
     assert duplicate_rows(images).shape == (0, 2)
 
 
-@pytest.mark.parametrize("x", [torch.zeros(1, 3), torch.zeros(0, 3), torch.ones(3, 2, dtype=torch.long)])
+@pytest.mark.parametrize(
+    "x", [torch.zeros(1, 3), torch.zeros(0, 3), torch.ones(3, 2, dtype=torch.long)]
+)
 def test_separation_bad_inputs_raise(x):
     with pytest.raises(ValueError, match="x must"):
         separation(x)
@@ -434,22 +504,32 @@ def test_separation_bad_inputs_raise(x):
 
 # ---------------------------------------------------------------- fixed triplets
 
+
 def test_fixed_triplets_classes_distinctness_and_unit_norm():
     inputs, labels = indexed_set(counts=(40, 50, 45), width=2)
-    inputs = inputs + 1.0                                         # no all-zero example
+    inputs = inputs + 1.0  # no all-zero example
     triplets = fixed_triplets(inputs, labels, 20, gen(5))
     n = 20
     for tensor in (triplets.anchor, triplets.positive, triplets.negative):
         assert tensor.shape == (n, 6)
-        torch.testing.assert_close(tensor.norm(dim=1), torch.ones(n, dtype=torch.float64))
+        torch.testing.assert_close(
+            tensor.norm(dim=1), torch.ones(n, dtype=torch.float64)
+        )
     index = triplets.index
     assert index.shape == (n, 3) and index.dtype == torch.long
-    assert len(set(index.flatten().tolist())) == 3 * n              # no example used twice
+    assert len(set(index.flatten().tolist())) == 3 * n  # no example used twice
     assert torch.equal(labels[index[:, 0]], triplets.anchor_class)
-    assert torch.equal(labels[index[:, 1]], triplets.anchor_class)  # the positive shares the class
+    assert torch.equal(
+        labels[index[:, 1]], triplets.anchor_class
+    )  # the positive shares the class
     assert torch.equal(labels[index[:, 2]], triplets.negative_class)
-    expected = inputs.flatten(1)[index] / inputs.flatten(1)[index].norm(dim=-1, keepdim=True)
-    torch.testing.assert_close(torch.stack([triplets.anchor, triplets.positive, triplets.negative], 1), expected)
+    expected = inputs.flatten(1)[index] / inputs.flatten(1)[index].norm(
+        dim=-1, keepdim=True
+    )
+    torch.testing.assert_close(
+        torch.stack([triplets.anchor, triplets.positive, triplets.negative], 1),
+        expected,
+    )
     assert triplets.inputs().shape == (3 * n, 6)
     assert float(separation(triplets.inputs())) > 0
 
@@ -469,11 +549,17 @@ def test_fixed_triplets_negative_classes():
 def test_fixed_triplets_class_probs_and_determinism():
     inputs, labels = indexed_set(counts=(500, 300, 300), width=1)
     inputs = inputs + 1.0
-    first = fixed_triplets(inputs, labels, 150, gen(7), class_probs=torch.tensor([0.8, 0.1, 0.1]))
-    second = fixed_triplets(inputs, labels, 150, gen(7), class_probs=torch.tensor([0.8, 0.1, 0.1]))
+    first = fixed_triplets(
+        inputs, labels, 150, gen(7), class_probs=torch.tensor([0.8, 0.1, 0.1])
+    )
+    second = fixed_triplets(
+        inputs, labels, 150, gen(7), class_probs=torch.tensor([0.8, 0.1, 0.1])
+    )
     for a, b in zip(first, second):
         assert torch.equal(a, b)
-    assert not torch.equal(first.index, fixed_triplets(inputs, labels, 150, gen(8)).index)
+    assert not torch.equal(
+        first.index, fixed_triplets(inputs, labels, 150, gen(8)).index
+    )
     share = float((first.anchor_class == 0).double().mean())
     assert abs(share - 0.8) < 4 * math.sqrt(0.16 / 150)
 
@@ -489,13 +575,20 @@ def test_fixed_triplets_bad_arguments_raise():
         fixed_triplets(inputs, labels, 2, gen(), negatives="hard")
     with pytest.raises(ValueError, match="labels"):
         fixed_triplets(inputs[:-1], labels, 2, gen())
-    with pytest.raises(ValueError, match="lower n"):              # class 0 cannot give 3·2 examples
+    with pytest.raises(ValueError, match="lower n"):  # class 0 cannot give 3·2 examples
         fixed_triplets(inputs, labels, 3, gen(), class_probs=torch.tensor([1.0, 0.0]))
 
 
 # ---------------------------------------------------------------- offline parsers (files written here)
 
-IDX_CODES = {np.uint8: 0x08, np.int8: 0x09, np.int16: 0x0B, np.int32: 0x0C, np.float32: 0x0D, np.float64: 0x0E}
+IDX_CODES = {
+    np.uint8: 0x08,
+    np.int8: 0x09,
+    np.int16: 0x0B,
+    np.int32: 0x0C,
+    np.float32: 0x0D,
+    np.float64: 0x0E,
+}
 
 
 def write_idx(path, array, compress=False):
@@ -508,8 +601,17 @@ def write_idx(path, array, compress=False):
 
 
 @pytest.mark.parametrize("compress", [False, True])
-@pytest.mark.parametrize("dtype, shape", [(np.uint8, (4, 3, 5)), (np.int8, (7,)), (np.int16, (2, 3)),
-                                          (np.int32, (3, 2)), (np.float32, (2, 2, 2)), (np.float64, (5,))])
+@pytest.mark.parametrize(
+    "dtype, shape",
+    [
+        (np.uint8, (4, 3, 5)),
+        (np.int8, (7,)),
+        (np.int16, (2, 3)),
+        (np.int32, (3, 2)),
+        (np.float32, (2, 2, 2)),
+        (np.float64, (5,)),
+    ],
+)
 def test_load_idx_round_trip(tmp_path, compress, dtype, shape):
     rng = np.random.default_rng(0)
     array = (rng.normal(size=shape) * 100).astype(dtype)
@@ -543,7 +645,9 @@ def test_load_mnist_from_local_files(tmp_path, compress):
     write_idx(tmp_path / f"t10k-images-idx3-ubyte{suffix}", images, compress)
     write_idx(tmp_path / f"t10k-labels-idx1-ubyte{suffix}", labels, compress)
     x, y = load_mnist(tmp_path, train=False)
-    assert x.shape == (5, 1, 28, 28) and x.dtype == torch.float32 and y.dtype == torch.long
+    assert (
+        x.shape == (5, 1, 28, 28) and x.dtype == torch.float32 and y.dtype == torch.long
+    )
     np.testing.assert_allclose(x[:, 0].numpy() * 255, images, atol=1e-4)
     np.testing.assert_array_equal(y.numpy(), labels)
     with pytest.raises(FileNotFoundError, match="train-images"):
@@ -557,8 +661,12 @@ def write_cifar(directory, names, per_batch=3, seed=0):
     for name in names:
         data = rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8)
         labels = rng.integers(0, 10, per_batch).tolist()
-        batch = {b"batch_label": name.encode(), b"labels": labels, b"data": data,
-                 b"filenames": [b"x.png"] * per_batch}
+        batch = {
+            b"batch_label": name.encode(),
+            b"labels": labels,
+            b"data": data,
+            b"filenames": [b"x.png"] * per_batch,
+        }
         with open(directory / name, "wb") as handle:
             pickle.dump(batch, handle, protocol=2)
         written.append((data, labels))
@@ -569,12 +677,18 @@ def test_load_cifar10_batches_round_trip(tmp_path):
     names = [f"data_batch_{i}" for i in range(1, 6)]
     written = write_cifar(tmp_path / "cifar", names + ["test_batch"])
     images, labels = load_cifar10_batches(tmp_path / "cifar")
-    assert images.shape == (15, 3, 32, 32) and images.dtype == torch.float32 and labels.dtype == torch.long
+    assert (
+        images.shape == (15, 3, 32, 32)
+        and images.dtype == torch.float32
+        and labels.dtype == torch.long
+    )
     data = np.concatenate([d for d, _ in written[:5]])
     assert labels.tolist() == sum((l for _, l in written[:5]), [])
     # row layout: 1024 red, 1024 green, 1024 blue values, each plane row-major
     for n, c, r, col in [(0, 0, 0, 0), (4, 1, 5, 7), (14, 2, 31, 31), (7, 2, 0, 31)]:
-        assert float(images[n, c, r, col]) * 255 == pytest.approx(data[n, c * 1024 + r * 32 + col], abs=1e-3)
+        assert float(images[n, c, r, col]) * 255 == pytest.approx(
+            data[n, c * 1024 + r * 32 + col], abs=1e-3
+        )
     test_images, test_labels = load_cifar10_batches(tmp_path / "cifar", train=False)
     assert test_images.shape == (3, 3, 32, 32) and test_labels.tolist() == written[5][1]
 
@@ -591,7 +705,9 @@ def test_load_cifar10_bad_files(tmp_path):
         load_cifar10_batches(tmp_path / "junk", train=False)
     (tmp_path / "evil").mkdir()
     (tmp_path / "evil" / "test_batch").write_bytes(pickle.dumps({b"data": os.getcwd}))
-    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):    # refuses to unpickle other objects
+    with pytest.raises(
+        ValueError, match="not a CIFAR-10 batch"
+    ):  # refuses to unpickle other objects
         load_cifar10_batches(tmp_path / "evil", train=False)
     (tmp_path / "shape").mkdir()
     with open(tmp_path / "shape" / "test_batch", "wb") as handle:

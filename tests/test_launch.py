@@ -20,7 +20,7 @@ from ccl_helpers import launch
 
 REPO = Path(__file__).resolve().parents[1]
 OPTIONS = ["--scale", "smoke", "--steps", "4", "--batch-size", "16", "--seed", "3"]
-TIMEOUT_S = 120.0                  # the runs need ~10 s; this only guards against a hang
+TIMEOUT_S = 120.0  # the runs need ~10 s; this only guards against a hang
 RTOL = 1e-5
 
 
@@ -30,14 +30,44 @@ def runs(tmp_path_factory) -> dict[str, dict]:
     exit code, output and JSON."""
     directory = tmp_path_factory.mktemp("launch")
     commands = {
-        "two": [sys.executable, "-m", "torch.distributed.run", "--standalone", "--nproc_per_node=2",
-                "-m", "ccl_helpers.launch", *OPTIONS, "--out", str(directory / "two.json")],
-        "one": [sys.executable, "-m", "ccl_helpers.launch", *OPTIONS, "--out", str(directory / "one.json")],
+        "two": [
+            sys.executable,
+            "-m",
+            "torch.distributed.run",
+            "--standalone",
+            "--nproc_per_node=2",
+            "-m",
+            "ccl_helpers.launch",
+            *OPTIONS,
+            "--out",
+            str(directory / "two.json"),
+        ],
+        "one": [
+            sys.executable,
+            "-m",
+            "ccl_helpers.launch",
+            *OPTIONS,
+            "--out",
+            str(directory / "one.json"),
+        ],
     }
-    env = {**os.environ, "OMP_NUM_THREADS": "1", "CCL_THREADS": "1", "CI": "1"}   # CI: no progress bars
-    processes = {name: subprocess.Popen(command, cwd=REPO, env=env, stdout=subprocess.PIPE,
-                                        stderr=subprocess.PIPE, text=True)
-                 for name, command in commands.items()}
+    env = {
+        **os.environ,
+        "OMP_NUM_THREADS": "1",
+        "CCL_THREADS": "1",
+        "CI": "1",
+    }  # CI: no progress bars
+    processes = {
+        name: subprocess.Popen(
+            command,
+            cwd=REPO,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for name, command in commands.items()
+    }
     results = {}
     for name, process in processes.items():
         try:
@@ -46,33 +76,55 @@ def runs(tmp_path_factory) -> dict[str, dict]:
             process.kill()
             stdout, stderr = process.communicate()
         path = directory / f"{name}.json"
-        results[name] = {"returncode": process.returncode, "stdout": stdout, "stderr": stderr,
-                         "json": json.loads(path.read_text()) if path.exists() else None}
+        results[name] = {
+            "returncode": process.returncode,
+            "stdout": stdout,
+            "stderr": stderr,
+            "json": json.loads(path.read_text()) if path.exists() else None,
+        }
     return results
 
 
-@pytest.mark.parametrize("name, world_size, backend", [("two", 2, "gloo"), ("one", 1, None)])
+@pytest.mark.parametrize(
+    "name, world_size, backend", [("two", 2, "gloo"), ("one", 1, None)]
+)
 def test_run_exits_0_and_writes_json(runs, name, world_size, backend):
     run = runs[name]
     assert run["returncode"] == 0, run["stderr"][-3000:]
     result = run["json"]
-    assert result["world_size"] == world_size and result["backend"] == backend and result["device"] == "cpu"
+    assert (
+        result["world_size"] == world_size
+        and result["backend"] == backend
+        and result["device"] == "cpu"
+    )
     assert (result["scale"], result["steps"], result["batch_size"]) == ("smoke", 4, 16)
-    assert len(result["losses"]) == 4 and all(0 < loss < 10 for loss in result["losses"])
-    assert 0.1 < result["linear_probe_accuracy"] <= 1 and 0.1 < result["knn_accuracy"] <= 1
+    assert len(result["losses"]) == 4 and all(
+        0 < loss < 10 for loss in result["losses"]
+    )
+    assert (
+        0.1 < result["linear_probe_accuracy"] <= 1 and 0.1 < result["knn_accuracy"] <= 1
+    )
     summary = [line for line in run["stdout"].splitlines() if "NT-Xent" in line]
-    assert len(summary) == 1 and summary[0].startswith(f"{world_size} process")   # rank 0 only
+    assert len(summary) == 1 and summary[0].startswith(
+        f"{world_size} process"
+    )  # rank 0 only
 
 
 def test_two_processes_equal_one_process(runs):
     # every rank trains on its shard of the same global batch, with negatives from the whole batch
-    torch.testing.assert_close(torch.tensor(runs["two"]["json"]["losses"], dtype=torch.float64),
-                               torch.tensor(runs["one"]["json"]["losses"], dtype=torch.float64),
-                               rtol=RTOL, atol=0)
+    torch.testing.assert_close(
+        torch.tensor(runs["two"]["json"]["losses"], dtype=torch.float64),
+        torch.tensor(runs["one"]["json"]["losses"], dtype=torch.float64),
+        rtol=RTOL,
+        atol=0,
+    )
 
 
 def test_import_adds_distributed_without_a_process_group():
-    assert "distributed" in ccl_helpers.__all__ and ccl_helpers.distributed.__name__ == "ccl_helpers.distributed"
+    assert (
+        "distributed" in ccl_helpers.__all__
+        and ccl_helpers.distributed.__name__ == "ccl_helpers.distributed"
+    )
     assert not torch.distributed.is_initialized()
 
 
@@ -85,23 +137,32 @@ def test_defaults_follow_the_scale(monkeypatch):
     assert (options.temperature, options.lr, options.out) == (0.5, 1e-3, None)
 
 
-@pytest.mark.parametrize("argv, world_size, message", [
-    (["--batch-size", "7"], 2, r"--batch-size .* multiple of the number of processes \(2\), got 7"),
-    (["--batch-size", "1"], 1, "--batch-size"),
-    (["--steps", "0"], 1, "--steps"),
-    (["--temperature", "0"], 1, "--temperature"),
-    (["--temperature", "nan"], 1, "--temperature"),
-    (["--lr", "-1"], 1, "--lr"),
-    (["--lr", "inf"], 1, "--lr"),
-    (["--seed", "-1"], 1, "--seed"),
-])
+@pytest.mark.parametrize(
+    "argv, world_size, message",
+    [
+        (
+            ["--batch-size", "7"],
+            2,
+            r"--batch-size .* multiple of the number of processes \(2\), got 7",
+        ),
+        (["--batch-size", "1"], 1, "--batch-size"),
+        (["--steps", "0"], 1, "--steps"),
+        (["--temperature", "0"], 1, "--temperature"),
+        (["--temperature", "nan"], 1, "--temperature"),
+        (["--lr", "-1"], 1, "--lr"),
+        (["--lr", "inf"], 1, "--lr"),
+        (["--seed", "-1"], 1, "--seed"),
+    ],
+)
 def test_bad_options_raise(argv, world_size, message):
     with pytest.raises(ValueError, match=message):
         launch.check_options(launch.parse_args(["--scale", "smoke", *argv]), world_size)
 
 
 def test_good_options_pass():
-    launch.check_options(launch.parse_args(["--scale", "smoke", "--batch-size", "12"]), 4)
+    launch.check_options(
+        launch.parse_args(["--scale", "smoke", "--batch-size", "12"]), 4
+    )
 
 
 def test_unknown_scale_is_a_usage_error(capsys):

@@ -12,7 +12,13 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from ccl_helpers.losses import REDUCTIONS, info_nce_loss, logistic_loss, nt_xent_loss, reduce
+from ccl_helpers.losses import (
+    REDUCTIONS,
+    info_nce_loss,
+    logistic_loss,
+    nt_xent_loss,
+    reduce,
+)
 
 LOSSES = {"logistic": logistic_loss, "info_nce": info_nce_loss, "nt_xent": nt_xent_loss}
 HALF_DTYPES = [torch.bfloat16, torch.float16]
@@ -20,18 +26,34 @@ HALF_DTYPES = [torch.bfloat16, torch.float16]
 
 def draw(*shape, seed=0, scale=1.0, dtype=torch.float64):
     generator = torch.Generator().manual_seed(seed)
-    return (scale * torch.randn(*shape, generator=generator, dtype=torch.float64)).to(dtype)
+    return (scale * torch.randn(*shape, generator=generator, dtype=torch.float64)).to(
+        dtype
+    )
 
 
-def make_inputs(name, lead, dim=5, n_negatives=3, seed=0, scale=1.0, dtype=torch.float64):
+def make_inputs(
+    name, lead, dim=5, n_negatives=3, seed=0, scale=1.0, dtype=torch.float64
+):
     """Positional args and keyword args of loss ``name``; for nt_xent, ``lead`` ends with B."""
+
     def x(*shape, offset):
         return draw(*shape, seed=seed * 10 + offset, scale=scale, dtype=dtype)
+
     if name == "logistic":
-        return (x(*lead, dim, offset=0), x(*lead, dim, offset=1), x(*lead, dim, offset=2)), {}
+        return (
+            x(*lead, dim, offset=0),
+            x(*lead, dim, offset=1),
+            x(*lead, dim, offset=2),
+        ), {}
     if name == "info_nce":
-        return ((x(*lead, dim, offset=0), x(*lead, dim, offset=1), x(*lead, n_negatives, dim, offset=2)),
-                {"temperature": 0.7})
+        return (
+            (
+                x(*lead, dim, offset=0),
+                x(*lead, dim, offset=1),
+                x(*lead, n_negatives, dim, offset=2),
+            ),
+            {"temperature": 0.7},
+        )
     return (x(*lead, dim, offset=0), x(*lead, dim, offset=1)), {"temperature": 0.3}
 
 
@@ -41,14 +63,19 @@ def per_sample_shape(name, lead):
 
 # ---------------------------------------------------------------- naive references (float64)
 
+
 def dot(u, v):
     return sum(a * b for a, b in zip(u, v))
 
 
 def naive_logistic(anchor, positive, negative):
-    return torch.tensor([math.log(1 + math.exp(dot(a, n) - dot(a, p)))
-                         for a, p, n in zip(anchor.tolist(), positive.tolist(), negative.tolist())],
-                        dtype=torch.float64)
+    return torch.tensor(
+        [
+            math.log(1 + math.exp(dot(a, n) - dot(a, p)))
+            for a, p, n in zip(anchor.tolist(), positive.tolist(), negative.tolist())
+        ],
+        dtype=torch.float64,
+    )
 
 
 def naive_info_nce(anchor, positive, negatives, temperature):
@@ -68,25 +95,42 @@ def naive_nt_xent(z1, z2, temperature):
     for i in range(two_b):
         positive = (i + batch_size) % two_b
         numerator = math.exp(dot(views[i], views[positive]) / temperature)
-        denominator = sum(math.exp(dot(views[i], views[j]) / temperature) for j in range(two_b) if j != i)
+        denominator = sum(
+            math.exp(dot(views[i], views[j]) / temperature)
+            for j in range(two_b)
+            if j != i
+        )
         losses.append(-math.log(numerator / denominator))
     return torch.tensor(losses, dtype=torch.float64)
 
 
 # ---------------------------------------------------------------- values against references
 
+
 def test_logistic_matches_naive_loop():
-    anchor, positive, negative = draw(7, 5, seed=1), draw(7, 5, seed=2), draw(7, 5, seed=3)
+    anchor, positive, negative = (
+        draw(7, 5, seed=1),
+        draw(7, 5, seed=2),
+        draw(7, 5, seed=3),
+    )
     expected = naive_logistic(anchor, positive, negative)
-    torch.testing.assert_close(logistic_loss(anchor, positive, negative, reduction="none"), expected)
+    torch.testing.assert_close(
+        logistic_loss(anchor, positive, negative, reduction="none"), expected
+    )
 
 
 @pytest.mark.parametrize("temperature", [0.1, 1.0, 3.0])
 @pytest.mark.parametrize("n_negatives", [1, 4])
 def test_info_nce_matches_naive_loop(temperature, n_negatives):
-    anchor, positive, negatives = draw(6, 5, seed=1), draw(6, 5, seed=2), draw(6, n_negatives, 5, seed=3)
+    anchor, positive, negatives = (
+        draw(6, 5, seed=1),
+        draw(6, 5, seed=2),
+        draw(6, n_negatives, 5, seed=3),
+    )
     expected = naive_info_nce(anchor, positive, negatives, temperature)
-    actual = info_nce_loss(anchor, positive, negatives, temperature=temperature, reduction="none")
+    actual = info_nce_loss(
+        anchor, positive, negatives, temperature=temperature, reduction="none"
+    )
     torch.testing.assert_close(actual, expected)
 
 
@@ -95,7 +139,9 @@ def test_info_nce_matches_naive_loop(temperature, n_negatives):
 def test_nt_xent_matches_naive_loop(temperature, batch_size):
     z1, z2 = draw(batch_size, 4, seed=1, scale=3.0), draw(batch_size, 4, seed=2)
     expected = naive_nt_xent(z1, z2, temperature)
-    torch.testing.assert_close(nt_xent_loss(z1, z2, temperature=temperature, reduction="none"), expected)
+    torch.testing.assert_close(
+        nt_xent_loss(z1, z2, temperature=temperature, reduction="none"), expected
+    )
 
 
 def test_nt_xent_matches_cross_entropy_formula():
@@ -106,31 +152,51 @@ def test_nt_xent_matches_cross_entropy_formula():
     logits = (views @ views.T / temperature).fill_diagonal_(-math.inf)
     targets = (torch.arange(2 * batch_size) + batch_size) % (2 * batch_size)
     expected = F.cross_entropy(logits, targets, reduction="none")
-    torch.testing.assert_close(nt_xent_loss(z1, z2, temperature=temperature, reduction="none"), expected)
+    torch.testing.assert_close(
+        nt_xent_loss(z1, z2, temperature=temperature, reduction="none"), expected
+    )
 
 
 def test_logistic_is_info_nce_with_one_negative():
-    anchor, positive, negative = draw(3, 4, 6, seed=1), draw(3, 4, 6, seed=2), draw(3, 4, 6, seed=3)
-    torch.testing.assert_close(logistic_loss(anchor, positive, negative, reduction="none"),
-                               info_nce_loss(anchor, positive, negative.unsqueeze(-2), reduction="none"))
+    anchor, positive, negative = (
+        draw(3, 4, 6, seed=1),
+        draw(3, 4, 6, seed=2),
+        draw(3, 4, 6, seed=3),
+    )
+    torch.testing.assert_close(
+        logistic_loss(anchor, positive, negative, reduction="none"),
+        info_nce_loss(anchor, positive, negative.unsqueeze(-2), reduction="none"),
+    )
 
 
 def test_info_nce_temperature_scales_the_anchor():
-    anchor, positive, negatives = draw(5, 4, seed=1), draw(5, 4, seed=2), draw(5, 3, 4, seed=3)
-    torch.testing.assert_close(info_nce_loss(anchor, positive, negatives, temperature=0.25, reduction="none"),
-                               info_nce_loss(4 * anchor, positive, negatives, reduction="none"))
+    anchor, positive, negatives = (
+        draw(5, 4, seed=1),
+        draw(5, 4, seed=2),
+        draw(5, 3, 4, seed=3),
+    )
+    torch.testing.assert_close(
+        info_nce_loss(anchor, positive, negatives, temperature=0.25, reduction="none"),
+        info_nce_loss(4 * anchor, positive, negatives, reduction="none"),
+    )
 
 
 @pytest.mark.parametrize("n_negatives", [1, 7])
 def test_info_nce_is_log_n_plus_one_when_all_scores_are_equal(n_negatives):
     anchor = torch.zeros(4, 3, dtype=torch.float64)
-    loss = info_nce_loss(anchor, draw(4, 3, seed=1), draw(4, n_negatives, 3, seed=2), reduction="none")
-    torch.testing.assert_close(loss, torch.full((4,), math.log(n_negatives + 1), dtype=torch.float64))
+    loss = info_nce_loss(
+        anchor, draw(4, 3, seed=1), draw(4, n_negatives, 3, seed=2), reduction="none"
+    )
+    torch.testing.assert_close(
+        loss, torch.full((4,), math.log(n_negatives + 1), dtype=torch.float64)
+    )
 
 
 def test_nt_xent_accepts_leading_dimensions():
     z1, z2 = draw(3, 4, 5, seed=1), draw(3, 4, 5, seed=2)
-    expected = torch.stack([nt_xent_loss(z1[k], z2[k], reduction="none") for k in range(3)])
+    expected = torch.stack(
+        [nt_xent_loss(z1[k], z2[k], reduction="none") for k in range(3)]
+    )
     torch.testing.assert_close(nt_xent_loss(z1, z2, reduction="none"), expected)
 
 
@@ -145,6 +211,7 @@ def test_nt_xent_zero_embedding_gives_finite_loss_and_gradient():
 
 # ---------------------------------------------------------------- reductions, dtype, device
 
+
 @pytest.mark.parametrize("name", LOSSES)
 def test_reductions(name):
     lead = (3, 4)
@@ -157,13 +224,19 @@ def test_reductions(name):
     assert mean.shape == total.shape == ()
     torch.testing.assert_close(mean, per_sample.mean())
     torch.testing.assert_close(total, per_sample.sum())
-    torch.testing.assert_close(LOSSES[name](*args, **kwargs), mean)  # the default is "mean"
+    torch.testing.assert_close(
+        LOSSES[name](*args, **kwargs), mean
+    )  # the default is "mean"
 
 
 @pytest.mark.parametrize("reduction", REDUCTIONS)
 def test_reduce(reduction):
     per_sample = torch.tensor([[1.0, 2.0], [3.0, 6.0]])
-    expected = {"mean": torch.tensor(3.0), "sum": torch.tensor(12.0), "none": per_sample}[reduction]
+    expected = {
+        "mean": torch.tensor(3.0),
+        "sum": torch.tensor(12.0),
+        "none": per_sample,
+    }[reduction]
     torch.testing.assert_close(reduce(per_sample, reduction), expected)
 
 
@@ -171,8 +244,10 @@ def test_reduce(reduction):
 def test_leading_dimensions_are_samples(name):
     args, kwargs = make_inputs(name, (3, 4))
     flat_args = [a.reshape(12, *a.shape[2:]) for a in args]
-    torch.testing.assert_close(LOSSES[name](*args, **kwargs, reduction="none"),
-                               LOSSES[name](*flat_args, **kwargs, reduction="none").reshape(3, 4))
+    torch.testing.assert_close(
+        LOSSES[name](*args, **kwargs, reduction="none"),
+        LOSSES[name](*flat_args, **kwargs, reduction="none").reshape(3, 4),
+    )
 
 
 @pytest.mark.parametrize("dtype", [torch.float64, torch.float32, *HALF_DTYPES])
@@ -198,13 +273,23 @@ def test_cuda_matches_cpu(name):
     args, kwargs = make_inputs(name, (8,), dtype=torch.float32)
     loss = LOSSES[name](*[a.cuda() for a in args], **kwargs, reduction="none")
     assert loss.device.type == "cuda"
-    torch.testing.assert_close(loss.cpu(), LOSSES[name](*args, **kwargs, reduction="none"))
+    torch.testing.assert_close(
+        loss.cpu(), LOSSES[name](*args, **kwargs, reduction="none")
+    )
 
 
 # ---------------------------------------------------------------- extreme logits (up to 1e4)
 
-@pytest.mark.parametrize("dtype, rtol", [(torch.float64, 1e-12), (torch.float32, 1e-6),
-                                         (torch.bfloat16, 1e-2), (torch.float16, 1e-3)])
+
+@pytest.mark.parametrize(
+    "dtype, rtol",
+    [
+        (torch.float64, 1e-12),
+        (torch.float32, 1e-6),
+        (torch.bfloat16, 1e-2),
+        (torch.float16, 1e-3),
+    ],
+)
 def test_logistic_at_logits_1e4_is_the_hinge_limit(dtype, rtol):
     """Inner products of ±1e4: the loss is max(0, gap), its gradient sigmoid(gap)·(n − p)."""
     anchor = torch.tensor([[100.0, 0.0]] * 4)
@@ -213,13 +298,17 @@ def test_logistic_at_logits_1e4_is_the_hinge_limit(dtype, rtol):
     gap = torch.tensor([2e4, -2e4, 1e4, 0.0])
     expected_loss = torch.tensor([2e4, 0.0, 1e4, math.log(2)])
     weight = torch.tensor([1.0, 0.0, 1.0, 0.5]).unsqueeze(-1)  # sigmoid(gap)
-    anchor, positive, negative = (t.to(dtype).requires_grad_(True) for t in (anchor, positive, negative))
+    anchor, positive, negative = (
+        t.to(dtype).requires_grad_(True) for t in (anchor, positive, negative)
+    )
     loss = logistic_loss(anchor, positive, negative, reduction="none")
     loss.sum().backward()
     assert torch.isfinite(loss).all()
     assert (loss.float() >= 0).all() and gap.shape == loss.shape
     torch.testing.assert_close(loss.float(), expected_loss, rtol=rtol, atol=rtol)
-    torch.testing.assert_close(anchor.grad.float(), weight * (negative - positive).detach().float())
+    torch.testing.assert_close(
+        anchor.grad.float(), weight * (negative - positive).detach().float()
+    )
     torch.testing.assert_close(positive.grad.float(), -weight * anchor.detach().float())
     torch.testing.assert_close(negative.grad.float(), weight * anchor.detach().float())
 
@@ -232,22 +321,37 @@ def unit_vectors(*shape, seed):
 def test_info_nce_at_logits_1e4(norm, temperature):
     """|logits| up to 1e4: max(0, max gap) ≤ loss ≤ max(0, max gap) + log(N + 1), and the
     gradient with respect to the anchor is Σ_j softmax(logits)_j v_j / t − p / t."""
-    anchor, positive = norm * unit_vectors(16, 8, seed=1), norm * unit_vectors(16, 8, seed=2)
+    anchor, positive = (
+        norm * unit_vectors(16, 8, seed=1),
+        norm * unit_vectors(16, 8, seed=2),
+    )
     negatives = norm * unit_vectors(16, 5, 8, seed=3)
-    candidates = torch.cat([positive.unsqueeze(1), negatives], dim=1)            # (B, 1 + N, d)
-    logits = torch.einsum("bd,bkd->bk", anchor, candidates) / temperature         # float64 reference
+    candidates = torch.cat([positive.unsqueeze(1), negatives], dim=1)  # (B, 1 + N, d)
+    logits = (
+        torch.einsum("bd,bkd->bk", anchor, candidates) / temperature
+    )  # float64 reference
     assert logits.abs().max() > 5e3
     hinge = (logits.max(-1).values - logits[:, 0]).clamp_min(0)
     weights = logits.softmax(-1)
-    expected_grad = (torch.einsum("bk,bkd->bd", weights, candidates) - positive) / temperature
+    expected_grad = (
+        torch.einsum("bk,bkd->bd", weights, candidates) - positive
+    ) / temperature
 
     anchor32 = anchor.float().requires_grad_(True)
-    loss = info_nce_loss(anchor32, positive.float(), negatives.float(), temperature=temperature, reduction="none")
+    loss = info_nce_loss(
+        anchor32,
+        positive.float(),
+        negatives.float(),
+        temperature=temperature,
+        reduction="none",
+    )
     loss.sum().backward()
     assert torch.isfinite(loss).all() and torch.isfinite(anchor32.grad).all()
     loss = loss.double()
     assert (loss >= hinge - 1e-2).all() and (loss <= hinge + math.log(6) + 1e-2).all()
-    torch.testing.assert_close(anchor32.grad.double(), expected_grad, rtol=1e-3, atol=1e-3 * norm / temperature)
+    torch.testing.assert_close(
+        anchor32.grad.double(), expected_grad, rtol=1e-3, atol=1e-3 * norm / temperature
+    )
 
 
 def test_nt_xent_at_logits_1e4():
@@ -258,7 +362,10 @@ def test_nt_xent_at_logits_1e4():
     cosines = views @ views.T
     positive = torch.cat([cosines.diagonal(batch_size), cosines.diagonal(-batch_size)])
     negatives = cosines.masked_fill(torch.eye(2 * batch_size, dtype=torch.bool), -2.0)
-    negatives[torch.arange(2 * batch_size), (torch.arange(2 * batch_size) + batch_size) % (2 * batch_size)] = -2.0
+    negatives[
+        torch.arange(2 * batch_size),
+        (torch.arange(2 * batch_size) + batch_size) % (2 * batch_size),
+    ] = -2.0
     hinge = (negatives.max(-1).values - positive).clamp_min(0) / temperature
     assert hinge.max() > 5e3
 
@@ -295,7 +402,9 @@ def test_half_precision_close_to_float32(name, dtype):
     args = [a.requires_grad_(True) for a in args]
     loss = LOSSES[name](*args, **kwargs, reduction="none")
     loss.sum().backward()
-    reference = LOSSES[name](*[a.detach().float() for a in args], **kwargs, reduction="none")
+    reference = LOSSES[name](
+        *[a.detach().float() for a in args], **kwargs, reduction="none"
+    )
     assert loss.dtype == dtype and torch.isfinite(loss).all()
     assert all(torch.isfinite(a.grad).all() for a in args)
     tol = HALF_TOLERANCE[dtype]
@@ -308,20 +417,32 @@ def near_parallel(norm, *shape, seed, spread=0.05):
     return norm * F.normalize(direction + spread * draw(*shape, seed=seed), dim=-1)
 
 
-@pytest.mark.parametrize("dtype, norm, temperature", [(torch.float16, 30.0, 0.01), (torch.bfloat16, 100.0, 1.0)])
-def test_half_precision_info_nce_with_logits_beyond_the_float16_range(dtype, norm, temperature):
+@pytest.mark.parametrize(
+    "dtype, norm, temperature",
+    [(torch.float16, 30.0, 0.01), (torch.bfloat16, 100.0, 1.0)],
+)
+def test_half_precision_info_nce_with_logits_beyond_the_float16_range(
+    dtype, norm, temperature
+):
     """Inner products ≈ 900 (float16) or 1e4 (bfloat16), divided by t: logits ≈ 9e4 or 1e4, past
     float16's maximum 65504 in the first case, while the loss (a difference of logits) stays in range.
     The inner products are rounded to the dtype, so the error bound is eps · max |logit|."""
-    anchor, positive = near_parallel(norm, 16, 8, seed=1), near_parallel(norm, 16, 8, seed=2)
+    anchor, positive = (
+        near_parallel(norm, 16, 8, seed=1),
+        near_parallel(norm, 16, 8, seed=2),
+    )
     negatives = near_parallel(norm, 16, 5, 8, seed=3)
     args = [t.to(dtype) for t in (anchor, positive, negatives)]
     loss = info_nce_loss(*args, temperature=temperature, reduction="none")
-    reference = info_nce_loss(*[a.double() for a in args], temperature=temperature, reduction="none")
+    reference = info_nce_loss(
+        *[a.double() for a in args], temperature=temperature, reduction="none"
+    )
     max_logit = (args[0].double() * args[1].double()).sum(-1).abs().max() / temperature
     assert max_logit > 0.9 * norm**2 / temperature and reference.max() > 1
     assert loss.dtype == dtype and torch.isfinite(loss).all()
-    torch.testing.assert_close(loss.double(), reference, rtol=0, atol=torch.finfo(dtype).eps * max_logit)
+    torch.testing.assert_close(
+        loss.double(), reference, rtol=0, atol=torch.finfo(dtype).eps * max_logit
+    )
 
 
 @pytest.mark.parametrize("dtype", HALF_DTYPES)
@@ -329,19 +450,26 @@ def test_half_precision_nt_xent_at_low_temperature(dtype):
     """Cosines rounded to the dtype, divided by t = 1e-4: the error bound is eps / t."""
     z1, z2 = draw(8, 16, seed=1, dtype=dtype), draw(8, 16, seed=2, dtype=dtype)
     loss = nt_xent_loss(z1, z2, temperature=1e-4, reduction="none")
-    reference = nt_xent_loss(z1.double(), z2.double(), temperature=1e-4, reduction="none")
+    reference = nt_xent_loss(
+        z1.double(), z2.double(), temperature=1e-4, reduction="none"
+    )
     assert torch.isfinite(loss).all() and reference.max() > 1e3
-    torch.testing.assert_close(loss.double(), reference, rtol=0, atol=torch.finfo(dtype).eps / 1e-4)
+    torch.testing.assert_close(
+        loss.double(), reference, rtol=0, atol=torch.finfo(dtype).eps / 1e-4
+    )
 
 
 # ---------------------------------------------------------------- gradients
+
 
 @pytest.mark.parametrize("reduction", ["none", "mean"])
 @pytest.mark.parametrize("name", LOSSES)
 def test_gradcheck(name, reduction):
     args, kwargs = make_inputs(name, (3,), dim=4, n_negatives=2)
     args = tuple(a.requires_grad_(True) for a in args)
-    assert torch.autograd.gradcheck(partial(LOSSES[name], **kwargs, reduction=reduction), args)
+    assert torch.autograd.gradcheck(
+        partial(LOSSES[name], **kwargs, reduction=reduction), args
+    )
 
 
 # ---------------------------------------------------------------- argument validation
@@ -349,26 +477,74 @@ def test_gradcheck(name, reduction):
 A, P, NEG = torch.randn(4, 3), torch.randn(4, 3), torch.randn(4, 2, 3)
 BAD_CALLS = {
     "logistic positive shape": (lambda: logistic_loss(A, P[:3], P), "positive"),
-    "logistic negative shape": (lambda: logistic_loss(A, P, torch.randn(4, 5)), "negative"),
-    "logistic scalar anchor": (lambda: logistic_loss(torch.tensor(1.0), torch.tensor(1.0), torch.tensor(1.0)), "anchor"),
-    "logistic integer anchor": (lambda: logistic_loss(torch.ones(4, 3, dtype=torch.long), P, P), "anchor"),
-    "logistic reduction": (lambda: logistic_loss(A, P, P, reduction="avg"), "reduction"),
-    "info_nce zero negatives": (lambda: info_nce_loss(A, P, torch.randn(4, 0, 3)), r"negatives.*N >= 1"),
-    "info_nce negatives without N": (lambda: info_nce_loss(A, P, torch.randn(4, 3)), "negatives"),
-    "info_nce negatives dim": (lambda: info_nce_loss(A, P, torch.randn(4, 2, 5)), "negatives"),
-    "info_nce negatives batch": (lambda: info_nce_loss(A, P, torch.randn(5, 2, 3)), "negatives"),
-    "info_nce positive shape": (lambda: info_nce_loss(A, torch.randn(4, 4), NEG), "positive"),
-    "info_nce temperature 0": (lambda: info_nce_loss(A, P, NEG, temperature=0.0), "temperature"),
-    "info_nce temperature < 0": (lambda: info_nce_loss(A, P, NEG, temperature=-1.0), "temperature"),
-    "info_nce temperature nan": (lambda: info_nce_loss(A, P, NEG, temperature=math.nan), "temperature"),
-    "info_nce temperature inf": (lambda: info_nce_loss(A, P, NEG, temperature=math.inf), "temperature"),
-    "info_nce temperature str": (lambda: info_nce_loss(A, P, NEG, temperature="1"), "temperature"),
-    "info_nce reduction": (lambda: info_nce_loss(A, P, NEG, reduction=None), "reduction"),
+    "logistic negative shape": (
+        lambda: logistic_loss(A, P, torch.randn(4, 5)),
+        "negative",
+    ),
+    "logistic scalar anchor": (
+        lambda: logistic_loss(torch.tensor(1.0), torch.tensor(1.0), torch.tensor(1.0)),
+        "anchor",
+    ),
+    "logistic integer anchor": (
+        lambda: logistic_loss(torch.ones(4, 3, dtype=torch.long), P, P),
+        "anchor",
+    ),
+    "logistic reduction": (
+        lambda: logistic_loss(A, P, P, reduction="avg"),
+        "reduction",
+    ),
+    "info_nce zero negatives": (
+        lambda: info_nce_loss(A, P, torch.randn(4, 0, 3)),
+        r"negatives.*N >= 1",
+    ),
+    "info_nce negatives without N": (
+        lambda: info_nce_loss(A, P, torch.randn(4, 3)),
+        "negatives",
+    ),
+    "info_nce negatives dim": (
+        lambda: info_nce_loss(A, P, torch.randn(4, 2, 5)),
+        "negatives",
+    ),
+    "info_nce negatives batch": (
+        lambda: info_nce_loss(A, P, torch.randn(5, 2, 3)),
+        "negatives",
+    ),
+    "info_nce positive shape": (
+        lambda: info_nce_loss(A, torch.randn(4, 4), NEG),
+        "positive",
+    ),
+    "info_nce temperature 0": (
+        lambda: info_nce_loss(A, P, NEG, temperature=0.0),
+        "temperature",
+    ),
+    "info_nce temperature < 0": (
+        lambda: info_nce_loss(A, P, NEG, temperature=-1.0),
+        "temperature",
+    ),
+    "info_nce temperature nan": (
+        lambda: info_nce_loss(A, P, NEG, temperature=math.nan),
+        "temperature",
+    ),
+    "info_nce temperature inf": (
+        lambda: info_nce_loss(A, P, NEG, temperature=math.inf),
+        "temperature",
+    ),
+    "info_nce temperature str": (
+        lambda: info_nce_loss(A, P, NEG, temperature="1"),
+        "temperature",
+    ),
+    "info_nce reduction": (
+        lambda: info_nce_loss(A, P, NEG, reduction=None),
+        "reduction",
+    ),
     "nt_xent B = 1": (lambda: nt_xent_loss(A[:1], P[:1]), r"B >= 2"),
     "nt_xent shape": (lambda: nt_xent_loss(A, P[:3]), "z2"),
     "nt_xent 1-d": (lambda: nt_xent_loss(A[0], P[0]), "z1"),
     "nt_xent temperature 0": (lambda: nt_xent_loss(A, P, temperature=0), "temperature"),
-    "nt_xent temperature < 0": (lambda: nt_xent_loss(A, P, temperature=-0.5), "temperature"),
+    "nt_xent temperature < 0": (
+        lambda: nt_xent_loss(A, P, temperature=-0.5),
+        "temperature",
+    ),
     "nt_xent reduction": (lambda: nt_xent_loss(A, P, reduction="Mean"), "reduction"),
     "reduce reduction": (lambda: reduce(A, "average"), "reduction"),
 }
@@ -387,6 +563,7 @@ def test_reduction_error_lists_the_allowed_values():
 
 # ---------------------------------------------------------------- torch.func.vmap over seeds
 
+
 @pytest.mark.parametrize("reduction", ["mean", "none"])
 @pytest.mark.parametrize("name", LOSSES)
 def test_vmap_over_seeds_equals_loop(name, reduction):
@@ -403,8 +580,12 @@ def test_vmap_of_grad_equals_loop_of_autograd(name):
     expected = []
     for seed in range(3):
         first = args[0][seed].clone().requires_grad_(True)
-        expected.append(torch.autograd.grad(loss(first, *(a[seed] for a in args[1:])), first)[0])
-    torch.testing.assert_close(torch.func.vmap(torch.func.grad(loss))(*args), torch.stack(expected))
+        expected.append(
+            torch.autograd.grad(loss(first, *(a[seed] for a in args[1:])), first)[0]
+        )
+    torch.testing.assert_close(
+        torch.func.vmap(torch.func.grad(loss))(*args), torch.stack(expected)
+    )
 
 
 # ---------------------------------------------------------------- hypothesis properties
@@ -416,85 +597,163 @@ temperatures = st.floats(1e-2, 10.0)
 
 
 @PROPERTY_SETTINGS
-@given(seed=seeds, batch_size=st.integers(2, 6), dim=st.integers(1, 6), scale=scales,
-       n_negatives=st.integers(1, 6), name=st.sampled_from(list(LOSSES)))
+@given(
+    seed=seeds,
+    batch_size=st.integers(2, 6),
+    dim=st.integers(1, 6),
+    scale=scales,
+    n_negatives=st.integers(1, 6),
+    name=st.sampled_from(list(LOSSES)),
+)
 def test_property_loss_is_nonnegative(seed, batch_size, dim, scale, n_negatives, name):
-    args, kwargs = make_inputs(name, (batch_size,), dim=dim, n_negatives=n_negatives, seed=seed,
-                               scale=scale, dtype=torch.float32)
+    args, kwargs = make_inputs(
+        name,
+        (batch_size,),
+        dim=dim,
+        n_negatives=n_negatives,
+        seed=seed,
+        scale=scale,
+        dtype=torch.float32,
+    )
     loss = LOSSES[name](*args, **kwargs, reduction="none")
     assert torch.isfinite(loss).all() and (loss >= 0).all()
 
 
 @PROPERTY_SETTINGS
-@given(seed=seeds, dim=st.integers(1, 6), n_negatives=st.integers(1, 6), scale=scales, temperature=temperatures)
-def test_property_info_nce_is_bracketed_by_the_score_gaps(seed, dim, n_negatives, scale, temperature):
+@given(
+    seed=seeds,
+    dim=st.integers(1, 6),
+    n_negatives=st.integers(1, 6),
+    scale=scales,
+    temperature=temperatures,
+)
+def test_property_info_nce_is_bracketed_by_the_score_gaps(
+    seed, dim, n_negatives, scale, temperature
+):
     """With gaps g_i = (aᵀn_i − aᵀp)/t: log(1 + N e^{min g}) ≤ loss ≤ log(1 + N e^{max g})."""
-    args, _ = make_inputs("info_nce", (8,), dim=dim, n_negatives=n_negatives, seed=seed, scale=scale)
+    args, _ = make_inputs(
+        "info_nce", (8,), dim=dim, n_negatives=n_negatives, seed=seed, scale=scale
+    )
     anchor, positive, negatives = args
-    gaps = (torch.einsum("bd,bnd->bn", anchor, negatives) - (anchor * positive).sum(-1, keepdim=True)) / temperature
+    gaps = (
+        torch.einsum("bd,bnd->bn", anchor, negatives)
+        - (anchor * positive).sum(-1, keepdim=True)
+    ) / temperature
     log_n = math.log(n_negatives)
-    lower, upper = F.softplus(gaps.min(-1).values + log_n), F.softplus(gaps.max(-1).values + log_n)
+    lower, upper = (
+        F.softplus(gaps.min(-1).values + log_n),
+        F.softplus(gaps.max(-1).values + log_n),
+    )
     loss = info_nce_loss(*args, temperature=temperature, reduction="none")
     slack = 1e-9 * (1 + loss.abs())
     assert (lower - slack <= loss).all() and (loss <= upper + slack).all()
 
 
 @PROPERTY_SETTINGS
-@given(seed=seeds, dim=st.integers(1, 6), n_negatives=st.integers(1, 6), scale=scales,
-       temperature=temperatures, step=st.floats(1e-3, 10.0))
-def test_property_info_nce_decreases_when_the_positive_score_increases(seed, dim, n_negatives, scale,
-                                                                      temperature, step):
+@given(
+    seed=seeds,
+    dim=st.integers(1, 6),
+    n_negatives=st.integers(1, 6),
+    scale=scales,
+    temperature=temperatures,
+    step=st.floats(1e-3, 10.0),
+)
+def test_property_info_nce_decreases_when_the_positive_score_increases(
+    seed, dim, n_negatives, scale, temperature, step
+):
     """p → p + step·a raises aᵀp by step·|a|² and leaves the negative scores unchanged."""
-    (anchor, positive, negatives), _ = make_inputs("info_nce", (8,), dim=dim, n_negatives=n_negatives,
-                                                   seed=seed, scale=scale)
-    before = info_nce_loss(anchor, positive, negatives, temperature=temperature, reduction="none")
-    after = info_nce_loss(anchor, positive + step * anchor, negatives, temperature=temperature, reduction="none")
+    (anchor, positive, negatives), _ = make_inputs(
+        "info_nce", (8,), dim=dim, n_negatives=n_negatives, seed=seed, scale=scale
+    )
+    before = info_nce_loss(
+        anchor, positive, negatives, temperature=temperature, reduction="none"
+    )
+    after = info_nce_loss(
+        anchor,
+        positive + step * anchor,
+        negatives,
+        temperature=temperature,
+        reduction="none",
+    )
     assert (after <= before).all()
     assert (after < before)[before > 1e-6].all()
 
 
 @PROPERTY_SETTINGS
-@given(seed=seeds, dim=st.integers(1, 6), n_negatives=st.integers(1, 6), scale=scales, temperature=temperatures)
-def test_property_info_nce_invariant_to_a_common_shift_of_positive_and_negatives(seed, dim, n_negatives,
-                                                                                scale, temperature):
+@given(
+    seed=seeds,
+    dim=st.integers(1, 6),
+    n_negatives=st.integers(1, 6),
+    scale=scales,
+    temperature=temperatures,
+)
+def test_property_info_nce_invariant_to_a_common_shift_of_positive_and_negatives(
+    seed, dim, n_negatives, scale, temperature
+):
     """Adding one vector v to p and to every n_i adds aᵀv/t to every logit: log-sum-exp − positive is unchanged."""
-    (anchor, positive, negatives), _ = make_inputs("info_nce", (8,), dim=dim, n_negatives=n_negatives,
-                                                   seed=seed, scale=scale)
+    (anchor, positive, negatives), _ = make_inputs(
+        "info_nce", (8,), dim=dim, n_negatives=n_negatives, seed=seed, scale=scale
+    )
     shift = draw(8, dim, seed=seed + 1, scale=scale)
-    before = info_nce_loss(anchor, positive, negatives, temperature=temperature, reduction="none")
-    after = info_nce_loss(anchor, positive + shift, negatives + shift.unsqueeze(1), temperature=temperature,
-                          reduction="none")
-    torch.testing.assert_close(after, before, rtol=1e-7, atol=1e-9 * (1 + scale**2 / temperature))
+    before = info_nce_loss(
+        anchor, positive, negatives, temperature=temperature, reduction="none"
+    )
+    after = info_nce_loss(
+        anchor,
+        positive + shift,
+        negatives + shift.unsqueeze(1),
+        temperature=temperature,
+        reduction="none",
+    )
+    torch.testing.assert_close(
+        after, before, rtol=1e-7, atol=1e-9 * (1 + scale**2 / temperature)
+    )
 
 
 @PROPERTY_SETTINGS
 @given(seed=seeds, dim=st.integers(1, 6), scale=scales)
 def test_property_logistic_antisymmetry(seed, dim, scale):
     """softplus(g) − softplus(−g) = g: swapping positive and negative changes the loss by the gap."""
-    (anchor, positive, negative), _ = make_inputs("logistic", (8,), dim=dim, seed=seed, scale=scale)
+    (anchor, positive, negative), _ = make_inputs(
+        "logistic", (8,), dim=dim, seed=seed, scale=scale
+    )
     gap = (anchor * negative).sum(-1) - (anchor * positive).sum(-1)
-    difference = (logistic_loss(anchor, positive, negative, reduction="none")
-                  - logistic_loss(anchor, negative, positive, reduction="none"))
+    difference = logistic_loss(
+        anchor, positive, negative, reduction="none"
+    ) - logistic_loss(anchor, negative, positive, reduction="none")
     torch.testing.assert_close(difference, gap, rtol=1e-9, atol=1e-9 * (1 + scale**2))
 
 
 @PROPERTY_SETTINGS
-@given(seed=seeds, batch_size=st.integers(2, 6), dim=st.integers(2, 6), temperature=temperatures)
+@given(
+    seed=seeds,
+    batch_size=st.integers(2, 6),
+    dim=st.integers(2, 6),
+    temperature=temperatures,
+)
 def test_property_nt_xent_invariances(seed, batch_size, dim, temperature):
     """Invariant to a positive rescaling of each embedding and to a common rotation; a permutation of
     the pairs permutes the per-anchor losses; 0 ≤ loss ≤ log(2B − 1) + 2/t."""
     (z1, z2), _ = make_inputs("nt_xent", (batch_size,), dim=dim, seed=seed)
     loss = nt_xent_loss(z1, z2, temperature=temperature, reduction="none")
-    assert (loss >= 0).all() and (loss <= math.log(2 * batch_size - 1) + 2 / temperature + 1e-9).all()
+    assert (loss >= 0).all() and (
+        loss <= math.log(2 * batch_size - 1) + 2 / temperature + 1e-9
+    ).all()
 
     rescale = torch.exp(draw(2, batch_size, 1, seed=seed + 1, scale=2.0))
     rotation = torch.linalg.qr(draw(dim, dim, seed=seed + 2)).Q
-    transformed = nt_xent_loss(rescale[0] * z1 @ rotation, rescale[1] * z2 @ rotation,
-                               temperature=temperature, reduction="none")
+    transformed = nt_xent_loss(
+        rescale[0] * z1 @ rotation,
+        rescale[1] * z2 @ rotation,
+        temperature=temperature,
+        reduction="none",
+    )
     torch.testing.assert_close(transformed, loss)
 
     order = torch.randperm(batch_size, generator=torch.Generator().manual_seed(seed))
-    permuted = nt_xent_loss(z1[order], z2[order], temperature=temperature, reduction="none")
+    permuted = nt_xent_loss(
+        z1[order], z2[order], temperature=temperature, reduction="none"
+    )
     torch.testing.assert_close(permuted, loss[torch.cat([order, order + batch_size])])
 
 
@@ -504,12 +763,19 @@ CHUNK_SIZES = [1, 2, 3, 5, 7, 12, 13, 100]
 """For N = 12 negatives: dividing N, not dividing it, N itself, and more than N."""
 
 
-def _info_nce_value_and_grads(chunk_size, reduction="mean", scale=1.0, temperature=0.7, seed=0):
-    (anchor, positive, negatives), _ = make_inputs("info_nce", (4, 3), dim=6, n_negatives=12, seed=seed,
-                                                   scale=scale)
+def _info_nce_value_and_grads(
+    chunk_size, reduction="mean", scale=1.0, temperature=0.7, seed=0
+):
+    (anchor, positive, negatives), _ = make_inputs(
+        "info_nce", (4, 3), dim=6, n_negatives=12, seed=seed, scale=scale
+    )
     leaves = [t.clone().requires_grad_() for t in (anchor, positive, negatives)]
-    loss = info_nce_loss(*leaves, temperature=temperature, reduction=reduction, chunk_size=chunk_size)
-    weights = draw(*loss.shape, seed=99) if loss.ndim else torch.tensor(1.0, dtype=loss.dtype)
+    loss = info_nce_loss(
+        *leaves, temperature=temperature, reduction=reduction, chunk_size=chunk_size
+    )
+    weights = (
+        draw(*loss.shape, seed=99) if loss.ndim else torch.tensor(1.0, dtype=loss.dtype)
+    )
     grads = torch.autograd.grad((loss * weights).sum(), leaves)
     return loss.detach(), grads
 
@@ -526,10 +792,16 @@ def test_info_nce_chunked_equals_unchunked_value_and_gradient(chunk_size, reduct
 
 @pytest.mark.parametrize("chunk_size", [1, 5, 12])
 def test_info_nce_chunked_gradcheck(chunk_size):
-    (anchor, positive, negatives), _ = make_inputs("info_nce", (3,), dim=4, n_negatives=12)
+    (anchor, positive, negatives), _ = make_inputs(
+        "info_nce", (3,), dim=4, n_negatives=12
+    )
     leaves = [t.clone().requires_grad_() for t in (anchor, positive, negatives)]
     assert torch.autograd.gradcheck(
-        lambda a, p, n: info_nce_loss(a, p, n, temperature=0.7, reduction="none", chunk_size=chunk_size), leaves)
+        lambda a, p, n: info_nce_loss(
+            a, p, n, temperature=0.7, reduction="none", chunk_size=chunk_size
+        ),
+        leaves,
+    )
 
 
 @pytest.mark.parametrize("chunk_size", [0, -1, 2.5, True, "4"])
@@ -545,13 +817,22 @@ def test_info_nce_chunked_finite_and_equal_with_logits_up_to_1e4(chunk_size, dty
     # Scores a^T n of order 1e4 / t: the per-block maximum keeps every exp finite.
     anchor = torch.full((2, 1), 100.0, dtype=dtype)
     positive = torch.tensor([[100.0], [99.0]], dtype=dtype)
-    negatives = torch.linspace(-100.0, 100.0, 12, dtype=dtype).expand(2, 12).unsqueeze(-1).clone()
+    negatives = (
+        torch.linspace(-100.0, 100.0, 12, dtype=dtype)
+        .expand(2, 12)
+        .unsqueeze(-1)
+        .clone()
+    )
     leaves = [t.clone().requires_grad_() for t in (anchor, positive, negatives)]
-    chunked = info_nce_loss(*leaves, temperature=1.0, reduction="none", chunk_size=chunk_size)
+    chunked = info_nce_loss(
+        *leaves, temperature=1.0, reduction="none", chunk_size=chunk_size
+    )
     chunked_grads = torch.autograd.grad(chunked.sum(), leaves)
     reference = info_nce_loss(*leaves, temperature=1.0, reduction="none")
     grads = torch.autograd.grad(reference.sum(), leaves)
-    assert torch.isfinite(chunked).all() and all(torch.isfinite(g).all() for g in chunked_grads)
+    assert torch.isfinite(chunked).all() and all(
+        torch.isfinite(g).all() for g in chunked_grads
+    )
     torch.testing.assert_close(chunked, reference)
     # The anchor's gradient is a difference of terms of order 100 whose softmax weights carry an
     # absolute rounding error of order 1e4 * eps: in float32 that is ~1e-3 * 100 in absolute terms.
@@ -568,7 +849,9 @@ def test_info_nce_chunked_finite_and_equal_with_logits_up_to_1e4(chunk_size, dty
 
 def test_info_nce_chunked_without_gradient_on_the_negatives():
     # A MoCo-style queue: no gradient is asked for the negatives, only for anchor and positive.
-    (anchor, positive, negatives), _ = make_inputs("info_nce", (4,), dim=6, n_negatives=12)
+    (anchor, positive, negatives), _ = make_inputs(
+        "info_nce", (4,), dim=6, n_negatives=12
+    )
     leaves = [anchor.clone().requires_grad_(), positive.clone().requires_grad_()]
     grads = torch.autograd.grad(info_nce_loss(*leaves, negatives, chunk_size=5), leaves)
     reference = torch.autograd.grad(info_nce_loss(*leaves, negatives), leaves)
@@ -577,18 +860,30 @@ def test_info_nce_chunked_without_gradient_on_the_negatives():
 
 
 def test_info_nce_chunked_under_vmap_of_grad_equals_unchunked():
-    (anchor, positive, negatives), _ = make_inputs("info_nce", (3, 4), dim=5, n_negatives=12)
+    (anchor, positive, negatives), _ = make_inputs(
+        "info_nce", (3, 4), dim=5, n_negatives=12
+    )
+
     def gradients(chunk_size):
         loss = partial(info_nce_loss, temperature=0.7, chunk_size=chunk_size)
-        return torch.func.vmap(torch.func.grad(loss, argnums=(0, 1, 2)))(anchor, positive, negatives)
+        return torch.func.vmap(torch.func.grad(loss, argnums=(0, 1, 2)))(
+            anchor, positive, negatives
+        )
+
     for c, r in zip(gradients(5), gradients(None)):
         torch.testing.assert_close(c, r, rtol=1e-12, atol=1e-12)
 
 
 @pytest.mark.parametrize("dtype", HALF_DTYPES)
 def test_info_nce_chunked_half_precision_close_to_unchunked(dtype):
-    (anchor, positive, negatives), _ = make_inputs("info_nce", (8,), dim=6, n_negatives=12, dtype=dtype)
-    chunked = info_nce_loss(anchor, positive, negatives, temperature=0.1, reduction="none", chunk_size=5)
-    reference = info_nce_loss(anchor, positive, negatives, temperature=0.1, reduction="none")
+    (anchor, positive, negatives), _ = make_inputs(
+        "info_nce", (8,), dim=6, n_negatives=12, dtype=dtype
+    )
+    chunked = info_nce_loss(
+        anchor, positive, negatives, temperature=0.1, reduction="none", chunk_size=5
+    )
+    reference = info_nce_loss(
+        anchor, positive, negatives, temperature=0.1, reduction="none"
+    )
     assert chunked.dtype == dtype
     torch.testing.assert_close(chunked.float(), reference.float(), rtol=2e-2, atol=2e-2)

@@ -16,22 +16,29 @@ RHO4 = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)
 
 
 def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    return torch.randn(
+        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
+    )
 
 
 def labels_with_counts(counts, seed=0):
     labels = torch.cat([torch.full((n,), c) for c, n in enumerate(counts)])
-    return labels[torch.randperm(labels.numel(), generator=torch.Generator().manual_seed(seed))]
+    return labels[
+        torch.randperm(labels.numel(), generator=torch.Generator().manual_seed(seed))
+    ]
 
 
 def blobs(counts, dim, separation, noise, seed=0, dtype=torch.float64):
     """Gaussian clusters: features (n, dim), labels (n,)."""
     labels = labels_with_counts(counts, seed)
     centres = separation * randn(len(counts), dim, seed=seed + 1, dtype=dtype)
-    return centres[labels] + noise * randn(labels.numel(), dim, seed=seed + 2, dtype=dtype), labels
+    return centres[labels] + noise * randn(
+        labels.numel(), dim, seed=seed + 2, dtype=dtype
+    ), labels
 
 
 # ---------------------------------------------------------------- naive references
+
 
 def naive_task_probabilities(n_classes, task_size, rho):
     """P(T) for T ⊂ classes drawn as an ordered tuple from ρ^m conditioned on distinct entries."""
@@ -77,16 +84,19 @@ def naive_task_loss(features, labels, task, rows):
 
 # ---------------------------------------------------------------- tasks
 
-@pytest.mark.parametrize("n_classes, task_size", [(2, 2), (4, 2), (5, 3), (6, 6), (10, 2), (7, 4)])
+
+@pytest.mark.parametrize(
+    "n_classes, task_size", [(2, 2), (4, 2), (5, 3), (6, 6), (10, 2), (7, 4)]
+)
 def test_all_tasks(n_classes, task_size):
     tasks = metrics.all_tasks(n_classes, task_size)
     assert tasks.shape == (math.comb(n_classes, task_size), task_size)
     assert tasks.dtype == torch.long
     rows = [tuple(row) for row in tasks.tolist()]
-    assert len(set(rows)) == len(rows)                              # distinct
-    assert all(list(row) == sorted(set(row)) for row in rows)       # each a sorted set
+    assert len(set(rows)) == len(rows)  # distinct
+    assert all(list(row) == sorted(set(row)) for row in rows)  # each a sorted set
     assert all(0 <= c < n_classes for row in rows for c in row)
-    assert rows == sorted(rows)                                     # lexicographic order
+    assert rows == sorted(rows)  # lexicographic order
 
 
 @pytest.mark.parametrize("n_classes, task_size", [(4, 1), (4, 5), (3, 0), (40, 20)])
@@ -95,16 +105,25 @@ def test_all_tasks_bad_sizes_raise(n_classes, task_size):
         metrics.all_tasks(n_classes, task_size)
 
 
-@pytest.mark.parametrize("rho, task_size", [([0.1, 0.2, 0.3, 0.4], 2), ([0.1, 0.2, 0.3, 0.4], 3),
-                                            ([0.05, 0.15, 0.5, 0.2, 0.1], 3), ([0.25] * 4, 2),
-                                            ([0.3, 0.7], 2)])
+@pytest.mark.parametrize(
+    "rho, task_size",
+    [
+        ([0.1, 0.2, 0.3, 0.4], 2),
+        ([0.1, 0.2, 0.3, 0.4], 3),
+        ([0.05, 0.15, 0.5, 0.2, 0.1], 3),
+        ([0.25] * 4, 2),
+        ([0.3, 0.7], 2),
+    ],
+)
 def test_task_probabilities_match_enumeration_of_ordered_tuples(rho, task_size):
     rho = torch.tensor(rho, dtype=torch.float64)
     tasks = metrics.all_tasks(rho.numel(), task_size)
     probabilities = metrics.task_probabilities(tasks, rho)
     expected = naive_task_probabilities(rho.numel(), task_size, rho)
-    torch.testing.assert_close(probabilities, torch.tensor([expected[tuple(t)] for t in tasks.tolist()],
-                                                           dtype=torch.float64))
+    torch.testing.assert_close(
+        probabilities,
+        torch.tensor([expected[tuple(t)] for t in tasks.tolist()], dtype=torch.float64),
+    )
     assert float(probabilities.sum()) == pytest.approx(1.0)
 
 
@@ -118,12 +137,17 @@ def test_task_probabilities_validate_rho():
 
 # ---------------------------------------------------------------- class statistics
 
+
 def test_class_frequencies():
     labels = torch.tensor([2, 0, 2, 2, 1, 0, 2])
-    torch.testing.assert_close(metrics.class_frequencies(labels),
-                               torch.tensor([2, 1, 4], dtype=torch.float64) / 7)
-    torch.testing.assert_close(metrics.class_frequencies(labels, 5),
-                               torch.tensor([2, 1, 4, 0, 0], dtype=torch.float64) / 7)
+    torch.testing.assert_close(
+        metrics.class_frequencies(labels),
+        torch.tensor([2, 1, 4], dtype=torch.float64) / 7,
+    )
+    torch.testing.assert_close(
+        metrics.class_frequencies(labels, 5),
+        torch.tensor([2, 1, 4, 0, 0], dtype=torch.float64) / 7,
+    )
 
 
 def test_class_means_match_a_loop():
@@ -140,11 +164,11 @@ def test_class_means_match_a_loop():
 def test_class_means_bad_input_raises():
     labels = labels_with_counts((3, 2))
     with pytest.raises(ValueError, match="every class"):
-        metrics.class_means(randn(5, 2), labels, n_classes=3)   # class 2 missing
+        metrics.class_means(randn(5, 2), labels, n_classes=3)  # class 2 missing
     with pytest.raises(ValueError, match="features"):
-        metrics.class_means(randn(4, 2), labels)                # n mismatch
+        metrics.class_means(randn(4, 2), labels)  # n mismatch
     with pytest.raises(ValueError, match="features"):
-        metrics.class_means(randn(5), labels)                   # no feature dimension
+        metrics.class_means(randn(5), labels)  # no feature dimension
 
 
 def test_class_members():
@@ -156,10 +180,11 @@ def test_class_members():
         row = members[c].tolist()
         real = [i for i in row if i >= 0]
         assert real == [i for i, label in enumerate(labels.tolist()) if label == c]
-        assert row[len(real):] == [-1] * (3 - len(real))
+        assert row[len(real) :] == [-1] * (3 - len(real))
 
 
 # ---------------------------------------------------------------- task loss and accuracy
+
 
 @pytest.mark.parametrize("task_size", [2, 3, 4])
 def test_task_loss_and_accuracy_class_rows_match_naive_loop(task_size):
@@ -167,11 +192,19 @@ def test_task_loss_and_accuracy_class_rows_match_naive_loop(task_size):
     features = randn(2, labels.numel(), 3, seed=4)
     classifier = randn(2, 4, 3, seed=5)
     tasks = metrics.all_tasks(4, task_size)
-    loss, accuracy = metrics.task_loss_and_accuracy(features, labels, classifier, tasks, RHO4)
+    loss, accuracy = metrics.task_loss_and_accuracy(
+        features, labels, classifier, tasks, RHO4
+    )
     assert loss.shape == accuracy.shape == (2,)
     for s in range(2):
         expected_loss, expected_accuracy = naive_task_loss_and_accuracy(
-            features[s], labels, lambda task: [classifier[s, c].tolist() for c in task], 4, task_size, RHO4)
+            features[s],
+            labels,
+            lambda task: [classifier[s, c].tolist() for c in task],
+            4,
+            task_size,
+            RHO4,
+        )
         assert float(loss[s]) == pytest.approx(expected_loss, rel=1e-10)
         assert float(accuracy[s]) == pytest.approx(expected_accuracy, rel=1e-10)
 
@@ -180,10 +213,14 @@ def test_task_loss_and_accuracy_per_task_rows_match_naive_loop():
     labels = labels_with_counts((2, 3, 1, 3), seed=6)
     features = randn(labels.numel(), 3, seed=7)
     tasks = metrics.all_tasks(4, 3)
-    rows = randn(tasks.shape[0], 3, 3, seed=8)  # one classifier per task, unrelated across tasks
+    rows = randn(
+        tasks.shape[0], 3, 3, seed=8
+    )  # one classifier per task, unrelated across tasks
     lookup = {tuple(t): rows[k].tolist() for k, t in enumerate(tasks.tolist())}
     loss, accuracy = metrics.task_loss_and_accuracy(features, labels, rows, tasks, RHO4)
-    expected_loss, expected_accuracy = naive_task_loss_and_accuracy(features, labels, lookup.__getitem__, 4, 3, RHO4)
+    expected_loss, expected_accuracy = naive_task_loss_and_accuracy(
+        features, labels, lookup.__getitem__, 4, 3, RHO4
+    )
     assert float(loss) == pytest.approx(expected_loss, rel=1e-10)
     assert float(accuracy) == pytest.approx(expected_accuracy, rel=1e-10)
 
@@ -194,7 +231,9 @@ def test_per_task_form_equals_class_rows_form(task_size):
     features = randn(3, labels.numel(), 4, seed=10)
     classifier = randn(3, 4, 4, seed=11)
     tasks = metrics.all_tasks(4, task_size)
-    gathered = torch.stack([torch.stack([classifier[:, c] for c in task], 1) for task in tasks.tolist()], 1)
+    gathered = torch.stack(
+        [torch.stack([classifier[:, c] for c in task], 1) for task in tasks.tolist()], 1
+    )
     assert gathered.shape == (3, tasks.shape[0], task_size, 4)
     by_class = metrics.task_loss_and_accuracy(features, labels, classifier, tasks, RHO4)
     by_task = metrics.task_loss_and_accuracy(features, labels, gathered, tasks, RHO4)
@@ -206,8 +245,13 @@ def test_zero_classifier_has_loss_log_m():
     labels = labels_with_counts((3, 2, 4))
     features = randn(labels.numel(), 2, seed=1)
     for m in (2, 3):
-        loss, _ = metrics.task_loss_and_accuracy(features, labels, torch.zeros(3, 2, dtype=torch.float64),
-                                                 metrics.all_tasks(3, m), RHO4[:3] / RHO4[:3].sum())
+        loss, _ = metrics.task_loss_and_accuracy(
+            features,
+            labels,
+            torch.zeros(3, 2, dtype=torch.float64),
+            metrics.all_tasks(3, m),
+            RHO4[:3] / RHO4[:3].sum(),
+        )
         assert float(loss) == pytest.approx(math.log(m), rel=1e-12)
 
 
@@ -229,22 +273,35 @@ def test_task_loss_bad_input_raises():
 
 # ---------------------------------------------------------------- mean classifier
 
+
 def test_mean_classifier_matches_naive_loop():
     train_features, train_labels = blobs((4, 3, 5), 3, 1.0, 1.0, seed=1)
-    eval_features, eval_labels = blobs((2, 5, 3), 3, 1.0, 1.0, seed=1)  # same centres, other points
+    eval_features, eval_labels = blobs(
+        (2, 5, 3), 3, 1.0, 1.0, seed=1
+    )  # same centres, other points
     eval_features = eval_features + 0.3 * randn(*eval_features.shape, seed=20)
-    means = [[float(v) for v in train_features[train_labels == c].mean(0)] for c in range(3)]
+    means = [
+        [float(v) for v in train_features[train_labels == c].mean(0)] for c in range(3)
+    ]
     for m in (2, 3):
-        result = metrics.mean_classifier(train_features, train_labels, eval_features, eval_labels, task_size=m)
-        rho = torch.tensor([2, 5, 3], dtype=torch.float64) / 10  # eval label frequencies by default
+        result = metrics.mean_classifier(
+            train_features, train_labels, eval_features, eval_labels, task_size=m
+        )
+        rho = (
+            torch.tensor([2, 5, 3], dtype=torch.float64) / 10
+        )  # eval label frequencies by default
         expected_loss, expected_accuracy = naive_task_loss_and_accuracy(
-            eval_features, eval_labels, lambda task: [means[c] for c in task], 3, m, rho)
+            eval_features, eval_labels, lambda task: [means[c] for c in task], 3, m, rho
+        )
         assert float(result["loss"]) == pytest.approx(expected_loss, rel=1e-10)
         assert float(result["accuracy"]) == pytest.approx(expected_accuracy, rel=1e-10)
     rho = torch.tensor([0.6, 0.1, 0.3], dtype=torch.float64)
-    result = metrics.mean_classifier(train_features, train_labels, class_probs=rho)  # eval on train data
+    result = metrics.mean_classifier(
+        train_features, train_labels, class_probs=rho
+    )  # eval on train data
     expected_loss, expected_accuracy = naive_task_loss_and_accuracy(
-        train_features, train_labels, lambda task: [means[c] for c in task], 3, 2, rho)
+        train_features, train_labels, lambda task: [means[c] for c in task], 3, 2, rho
+    )
     assert float(result["loss"]) == pytest.approx(expected_loss, rel=1e-10)
     assert float(result["accuracy"]) == pytest.approx(expected_accuracy, rel=1e-10)
 
@@ -254,10 +311,14 @@ def test_mean_classifier_with_seed_dimension_equals_per_seed_calls():
     train_features = randn(3, labels.numel(), 5, seed=3)
     eval_features = randn(3, labels.numel(), 5, seed=4)
     for m in (2, 3):
-        together = metrics.mean_classifier(train_features, labels, eval_features, labels, task_size=m)
+        together = metrics.mean_classifier(
+            train_features, labels, eval_features, labels, task_size=m
+        )
         assert together["loss"].shape == together["accuracy"].shape == (3,)
         for s in range(3):
-            alone = metrics.mean_classifier(train_features[s], labels, eval_features[s], labels, task_size=m)
+            alone = metrics.mean_classifier(
+                train_features[s], labels, eval_features[s], labels, task_size=m
+            )
             torch.testing.assert_close(together["loss"][s], alone["loss"])
             torch.testing.assert_close(together["accuracy"][s], alone["accuracy"])
         assert not torch.allclose(together["loss"][0], together["loss"][1])
@@ -276,8 +337,12 @@ def test_mean_classifier_bad_input_raises():
         metrics.mean_classifier(features[:-1], labels)
     with pytest.raises(ValueError, match="eval_features"):
         metrics.mean_classifier(features, labels, features[:-2], labels[:-1].roll(1))
-    with pytest.raises(ValueError, match="every class"):  # class 2 only in the evaluation set
-        metrics.mean_classifier(features[labels < 2], labels[labels < 2], features, labels)
+    with pytest.raises(
+        ValueError, match="every class"
+    ):  # class 2 only in the evaluation set
+        metrics.mean_classifier(
+            features[labels < 2], labels[labels < 2], features, labels
+        )
 
 
 def test_too_many_tasks_raise():
@@ -288,6 +353,7 @@ def test_too_many_tasks_raise():
 
 
 # ---------------------------------------------------------------- best linear classifiers
+
 
 def overlapping_problem():
     """Three overlapping Gaussian classes (not separable) of unequal sizes, in 3 dimensions."""
@@ -307,29 +373,41 @@ def test_fitted_classifiers_are_stationary_and_beat_zero_and_the_means(task_size
         (gradient,) = torch.autograd.grad(loss, w)
         loss = loss.detach()
         assert float(gradient.abs().max()) < 1e-4
-        assert float(loss) < math.log(task_size) - 1e-3               # the loss at W = 0 is log m
-        assert float(loss) <= float(naive_task_loss(features, labels, task, means[task])) + 1e-7
+        assert float(loss) < math.log(task_size) - 1e-3  # the loss at W = 0 is log m
+        assert (
+            float(loss)
+            <= float(naive_task_loss(features, labels, task, means[task])) + 1e-7
+        )
         # and it is a minimum: small perturbations do not decrease the loss
         for seed in range(3):
             nudged = rows[k] + 1e-2 * randn(*rows[k].shape, seed=seed)
-            assert float(naive_task_loss(features, labels, task, nudged)) >= float(loss) - 1e-9
+            assert (
+                float(naive_task_loss(features, labels, task, nudged))
+                >= float(loss) - 1e-9
+            )
 
 
 def test_fitted_classifier_matches_scikit_learn():
     from sklearn.linear_model import LogisticRegression
 
-    features, labels = blobs((10, 10, 10), 3, 1.0, 1.2, seed=7)  # equal class sizes: uniform weights
+    features, labels = blobs(
+        (10, 10, 10), 3, 1.0, 1.2, seed=7
+    )  # equal class sizes: uniform weights
     tasks = metrics.all_tasks(3, 3)
     rows = metrics.fit_linear_classifiers(features, labels, tasks, max_iter=1000)[0]
     ours = float(naive_task_loss(features, labels, [0, 1, 2], rows))
-    reference = LogisticRegression(C=np.inf, fit_intercept=False, tol=1e-10, max_iter=10_000)
+    reference = LogisticRegression(
+        C=np.inf, fit_intercept=False, tol=1e-10, max_iter=10_000
+    )
     reference.fit(features.numpy(), labels.numpy())
     coefficients = torch.tensor(reference.coef_, dtype=torch.float64)
     theirs = float(naive_task_loss(features, labels, [0, 1, 2], coefficients))
     assert ours == pytest.approx(theirs, abs=1e-4)
     # same predicted probabilities (the rows themselves are defined up to a common shift)
     ours_p = torch.softmax(features @ rows.T, -1)
-    np.testing.assert_allclose(ours_p.numpy(), reference.predict_proba(features.numpy()), atol=1e-3)
+    np.testing.assert_allclose(
+        ours_p.numpy(), reference.predict_proba(features.numpy()), atol=1e-3
+    )
 
 
 def test_fit_with_seed_dimension_equals_per_seed_fits():
@@ -341,8 +419,14 @@ def test_fit_with_seed_dimension_equals_per_seed_fits():
     for s in range(2):
         for k, task in enumerate(tasks.tolist()):
             joint = float(naive_task_loss(features[s], labels, task, together[s, k]))
-            alone = float(naive_task_loss(features[s], labels, task,
-                                          metrics.fit_linear_classifiers(features[s], labels, tasks)[k]))
+            alone = float(
+                naive_task_loss(
+                    features[s],
+                    labels,
+                    task,
+                    metrics.fit_linear_classifiers(features[s], labels, tasks)[k],
+                )
+            )
             assert joint == pytest.approx(alone, abs=1e-5)
 
 
@@ -359,13 +443,26 @@ def test_fit_bad_arguments_raise():
 
 # ---------------------------------------------------------------- linear probe
 
+
 @pytest.mark.parametrize("task_size", [2, 4])
 def test_linear_probe_on_separated_blobs_is_accurate(task_size):
-    train_features, train_labels = blobs((15, 15, 15, 15), 4, 10.0, 0.3, seed=11, dtype=torch.float32)
-    eval_features, eval_labels = blobs((10, 10, 10, 10), 4, 10.0, 0.3, seed=11, dtype=torch.float32)
-    eval_features = eval_features + 0.3 * randn(*eval_features.shape, seed=12, dtype=torch.float32)
-    result = metrics.linear_probe(train_features, train_labels, eval_features, eval_labels,
-                                  task_size=task_size, max_iter=100)
+    train_features, train_labels = blobs(
+        (15, 15, 15, 15), 4, 10.0, 0.3, seed=11, dtype=torch.float32
+    )
+    eval_features, eval_labels = blobs(
+        (10, 10, 10, 10), 4, 10.0, 0.3, seed=11, dtype=torch.float32
+    )
+    eval_features = eval_features + 0.3 * randn(
+        *eval_features.shape, seed=12, dtype=torch.float32
+    )
+    result = metrics.linear_probe(
+        train_features,
+        train_labels,
+        eval_features,
+        eval_labels,
+        task_size=task_size,
+        max_iter=100,
+    )
     assert float(result["accuracy"]) > 0.99
     assert 0 <= float(result["loss"]) < 0.05
 

@@ -4,18 +4,20 @@ layers, under vmap), and validation."""
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 from torch import nn
-
-import math
 
 from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU
 from ccl_helpers.train import StackedModel
 
 
 def randn(*shape, seed=0, dtype=torch.float32):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    return torch.randn(
+        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
+    )
 
 
 @pytest.mark.parametrize("input_shape", [(12,), (3, 4), (1, 3, 4)])
@@ -25,7 +27,9 @@ def test_mlp_shapes(input_shape, hidden, out_features):
     assert model(randn(9, *input_shape)).shape == (9, out_features)
     assert model.out_features == out_features
     linears = [m for m in model.modules() if isinstance(m, nn.Linear)]
-    assert [(m.in_features, m.out_features) for m in linears] == list(zip([12, *hidden], [*hidden, out_features]))
+    assert [(m.in_features, m.out_features) for m in linears] == list(
+        zip([12, *hidden], [*hidden, out_features])
+    )
 
 
 def test_mlp_default_widths():
@@ -37,9 +41,14 @@ def test_mlp_default_widths():
 def test_mlp_without_hidden_layers_is_affine():
     torch.manual_seed(0)
     model = MLP(6, (), 4).double()
-    x, y = randn(10, 6, seed=1, dtype=torch.float64), randn(10, 6, seed=2, dtype=torch.float64)
+    x, y = (
+        randn(10, 6, seed=1, dtype=torch.float64),
+        randn(10, 6, seed=2, dtype=torch.float64),
+    )
     for a in (-1.5, 0.0, 0.3, 2.0):
-        torch.testing.assert_close(model(a * x + (1 - a) * y), a * model(x) + (1 - a) * model(y))
+        torch.testing.assert_close(
+            model(a * x + (1 - a) * y), a * model(x) + (1 - a) * model(y)
+        )
     # and equals x ↦ W x + b of its single layer
     (linear,) = [m for m in model.modules() if isinstance(m, nn.Linear)]
     torch.testing.assert_close(model(x), x @ linear.weight.T + linear.bias)
@@ -48,7 +57,10 @@ def test_mlp_without_hidden_layers_is_affine():
 def test_mlp_with_hidden_layers_is_not_affine():
     torch.manual_seed(0)
     model = MLP(6, (16,), 4).double()
-    x, y = randn(50, 6, seed=1, dtype=torch.float64), randn(50, 6, seed=2, dtype=torch.float64)
+    x, y = (
+        randn(50, 6, seed=1, dtype=torch.float64),
+        randn(50, 6, seed=2, dtype=torch.float64),
+    )
     gap = model(0.5 * x + 0.5 * y) - (0.5 * model(x) + 0.5 * model(y))
     assert float(gap.detach().abs().max()) > 1e-3
 
@@ -58,14 +70,20 @@ def test_mlp_matches_explicit_relu_network():
     model = MLP(5, (4, 3), 2).double()
     w1, w2, w3 = [m for m in model.modules() if isinstance(m, nn.Linear)]
     x = randn(7, 5, seed=4, dtype=torch.float64)
-    expected = torch.relu(torch.relu(x @ w1.weight.T + w1.bias) @ w2.weight.T + w2.bias) @ w3.weight.T + w3.bias
+    expected = (
+        torch.relu(torch.relu(x @ w1.weight.T + w1.bias) @ w2.weight.T + w2.bias)
+        @ w3.weight.T
+        + w3.bias
+    )
     torch.testing.assert_close(model(x), expected)
 
 
 @pytest.mark.parametrize("channels", [(4,), (4, 6), (3, 5, 2)])
 @pytest.mark.parametrize("image_size", [8, 7])
 def test_convnet_shapes(channels, image_size):
-    model = ConvNet(in_channels=1, image_size=image_size, channels=channels, out_features=5)
+    model = ConvNet(
+        in_channels=1, image_size=image_size, channels=channels, out_features=5
+    )
     assert model(randn(3, 1, image_size, image_size)).shape == (3, 5)
     assert model.out_features == 5
 
@@ -95,23 +113,28 @@ def test_classifier_shapes_and_composition():
     x = randn(5, 10)
     logits = model(x)
     assert logits.shape == (5, 4)
-    torch.testing.assert_close(logits, encoder(x) @ model.head.weight.T + model.head.bias)
+    torch.testing.assert_close(
+        logits, encoder(x) @ model.head.weight.T + model.head.bias
+    )
     assert model.encoder is encoder
     conv = Classifier(ConvNet(channels=(2, 3), out_features=7), n_classes=10)
     assert conv(randn(3, 1, 8, 8)).shape == (3, 10)
 
 
-@pytest.mark.parametrize("make", [
-    lambda: MLP(0),
-    lambda: MLP(4, (8, 0), 2),
-    lambda: MLP(4, (-1,), 2),
-    lambda: MLP(4, (8,), 0),
-    lambda: ConvNet(in_channels=0),
-    lambda: ConvNet(image_size=0),
-    lambda: ConvNet(channels=(4, 0)),
-    lambda: ConvNet(out_features=-3),
-    lambda: Classifier(MLP(4, (), 3), n_classes=0),
-])
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: MLP(0),
+        lambda: MLP(4, (8, 0), 2),
+        lambda: MLP(4, (-1,), 2),
+        lambda: MLP(4, (8,), 0),
+        lambda: ConvNet(in_channels=0),
+        lambda: ConvNet(image_size=0),
+        lambda: ConvNet(channels=(4, 0)),
+        lambda: ConvNet(out_features=-3),
+        lambda: Classifier(MLP(4, (), 3), n_classes=0),
+    ],
+)
 def test_non_positive_sizes_raise(make):
     with pytest.raises(ValueError, match="must be positive"):
         make()
@@ -127,12 +150,20 @@ def test_same_seed_same_initialisation():
 
 
 def test_models_have_no_batchnorm():
-    for model in (MLP(4), ConvNet(), Classifier(ConvNet(), 10), DeepReLU(4, 8, 2, 3, trainable="all")):
-        assert not any(isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules())
+    for model in (
+        MLP(4),
+        ConvNet(),
+        Classifier(ConvNet(), 10),
+        DeepReLU(4, 8, 2, 3, trainable="all"),
+    ):
+        assert not any(
+            isinstance(m, nn.modules.batchnorm._BatchNorm) for m in model.modules()
+        )
         assert len(list(model.buffers())) == 0
 
 
 # ---------------------------------------------------------------- the deep ReLU encoder (Allen-Zhu et al. / Wen)
+
 
 @pytest.mark.parametrize("trainable", ["hidden", "all"])
 @pytest.mark.parametrize("depth", [0, 1, 3])
@@ -141,13 +172,17 @@ def test_deep_relu_layers_and_formula(trainable, depth):
     model = DeepReLU(6, 16, depth, 4, trainable=trainable).double()
     names = ["A", *(f"W{l}" for l in range(1, depth + 1)), "B"]
     assert model.layer_names == names
-    shapes = {"A": (16, 6), "B": (4, 16), **{f"W{l}": (16, 16) for l in range(1, depth + 1)}}
+    shapes = {
+        "A": (16, 6),
+        "B": (4, 16),
+        **{f"W{l}": (16, 16) for l in range(1, depth + 1)},
+    }
     state = dict(model.named_parameters()) | dict(model.named_buffers())
     assert {k: tuple(v.shape) for k, v in state.items()} == shapes
     trained = set(dict(model.named_parameters()))
     assert trained == (set(names) if trainable == "all" else set(names) - {"A", "B"})
     assert not any("bias" in k for k in state)
-    x = randn(5, 2, 3, seed=1, dtype=torch.float64)          # flattened to 6 features
+    x = randn(5, 2, 3, seed=1, dtype=torch.float64)  # flattened to 6 features
     h = torch.relu(x.flatten(1) @ state["A"].T)
     for l in range(1, depth + 1):
         h = torch.relu(h @ state[f"W{l}"].T)
@@ -165,7 +200,9 @@ def test_deep_relu_initial_entry_variances():
         assert abs(float(entries.mean())) < 4 * math.sqrt(variance / n)
         # the sample variance of n normals has standard error σ²·√(2/n)
         assert abs(float(entries.var()) - variance) < 4 * variance * math.sqrt(2 / n)
-        assert abs(float(stats_kurtosis(entries))) < 4 * math.sqrt(24 / n)    # Gaussian: excess kurtosis 0
+        assert abs(float(stats_kurtosis(entries))) < 4 * math.sqrt(
+            24 / n
+        )  # Gaussian: excess kurtosis 0
 
 
 def stats_kurtosis(x):
@@ -199,7 +236,9 @@ def test_deep_relu_output_norms_concentrate_at_large_width():
 
 @pytest.mark.parametrize("trainable", ["hidden", "all"])
 def test_deep_relu_under_stacked_vmap(trainable):
-    model = StackedModel(lambda: DeepReLU(5, 12, 2, 3, trainable=trainable), n_seeds=3, seed=4)
+    model = StackedModel(
+        lambda: DeepReLU(5, 12, 2, 3, trainable=trainable), n_seeds=3, seed=4
+    )
     outer = {"A", "B"}
     assert (set(model.buffers) == outer) == (trainable == "hidden")
     assert (outer <= set(model.params)) == (trainable == "all")
@@ -207,7 +246,9 @@ def test_deep_relu_under_stacked_vmap(trainable):
     out = model(x)
     assert out.shape == (3, 7, 3)
     for i in range(3):
-        torch.testing.assert_close(out[i], model.seed_module(i)(x), rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(
+            out[i], model.seed_module(i)(x), rtol=1e-6, atol=1e-6
+        )
     # distinct seeds, distinct fixed layers too
     state = {**model.params, **model.buffers}
     assert not torch.equal(state["A"][0], state["A"][1])
@@ -222,14 +263,17 @@ def test_deep_relu_same_seed_same_initialisation():
         assert torch.equal(a, b), name
 
 
-@pytest.mark.parametrize("kwargs, argument", [
-    ({"in_features": 0}, "in_features"),
-    ({"width": 0}, "width"),
-    ({"out_features": -1}, "out_features"),
-    ({"depth": -1}, "depth"),
-    ({"depth": 1.5}, "depth"),
-    ({"trainable": "outer"}, "trainable"),
-])
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"in_features": 0}, "in_features"),
+        ({"width": 0}, "width"),
+        ({"out_features": -1}, "out_features"),
+        ({"depth": -1}, "depth"),
+        ({"depth": 1.5}, "depth"),
+        ({"trainable": "outer"}, "trainable"),
+    ],
+)
 def test_deep_relu_bad_arguments_raise(kwargs, argument):
     arguments = {"in_features": 4, "width": 8, "depth": 1, "out_features": 2, **kwargs}
     trainable = arguments.pop("trainable", "hidden")

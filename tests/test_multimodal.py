@@ -28,9 +28,12 @@ def small():
 
 # ---------------------------------------------------------------- data model
 
+
 def test_geometric_sigmas():
     s = mm.geometric_sigmas(4.0, 5)
-    assert torch.allclose(s, torch.tensor([4.0, 4 ** 0.75, 2.0, 4 ** 0.25, 1.0], dtype=torch.float64))
+    assert torch.allclose(
+        s, torch.tensor([4.0, 4**0.75, 2.0, 4**0.25, 1.0], dtype=torch.float64)
+    )
     assert torch.equal(mm.geometric_sigmas(1.0, 3), torch.ones(3, dtype=torch.float64))
     with pytest.raises(ValueError, match="kappa_m"):
         mm.geometric_sigmas(0.5, 3)
@@ -49,12 +52,21 @@ def test_haar_is_orthogonal_and_unbiased():
 
 def test_data_model_conditions(small):
     model, *_ = small
-    D = torch.diag_embed(model.sigmas ** 2)
+    D = torch.diag_embed(model.sigmas**2)
     for M, H in ((model.M_A, model.H_A), (model.M_B, model.H_B)):
         assert torch.allclose(M.mT @ M, D, atol=1e-12)
-        assert torch.allclose(H.mT @ H, 0.25 * torch.eye(5, dtype=torch.float64).expand(2, 5, 5), atol=1e-12)
+        assert torch.allclose(
+            H.mT @ H,
+            0.25 * torch.eye(5, dtype=torch.float64).expand(2, 5, 5),
+            atol=1e-12,
+        )
         assert (M.mT @ H).abs().max() < 1e-12
-    assert model.noise_dim == 5 and model.latent_dim == 3 and model.input_dim == 8 and model.n_runs == 2
+    assert (
+        model.noise_dim == 5
+        and model.latent_dim == 3
+        and model.input_dim == 8
+        and model.n_runs == 2
+    )
 
 
 def test_data_model_validation():
@@ -85,26 +97,49 @@ def test_determinism_under_a_seed():
     assert torch.equal(a.M_A, b.M_A) and torch.equal(a.H_B, b.H_B)
     W1 = mm.init_weights(1, 8, 6, gen(3))
     W2 = mm.init_weights(1, 8, 6, gen(3))
-    h1 = mm.train(a, *W1, [(1.0, 5)], generator=gen(4), record_steps=[0, 5], n_align=50, batch_size=8)[2]
-    h2 = mm.train(a, *W2, [(1.0, 5)], generator=gen(4), record_steps=[0, 5], n_align=50, batch_size=8)[2]
+    h1 = mm.train(
+        a,
+        *W1,
+        [(1.0, 5)],
+        generator=gen(4),
+        record_steps=[0, 5],
+        n_align=50,
+        batch_size=8,
+    )[2]
+    h2 = mm.train(
+        a,
+        *W2,
+        [(1.0, 5)],
+        generator=gen(4),
+        record_steps=[0, 5],
+        n_align=50,
+        batch_size=8,
+    )[2]
     assert h1.equals(h2)
 
 
 # ---------------------------------------------------------------- learners
+
 
 def test_population_norm_and_reparametrisation(small):
     model, W_A, W_B, _ = small
     cov_A, _ = model.covariances()
     pairs = mm.sample_pairs(model, 50_000, gen(3))
     raw = pairs.x_A @ W_A.mT
-    assert torch.allclose(raw.pow(2).sum(-1).mean(-1).sqrt(), mm.population_norm(W_A, cov_A), rtol=0.02)
+    assert torch.allclose(
+        raw.pow(2).sum(-1).mean(-1).sqrt(), mm.population_norm(W_A, cov_A), rtol=0.02
+    )
     parts = mm.reparametrise(W_A, W_B, model)
     total = parts.S_A.pow(2).sum((-2, -1)) + parts.Xi_A.pow(2).sum((-2, -1))
     assert torch.allclose(total, torch.ones(2, dtype=torch.float64))
     f_A = mm.embed(W_A, pairs.x_A[:, :10], covariance=cov_A)
-    assert torch.allclose(f_A, pairs.z[:, :10] @ parts.S_A.mT + pairs.xi_A[:, :10] @ parts.Xi_A.mT)
+    assert torch.allclose(
+        f_A, pairs.z[:, :10] @ parts.S_A.mT + pairs.xi_A[:, :10] @ parts.Xi_A.mT
+    )
     f_batch = mm.embed(W_A, pairs.x_A[:, :10], normalisation="batch")
-    assert torch.allclose(f_batch.pow(2).sum(-1).mean(-1), torch.ones(2, dtype=torch.float64))
+    assert torch.allclose(
+        f_batch.pow(2).sum(-1).mean(-1), torch.ones(2, dtype=torch.float64)
+    )
     with pytest.raises(ValueError, match="covariance"):
         mm.embed(W_A, pairs.x_A)
     with pytest.raises(ValueError, match="normalisation"):
@@ -114,10 +149,13 @@ def test_population_norm_and_reparametrisation(small):
 def test_init_scaling():
     W_A, _ = mm.init_weights(1, 4096, 3, gen(0))
     # N(0, 1/m): columns have squared norm ≈ 1
-    assert torch.allclose(W_A.pow(2).sum(-2), torch.ones(1, 3, dtype=torch.float64), atol=0.08)
+    assert torch.allclose(
+        W_A.pow(2).sum(-2), torch.ones(1, 3, dtype=torch.float64), atol=0.08
+    )
 
 
 # ---------------------------------------------------------------- losses and gradients
+
 
 def naive_contrastive(f_A, f_B, beta, tau, form):
     """Loop over i and j: the per-pair formulas written out."""
@@ -142,15 +180,22 @@ def test_contrastive_loss_against_loops(small, form):
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 6, gen(4))
     cov_A, cov_B = model.covariances()
-    f_A, f_B = mm.embed(W_A, pairs.x_A, covariance=cov_A), mm.embed(W_B, pairs.x_B, covariance=cov_B)
+    f_A, f_B = (
+        mm.embed(W_A, pairs.x_A, covariance=cov_A),
+        mm.embed(W_B, pairs.x_B, covariance=cov_B),
+    )
     value = mm.contrastive_loss(f_A, f_B, beta=2.0, tau=0.7, form=form)
     assert torch.allclose(value, naive_contrastive(f_A, f_B, 2.0, 0.7, form))
     # the Gram-matrix path of batch_loss equals the loss of the embeddings
-    assert torch.allclose(mm.batch_loss(W_A, W_B, model, pairs, beta=2.0, tau=0.7, form=form), value)
+    assert torch.allclose(
+        mm.batch_loss(W_A, W_B, model, pairs, beta=2.0, tau=0.7, form=form), value
+    )
     for normalisation in mm.NORMALISATIONS:
         fa = mm.embed(W_A, pairs.x_A, covariance=cov_A, normalisation=normalisation)
         fb = mm.embed(W_B, pairs.x_B, covariance=cov_B, normalisation=normalisation)
-        nc = mm.batch_loss(W_A, W_B, model, pairs, loss="non_contrastive", normalisation=normalisation)
+        nc = mm.batch_loss(
+            W_A, W_B, model, pairs, loss="non_contrastive", normalisation=normalisation
+        )
         assert torch.allclose(nc, mm.non_contrastive_loss(fa, fb))
 
 
@@ -174,7 +219,9 @@ def test_autograd_matches_closed_form(small, loss):
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 12, gen(6))
     auto = mm.gradients(W_A, W_B, model, pairs, loss=loss, beta=1.7, tau=3.0)
-    closed = mm.closed_form_gradients(W_A, W_B, model, pairs, loss=loss, beta=1.7, tau=3.0)
+    closed = mm.closed_form_gradients(
+        W_A, W_B, model, pairs, loss=loss, beta=1.7, tau=3.0
+    )
     for a, c in zip(auto, closed):
         assert torch.allclose(a, c, atol=1e-12, rtol=1e-9)
 
@@ -190,22 +237,37 @@ def test_gradient_is_orthogonal_to_weights(small):
 
 # ---------------------------------------------------------------- scores
 
+
 def test_scores_on_known_matrices():
     r, m = 4, 10
     Q = torch.linalg.qr(torch.randn(1, m, m, generator=gen(0), dtype=torch.float64)).Q
     S = Q[..., :r] * torch.tensor([1.0, 0.1, 0.1, 0.1], dtype=torch.float64)
     S = S / S.norm(dim=(-2, -1), keepdim=True)
     Xi = torch.zeros(1, m, 2, dtype=torch.float64)
-    assert torch.allclose(mm.condition_number(S), torch.tensor([10.0], dtype=torch.float64))
+    assert torch.allclose(
+        mm.condition_number(S), torch.tensor([10.0], dtype=torch.float64)
+    )
     # eigenvalues of SSᵀ ∝ (1, .01, .01, .01): stable rank (1 + 3e-4), trace variant 1.03
-    assert torch.allclose(mm.balance(S, Xi, "fro"), torch.tensor([1 + 3e-4], dtype=torch.float64))
-    assert torch.allclose(mm.balance(S, Xi, "tr"), torch.tensor([1.03], dtype=torch.float64))
+    assert torch.allclose(
+        mm.balance(S, Xi, "fro"), torch.tensor([1 + 3e-4], dtype=torch.float64)
+    )
+    assert torch.allclose(
+        mm.balance(S, Xi, "tr"), torch.tensor([1.03], dtype=torch.float64)
+    )
     balanced = Q[..., :r] / 2
-    assert torch.allclose(mm.balance(balanced, Xi, "fro"), torch.tensor([4.0], dtype=torch.float64))
-    assert torch.allclose(mm.balance(balanced, Xi, "tr"), torch.tensor([4.0], dtype=torch.float64))
-    assert torch.allclose(mm.alignment_cosines(S, S), torch.ones(1, r, dtype=torch.float64))
-    Xi2 = Q[..., r:r + 2] * 0.5
-    assert torch.allclose(mm.noise_ratio(S, Xi2), torch.tensor([0.5], dtype=torch.float64))
+    assert torch.allclose(
+        mm.balance(balanced, Xi, "fro"), torch.tensor([4.0], dtype=torch.float64)
+    )
+    assert torch.allclose(
+        mm.balance(balanced, Xi, "tr"), torch.tensor([4.0], dtype=torch.float64)
+    )
+    assert torch.allclose(
+        mm.alignment_cosines(S, S), torch.ones(1, r, dtype=torch.float64)
+    )
+    Xi2 = Q[..., r : r + 2] * 0.5
+    assert torch.allclose(
+        mm.noise_ratio(S, Xi2), torch.tensor([0.5], dtype=torch.float64)
+    )
     with pytest.raises(ValueError, match="variant"):
         mm.balance(S, Xi, "nuclear")
 
@@ -214,10 +276,17 @@ def exact_alignment(S_A, Xi_A, S_B, Xi_B):
     """Exact Align by enumerating z, z⁻, ξ_A, ξ_B, ξ_B⁻ (tiny sizes)."""
     r, dxi = S_A.shape[-1], Xi_A.shape[-1]
     wins, count = 0.0, 0
-    cube = lambda k: [torch.tensor(v, dtype=torch.float64) for v in itertools.product((-1.0, 1.0), repeat=k)]
-    for z, zn, a, b, bn in itertools.product(cube(r), cube(r), cube(dxi), cube(dxi), cube(dxi)):
+    cube = lambda k: [
+        torch.tensor(v, dtype=torch.float64)
+        for v in itertools.product((-1.0, 1.0), repeat=k)
+    ]
+    for z, zn, a, b, bn in itertools.product(
+        cube(r), cube(r), cube(dxi), cube(dxi), cube(dxi)
+    ):
         fa = S_A @ z + Xi_A @ a
-        wins += float((fa - S_B @ z - Xi_B @ b).norm() < (fa - S_B @ zn - Xi_B @ bn).norm())
+        wins += float(
+            (fa - S_B @ z - Xi_B @ b).norm() < (fa - S_B @ zn - Xi_B @ bn).norm()
+        )
         count += 1
     return wins / count
 
@@ -237,19 +306,34 @@ def test_alignment_cap_and_collapse():
     r = 3
     eye = torch.eye(8, dtype=torch.float64)[None]
     S = eye[..., :r] / math.sqrt(r)
-    Xi = 1e-3 * torch.randn(1, 8, 12, generator=gen(3), dtype=torch.float64)  # d_ξ = 12: ξ_B = ξ_B⁻ is rare
+    Xi = 1e-3 * torch.randn(
+        1, 8, 12, generator=gen(3), dtype=torch.float64
+    )  # d_ξ = 12: ξ_B = ξ_B⁻ is rare
     Xi_B = 1e-3 * torch.randn(1, 8, 12, generator=gen(4), dtype=torch.float64)
     value = mm.alignment_score(S, Xi, S, Xi_B, 40_000, gen(1)).item()
-    assert abs(value - mm.alignment_cap(r)) < 0.01  # collisions are coin flips in the noise
+    assert (
+        abs(value - mm.alignment_cap(r)) < 0.01
+    )  # collisions are coin flips in the noise
     # orthogonal noise columns of equal norms make the collision distances tie exactly: strict counts 0
-    ortho = mm.alignment_score(S, eye[..., r:r + 2] * 1e-3, S, eye[..., r + 2:r + 4] * 1e-3, 40_000, gen(1)).item()
-    assert abs(ortho - (1 - 2.0 ** -r)) < 0.01
-    excluded = mm.alignment_score(S, Xi, S, Xi_B, 4_000, gen(1), exclude_collisions=True).item()
+    ortho = mm.alignment_score(
+        S, eye[..., r : r + 2] * 1e-3, S, eye[..., r + 2 : r + 4] * 1e-3, 40_000, gen(1)
+    ).item()
+    assert abs(ortho - (1 - 2.0**-r)) < 0.01
+    excluded = mm.alignment_score(
+        S, Xi, S, Xi_B, 4_000, gen(1), exclude_collisions=True
+    ).item()
     assert excluded == 1.0
     collapsed = torch.zeros(1, 8, r, dtype=torch.float64)
     zeros = torch.zeros(1, 8, 2, dtype=torch.float64)
-    assert mm.alignment_score(collapsed, zeros, collapsed, zeros, 100, gen()).item() == 0.0
-    assert mm.alignment_score(collapsed, zeros, collapsed, zeros, 100, gen(), ties="half").item() == 0.5
+    assert (
+        mm.alignment_score(collapsed, zeros, collapsed, zeros, 100, gen()).item() == 0.0
+    )
+    assert (
+        mm.alignment_score(
+            collapsed, zeros, collapsed, zeros, 100, gen(), ties="half"
+        ).item()
+        == 0.5
+    )
     assert mm.alignment_cap(5) == 1 - 1 / 64
     with pytest.raises(ValueError, match="n_samples"):
         mm.alignment_score(S, Xi, S, Xi, 0, gen())
@@ -257,15 +341,29 @@ def test_alignment_cap_and_collapse():
 
 # ---------------------------------------------------------------- training
 
+
 def test_train_schedule_and_rescaling(small):
     """One step of train equals W − (η/β)∇L̂ on the same batch."""
     model, W_A, W_B, _ = small
-    new_A, new_B, history = mm.train(model, W_A, W_B, [(0.5, 1)], lr=0.1, batch_size=6, tau=2.0,
-                                     generator=gen(8), record_steps=[0, 1])
+    new_A, new_B, history = mm.train(
+        model,
+        W_A,
+        W_B,
+        [(0.5, 1)],
+        lr=0.1,
+        batch_size=6,
+        tau=2.0,
+        generator=gen(8),
+        record_steps=[0, 1],
+    )
     pairs = mm.sample_pairs(model, 6, gen(8))
     g_A, g_B = mm.closed_form_gradients(W_A, W_B, model, pairs, beta=0.5, tau=2.0)
-    assert torch.allclose(new_A, W_A - 0.2 * g_A) and torch.allclose(new_B, W_B - 0.2 * g_B)
-    assert list(history["step"]) == [0, 0, 1, 1] and set(history.columns) >= set(mm.SCORES) - {"align"}
+    assert torch.allclose(new_A, W_A - 0.2 * g_A) and torch.allclose(
+        new_B, W_B - 0.2 * g_B
+    )
+    assert list(history["step"]) == [0, 0, 1, 1] and set(history.columns) >= set(
+        mm.SCORES
+    ) - {"align"}
     assert mm.two_stage(0.05, 3, 3.0, 4) == [(0.05, 3), (3.0, 4)]
     assert mm.two_stage(0.05, 0, 3.0, 4) == [(0.05, 0), (3.0, 4)]
     with pytest.raises(ValueError, match="steps_1 must be an integer ≥ 0"):
@@ -284,14 +382,26 @@ def test_train_schedule_and_rescaling(small):
 
 # ---------------------------------------------------------------- ODE
 
+
 def test_ode_initial_state_and_conservation():
     sig = mm.geometric_sigmas(3.0, 3)
-    state = mm.integrate_ode(sig, 0.4, 6, mm.two_stage(0.1, 200, 2.0, 200), tau=2.0, lr=0.2,
-                             record_steps=[0, 100, 200, 400])
-    n2 = float((sig ** 2).sum() + 6 * 0.16)
-    assert np.allclose(state.a[0, 0], (sig ** 2).numpy() / n2) and np.isclose(state.norm2[0, 0], n2)
+    state = mm.integrate_ode(
+        sig,
+        0.4,
+        6,
+        mm.two_stage(0.1, 200, 2.0, 200),
+        tau=2.0,
+        lr=0.2,
+        record_steps=[0, 100, 200, 400],
+    )
+    n2 = float((sig**2).sum() + 6 * 0.16)
+    assert np.allclose(state.a[0, 0], (sig**2).numpy() / n2) and np.isclose(
+        state.norm2[0, 0], n2
+    )
     assert np.allclose(state.rho[0, 0], 0.0)
-    assert np.allclose(state.a.sum(-1) + state.noise, 1.0, atol=1e-7)  # ‖S‖² + ‖Ξ‖² = 1 is conserved
+    assert np.allclose(
+        state.a.sum(-1) + state.noise, 1.0, atol=1e-7
+    )  # ‖S‖² + ‖Ξ‖² = 1 is conserved
     assert list(state.beta) == [0.1, 0.1, 2.0, 2.0]
     with pytest.raises(ValueError, match="tau"):
         mm.integrate_ode(sig, 0.4, 6, [(1.0, 10)], tau=2.0, form="alternative")
@@ -302,7 +412,15 @@ def test_ode_initial_state_and_conservation():
 def test_ode_non_contrastive_rho_closed_form():
     """Non-contrastive: dρ_p/dt = γσ_p²(1 − ρ_p²) ⇒ artanh ρ_p(t) = σ_p² ∫γ, the same ∫γ for every p."""
     sig = torch.tensor([2.0, 1.0], dtype=torch.float64)
-    state = mm.integrate_ode(sig, 0.5, 3, [(1.0, 300)], loss="non_contrastive", lr=0.05, record_steps=[0, 50, 150])
+    state = mm.integrate_ode(
+        sig,
+        0.5,
+        3,
+        [(1.0, 300)],
+        loss="non_contrastive",
+        lr=0.05,
+        record_steps=[0, 50, 150],
+    )
     clock = np.arctanh(state.rho[0, 1:]) / (sig.numpy() ** 2)
     assert np.allclose(clock[:, 0], clock[:, 1], rtol=1e-6)
 
@@ -313,8 +431,19 @@ def test_ode_matches_finite_width_short_run():
     sig = mm.geometric_sigmas(2.0, 3)
     model = mm.make_data_model(sig, 0.5, 10, g)
     W = mm.init_weights(1, 512, 10, g)
-    _, _, hist = mm.train(model, *W, [(0.1, 300)], tau=2.0, lr=0.2, batch_size=128, generator=g, record_steps=[300])
-    state = mm.integrate_ode(sig, 0.5, 7, [(0.1, 300)], tau=2.0, lr=0.2, record_steps=[300])
+    _, _, hist = mm.train(
+        model,
+        *W,
+        [(0.1, 300)],
+        tau=2.0,
+        lr=0.2,
+        batch_size=128,
+        generator=g,
+        record_steps=[300],
+    )
+    state = mm.integrate_ode(
+        sig, 0.5, 7, [(0.1, 300)], tau=2.0, lr=0.2, record_steps=[300]
+    )
     ode = mm.ode_scores(state, 7)
     assert abs(hist["kappa"].iloc[0] / ode["kappa"].iloc[0] - 1) < 0.1
     assert abs(hist["noise_ratio"].iloc[0] / ode["noise_ratio"].iloc[0] - 1) < 0.1
@@ -326,13 +455,18 @@ def test_ode_matrices_and_alignment():
     parts = mm.ode_matrices(a, rho, np.array([0.2]), 4)
     assert torch.allclose(parts.S_A.pow(2).sum(-2), torch.tensor(a))
     assert torch.allclose(parts.S_A, parts.S_B)
-    assert torch.allclose(parts.S_A.pow(2).sum((-2, -1)) + parts.Xi_A.pow(2).sum((-2, -1)),
-                          torch.ones(1, dtype=torch.float64))
+    assert torch.allclose(
+        parts.S_A.pow(2).sum((-2, -1)) + parts.Xi_A.pow(2).sum((-2, -1)),
+        torch.ones(1, dtype=torch.float64),
+    )
     value = mm.alignment_score(*parts[:4], 20_000, gen(2), ties="half").item()
-    assert abs(value - mm.alignment_cap(2)) < 0.01  # ties at collisions exactly (counted 1/2), all else won
+    assert (
+        abs(value - mm.alignment_cap(2)) < 0.01
+    )  # ties at collisions exactly (counted 1/2), all else won
 
 
 # ---------------------------------------------------------------- sympy
+
 
 def test_symbolic_norm_identity():
     assert mm.symbolic_norm_identity(2, 3, 2, 1) == 0
@@ -340,6 +474,8 @@ def test_symbolic_norm_identity():
 
 def test_symbolic_negative_expectations():
     for r in (1, 2):
-        assert all(sp.simplify(v) == 0 for v in mm.symbolic_negative_expectations(r).values())
+        assert all(
+            sp.simplify(v) == 0 for v in mm.symbolic_negative_expectations(r).values()
+        )
     with pytest.raises(ValueError, match="latent_dim"):
         mm.symbolic_negative_expectations(5)

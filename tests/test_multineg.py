@@ -18,17 +18,26 @@ from ccl_helpers.losses import info_nce_loss
 from ccl_helpers.models import MLP
 from ccl_helpers.train import StackedModel, train, wide
 
-DYADIC = [0.5, 0.25, 0.125, 0.125]  # exact binary fractions: Fraction(float) is the true value
+DYADIC = [
+    0.5,
+    0.25,
+    0.125,
+    0.125,
+]  # exact binary fractions: Fraction(float) is the true value
 RHO3 = [0.5, 0.3, 0.2]
 
 
 def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    return torch.randn(
+        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
+    )
 
 
 def labels_with_counts(counts, seed=0):
     labels = torch.cat([torch.full((n,), c) for c, n in enumerate(counts)])
-    return labels[torch.randperm(labels.numel(), generator=torch.Generator().manual_seed(seed))]
+    return labels[
+        torch.randperm(labels.numel(), generator=torch.Generator().manual_seed(seed))
+    ]
 
 
 def uniform(n_classes, dtype=torch.float64):
@@ -36,6 +45,7 @@ def uniform(n_classes, dtype=torch.float64):
 
 
 # ---------------------------------------------------------------- independent references
+
 
 def brute_force_cover(n, rho, required):
     """Σ over all N-tuples of classes of Π ρ, over the tuples whose classes include ``required``."""
@@ -77,7 +87,9 @@ def exact_multi_negative_loss(features, labels, rho, n_negatives):
                 w = weight[i] / counts[c] * math.prod(weight[k] for k in negatives)
                 logits = [dot[i][j]] + [dot[i][k] for k in negatives]
                 top = max(logits)
-                total += w * (top + math.log(sum(math.exp(z - top) for z in logits)) - dot[i][j])
+                total += w * (
+                    top + math.log(sum(math.exp(z - top) for z in logits)) - dot[i][j]
+                )
     return total
 
 
@@ -104,12 +116,15 @@ def naive_average_mean_classifier_loss(features, labels, task_size, rho, means=N
 
 # ---------------------------------------------------------------- p_cc
 
+
 @pytest.mark.parametrize("n_classes, n_max", [(2, 7), (3, 7), (4, 6)])
 def test_p_cc_uniform_matches_brute_force_enumeration(n_classes, n_max):
     rho = [1 / n_classes] * n_classes
     for n in range(1, n_max + 1):
         expected = brute_force_cover(n, rho, range(n_classes))
-        assert multineg.p_cc(n, uniform(n_classes)) == pytest.approx(expected, rel=1e-12, abs=1e-300)
+        assert multineg.p_cc(n, uniform(n_classes)) == pytest.approx(
+            expected, rel=1e-12, abs=1e-300
+        )
 
 
 @pytest.mark.parametrize("rho", [RHO3, [0.1, 0.2, 0.3, 0.4]])
@@ -124,7 +139,9 @@ def test_p_cc_general_matches_brute_force_enumeration(rho):
 def test_p_cc_uniform_matches_stirling_numbers(n_classes):
     for n in (n_classes - 1, n_classes, n_classes + 3, 2 * n_classes, 35, 64, 300):
         expected = float(stirling_p_cc(n, n_classes)) if n >= n_classes else 0.0
-        assert multineg.p_cc(n, uniform(n_classes)) == pytest.approx(expected, rel=1e-14, abs=0)
+        assert multineg.p_cc(n, uniform(n_classes)) == pytest.approx(
+            expected, rel=1e-14, abs=0
+        )
 
 
 @pytest.mark.parametrize("n", [4, 5, 10, 60, 400, 1024, 1025, 3000])
@@ -146,7 +163,9 @@ def test_p_cc_at_and_below_n_classes():
     for n in range(1, 5):
         assert multineg.p_cc(n, rho) == 0.0
     # exactly N_C draws: each class once, in any order
-    assert multineg.p_cc(5, rho) == pytest.approx(math.factorial(5) * math.prod(rho.tolist()), rel=1e-13)
+    assert multineg.p_cc(5, rho) == pytest.approx(
+        math.factorial(5) * math.prod(rho.tolist()), rel=1e-13
+    )
     # N_C + 1 draws: one class twice
     expected = math.factorial(6) / 2 * math.prod(rho.tolist()) * float(rho.sum())
     assert multineg.p_cc(6, rho) == pytest.approx(expected, rel=1e-13)
@@ -155,8 +174,9 @@ def test_p_cc_at_and_below_n_classes():
 def test_p_cc_matches_monte_carlo_simulation():
     rho = torch.tensor([0.1, 0.15, 0.2, 0.25, 0.3], dtype=torch.float64)
     n, trials = 14, 60_000
-    draws = torch.multinomial(rho, trials * n, replacement=True,
-                              generator=torch.Generator().manual_seed(0)).view(trials, n)
+    draws = torch.multinomial(
+        rho, trials * n, replacement=True, generator=torch.Generator().manual_seed(0)
+    ).view(trials, n)
     seen = torch.zeros(trials, 5, dtype=torch.bool).scatter_(1, draws, True)
     hits = seen.all(1).double()
     estimate, standard_error = float(hits.mean()), float(hits.std()) / math.sqrt(trials)
@@ -165,7 +185,9 @@ def test_p_cc_matches_monte_carlo_simulation():
     # the comparison has power: the uniform ρ gives a clearly different probability
     assert abs(estimate - multineg.p_cc(n, uniform(5))) > 8 * standard_error
     # the positive's class is not among the N draws: counting it would give a larger value
-    anchor = torch.multinomial(rho, trials, replacement=True, generator=torch.Generator().manual_seed(1))
+    anchor = torch.multinomial(
+        rho, trials, replacement=True, generator=torch.Generator().manual_seed(1)
+    )
     with_anchor = seen.clone().scatter_(1, anchor[:, None], True).all(1).double().mean()
     assert float(with_anchor) - exact > 8 * standard_error
 
@@ -181,17 +203,25 @@ def test_p_cc_increases_with_n_and_reaches_one():
 def test_p_cc_uniform_detection_accepts_float32_and_lists():
     assert multineg.p_cc(15, torch.full((10,), 0.1)) == multineg.p_cc(15, uniform(10))
     assert multineg.p_cc(15, [0.1] * 10) == multineg.p_cc(15, uniform(10))
-    assert multineg.p_cc(6, RHO3) == pytest.approx(brute_force_cover(6, RHO3, range(3)), rel=1e-12)
+    assert multineg.p_cc(6, RHO3) == pytest.approx(
+        brute_force_cover(6, RHO3, range(3)), rel=1e-12
+    )
 
 
 def test_p_cc_uniform_float_path_for_huge_n():
     n_classes, n = 2**15, 700_000  # N·log2(N_C) > 2^20 bits: the float closed form
-    expected = math.fsum((-1) ** j * math.comb(n_classes, j) * math.exp(n * math.log1p(-j / n_classes))
-                         for j in range(40))
+    expected = math.fsum(
+        (-1) ** j * math.comb(n_classes, j) * math.exp(n * math.log1p(-j / n_classes))
+        for j in range(40)
+    )
     value = multineg.p_cc(n, uniform(n_classes))
     assert value == pytest.approx(expected, rel=1e-12)
-    assert 1 - value == pytest.approx(1 - expected, rel=1e-6)  # ≈ 1.6e-5, not rounded away
-    with pytest.raises(ValueError, match="n_negatives"):  # there the alternating sum cancels
+    assert 1 - value == pytest.approx(
+        1 - expected, rel=1e-6
+    )  # ≈ 1.6e-5, not rounded away
+    with pytest.raises(
+        ValueError, match="n_negatives"
+    ):  # there the alternating sum cancels
         multineg.p_cc(300_000, uniform(n_classes))
 
 
@@ -199,7 +229,9 @@ def test_p_cc_raises_beyond_what_it_computes_exactly():
     rho = torch.linspace(1, 2, 21, dtype=torch.float64)
     with pytest.raises(ValueError, match="n_negatives"):
         multineg.p_cc(2000, rho / rho.sum())  # 21 non-uniform classes, N > 1024
-    assert 0 < multineg.p_cc(1000, rho / rho.sum()) <= 1  # within the dynamic programme's range
+    assert (
+        0 < multineg.p_cc(1000, rho / rho.sum()) <= 1
+    )  # within the dynamic programme's range
     tiny = torch.tensor([1e-12, 0.5, 0.5 - 1e-12], dtype=torch.float64)
     with pytest.raises(ValueError, match="n_negatives"):
         multineg.p_cc(3000, tiny)  # p ≈ 3e-9: inclusion–exclusion would cancel
@@ -212,8 +244,19 @@ def test_p_cc_rejects_bad_n_negatives(bad):
         multineg.p_cc(bad, uniform(3))
 
 
-@pytest.mark.parametrize("bad", [[0.6, 0.6], [1.2, -0.2], [1.0, 0.0], [1.0], [[0.5, 0.5]],
-                                 [float("nan"), 0.5], torch.tensor([1, 0]), "abc"])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [0.6, 0.6],
+        [1.2, -0.2],
+        [1.0, 0.0],
+        [1.0],
+        [[0.5, 0.5]],
+        [float("nan"), 0.5],
+        torch.tensor([1, 0]),
+        "abc",
+    ],
+)
 def test_p_cc_rejects_bad_class_probs(bad):
     with pytest.raises(ValueError, match="class_probs"):
         multineg.p_cc(3, bad)
@@ -221,12 +264,18 @@ def test_p_cc_rejects_bad_class_probs(bad):
 
 # ---------------------------------------------------------------- p_cc with the anchor's class excluded
 
+
 def test_p_cc_anchor_excluded_matches_brute_force():
     for rho in (RHO3, [0.1, 0.2, 0.3, 0.4], [0.25] * 4):
         k = len(rho)
         for n in range(1, 7):
-            expected = min(brute_force_cover(n, rho, [c for c in range(k) if c != excluded]) for excluded in range(k))
-            value = multineg.p_cc_anchor_excluded(n, torch.tensor(rho, dtype=torch.float64))
+            expected = min(
+                brute_force_cover(n, rho, [c for c in range(k) if c != excluded])
+                for excluded in range(k)
+            )
+            value = multineg.p_cc_anchor_excluded(
+                n, torch.tensor(rho, dtype=torch.float64)
+            )
             assert value == pytest.approx(expected, rel=1e-12, abs=1e-300)
             assert value >= multineg.p_cc(n, torch.tensor(rho, dtype=torch.float64))
 
@@ -234,36 +283,56 @@ def test_p_cc_anchor_excluded_matches_brute_force():
 def test_p_cc_anchor_excluded_large_n_and_uniform_closed_form():
     # inclusion–exclusion path (n > 1024) against exact rationals, excluded class by class
     n = 1500
-    expected = min(float(exact_inclusion_exclusion(n, DYADIC, [c for c in range(4) if c != e])) for e in range(4))
-    assert multineg.p_cc_anchor_excluded(n, torch.tensor(DYADIC)) == pytest.approx(expected, rel=1e-11)
+    expected = min(
+        float(exact_inclusion_exclusion(n, DYADIC, [c for c in range(4) if c != e]))
+        for e in range(4)
+    )
+    assert multineg.p_cc_anchor_excluded(n, torch.tensor(DYADIC)) == pytest.approx(
+        expected, rel=1e-11
+    )
     # uniform: Σ_j (−1)^j C(N_C−1, j)(1 − j/N_C)^N; positive from N = N_C − 1 on, where p_cc = 0
-    assert multineg.p_cc_anchor_excluded(9, uniform(10)) == pytest.approx(math.factorial(9) / 10**9, rel=1e-14)
+    assert multineg.p_cc_anchor_excluded(9, uniform(10)) == pytest.approx(
+        math.factorial(9) / 10**9, rel=1e-14
+    )
     assert multineg.p_cc(9, uniform(10)) == 0.0
 
 
 # ---------------------------------------------------------------- τ⁺
 
+
 @pytest.mark.parametrize("rho", [RHO3, [0.25] * 4, [0.7, 0.3]])
 def test_tau_plus_matches_enumeration_of_class_tuples(rho):
     for n in range(1, 5):
-        expected = sum(math.prod(rho[c] for c in t) for t in itertools.product(range(len(rho)), repeat=n + 1)
-                       if len(set(t)) == 1)
-        assert multineg.tau_plus(n, torch.tensor(rho, dtype=torch.float64)) == pytest.approx(expected, rel=1e-13)
+        expected = sum(
+            math.prod(rho[c] for c in t)
+            for t in itertools.product(range(len(rho)), repeat=n + 1)
+            if len(set(t)) == 1
+        )
+        assert multineg.tau_plus(
+            n, torch.tensor(rho, dtype=torch.float64)
+        ) == pytest.approx(expected, rel=1e-13)
 
 
 def test_tau_plus_uniform_is_n_classes_to_the_minus_n():
     for n_classes in (2, 3, 10):
         for n in (1, 2, 7, 64):
-            assert multineg.tau_plus(n, uniform(n_classes)) == pytest.approx(n_classes ** (-n), rel=1e-15)
-    assert multineg.tau_plus(1, torch.tensor(RHO3)) == pytest.approx(curl.collision_probability(
-        torch.tensor(RHO3, dtype=torch.float64)), rel=1e-7)
+            assert multineg.tau_plus(n, uniform(n_classes)) == pytest.approx(
+                n_classes ** (-n), rel=1e-15
+            )
+    assert multineg.tau_plus(1, torch.tensor(RHO3)) == pytest.approx(
+        curl.collision_probability(torch.tensor(RHO3, dtype=torch.float64)), rel=1e-7
+    )
 
 
 def test_tau_plus_matches_monte_carlo():
     rho = torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64)
     trials, n = 200_000, 2
-    classes = torch.multinomial(rho, trials * (n + 1), replacement=True,
-                                generator=torch.Generator().manual_seed(3)).view(trials, n + 1)
+    classes = torch.multinomial(
+        rho,
+        trials * (n + 1),
+        replacement=True,
+        generator=torch.Generator().manual_seed(3),
+    ).view(trials, n + 1)
     same = (classes == classes[:, :1]).all(1).double()
     se = float(same.std()) / math.sqrt(trials)
     assert abs(float(same.mean()) - multineg.tau_plus(n, rho)) < 4 * se
@@ -279,20 +348,30 @@ def test_tau_plus_rejects_bad_input():
 
 # ---------------------------------------------------------------- the bounds
 
+
 def test_lemma1_bound_formula():
     rho = torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64)
-    assert multineg.lemma1_bound(0.9, rho) == pytest.approx(0.9 / 0.2 + math.log(3), rel=1e-14)
-    assert multineg.lemma1_bound(0.9, rho, with_log_term=False) == pytest.approx(4.5, rel=1e-14)
+    assert multineg.lemma1_bound(0.9, rho) == pytest.approx(
+        0.9 / 0.2 + math.log(3), rel=1e-14
+    )
+    assert multineg.lemma1_bound(0.9, rho, with_log_term=False) == pytest.approx(
+        4.5, rel=1e-14
+    )
     values = multineg.lemma1_bound(torch.tensor([0.5, 1.0], dtype=torch.float64), rho)
-    torch.testing.assert_close(values, torch.tensor([2.5, 5.0], dtype=torch.float64) + math.log(3))
+    torch.testing.assert_close(
+        values, torch.tensor([2.5, 5.0], dtype=torch.float64) + math.log(3)
+    )
 
 
 def test_lemma2_bound_formula_and_infinite_below_n_classes():
     rho = torch.tensor(DYADIC)
-    assert multineg.lemma2_bound(2.0, 10, rho) == pytest.approx(2.0 / multineg.p_cc(10, rho), rel=1e-14)
+    assert multineg.lemma2_bound(2.0, 10, rho) == pytest.approx(
+        2.0 / multineg.p_cc(10, rho), rel=1e-14
+    )
     assert multineg.lemma2_bound(2.0, 3, rho) == math.inf
     assert multineg.lemma2_bound(2.0, 3, rho, anchor_excluded=True) == pytest.approx(
-        2.0 / multineg.p_cc_anchor_excluded(3, rho), rel=1e-14)
+        2.0 / multineg.p_cc_anchor_excluded(3, rho), rel=1e-14
+    )
     infinite = multineg.lemma2_bound(torch.tensor([1.0, 2.0]), 2, rho)
     assert infinite.shape == (2,) and bool(torch.isinf(infinite).all())
 
@@ -304,22 +383,32 @@ def test_proposition1_part1_in_nats_equals_part2_at_one_negative(n_classes):
         part1 = multineg.proposition1_part1_bound(losses, task_size, n_classes)
         part2 = multineg.proposition1_bound(losses, 1, task_size, n_classes)
         torch.testing.assert_close(part1, part2, rtol=1e-14, atol=1e-14)
-        assert multineg.proposition1_part1_bound(1.3, task_size, n_classes) == pytest.approx(
-            multineg.proposition1_bound(1.3, 1, task_size, n_classes), rel=1e-14)
+        assert multineg.proposition1_part1_bound(
+            1.3, task_size, n_classes
+        ) == pytest.approx(
+            multineg.proposition1_bound(1.3, 1, task_size, n_classes), rel=1e-14
+        )
     # k = 1: Arora et al.'s lemma with τ = 1/N_C (independent code in curl)
     assert multineg.proposition1_part1_bound(1.3, 2, n_classes) == pytest.approx(
-        curl.mean_classifier_bound(1.3, 1 / n_classes), rel=1e-14)
+        curl.mean_classifier_bound(1.3, 1 / n_classes), rel=1e-14
+    )
 
 
 def test_proposition1_bound_formula_and_factor():
     for n, task_size, n_classes in [(1, 2, 2), (3, 4, 5), (64, 9, 10)]:
         tau, k = n_classes ** (-n), task_size - 1
         expected = k / (1 - tau) * (2.2 - tau * math.log(n + 1))
-        assert multineg.proposition1_bound(2.2, n, task_size, n_classes) == pytest.approx(expected, rel=1e-14)
-        assert multineg.proposition1_factor(n, task_size, n_classes) == pytest.approx(k / (1 - tau), rel=1e-14)
+        assert multineg.proposition1_bound(
+            2.2, n, task_size, n_classes
+        ) == pytest.approx(expected, rel=1e-14)
+        assert multineg.proposition1_factor(n, task_size, n_classes) == pytest.approx(
+            k / (1 - tau), rel=1e-14
+        )
     factors = [multineg.proposition1_factor(n, 4, 10) for n in range(1, 16)]
     assert all(b < a for a, b in zip(factors, factors[1:]))
-    assert factors[0] == pytest.approx(3 / 0.9) and factors[-1] == pytest.approx(3, rel=1e-14)
+    assert factors[0] == pytest.approx(3 / 0.9) and factors[-1] == pytest.approx(
+        3, rel=1e-14
+    )
 
 
 def test_proposition1_as_printed_is_below_the_nats_form_and_fails_for_the_zero_encoder():
@@ -327,27 +416,49 @@ def test_proposition1_as_printed_is_below_the_nats_form_and_fails_for_the_zero_e
         tau = 1 / n_classes
         for task_size in (2, n_classes):
             k = task_size - 1
-            gap = (multineg.proposition1_part1_bound(1.0, task_size, n_classes)
-                   - multineg.proposition1_part1_bound_as_printed(1.0, task_size, n_classes))
-            assert gap == pytest.approx(k * tau * (1 - math.log(2)) / (1 - tau), rel=1e-12)
+            gap = multineg.proposition1_part1_bound(
+                1.0, task_size, n_classes
+            ) - multineg.proposition1_part1_bound_as_printed(1.0, task_size, n_classes)
+            assert gap == pytest.approx(
+                k * tau * (1 - math.log(2)) / (1 - tau), rel=1e-12
+            )
         # f = 0: L_un = log 2 and L^µ_sup,1 = log 2; the nats bound is tight, the printed one fails
-        assert multineg.proposition1_part1_bound(math.log(2), 2, n_classes) == pytest.approx(math.log(2), rel=1e-14)
-        assert multineg.proposition1_part1_bound_as_printed(math.log(2), 2, n_classes) < math.log(2) - 0.01
+        assert multineg.proposition1_part1_bound(
+            math.log(2), 2, n_classes
+        ) == pytest.approx(math.log(2), rel=1e-14)
+        assert (
+            multineg.proposition1_part1_bound_as_printed(math.log(2), 2, n_classes)
+            < math.log(2) - 0.01
+        )
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda: multineg.proposition1_bound(1.0, 1, 1, 5), "task_size"),
-    (lambda: multineg.proposition1_bound(1.0, 1, 6, 5), "task_size"),
-    (lambda: multineg.proposition1_bound(1.0, 0, 2, 5), "n_negatives"),
-    (lambda: multineg.proposition1_bound(1.0, 1, 2, 1), "n_classes"),
-    (lambda: multineg.proposition1_bound(float("nan"), 1, 2, 5), "unsupervised_loss"),
-    (lambda: multineg.proposition1_part1_bound(torch.tensor([1.0, math.inf]), 2, 5), "unsupervised_loss"),
-    (lambda: multineg.proposition1_part1_bound_as_printed(1.0, 2.5, 5), "task_size"),
-    (lambda: multineg.proposition1_factor(1, 2, 0), "n_classes"),
-    (lambda: multineg.lemma1_bound("x", uniform(3)), "unsupervised_loss"),
-    (lambda: multineg.lemma1_bound(1.0, [0.5, 0.5, 0.0]), "class_probs"),
-    (lambda: multineg.lemma2_bound(1.0, -2, uniform(3)), "n_negatives"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda: multineg.proposition1_bound(1.0, 1, 1, 5), "task_size"),
+        (lambda: multineg.proposition1_bound(1.0, 1, 6, 5), "task_size"),
+        (lambda: multineg.proposition1_bound(1.0, 0, 2, 5), "n_negatives"),
+        (lambda: multineg.proposition1_bound(1.0, 1, 2, 1), "n_classes"),
+        (
+            lambda: multineg.proposition1_bound(float("nan"), 1, 2, 5),
+            "unsupervised_loss",
+        ),
+        (
+            lambda: multineg.proposition1_part1_bound(
+                torch.tensor([1.0, math.inf]), 2, 5
+            ),
+            "unsupervised_loss",
+        ),
+        (
+            lambda: multineg.proposition1_part1_bound_as_printed(1.0, 2.5, 5),
+            "task_size",
+        ),
+        (lambda: multineg.proposition1_factor(1, 2, 0), "n_classes"),
+        (lambda: multineg.lemma1_bound("x", uniform(3)), "unsupervised_loss"),
+        (lambda: multineg.lemma1_bound(1.0, [0.5, 0.5, 0.0]), "class_probs"),
+        (lambda: multineg.lemma2_bound(1.0, -2, uniform(3)), "n_negatives"),
+    ],
+)
 def test_bounds_reject_bad_input(call, match):
     with pytest.raises(ValueError, match=match):
         call()
@@ -355,13 +466,16 @@ def test_bounds_reject_bad_input(call, match):
 
 # ---------------------------------------------------------------- the average mean-classifier loss
 
+
 @pytest.mark.parametrize("task_size", [2, 3, 4])
 def test_average_mean_classifier_loss_uniform_equals_metrics(task_size):
     labels = labels_with_counts((3, 5, 2, 4), seed=1)
     features = randn(2, 3, labels.numel(), 4, seed=2)
     value = multineg.average_mean_classifier_loss(features, labels, task_size)
     assert value.shape == (2, 3) and value.dtype == torch.float64
-    reference = metrics.mean_classifier(features, labels, task_size=task_size, class_probs=uniform(4))["loss"]
+    reference = metrics.mean_classifier(
+        features, labels, task_size=task_size, class_probs=uniform(4)
+    )["loss"]
     torch.testing.assert_close(value, reference, rtol=1e-12, atol=1e-12)
 
 
@@ -370,13 +484,21 @@ def test_average_mean_classifier_loss_weighted_matches_naive_loop(task_size):
     labels = labels_with_counts((3, 5, 2, 4), seed=3)
     features = randn(labels.numel(), 3, seed=4)
     rho = [0.1, 0.2, 0.3, 0.4]
-    value = multineg.average_mean_classifier_loss(features, labels, task_size,
-                                                  class_probs=torch.tensor(rho, dtype=torch.float64))
-    assert float(value) == pytest.approx(naive_average_mean_classifier_loss(features, labels, task_size, rho),
-                                         rel=1e-10)
-    if task_size < 4:  # tasks are uniform, not ∝ Π ρ as in metrics: the two differ for non-uniform ρ
-        other = metrics.mean_classifier(features, labels, task_size=task_size,
-                                        class_probs=torch.tensor(rho, dtype=torch.float64))
+    value = multineg.average_mean_classifier_loss(
+        features, labels, task_size, class_probs=torch.tensor(rho, dtype=torch.float64)
+    )
+    assert float(value) == pytest.approx(
+        naive_average_mean_classifier_loss(features, labels, task_size, rho), rel=1e-10
+    )
+    if (
+        task_size < 4
+    ):  # tasks are uniform, not ∝ Π ρ as in metrics: the two differ for non-uniform ρ
+        other = metrics.mean_classifier(
+            features,
+            labels,
+            task_size=task_size,
+            class_probs=torch.tensor(rho, dtype=torch.float64),
+        )
         assert abs(float(other["loss"]) - float(value)) > 1e-4
 
 
@@ -384,7 +506,9 @@ def test_average_mean_classifier_loss_all_classes_is_rho_weighted():
     labels = labels_with_counts((3, 5, 2), seed=5)
     features = randn(labels.numel(), 2, seed=6)
     means = torch.stack([features[labels == c].mean(0) for c in range(3)])
-    ce = torch.logsumexp(features @ means.T, -1) - (features @ means.T).gather(1, labels[:, None]).squeeze(1)
+    ce = torch.logsumexp(features @ means.T, -1) - (features @ means.T).gather(
+        1, labels[:, None]
+    ).squeeze(1)
     expected = sum(RHO3[c] * float(ce[labels == c].mean()) for c in range(3))
     rho = torch.tensor(RHO3, dtype=torch.float64)
     value = multineg.average_mean_classifier_loss(features, labels, 3, class_probs=rho)
@@ -397,16 +521,22 @@ def test_average_mean_classifier_loss_with_given_means_and_chunks(monkeypatch):
     means = randn(5, 3, seed=9)
     value = multineg.average_mean_classifier_loss(features, labels, 3, means=means)
     for s in range(2):
-        expected = naive_average_mean_classifier_loss(features[s], labels, 3, [0.2] * 5, means=means)
+        expected = naive_average_mean_classifier_loss(
+            features[s], labels, 3, [0.2] * 5, means=means
+        )
         assert float(value[s]) == pytest.approx(expected, rel=1e-10)
     monkeypatch.setattr(multineg, "_CHUNK_ELEMENTS", 50)  # one task per chunk
-    torch.testing.assert_close(multineg.average_mean_classifier_loss(features, labels, 3, means=means), value)
+    torch.testing.assert_close(
+        multineg.average_mean_classifier_loss(features, labels, 3, means=means), value
+    )
 
 
 def test_average_mean_classifier_loss_of_zero_features_is_log_task_size():
     labels = labels_with_counts((2, 3, 4, 2))
     for task_size in (2, 3, 4):
-        value = multineg.average_mean_classifier_loss(torch.zeros(labels.numel(), 2), labels, task_size)
+        value = multineg.average_mean_classifier_loss(
+            torch.zeros(labels.numel(), 2), labels, task_size
+        )
         assert float(value) == pytest.approx(math.log(task_size), rel=1e-12)
 
 
@@ -420,32 +550,50 @@ def test_average_mean_classifier_loss_rejects_bad_input():
     with pytest.raises(ValueError, match="features"):
         multineg.average_mean_classifier_loss(features[:-1], labels, 2)
     with pytest.raises(ValueError, match="every class"):
-        multineg.average_mean_classifier_loss(features, labels.masked_fill(labels == 1, 0), 2)
+        multineg.average_mean_classifier_loss(
+            features, labels.masked_fill(labels == 1, 0), 2
+        )
     with pytest.raises(ValueError, match="class_probs"):
-        multineg.average_mean_classifier_loss(features, labels, 2, class_probs=torch.tensor([0.5, 0.5]))
+        multineg.average_mean_classifier_loss(
+            features, labels, 2, class_probs=torch.tensor([0.5, 0.5])
+        )
     with pytest.raises(ValueError, match="means"):
         multineg.average_mean_classifier_loss(features, labels, 2, means=randn(3, 5))
     with pytest.raises(ValueError, match="features"):
-        multineg.average_mean_classifier_loss(features.masked_fill(labels[:, None] == 0, math.nan), labels, 2)
+        multineg.average_mean_classifier_loss(
+            features.masked_fill(labels[:, None] == 0, math.nan), labels, 2
+        )
 
 
 def test_best_linear_loss_is_the_linear_probe_and_below_the_mean_classifier():
     labels = labels_with_counts((8, 6, 7), seed=10)
     centres = randn(3, 3, seed=11)
     features = centres[labels] + 1.2 * randn(labels.numel(), 3, seed=12)
-    best = multineg.best_linear_loss(features, labels, class_probs=uniform(3), max_iter=200)
-    probe = metrics.linear_probe(features, labels, task_size=3, class_probs=uniform(3))["loss"]
+    best = multineg.best_linear_loss(
+        features, labels, class_probs=uniform(3), max_iter=200
+    )
+    probe = metrics.linear_probe(features, labels, task_size=3, class_probs=uniform(3))[
+        "loss"
+    ]
     assert float(best) == pytest.approx(float(probe), abs=1e-5)
     mean = multineg.average_mean_classifier_loss(features, labels, 3)
     assert float(best) < float(mean) - 1e-3
     stacked = torch.stack([features, 2 * features])
     values = multineg.best_linear_loss(stacked, labels, class_probs=torch.tensor(RHO3))
-    means = multineg.average_mean_classifier_loss(stacked, labels, 3, class_probs=torch.tensor(RHO3))
-    assert values.shape == (2,) and bool((values <= means).all()) and bool((values >= 0).all())
+    means = multineg.average_mean_classifier_loss(
+        stacked, labels, 3, class_probs=torch.tensor(RHO3)
+    )
+    assert (
+        values.shape == (2,)
+        and bool((values <= means).all())
+        and bool((values >= 0).all())
+    )
 
 
 def test_output_norm_range():
-    features = torch.tensor([[[3.0, 4.0], [0.0, 1.0], [1.0, 1.0]], [[0.0, 0.0], [6.0, 8.0], [1.0, 0.0]]])
+    features = torch.tensor(
+        [[[3.0, 4.0], [0.0, 1.0], [1.0, 1.0]], [[0.0, 0.0], [6.0, 8.0], [1.0, 0.0]]]
+    )
     low, high = multineg.output_norm_range(features)
     torch.testing.assert_close(low, torch.tensor([1.0, 0.0]))
     torch.testing.assert_close(high, torch.tensor([5.0, 10.0]))
@@ -454,6 +602,7 @@ def test_output_norm_range():
 
 
 # ---------------------------------------------------------------- the lemmas and Proposition 1, exactly
+
 
 def tiny_problem(seed, scale, counts=(2, 3, 2)):
     labels = labels_with_counts(counts, seed=seed)
@@ -466,8 +615,13 @@ def test_lemma1_and_its_tighter_form_hold_exactly(seed, scale):
     for rho in ([0.25] * 4, [0.1, 0.2, 0.3, 0.4]):
         rho_t = torch.tensor(rho, dtype=torch.float64)
         l_un = curl.exact_unsupervised_loss(features, labels, rho_t)
-        l_mu = multineg.average_mean_classifier_loss(features, labels, 4, class_probs=rho_t)
-        assert float(l_mu) <= float(multineg.lemma1_bound(l_un, rho_t, with_log_term=False)) + 1e-12
+        l_mu = multineg.average_mean_classifier_loss(
+            features, labels, 4, class_probs=rho_t
+        )
+        assert (
+            float(l_mu)
+            <= float(multineg.lemma1_bound(l_un, rho_t, with_log_term=False)) + 1e-12
+        )
         assert float(l_mu) <= float(multineg.lemma1_bound(l_un, rho_t)) + 1e-12
 
 
@@ -476,7 +630,9 @@ def test_lemma1_without_the_log_term_is_asymptotically_tight():
     # L^µ_sup ≈ t²/2 and L_un/p_min ≈ t²/2 + log 2: the factor 1/p_min cannot be improved
     labels = labels_with_counts((3, 3))
     for t2 in (4.0, 30.0):
-        features = math.sqrt(t2) * torch.stack([1.0 + labels.double(), torch.zeros(6, dtype=torch.float64)], 1)
+        features = math.sqrt(t2) * torch.stack(
+            [1.0 + labels.double(), torch.zeros(6, dtype=torch.float64)], 1
+        )
         l_un = curl.exact_unsupervised_loss(features, labels, uniform(2))
         l_mu = float(multineg.average_mean_classifier_loss(features, labels, 2))
         expected_mu = 0.5 * (math.log1p(math.exp(t2)) + math.log1p(math.exp(-2 * t2)))
@@ -499,7 +655,9 @@ def test_lemma1_without_the_log_term_does_not_hold_without_the_one_over_p_min():
 def test_lemma2_and_its_anchor_excluded_form_hold_exactly(seed, scale):
     features, labels = tiny_problem(seed, scale)
     rho = torch.tensor(RHO3, dtype=torch.float64)
-    l_mu = float(multineg.average_mean_classifier_loss(features, labels, 3, class_probs=rho))
+    l_mu = float(
+        multineg.average_mean_classifier_loss(features, labels, 3, class_probs=rho)
+    )
     for n in (2, 3):
         l_un = exact_multi_negative_loss(features, labels, RHO3, n)
         assert l_mu <= multineg.lemma2_bound(l_un, n, rho, anchor_excluded=True) + 1e-12
@@ -512,7 +670,9 @@ def test_proposition1_holds_exactly_for_every_k_and_n(seed, scale):
     features, labels = tiny_problem(seed, scale)
     rho = [1 / 3] * 3
     l_un = {n: exact_multi_negative_loss(features, labels, rho, n) for n in (1, 2, 3)}
-    assert l_un[1] == pytest.approx(float(curl.exact_unsupervised_loss(features, labels, uniform(3))), rel=1e-10)
+    assert l_un[1] == pytest.approx(
+        float(curl.exact_unsupervised_loss(features, labels, uniform(3))), rel=1e-10
+    )
     for task_size in (2, 3):
         l_mu = float(multineg.average_mean_classifier_loss(features, labels, task_size))
         for n, value in l_un.items():
@@ -526,43 +686,70 @@ def test_proposition1_for_the_zero_encoder_is_k_log_n_plus_one_and_tight_at_k_1_
         l_un = exact_multi_negative_loss(features, labels, [1 / 3] * 3, n)
         assert l_un == pytest.approx(math.log(n + 1), rel=1e-12)
         for task_size in (2, 3):
-            l_mu = float(multineg.average_mean_classifier_loss(features, labels, task_size))
+            l_mu = float(
+                multineg.average_mean_classifier_loss(features, labels, task_size)
+            )
             assert l_mu == pytest.approx(math.log(task_size), rel=1e-12)
             bound = multineg.proposition1_bound(l_un, n, task_size, 3)
             assert bound == pytest.approx((task_size - 1) * math.log(n + 1), rel=1e-12)
             assert l_mu <= bound + 1e-12
-    assert multineg.proposition1_bound(math.log(2), 1, 2, 3) == pytest.approx(math.log(2), rel=1e-14)
+    assert multineg.proposition1_bound(math.log(2), 1, 2, 3) == pytest.approx(
+        math.log(2), rel=1e-14
+    )
 
 
 # ---------------------------------------------------------------- L^N_un by Monte Carlo
 
+
 def test_samples_follow_the_latent_class_model():
     labels = labels_with_counts((2, 5, 3), seed=4)
     rho = torch.tensor(RHO3, dtype=torch.float64)
-    samples = multineg.draw_unsupervised_samples(labels, 4, 30_000, torch.Generator().manual_seed(0), rho)
-    assert samples.anchor.shape == samples.positive.shape == (30_000,) and samples.negatives.shape == (30_000, 4)
+    samples = multineg.draw_unsupervised_samples(
+        labels, 4, 30_000, torch.Generator().manual_seed(0), rho
+    )
+    assert samples.anchor.shape == samples.positive.shape == (
+        30_000,
+    ) and samples.negatives.shape == (30_000, 4)
     assert torch.equal(labels[samples.anchor], labels[samples.positive])
-    negative_freq = torch.bincount(labels[samples.negatives].flatten(), minlength=3).double() / 120_000
+    negative_freq = (
+        torch.bincount(labels[samples.negatives].flatten(), minlength=3).double()
+        / 120_000
+    )
     anchor_freq = torch.bincount(labels[samples.anchor], minlength=3).double() / 30_000
     torch.testing.assert_close(negative_freq, rho, atol=0.01, rtol=0)
     torch.testing.assert_close(anchor_freq, rho, atol=0.015, rtol=0)
     # inside class 1 (5 examples) negatives are uniform over its examples
     members = samples.negatives.flatten()[labels[samples.negatives.flatten()] == 1]
-    share = torch.bincount(members, minlength=labels.numel())[labels == 1].double() / members.numel()
-    torch.testing.assert_close(share, torch.full((5,), 0.2, dtype=torch.float64), atol=0.015, rtol=0)
+    share = (
+        torch.bincount(members, minlength=labels.numel())[labels == 1].double()
+        / members.numel()
+    )
+    torch.testing.assert_close(
+        share, torch.full((5,), 0.2, dtype=torch.float64), atol=0.015, rtol=0
+    )
 
 
 def test_loss_curve_matches_info_nce_on_the_same_draws(monkeypatch):
     labels = labels_with_counts((3, 4, 2), seed=5)
     features = randn(2, labels.numel(), 3, seed=6)
-    samples = multineg.draw_unsupervised_samples(labels, 5, 200, torch.Generator().manual_seed(1))
+    samples = multineg.draw_unsupervised_samples(
+        labels, 5, 200, torch.Generator().manual_seed(1)
+    )
     estimate, se = multineg.unsupervised_loss_curve(features, samples)
     assert estimate.shape == se.shape == (2, 5)
     for n in range(1, 6):
-        per_draw = info_nce_loss(features[:, samples.anchor], features[:, samples.positive],
-                                 features[:, samples.negatives[:, :n]], reduction="none")
-        torch.testing.assert_close(estimate[:, n - 1], per_draw.mean(-1), rtol=1e-12, atol=1e-12)
-        torch.testing.assert_close(se[:, n - 1], per_draw.std(-1) / math.sqrt(200), rtol=1e-9, atol=1e-12)
+        per_draw = info_nce_loss(
+            features[:, samples.anchor],
+            features[:, samples.positive],
+            features[:, samples.negatives[:, :n]],
+            reduction="none",
+        )
+        torch.testing.assert_close(
+            estimate[:, n - 1], per_draw.mean(-1), rtol=1e-12, atol=1e-12
+        )
+        torch.testing.assert_close(
+            se[:, n - 1], per_draw.std(-1) / math.sqrt(200), rtol=1e-9, atol=1e-12
+        )
     monkeypatch.setattr(multineg, "_CHUNK_ELEMENTS", 64)  # many chunks
     chunked = multineg.unsupervised_loss_curve(features, samples)
     torch.testing.assert_close(chunked[0], estimate)
@@ -573,8 +760,14 @@ def test_loss_curve_matches_info_nce_on_the_same_draws(monkeypatch):
 def test_monte_carlo_estimate_matches_exact_enumeration(n):
     features, labels = tiny_problem(7, 1.5)
     exact = exact_multi_negative_loss(features, labels, RHO3, n)
-    estimate, se = multineg.unsupervised_loss_monte_carlo(features, labels, n, 40_000, torch.Generator().manual_seed(n),
-                                                          torch.tensor(RHO3))
+    estimate, se = multineg.unsupervised_loss_monte_carlo(
+        features,
+        labels,
+        n,
+        40_000,
+        torch.Generator().manual_seed(n),
+        torch.tensor(RHO3),
+    )
     assert abs(float(estimate) - exact) < 4 * float(se)
     # the comparison has power: another ρ gives a clearly different L^N_un
     other = exact_multi_negative_loss(features, labels, [0.2, 0.3, 0.5], n)
@@ -590,9 +783,15 @@ def test_monte_carlo_default_rho_is_the_label_frequencies():
 
 def test_monte_carlo_is_deterministic_under_a_seed():
     features, labels = tiny_problem(9, 1.0)
-    first = multineg.unsupervised_loss_monte_carlo(features, labels, 3, 500, torch.Generator().manual_seed(4))
-    second = multineg.unsupervised_loss_monte_carlo(features, labels, 3, 500, torch.Generator().manual_seed(4))
-    third = multineg.unsupervised_loss_monte_carlo(features, labels, 3, 500, torch.Generator().manual_seed(5))
+    first = multineg.unsupervised_loss_monte_carlo(
+        features, labels, 3, 500, torch.Generator().manual_seed(4)
+    )
+    second = multineg.unsupervised_loss_monte_carlo(
+        features, labels, 3, 500, torch.Generator().manual_seed(4)
+    )
+    third = multineg.unsupervised_loss_monte_carlo(
+        features, labels, 3, 500, torch.Generator().manual_seed(5)
+    )
     assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
     assert not torch.equal(first[0], third[0])
 
@@ -600,8 +799,12 @@ def test_monte_carlo_is_deterministic_under_a_seed():
 def test_monte_carlo_of_zero_features_is_log_n_plus_one():
     labels = labels_with_counts((2, 3, 2))
     estimate, se = multineg.unsupervised_loss_curve(
-        torch.zeros(labels.numel(), 2), multineg.draw_unsupervised_samples(labels, 6, 50))
-    torch.testing.assert_close(estimate, torch.log(torch.arange(2, 8, dtype=torch.float64)))
+        torch.zeros(labels.numel(), 2),
+        multineg.draw_unsupervised_samples(labels, 6, 50),
+    )
+    torch.testing.assert_close(
+        estimate, torch.log(torch.arange(2, 8, dtype=torch.float64))
+    )
     assert float(se.abs().max()) < 1e-7
 
 
@@ -614,7 +817,9 @@ def test_monte_carlo_rejects_bad_input():
     with pytest.raises(ValueError, match="features"):
         multineg.unsupervised_loss_monte_carlo(features[:-1], labels, 2, 10)
     with pytest.raises(ValueError, match="class_probs"):
-        multineg.unsupervised_loss_monte_carlo(features, labels, 2, 10, class_probs=torch.tensor([0.5, 0.5]))
+        multineg.unsupervised_loss_monte_carlo(
+            features, labels, 2, 10, class_probs=torch.tensor([0.5, 0.5])
+        )
     samples = multineg.draw_unsupervised_samples(labels, 2, 10)
     with pytest.raises(ValueError, match="samples"):
         multineg.unsupervised_loss_curve(features[:3], samples)
@@ -624,6 +829,7 @@ def test_monte_carlo_rejects_bad_input():
 
 # ---------------------------------------------------------------- training and the figures' helpers
 
+
 def indexed_latent(counts=(3, 4, 2)):
     labels = labels_with_counts(counts, seed=2)
     inputs = torch.arange(labels.numel(), dtype=torch.float32)[:, None].repeat(1, 2)
@@ -632,12 +838,21 @@ def indexed_latent(counts=(3, 4, 2)):
 
 def test_contrastive_batches_shapes_and_classes():
     latent, _, labels = indexed_latent()
-    sample = multineg.contrastive_batches(latent, 2, 5, 7, torch.Generator().manual_seed(0))
+    sample = multineg.contrastive_batches(
+        latent, 2, 5, 7, torch.Generator().manual_seed(0)
+    )
     anchor, positive, negatives = sample(1)
-    assert anchor.shape == positive.shape == (2, 5, 2) and negatives.shape == (2, 5, 7, 2)
+    assert anchor.shape == positive.shape == (2, 5, 2) and negatives.shape == (
+        2,
+        5,
+        7,
+        2,
+    )
     assert torch.equal(labels[anchor[..., 0].long()], labels[positive[..., 0].long()])
     negative_classes = labels[negatives[..., 0].long()]
-    assert len(set(negative_classes.flatten().tolist())) == 3  # negatives of every class, collisions included
+    assert (
+        len(set(negative_classes.flatten().tolist())) == 3
+    )  # negatives of every class, collisions included
     assert not torch.equal(sample(2)[2], negatives)
     with pytest.raises(ValueError, match="n_negatives"):
         multineg.contrastive_batches(latent, 2, 5, 0, torch.Generator())
@@ -646,10 +861,20 @@ def test_contrastive_batches_shapes_and_classes():
 def test_contrastive_loss_is_info_nce_of_the_encoder():
     torch.manual_seed(0)
     encoder = MLP(2, (4,), 3).double().requires_grad_(False)
-    anchor, positive, negatives = randn(6, 2, seed=1), randn(6, 2, seed=2), randn(6, 4, 2, seed=3)
+    anchor, positive, negatives = (
+        randn(6, 2, seed=1),
+        randn(6, 2, seed=2),
+        randn(6, 4, 2, seed=3),
+    )
     value = multineg.contrastive_loss(encoder, (anchor, positive, negatives))
-    a, p, n = encoder(anchor), encoder(positive), encoder(negatives.flatten(0, 1)).unflatten(0, (6, 4))
-    scores = torch.cat([(a * p).sum(-1, keepdim=True), torch.einsum("bd,bnd->bn", a, n)], -1)
+    a, p, n = (
+        encoder(anchor),
+        encoder(positive),
+        encoder(negatives.flatten(0, 1)).unflatten(0, (6, 4)),
+    )
+    scores = torch.cat(
+        [(a * p).sum(-1, keepdim=True), torch.einsum("bd,bnd->bn", a, n)], -1
+    )
     expected = float((torch.logsumexp(scores, -1) - scores[:, 0]).mean())
     assert float(value) == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match="batch"):
@@ -659,18 +884,45 @@ def test_contrastive_loss_is_info_nce_of_the_encoder():
 @pytest.mark.parametrize("n_negatives", [1, 4])
 def test_training_with_the_evaluator(n_negatives):
     labels = labels_with_counts((6, 5, 7), seed=3)
-    inputs = 2 * torch.eye(3)[labels] + 0.5 * randn(labels.numel(), 3, seed=4, dtype=torch.float32)
+    inputs = 2 * torch.eye(3)[labels] + 0.5 * randn(
+        labels.numel(), 3, seed=4, dtype=torch.float32
+    )
     latent = EmpiricalClasses(inputs, labels)
     model = StackedModel(lambda: MLP(3, (8,), 4), n_seeds=2, seed=0)
-    evaluate = multineg.make_evaluator(inputs, labels, n_negatives=n_negatives, n_samples=2000,
-                                       generator=torch.Generator().manual_seed(0), max_iter=30)
-    history = train(model, multineg.contrastive_loss,
-                    multineg.contrastive_batches(latent, 2, 16, n_negatives, torch.Generator().manual_seed(1)),
-                    30, lr=1e-2, evaluate=evaluate, eval_steps=[15])
+    evaluate = multineg.make_evaluator(
+        inputs,
+        labels,
+        n_negatives=n_negatives,
+        n_samples=2000,
+        generator=torch.Generator().manual_seed(0),
+        max_iter=30,
+    )
+    history = train(
+        model,
+        multineg.contrastive_loss,
+        multineg.contrastive_batches(
+            latent, 2, 16, n_negatives, torch.Generator().manual_seed(1)
+        ),
+        30,
+        lr=1e-2,
+        evaluate=evaluate,
+        eval_steps=[15],
+    )
     table = wide(history)
-    assert set(table.columns) >= {"L_un", "L_un_se", "L_mu", "L_sup", "bound", "norm_min", "norm_max", "train_loss"}
+    assert set(table.columns) >= {
+        "L_un",
+        "L_un_se",
+        "L_mu",
+        "L_sup",
+        "bound",
+        "norm_min",
+        "norm_max",
+        "train_loss",
+    }
     assert len(table) == 6  # steps 0, 15, 30 × 2 seeds
-    assert (table.L_sup <= table.L_mu + 1e-12).all() and (table.L_mu <= table.bound).all()
+    assert (table.L_sup <= table.L_mu + 1e-12).all() and (
+        table.L_mu <= table.bound
+    ).all()
     assert (table.norm_min <= table.norm_max).all() and (table.norm_min > 0).all()
     assert (table.L_un_se == 0).all() if n_negatives == 1 else (table.L_un_se > 0).all()
     first, last = table[table.step == 0], table[table.step == 30]
@@ -679,8 +931,10 @@ def test_training_with_the_evaluator(n_negatives):
     with torch.no_grad():
         features = model(inputs).double()
     rho = metrics.class_frequencies(labels)
-    torch.testing.assert_close(torch.tensor(last.L_mu.to_numpy()),
-                               multineg.average_mean_classifier_loss(features, labels, 3, class_probs=rho))
+    torch.testing.assert_close(
+        torch.tensor(last.L_mu.to_numpy()),
+        multineg.average_mean_classifier_loss(features, labels, 3, class_probs=rho),
+    )
 
 
 def test_evaluator_rejects_bad_input():
@@ -696,21 +950,48 @@ def test_evaluator_rejects_bad_input():
 def test_proposition1_grid():
     labels = labels_with_counts((5, 4, 6, 5), seed=6)
     features = randn(2, labels.numel(), 3, seed=7)
-    grid = multineg.proposition1_grid(features, labels, [1, 2, 8], n_samples=3000,
-                                      generator=torch.Generator().manual_seed(0))
+    grid = multineg.proposition1_grid(
+        features,
+        labels,
+        [1, 2, 8],
+        n_samples=3000,
+        generator=torch.Generator().manual_seed(0),
+    )
     assert len(grid) == 2 * 3 * 3
-    assert set(grid.columns) == {"seed", "n_negatives", "task_size", "k", "L_mu", "L_un", "L_un_se", "tau_plus",
-                                 "factor", "bound", "bound_conservative"}
-    assert (grid.L_mu <= grid.bound_conservative).all() and (grid.bound_conservative <= grid.bound + 1e-12).all()
+    assert set(grid.columns) == {
+        "seed",
+        "n_negatives",
+        "task_size",
+        "k",
+        "L_mu",
+        "L_un",
+        "L_un_se",
+        "tau_plus",
+        "factor",
+        "bound",
+        "bound_conservative",
+    }
+    assert (grid.L_mu <= grid.bound_conservative).all() and (
+        grid.bound_conservative <= grid.bound + 1e-12
+    ).all()
     exact = curl.exact_unsupervised_loss(features, labels, uniform(4))
     for row in grid.itertuples():
-        assert row.k == row.task_size - 1 and row.tau_plus == pytest.approx(4.0 ** -row.n_negatives)
-        expected_mu = multineg.average_mean_classifier_loss(features[row.seed], labels, row.task_size)
+        assert row.k == row.task_size - 1 and row.tau_plus == pytest.approx(
+            4.0**-row.n_negatives
+        )
+        expected_mu = multineg.average_mean_classifier_loss(
+            features[row.seed], labels, row.task_size
+        )
         assert row.L_mu == pytest.approx(float(expected_mu), rel=1e-12)
-        assert row.bound == pytest.approx(multineg.proposition1_bound(row.L_un, row.n_negatives, row.task_size, 4),
-                                          rel=1e-12)
+        assert row.bound == pytest.approx(
+            multineg.proposition1_bound(row.L_un, row.n_negatives, row.task_size, 4),
+            rel=1e-12,
+        )
         if row.n_negatives == 1:
-            assert row.L_un == pytest.approx(float(exact[row.seed]), rel=1e-12) and row.L_un_se == 0
+            assert (
+                row.L_un == pytest.approx(float(exact[row.seed]), rel=1e-12)
+                and row.L_un_se == 0
+            )
         else:
             assert row.L_un_se > 0
     with pytest.raises(ValueError, match="n_negatives"):
@@ -719,20 +1000,29 @@ def test_proposition1_grid():
 
 # ---------------------------------------------------------------- Section 4: fixed triplets
 
+
 def _random_triplets(n=6, dim=5, seed=0):
     g = torch.Generator().manual_seed(seed)
-    return tuple(torch.randn(n, dim, generator=g, dtype=torch.float64) for _ in range(3))
+    return tuple(
+        torch.randn(n, dim, generator=g, dtype=torch.float64) for _ in range(3)
+    )
 
 
 def test_triplet_objective_is_the_sum_of_logistic_losses():
     triplets = _random_triplets()
-    linear = torch.randn(5, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64)
+    linear = torch.randn(
+        5, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64
+    )
     forward = lambda x: x @ linear  # noqa: E731
     expected = losses.logistic_loss(*(forward(t) for t in triplets), reduction="sum")
     torch.testing.assert_close(multineg.triplet_objective(forward, triplets), expected)
-    a, p, n = (forward(t) for t in triplets)  # eq. (11) written out: Σᵢ ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺)))
+    a, p, n = (
+        forward(t) for t in triplets
+    )  # eq. (11) written out: Σᵢ ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺)))
     written_out = torch.nn.functional.softplus(torch.linalg.vecdot(a, n - p)).sum()
-    torch.testing.assert_close(multineg.triplet_objective(forward, triplets), written_out)
+    torch.testing.assert_close(
+        multineg.triplet_objective(forward, triplets), written_out
+    )
 
 
 def test_triplet_objective_is_chapter3_triplet_loss_times_the_number_of_triplets():
@@ -740,8 +1030,12 @@ def test_triplet_objective_is_chapter3_triplet_loss_times_the_number_of_triplets
     linear = randn(6, 3, seed=5)
     forward = lambda inputs: inputs @ linear  # noqa: E731
     index = wen.all_triplets(5)
-    total = multineg.triplet_objective(forward, (x[index[:, 0]], x[index[:, 1]], x[index[:, 2]]))
-    torch.testing.assert_close(total, index.shape[0] * wen.triplet_loss(forward, (x, index)))
+    total = multineg.triplet_objective(
+        forward, (x[index[:, 0]], x[index[:, 1]], x[index[:, 2]])
+    )
+    torch.testing.assert_close(
+        total, index.shape[0] * wen.triplet_loss(forward, (x, index))
+    )
 
 
 def test_triplet_objective_rejects_mismatched_shapes():
@@ -752,19 +1046,24 @@ def test_triplet_objective_rejects_mismatched_shapes():
 
 def test_triplet_evaluator_matches_autograd_and_lemma4():
     triplets = _random_triplets()
-    linear = torch.randn(5, 4, generator=torch.Generator().manual_seed(2), dtype=torch.float64)
+    linear = torch.randn(
+        5, 4, generator=torch.Generator().manual_seed(2), dtype=torch.float64
+    )
     outputs = torch.cat(triplets) @ linear  # (3n, d)
     z = outputs.clone().requires_grad_(True)
     n = triplets[0].shape[0]
     objective = torch.nn.functional.softplus(
-        torch.linalg.vecdot(z[:n], z[2 * n:] - z[n:2 * n])).sum()
+        torch.linalg.vecdot(z[:n], z[2 * n :] - z[n : 2 * n])
+    ).sum()
     (gradient,) = torch.autograd.grad(objective, z)
     result = multineg.triplet_evaluator(triplets)(lambda x: (x @ linear).unsqueeze(0))
     torch.testing.assert_close(result["output_grad_norm"], gradient.norm().unsqueeze(0))
     norms = outputs.norm(dim=-1)
     torch.testing.assert_close(result["norm_min"], norms.min().unsqueeze(0))
     torch.testing.assert_close(result["norm_max"], norms.max().unsqueeze(0))
-    per_triplet = losses.logistic_loss(outputs[:n], outputs[n:2 * n], outputs[2 * n:], reduction="none")
+    per_triplet = losses.logistic_loss(
+        outputs[:n], outputs[n : 2 * n], outputs[2 * n :], reduction="none"
+    )
     torch.testing.assert_close(result["loss_max"], per_triplet.max().unsqueeze(0))
 
 
@@ -773,11 +1072,17 @@ def test_lemma4_holds_where_it_applies():
     triplets = _random_triplets(n=4, dim=3)
     direction = torch.nn.functional.normalize(randn(4, 3, seed=3), dim=-1)
     for scale in (2.0, 3.0, 4.0):
-        outputs = torch.cat([scale * direction, scale * direction, -scale * direction]).unsqueeze(0)
-        result = multineg.triplet_evaluator(triplets)(lambda x, outputs=outputs: outputs)
+        outputs = torch.cat(
+            [scale * direction, scale * direction, -scale * direction]
+        ).unsqueeze(0)
+        result = multineg.triplet_evaluator(triplets)(
+            lambda x, outputs=outputs: outputs
+        )
         assert result["lemma4_applies"].item() == 1.0
         assert result["norm_min"].item() == pytest.approx(scale)
-        assert result["loss_max"].item() == pytest.approx(math.log1p(math.exp(-2 * scale**2)))
+        assert result["loss_max"].item() == pytest.approx(
+            math.log1p(math.exp(-2 * scale**2))
+        )
         assert result["loss_max"].item() <= result["lemma4_bound"].item()
 
 

@@ -24,7 +24,9 @@ IDS = [p.name for p in NOTEBOOKS]
 IGNORE_TAGS = {"nbval-ignore-output", "nbval-skip"}
 
 # Absolute paths that would only exist on the machine that ran the notebook.
-ABSOLUTE_PATH = re.compile(r"(/work/|/home/|/tmp/|/root/|/Users/|/content/|\b[A-Za-z]:\\)")
+ABSOLUTE_PATH = re.compile(
+    r"(/work/|/home/|/tmp/|/root/|/Users/|/content/|\b[A-Za-z]:\\)"
+)
 # tqdm's text bar ("12/100 [00:01<00:09, 9.87it/s]") and its rate units.
 PROGRESS_BAR = re.compile(r"(it/s\]|s/it\]|\?it/s|\d+/\d+ \[\d\d:\d\d<)")
 WIDGET = "application/vnd.jupyter.widget-view+json"
@@ -80,7 +82,9 @@ def where(nb_path: Path, index: int, cell) -> str:
 @pytest.mark.parametrize("name", toc_files())
 def test_toc_entry_exists(name):
     candidates = [ROOT / f"{name}{ext}" for ext in (".ipynb", ".md")]
-    assert any(p.exists() for p in candidates), f"_toc.yml lists {name}, but neither {name}.ipynb nor {name}.md exists"
+    assert any(p.exists() for p in candidates), (
+        f"_toc.yml lists {name}, but neither {name}.ipynb nor {name}.md exists"
+    )
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
@@ -88,13 +92,17 @@ def test_valid_nbformat(nb_path):
     nb = read(nb_path)
     nbformat.validate(nb)
     missing = [i for i, c in enumerate(nb.cells) if "id" not in c]
-    assert not missing, f"{nb_path.name}: cells {missing} have no id (save with nbformat ≥ 4.5)"
+    assert not missing, (
+        f"{nb_path.name}: cells {missing} have no id (save with nbformat ≥ 4.5)"
+    )
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
 def test_kernelspec_is_python3(nb_path):
     kernelspec = read(nb_path).metadata.get("kernelspec", {})
-    assert kernelspec.get("name") == "python3", f"{nb_path.name}: kernelspec name is {kernelspec.get('name')!r}"
+    assert kernelspec.get("name") == "python3", (
+        f"{nb_path.name}: kernelspec name is {kernelspec.get('name')!r}"
+    )
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
@@ -143,8 +151,12 @@ def test_varying_outputs_are_tagged(nb_path):
             elif PROGRESS_BAR.search(text):
                 bad.append(f"{where(nb_path, i, cell)}: progress bar")
             elif TIMING.search(text):
-                bad.append(f"{where(nb_path, i, cell)}: timing {TIMING.search(text).group(0)!r}")
-    assert not bad, f"untagged cells whose output varies (add the tag nbval-ignore-output): {bad}"
+                bad.append(
+                    f"{where(nb_path, i, cell)}: timing {TIMING.search(text).group(0)!r}"
+                )
+    assert not bad, (
+        f"untagged cells whose output varies (add the tag nbval-ignore-output): {bad}"
+    )
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
@@ -170,12 +182,20 @@ def test_headings(nb_path):
             if m := re.match(r"^\s*(`{3,}|~{3,})", line):
                 if fence is None:
                     fence = m.group(1)
-                elif m.group(1)[0] == fence[0] and len(m.group(1)) >= len(fence) and not line.strip()[len(m.group(1)):]:
+                elif (
+                    m.group(1)[0] == fence[0]
+                    and len(m.group(1)) >= len(fence)
+                    and not line.strip()[len(m.group(1)) :]
+                ):
                     fence = None
             elif fence is None and (m := re.match(r"^(#{1,6})\s", line)):
                 levels.append(len(m.group(1)))
-    assert levels and levels[0] == 1, f"{nb_path.name}: the first heading must be the H1 title, got levels {levels[:3]}"
-    assert levels.count(1) == 1, f"{nb_path.name}: {levels.count(1)} H1 headings, expected exactly one"
+    assert levels and levels[0] == 1, (
+        f"{nb_path.name}: the first heading must be the H1 title, got levels {levels[:3]}"
+    )
+    assert levels.count(1) == 1, (
+        f"{nb_path.name}: {levels.count(1)} H1 headings, expected exactly one"
+    )
     jumps = [(a, b) for a, b in zip(levels, levels[1:]) if b > a + 1]
     assert not jumps, f"{nb_path.name}: heading levels skip (from, to): {jumps}"
 
@@ -188,6 +208,9 @@ def test_no_semicolon_suppressed_output(nb_path):
     bad = [
         where(nb_path, i, c)
         for i, c in enumerate(code_cells(read(nb_path)))
-        if c.source.strip() and c.source.strip().splitlines()[-1].split("#")[0].rstrip().endswith(";")
+        if c.source.strip()
+        and c.source.strip().splitlines()[-1].split("#")[0].rstrip().endswith(";")
     ]
-    assert not bad, f"cells whose last line ends with ';' (use plt.show() or an assignment): {bad}"
+    assert not bad, (
+        f"cells whose last line ends with ';' (use plt.show() or an assignment): {bad}"
+    )

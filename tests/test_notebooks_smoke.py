@@ -12,10 +12,11 @@ import time
 import nbformat
 import pytest
 from nbclient import NotebookClient
-
 from test_notebook_hygiene import IDS, NOTEBOOKS, ROOT
 
-SMOKE_TIMEOUT = 300  # seconds per cell; the smoke budget is ~20 s per notebook on 2 cores
+SMOKE_TIMEOUT = (
+    300  # seconds per cell; the smoke budget is ~20 s per notebook on 2 cores
+)
 
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
@@ -24,8 +25,12 @@ def test_chapter_runs_at_smoke_scale(nb_path, monkeypatch):
     monkeypatch.setenv("CI", "1")  # no progress bars
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(nb_path, as_version=4)
-    client = NotebookClient(nb, timeout=SMOKE_TIMEOUT, kernel_name="python3",
-                            resources={"metadata": {"path": str(ROOT / "book")}})
+    client = NotebookClient(
+        nb,
+        timeout=SMOKE_TIMEOUT,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(ROOT / "book")}},
+    )
     start = time.perf_counter()
     client.execute()  # raises CellExecutionError, naming the cell, on the first failing cell
     elapsed = time.perf_counter() - start

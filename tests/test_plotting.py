@@ -17,9 +17,16 @@ from ccl_helpers import plotting  # noqa: E402
 
 
 def history(seeds=(0, 1, 2), steps=(0, 5, 10), seed_column="seed"):
-    rows = [{"step": step, seed_column: seed, "loss": float(seed + step ** 0.5)}
-            for seed in seeds for step in steps]
-    return pd.DataFrame(rows).sample(frac=1.0, random_state=0).sort_values("step", kind="stable")
+    rows = [
+        {"step": step, seed_column: seed, "loss": float(seed + step**0.5)}
+        for seed in seeds
+        for step in steps
+    ]
+    return (
+        pd.DataFrame(rows)
+        .sample(frac=1.0, random_state=0)
+        .sort_values("step", kind="stable")
+    )
 
 
 @pytest.fixture
@@ -42,29 +49,37 @@ def test_runs_and_mean_draws_one_line_per_run_and_a_bold_mean(ax, seeds):
     assert all(line.get_linestyle() == "-" for line in lines)
     # the mean curve is the mean over runs at each x, in increasing x
     np.testing.assert_allclose(mean.get_xdata(), [0, 5, 10])
-    np.testing.assert_allclose(mean.get_ydata(), [np.mean(seeds) + s ** 0.5 for s in (0, 5, 10)])
+    np.testing.assert_allclose(
+        mean.get_ydata(), [np.mean(seeds) + s**0.5 for s in (0, 5, 10)]
+    )
     # each run's line holds that run's values
     drawn = sorted(tuple(np.asarray(run.get_ydata(), dtype=float)) for run in runs)
-    expected = sorted(tuple(float(seed + s ** 0.5) for s in (0, 5, 10)) for seed in seeds)
+    expected = sorted(tuple(float(seed + s**0.5) for s in (0, 5, 10)) for seed in seeds)
     np.testing.assert_allclose(drawn, expected)
     # one colour for the runs and their mean, the mean labelled by y
     assert len({to_rgba(line.get_color()) for line in lines}) == 1
     assert mean.get_label() == "loss"
-    assert all(run.get_label().startswith("_") for run in runs)  # runs stay out of the legend
+    assert all(
+        run.get_label().startswith("_") for run in runs
+    )  # runs stay out of the legend
 
 
 def test_runs_and_mean_bound_is_dashed(ax):
     plotting.runs_and_mean(ax, history(), "step", "loss", bound=True, label="bound")
     *runs, mean = ax.get_lines()
     assert len(runs) == 3
-    assert mean.get_linestyle() == "--" and all(run.get_linestyle() == "--" for run in runs)
+    assert mean.get_linestyle() == "--" and all(
+        run.get_linestyle() == "--" for run in runs
+    )
     assert mean.get_linewidth() > max(run.get_linewidth() for run in runs)
     assert mean.get_label() == "bound"
 
 
 def test_runs_and_mean_colour_and_run_column(ax):
     data = history(seed_column="trial")
-    plotting.runs_and_mean(ax, data, "step", "loss", run="trial", color="red", label="mine")
+    plotting.runs_and_mean(
+        ax, data, "step", "loss", run="trial", color="red", label="mine"
+    )
     lines = ax.get_lines()
     assert len(lines) == 4
     assert all(to_rgba(line.get_color())[:3] == (1.0, 0.0, 0.0) for line in lines)
@@ -75,8 +90,14 @@ def test_runs_and_mean_colour_and_run_column(ax):
     assert to_rgba(second.get_color()) != to_rgba(third.get_color())
 
 
-@pytest.mark.parametrize("x, y, run, missing", [("epoch", "loss", "seed", "epoch"), ("step", "acc", "seed", "acc"),
-                                                ("step", "loss", "trial", "trial")])
+@pytest.mark.parametrize(
+    "x, y, run, missing",
+    [
+        ("epoch", "loss", "seed", "epoch"),
+        ("step", "acc", "seed", "acc"),
+        ("step", "loss", "trial", "trial"),
+    ],
+)
 def test_runs_and_mean_missing_columns_raise(ax, x, y, run, missing):
     with pytest.raises(ValueError, match=missing):
         plotting.runs_and_mean(ax, history(), x, y, run=run)
@@ -85,8 +106,14 @@ def test_runs_and_mean_missing_columns_raise(ax, x, y, run, missing):
 
 def test_finish_labels_the_axes(ax):
     plotting.runs_and_mean(ax, history(), "step", "loss", label="mean loss")
-    assert plotting.finish(ax, xlabel="step", ylabel="loss (nats)", title="Training") is ax
-    assert ax.get_xlabel() == "step" and ax.get_ylabel() == "loss (nats)" and ax.get_title() == "Training"
+    assert (
+        plotting.finish(ax, xlabel="step", ylabel="loss (nats)", title="Training") is ax
+    )
+    assert (
+        ax.get_xlabel() == "step"
+        and ax.get_ylabel() == "loss (nats)"
+        and ax.get_title() == "Training"
+    )
     legend = ax.get_legend()
     assert [text.get_text() for text in legend.get_texts()] == ["mean loss"]
 
@@ -107,8 +134,11 @@ def test_use_style_sets_the_book_style():
 
 
 def test_heatmap_labels_axes_and_colour_bar(ax):
-    table = pd.DataFrame([[1.0, 2.0], [3.0, 4.0]], index=pd.Index([1, 2], name="k"),
-                         columns=pd.Index([8, 16], name="N"))
+    table = pd.DataFrame(
+        [[1.0, 2.0], [3.0, 4.0]],
+        index=pd.Index([1, 2], name="k"),
+        columns=pd.Index([8, 16], name="N"),
+    )
     plotting.heatmap(ax, table, label="ratio")
     assert ax.get_xlabel() == "N" and ax.get_ylabel() == "k"
     assert ax.figure.axes[-1].get_ylabel() == "ratio"

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from ccl_helpers import runtime
+from ccl_helpers import checks, runtime
 
 
 @pytest.fixture
@@ -19,7 +19,9 @@ def restore_torch_state(monkeypatch):
     deterministic = torch.are_deterministic_algorithms_enabled()
     threads = torch.get_num_threads()
     benchmark = torch.backends.cudnn.benchmark
-    monkeypatch.delenv("CUBLAS_WORKSPACE_CONFIG", raising=False)  # restored (or removed) on teardown
+    monkeypatch.delenv(
+        "CUBLAS_WORKSPACE_CONFIG", raising=False
+    )  # restored (or removed) on teardown
     monkeypatch.delenv("CCL_THREADS", raising=False)
     monkeypatch.delenv("CCL_DEVICE", raising=False)
     yield
@@ -30,13 +32,22 @@ def restore_torch_state(monkeypatch):
 
 # ---------------------------------------------------------------- scale
 
+
 def test_scale_defaults_to_standard(monkeypatch):
     monkeypatch.delenv("CCL_SCALE", raising=False)
     assert runtime.scale() == "standard"
 
 
-@pytest.mark.parametrize("raw, expected", [("smoke", "smoke"), ("standard", "standard"), ("paper", "paper"),
-                                           (" Smoke ", "smoke"), ("PAPER", "paper")])
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("smoke", "smoke"),
+        ("standard", "standard"),
+        ("paper", "paper"),
+        (" Smoke ", "smoke"),
+        ("PAPER", "paper"),
+    ],
+)
 def test_scale_reads_the_environment(monkeypatch, raw, expected):
     monkeypatch.setenv("CCL_SCALE", raw)
     assert runtime.scale() == expected
@@ -63,6 +74,7 @@ def test_by_scale_raises_on_unknown_scale(monkeypatch):
 
 # ---------------------------------------------------------------- device
 
+
 def test_device_honours_ccl_device(monkeypatch):
     monkeypatch.setenv("CCL_DEVICE", "cpu")
     assert runtime.device() == torch.device("cpu")
@@ -74,7 +86,10 @@ def test_device_default_prefers_cuda_then_mps_then_cpu(monkeypatch):
     monkeypatch.delenv("CCL_DEVICE", raising=False)
     if torch.cuda.is_available():
         expected = "cuda"
-    elif getattr(torch.backends, "mps", None) is not None and torch.backends.mps.is_available():
+    elif (
+        getattr(torch.backends, "mps", None) is not None
+        and torch.backends.mps.is_available()
+    ):
         expected = "mps"
     else:
         expected = "cpu"
@@ -96,9 +111,23 @@ def test_device_picks_cuda_when_available(monkeypatch):
 
 # ---------------------------------------------------------------- under_ci and progress
 
-@pytest.mark.parametrize("raw, expected", [("1", True), ("true", True), ("True", True), ("yes", True),
-                                           (" on ", True), ("", False), ("0", False), ("false", False),
-                                           ("FALSE", False), ("no", False), (None, False)])
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [
+        ("1", True),
+        ("true", True),
+        ("True", True),
+        ("yes", True),
+        (" on ", True),
+        ("", False),
+        ("0", False),
+        ("false", False),
+        ("FALSE", False),
+        ("no", False),
+        (None, False),
+    ],
+)
 def test_under_ci(monkeypatch, raw, expected):
     if raw is None:
         monkeypatch.delenv("CI", raising=False)
@@ -130,6 +159,7 @@ def test_progress_explicit_disable_wins(monkeypatch):
 
 
 # ---------------------------------------------------------------- setup
+
 
 def test_setup_makes_random_draws_reproducible(restore_torch_state):
     runtime.setup(7, threads=1)
@@ -165,8 +195,12 @@ def test_setup_reads_ccl_threads(restore_torch_state, monkeypatch):
     assert torch.get_num_threads() == 2
 
 
-@pytest.mark.parametrize("scale, expected", [("smoke", 1), ("standard", 1), ("paper", os.cpu_count() or 1)])
-def test_setup_default_threads_by_scale(restore_torch_state, monkeypatch, scale, expected):
+@pytest.mark.parametrize(
+    "scale, expected", [("smoke", 1), ("standard", 1), ("paper", os.cpu_count() or 1)]
+)
+def test_setup_default_threads_by_scale(
+    restore_torch_state, monkeypatch, scale, expected
+):
     monkeypatch.delenv("CCL_THREADS", raising=False)
     monkeypatch.setenv("CCL_SCALE", scale)
     runtime.setup(0)
@@ -192,14 +226,24 @@ def test_setup_rejects_bad_ccl_threads(restore_torch_state, monkeypatch, value):
         runtime.setup(0)
 
 
-@pytest.mark.parametrize("value, expected", [
-    (np.float64(0.25), 0.25), (np.int64(3), 3), (np.bool_(True), True),
-    (torch.tensor(1.5), 1.5), (torch.tensor([2]), 2), (0.75, 0.75), ("text", "text"),
-])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        (np.float64(0.25), 0.25),
+        (np.int64(3), 3),
+        (np.bool_(True), True),
+        (torch.tensor(1.5), 1.5),
+        (torch.tensor([2]), 2),
+        (0.75, 0.75),
+        ("text", "text"),
+    ],
+)
 def test_plain_number_unwraps_numpy_and_tensor_scalars(value, expected):
     result = runtime.plain_number(value)
     assert result == expected and type(result) is type(expected)
-    assert repr(result) == repr(expected)  # what MyST-NB evaluates to format {glue:text}`name:.3f`
+    assert repr(result) == repr(
+        expected
+    )  # what MyST-NB evaluates to format {glue:text}`name:.3f`
 
 
 def test_plain_number_keeps_arrays():
@@ -207,27 +251,44 @@ def test_plain_number_keeps_arrays():
     assert runtime.plain_number(array) is array
 
 
-@pytest.mark.parametrize("value, minimum, maximum, expected", [(3, 1, None, 3), (np.int64(0), 0, 5, 0), (5, 0, 5, 5)])
+@pytest.mark.parametrize(
+    "value, minimum, maximum, expected",
+    [(3, 1, None, 3), (np.int64(0), 0, 5, 0), (5, 0, 5, 5)],
+)
 def test_check_int_accepts_integers_in_range(value, minimum, maximum, expected):
-    result = runtime.check_int("k", value, minimum, maximum)
+    result = checks.check_int("k", value, minimum, maximum)
     assert result == expected and type(result) is int
 
 
-@pytest.mark.parametrize("value, maximum", [(0, None), (True, None), (2.0, None), ("3", None), (6, 5)])
+@pytest.mark.parametrize(
+    "value, maximum", [(0, None), (True, None), (2.0, None), ("3", None), (6, 5)]
+)
 def test_check_int_rejects_others_naming_the_argument(value, maximum):
     with pytest.raises(ValueError, match=r"k must be an integer (≥ 1|1\.\.5)"):
-        runtime.check_int("k", value, 1, maximum)
+        checks.check_int("k", value, 1, maximum)
 
 
-@pytest.mark.parametrize("value, allow_zero, expected", [(0.5, False, 0.5), (3, False, 3.0), (0, True, 0.0),
-                                                         (np.float32(2.0), False, 2.0)])
+@pytest.mark.parametrize(
+    "value, allow_zero, expected",
+    [(0.5, False, 0.5), (3, False, 3.0), (0, True, 0.0), (np.float32(2.0), False, 2.0)],
+)
 def test_check_positive_accepts_finite_positive_reals(value, allow_zero, expected):
-    result = runtime.check_positive("lr", value, allow_zero)
+    result = checks.check_positive("lr", value, allow_zero)
     assert result == expected and type(result) is float
 
 
-@pytest.mark.parametrize("value, allow_zero", [(0, False), (-1e-3, True), (float("inf"), False), (float("nan"), True),
-                                               (True, False), ("0.1", False), (torch.tensor(0.1), False)])
+@pytest.mark.parametrize(
+    "value, allow_zero",
+    [
+        (0, False),
+        (-1e-3, True),
+        (float("inf"), False),
+        (float("nan"), True),
+        (True, False),
+        ("0.1", False),
+        (torch.tensor(0.1), False),
+    ],
+)
 def test_check_positive_rejects_others_naming_the_argument(value, allow_zero):
     with pytest.raises(ValueError, match=r"lr must be a finite real number (> 0|≥ 0)"):
-        runtime.check_positive("lr", value, allow_zero)
+        checks.check_positive("lr", value, allow_zero)

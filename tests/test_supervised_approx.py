@@ -13,17 +13,24 @@ import torch.nn.functional as F
 from ccl_helpers import metrics
 from ccl_helpers import supervised_approx as sa
 from ccl_helpers.losses import nt_xent_loss
-from ccl_helpers.losses.balanced import balanced_contrastive_loss, generalized_nt_xent_loss
+from ccl_helpers.losses.balanced import (
+    balanced_contrastive_loss,
+    generalized_nt_xent_loss,
+)
 from ccl_helpers.losses.bound_derived import bound_derived_loss
 
 
 def draw(*shape, seed=0, scale=1.0):
-    return scale * torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64)
+    return scale * torch.randn(
+        *shape, generator=torch.Generator().manual_seed(seed), dtype=torch.float64
+    )
 
 
 def naive_sim(a, b, similarity):
     if similarity == "cosine":
-        return sum(x * y for x, y in zip(a, b)) / math.sqrt(sum(x * x for x in a) * sum(y * y for y in b))
+        return sum(x * y for x, y in zip(a, b)) / math.sqrt(
+            sum(x * x for x in a) * sum(y * y for y in b)
+        )
     if similarity == "dot":
         return sum(x * y for x, y in zip(a, b))
     return -math.sqrt(sum((x - y) ** 2 for x, y in zip(a, b)))
@@ -48,33 +55,47 @@ def naive_balanced(z1, z2, alpha, lam, similarity, include_positive):
 
 # ---------------------------------------------------------------- losses
 
+
 @pytest.mark.parametrize("similarity", ["cosine", "dot", "neg_euclidean"])
 @pytest.mark.parametrize("alpha,lam", [(1.0, 1.0), (4.0, 2.0), (0.5, 8.0)])
 @pytest.mark.parametrize("include_positive", [False, True])
-def test_balanced_and_generalized_match_naive_loops(similarity, alpha, lam, include_positive):
+def test_balanced_and_generalized_match_naive_loops(
+    similarity, alpha, lam, include_positive
+):
     z1, z2 = draw(5, 3, seed=1), draw(5, 3, seed=2)
     loss = generalized_nt_xent_loss if include_positive else balanced_contrastive_loss
     got = loss(z1, z2, alpha, lam, similarity=similarity, reduction="none")
-    torch.testing.assert_close(got, naive_balanced(z1, z2, alpha, lam, similarity, include_positive))
+    torch.testing.assert_close(
+        got, naive_balanced(z1, z2, alpha, lam, similarity, include_positive)
+    )
 
 
 @pytest.mark.parametrize("alpha", [0.5, 2.0, 10.0])
 def test_generalized_nt_xent_at_lambda_one_is_nt_xent(alpha):
     z1, z2 = draw(2, 6, 4, seed=3), draw(2, 6, 4, seed=4)
     for reduction in ("none", "mean"):
-        torch.testing.assert_close(alpha * generalized_nt_xent_loss(z1, z2, alpha, 1.0, reduction=reduction),
-                                   nt_xent_loss(z1, z2, 1 / alpha, reduction=reduction))
+        torch.testing.assert_close(
+            alpha * generalized_nt_xent_loss(z1, z2, alpha, 1.0, reduction=reduction),
+            nt_xent_loss(z1, z2, 1 / alpha, reduction=reduction),
+        )
 
 
 def test_balanced_loss_is_below_generalized_and_converges_to_hard_negative():
     z1, z2 = draw(6, 4, seed=5), draw(6, 4, seed=6)
-    assert (balanced_contrastive_loss(z1, z2, 2.0, 1.0, reduction="none")
-            <= generalized_nt_xent_loss(z1, z2, 2.0, 1.0, reduction="none")).all()
+    assert (
+        balanced_contrastive_loss(z1, z2, 2.0, 1.0, reduction="none")
+        <= generalized_nt_xent_loss(z1, z2, 2.0, 1.0, reduction="none")
+    ).all()
     # eq. (18): the repelling term tends to the largest negative similarity as alpha grows
-    sims = F.normalize(torch.cat([z1, z2]), dim=-1) @ F.normalize(torch.cat([z1, z2]), dim=-1).T
+    sims = (
+        F.normalize(torch.cat([z1, z2]), dim=-1)
+        @ F.normalize(torch.cat([z1, z2]), dim=-1).T
+    )
     m = 6
     positive = torch.cat([sims.diagonal(m), sims.diagonal(-m)])
-    mask = torch.eye(2 * m, dtype=torch.bool) | torch.eye(2 * m, dtype=torch.bool).roll(m, -1)
+    mask = torch.eye(2 * m, dtype=torch.bool) | torch.eye(2 * m, dtype=torch.bool).roll(
+        m, -1
+    )
     hard = sims.masked_fill(mask, -torch.inf).amax(-1)
     big = balanced_contrastive_loss(z1, z2, 1e4, 1.0, reduction="none")
     torch.testing.assert_close(big, hard - positive, atol=1e-3, rtol=0)
@@ -82,12 +103,28 @@ def test_balanced_loss_is_below_generalized_and_converges_to_hard_negative():
 
 @pytest.mark.parametrize("similarity", ["dot", "neg_euclidean"])
 def test_losses_finite_with_logits_up_to_1e4(similarity):
-    z1, z2 = draw(8, 4, seed=7, scale=60.0), draw(8, 4, seed=8, scale=60.0)   # |dot| up to ~1e4
+    z1, z2 = (
+        draw(8, 4, seed=7, scale=60.0),
+        draw(8, 4, seed=8, scale=60.0),
+    )  # |dot| up to ~1e4
     for loss in (balanced_contrastive_loss, generalized_nt_xent_loss):
-        value = loss(z1.float(), z2.float(), 8.0, 2.0, similarity=similarity, reduction="none")
+        value = loss(
+            z1.float(), z2.float(), 8.0, 2.0, similarity=similarity, reduction="none"
+        )
         assert torch.isfinite(value).all()
-        torch.testing.assert_close(value.double(), naive_balanced(z1.float().double(), z2.float().double(), 8.0, 2.0,
-                                   similarity, loss is generalized_nt_xent_loss), rtol=1e-4, atol=1e-2)
+        torch.testing.assert_close(
+            value.double(),
+            naive_balanced(
+                z1.float().double(),
+                z2.float().double(),
+                8.0,
+                2.0,
+                similarity,
+                loss is generalized_nt_xent_loss,
+            ),
+            rtol=1e-4,
+            atol=1e-2,
+        )
         z = z1.float().requires_grad_()
         loss(z, z2.float(), 8.0, 2.0, similarity=similarity).backward()
         assert torch.isfinite(z.grad).all()
@@ -95,7 +132,9 @@ def test_losses_finite_with_logits_up_to_1e4(similarity):
 
 def test_neg_euclidean_gradient_finite_for_identical_views():
     z = draw(4, 3, seed=9).requires_grad_()
-    balanced_contrastive_loss(z, z.detach().clone(), similarity="neg_euclidean").backward()
+    balanced_contrastive_loss(
+        z, z.detach().clone(), similarity="neg_euclidean"
+    ).backward()
     assert torch.isfinite(z.grad).all()
 
 
@@ -107,7 +146,13 @@ def naive_bound_loss(anchors, views, alpha, lam, nu, include_positive):
         for row in views.tolist():
             others = [j for j in range(m) if include_positive or j != i]
             lse = naive_lse([alpha * naive_sim(a, row[j], "cosine") for j in others])
-            terms.append(-math.log(math.exp(alpha * naive_sim(a, row[i], "cosine")) / math.exp(lse * lam / nu)) / alpha)
+            terms.append(
+                -math.log(
+                    math.exp(alpha * naive_sim(a, row[i], "cosine"))
+                    / math.exp(lse * lam / nu)
+                )
+                / alpha
+            )
         out.append(sum(terms) / len(terms))
     return torch.tensor(out, dtype=torch.float64)
 
@@ -115,29 +160,52 @@ def naive_bound_loss(anchors, views, alpha, lam, nu, include_positive):
 @pytest.mark.parametrize("include_positive", [False, True])
 def test_bound_derived_loss_matches_eq13(include_positive):
     anchors, views = draw(5, 3, seed=10), draw(3, 5, 3, seed=11)
-    got = bound_derived_loss(anchors, views, 2.0, 1.5, 0.7, include_positive=include_positive, reduction="none")
-    torch.testing.assert_close(got, naive_bound_loss(anchors, views, 2.0, 1.5, 0.7, include_positive))
+    got = bound_derived_loss(
+        anchors,
+        views,
+        2.0,
+        1.5,
+        0.7,
+        include_positive=include_positive,
+        reduction="none",
+    )
+    torch.testing.assert_close(
+        got, naive_bound_loss(anchors, views, 2.0, 1.5, 0.7, include_positive)
+    )
 
 
 def test_bound_derived_loss_is_eq14_over_alpha():
     anchors, views = draw(6, 4, seed=12), draw(1, 6, 4, seed=13)
     alpha = 3.0
     sims = F.normalize(anchors, dim=-1) @ F.normalize(views[0], dim=-1).T
-    eq14 = -(alpha * sims.diagonal()) + torch.logsumexp((alpha * sims).masked_fill(torch.eye(6, dtype=torch.bool),
-                                                                                   -torch.inf), -1)
-    torch.testing.assert_close(bound_derived_loss(anchors, views, alpha, 0.5, 0.5, reduction="none"), eq14 / alpha)
+    eq14 = -(alpha * sims.diagonal()) + torch.logsumexp(
+        (alpha * sims).masked_fill(torch.eye(6, dtype=torch.bool), -torch.inf), -1
+    )
+    torch.testing.assert_close(
+        bound_derived_loss(anchors, views, alpha, 0.5, 0.5, reduction="none"),
+        eq14 / alpha,
+    )
 
 
-@pytest.mark.parametrize("call,argument", [
-    (lambda: balanced_contrastive_loss(draw(4, 3), draw(4, 3), alpha=0.0), "alpha"),
-    (lambda: balanced_contrastive_loss(draw(4, 3), draw(4, 3), lam=-1.0), "lam"),
-    (lambda: generalized_nt_xent_loss(draw(4, 3), draw(4, 3), similarity="l1"), "similarity"),
-    (lambda: generalized_nt_xent_loss(draw(4, 3), draw(3, 3)), "z2"),
-    (lambda: balanced_contrastive_loss(draw(1, 3), draw(1, 3)), "z1"),
-    (lambda: bound_derived_loss(draw(4, 3), draw(2, 4, 3), nu=math.inf), "nu"),
-    (lambda: bound_derived_loss(draw(4, 3), draw(2, 5, 3)), "views"),
-    (lambda: balanced_contrastive_loss(draw(4, 3), draw(4, 3), reduction="max"), "reduction"),
-])
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        (lambda: balanced_contrastive_loss(draw(4, 3), draw(4, 3), alpha=0.0), "alpha"),
+        (lambda: balanced_contrastive_loss(draw(4, 3), draw(4, 3), lam=-1.0), "lam"),
+        (
+            lambda: generalized_nt_xent_loss(draw(4, 3), draw(4, 3), similarity="l1"),
+            "similarity",
+        ),
+        (lambda: generalized_nt_xent_loss(draw(4, 3), draw(3, 3)), "z2"),
+        (lambda: balanced_contrastive_loss(draw(1, 3), draw(1, 3)), "z1"),
+        (lambda: bound_derived_loss(draw(4, 3), draw(2, 4, 3), nu=math.inf), "nu"),
+        (lambda: bound_derived_loss(draw(4, 3), draw(2, 5, 3)), "views"),
+        (
+            lambda: balanced_contrastive_loss(draw(4, 3), draw(4, 3), reduction="max"),
+            "reduction",
+        ),
+    ],
+)
 def test_loss_arguments_raise_value_error(call, argument):
     with pytest.raises(ValueError, match=argument):
         call()
@@ -145,9 +213,17 @@ def test_loss_arguments_raise_value_error(call, argument):
 
 def test_losses_vmap_over_alpha_and_lambda():
     z1, z2 = draw(3, 5, 4, seed=14), draw(3, 5, 4, seed=15)
-    alphas, lams = torch.tensor([1.0, 2.0, 8.0], dtype=torch.float64), torch.tensor([1.0, 4.0, 2.0], dtype=torch.float64)
+    alphas, lams = (
+        torch.tensor([1.0, 2.0, 8.0], dtype=torch.float64),
+        torch.tensor([1.0, 4.0, 2.0], dtype=torch.float64),
+    )
     got = torch.func.vmap(balanced_contrastive_loss)(z1, z2, alphas, lams)
-    want = torch.stack([balanced_contrastive_loss(z1[i], z2[i], float(alphas[i]), float(lams[i])) for i in range(3)])
+    want = torch.stack(
+        [
+            balanced_contrastive_loss(z1[i], z2[i], float(alphas[i]), float(lams[i]))
+            for i in range(3)
+        ]
+    )
     torch.testing.assert_close(got, want)
 
 
@@ -169,44 +245,81 @@ def test_augment_shape_range_and_determinism(name):
 
 def test_full_crop_without_rotation_is_the_identity():
     strategy = sa.Augmentation(crop_scale=(1.0, 1.0), crop_ratio=(1.0, 1.0))
-    torch.testing.assert_close(sa.augment(IMAGES, strategy, torch.Generator()), IMAGES, atol=1e-6, rtol=0)
+    torch.testing.assert_close(
+        sa.augment(IMAGES, strategy, torch.Generator()), IMAGES, atol=1e-6, rtol=0
+    )
 
 
 def test_rotation_keeps_a_centred_disc_and_crop_zooms_in():
-    grid = torch.stack(torch.meshgrid(torch.arange(8.0) - 3.5, torch.arange(8.0) - 3.5, indexing="ij"))
+    grid = torch.stack(
+        torch.meshgrid(torch.arange(8.0) - 3.5, torch.arange(8.0) - 3.5, indexing="ij")
+    )
     disc = (grid.norm(dim=0) < 2.5).double().expand(10, 1, 8, 8)
-    rotated = sa.augment(disc, sa.Augmentation(rotation=180.0), torch.Generator().manual_seed(0))
+    rotated = sa.augment(
+        disc, sa.Augmentation(rotation=180.0), torch.Generator().manual_seed(0)
+    )
     assert (rotated - disc).abs().mean() < 0.08
-    zoomed = sa.augment(disc, sa.Augmentation(crop_scale=(0.25, 0.25), crop_ratio=(1.0, 1.0)), torch.Generator())
-    assert zoomed.mean() > disc.mean()          # a centred crop of a quarter of the area enlarges the disc
+    zoomed = sa.augment(
+        disc,
+        sa.Augmentation(crop_scale=(0.25, 0.25), crop_ratio=(1.0, 1.0)),
+        torch.Generator(),
+    )
+    assert (
+        zoomed.mean() > disc.mean()
+    )  # a centred crop of a quarter of the area enlarges the disc
 
 
 def test_blur_preserves_constant_images_and_noise_has_its_std():
     constant = torch.full((4, 1, 8, 8), 0.5)
-    blurred = sa.augment(constant, sa.Augmentation(blur_sigma=(0.5, 1.0), blur_prob=1.0), torch.Generator())
+    blurred = sa.augment(
+        constant,
+        sa.Augmentation(blur_sigma=(0.5, 1.0), blur_prob=1.0),
+        torch.Generator(),
+    )
     torch.testing.assert_close(blurred, constant)
-    noisy = sa.augment(torch.full((200, 1, 8, 8), 0.5), sa.Augmentation(noise=0.05), torch.Generator().manual_seed(1))
+    noisy = sa.augment(
+        torch.full((200, 1, 8, 8), 0.5),
+        sa.Augmentation(noise=0.05),
+        torch.Generator().manual_seed(1),
+    )
     assert abs((noisy - 0.5).std().item() - 0.05) < 0.003
 
 
 def test_cutout_zeroes_one_square_of_its_side():
-    out = sa.augment(torch.ones(20, 1, 8, 8), sa.Augmentation(cutout=3), torch.Generator().manual_seed(2))
+    out = sa.augment(
+        torch.ones(20, 1, 8, 8),
+        sa.Augmentation(cutout=3),
+        torch.Generator().manual_seed(2),
+    )
     assert ((out == 0).sum(dim=(1, 2, 3)) == 9).all()
 
 
 def test_param_shape_shares_the_transformation():
-    images = IMAGES[:1].expand(3, 4, 1, 8, 8)      # the same image everywhere
-    shared_rows = sa.augment(images, sa.BASE, torch.Generator().manual_seed(4), param_shape=(3, 1))
-    assert all(torch.equal(shared_rows[k, 0], shared_rows[k, j]) for k in range(3) for j in range(4))
+    images = IMAGES[:1].expand(3, 4, 1, 8, 8)  # the same image everywhere
+    shared_rows = sa.augment(
+        images, sa.BASE, torch.Generator().manual_seed(4), param_shape=(3, 1)
+    )
+    assert all(
+        torch.equal(shared_rows[k, 0], shared_rows[k, j])
+        for k in range(3)
+        for j in range(4)
+    )
     assert not torch.equal(shared_rows[0, 0], shared_rows[1, 0])
     with pytest.raises(ValueError, match="param_shape"):
         sa.augment(images, sa.BASE, torch.Generator(), param_shape=(2, 1))
 
 
-@pytest.mark.parametrize("kwargs,argument", [
-    ({"crop_scale": (0.0, 1.0)}, "crop_scale"), ({"rotation": -1.0}, "rotation"), ({"noise": -0.1}, "noise"),
-    ({"cutout": 1.5}, "cutout"), ({"blur_prob": 2.0}, "blur_prob"), ({"jitter": (0.5, 0.1)}, "jitter"),
-])
+@pytest.mark.parametrize(
+    "kwargs,argument",
+    [
+        ({"crop_scale": (0.0, 1.0)}, "crop_scale"),
+        ({"rotation": -1.0}, "rotation"),
+        ({"noise": -0.1}, "noise"),
+        ({"cutout": 1.5}, "cutout"),
+        ({"blur_prob": 2.0}, "blur_prob"),
+        ({"jitter": (0.5, 0.1)}, "jitter"),
+    ],
+)
 def test_augmentation_arguments_raise_value_error(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         sa.Augmentation(**kwargs)
@@ -214,14 +327,23 @@ def test_augmentation_arguments_raise_value_error(kwargs, argument):
 
 # ---------------------------------------------------------------- Theorem 4.4
 
+
 def test_attracting_terms_against_direct_formula_and_jensen():
     anchors, views = draw(7, 5, seed=20), draw(6, 7, 5, seed=21)
     terms = sa.attracting_terms(anchors, views)
     a, v = F.normalize(anchors, dim=-1), F.normalize(views, dim=-1)
     for i in range(7):
         mean = v[:, i].mean(0)
-        assert math.isclose(terms.lhs[i].item(), -(a[i] @ mean).item() / mean.norm().item(), rel_tol=1e-12)
-        assert math.isclose(terms.rhs[i].item(), -sum((a[i] @ v[k, i]).item() for k in range(6)) / 6, rel_tol=1e-12)
+        assert math.isclose(
+            terms.lhs[i].item(),
+            -(a[i] @ mean).item() / mean.norm().item(),
+            rel_tol=1e-12,
+        )
+        assert math.isclose(
+            terms.rhs[i].item(),
+            -sum((a[i] @ v[k, i]).item() for k in range(6)) / 6,
+            rel_tol=1e-12,
+        )
     ok = terms.hemisphere >= 0
     assert (terms.gap[ok] >= -1e-12).all() and (terms.mean_norm <= 1 + 1e-12).all()
     torch.testing.assert_close(terms.gap, terms.hemisphere * (1 / terms.mean_norm - 1))
@@ -229,7 +351,7 @@ def test_attracting_terms_against_direct_formula_and_jensen():
 
 def test_attracting_equality_under_view_invariance():
     anchors = draw(5, 4, seed=22)
-    views = anchors.expand(3, 5, 4) * 2.0             # every view maps to the same unit vector
+    views = anchors.expand(3, 5, 4) * 2.0  # every view maps to the same unit vector
     terms = sa.attracting_terms(anchors, views)
     torch.testing.assert_close(terms.gap, torch.zeros(5, dtype=torch.float64))
     torch.testing.assert_close(terms.mean_norm, torch.ones(5, dtype=torch.float64))
@@ -238,23 +360,37 @@ def test_attracting_equality_under_view_invariance():
 def test_attracting_jackknife_against_loop():
     anchors, views = draw(3, 4, seed=23), draw(5, 3, 4, seed=24)
     full = sa.attracting_terms(anchors, views)
-    loo = torch.stack([sa.attracting_terms(anchors, torch.cat([views[:k], views[k + 1:]])).gap for k in range(5)])
+    loo = torch.stack(
+        [
+            sa.attracting_terms(anchors, torch.cat([views[:k], views[k + 1 :]])).gap
+            for k in range(5)
+        ]
+    )
     want = ((4 / 5) * ((loo - loo.mean(0)) ** 2).sum(0)).sqrt()
     torch.testing.assert_close(full.gap_stderr, want)
 
 
 # ---------------------------------------------------------------- Theorem 4.6
 
+
 def naive_repelling(anchor, label, views, view_labels, alpha):
     a = F.normalize(anchor, dim=-1)
     v = F.normalize(views, dim=-1)
     classes = sorted(set(view_labels.tolist()))
-    means = {c: v[:, view_labels == c].reshape(-1, v.shape[-1]).mean(0) for c in classes}
+    means = {
+        c: v[:, view_labels == c].reshape(-1, v.shape[-1]).mean(0) for c in classes
+    }
     others = [c for c in classes if c != label]
     lhs = max((a @ means[c]).item() / means[c].norm().item() for c in others)
     nu = min(means[c].norm().item() for c in others)
-    inner = [math.log(sum(math.exp(alpha * (a @ row[j]).item()) for j in range(len(row))) / len(row)) / alpha
-             for row in v]
+    inner = [
+        math.log(
+            sum(math.exp(alpha * (a @ row[j]).item()) for j in range(len(row)))
+            / len(row)
+        )
+        / alpha
+        for row in v
+    ]
     counts = [int((view_labels == c).sum()) for c in classes]
     smooth = sum(inner) / len(inner) + math.log(len(view_labels) / min(counts)) / alpha
     return lhs, nu, smooth
@@ -266,69 +402,165 @@ def test_repelling_terms_against_loops_and_bound(alpha):
     labels, view_labels = torch.tensor([0, 1, 2, 0, 1, 2]), torch.arange(12) % 3
     terms = sa.repelling_terms(anchors, labels, views, view_labels, alpha)
     for i in range(6):
-        lhs, nu, smooth = naive_repelling(anchors[i], int(labels[i]), views, view_labels, alpha)
+        lhs, nu, smooth = naive_repelling(
+            anchors[i], int(labels[i]), views, view_labels, alpha
+        )
         assert math.isclose(terms.lhs[i].item(), lhs, rel_tol=1e-10)
         assert math.isclose(terms.nu[i].item(), nu, rel_tol=1e-10)
-        assert math.isclose(terms.smooth[i].item(), smooth, rel_tol=1e-10, abs_tol=1e-12)
+        assert math.isclose(
+            terms.smooth[i].item(), smooth, rel_tol=1e-10, abs_tol=1e-12
+        )
     assert (terms.lhs <= terms.rhs_corrected + 1e-12).all()
 
 
 def test_repelling_counterexample_needs_the_corrected_form():
     """Anchor (1, 0) with every representation in the left half-plane: B < 0 and B/ν < lhs."""
+
     def at(deg):
-        return torch.tensor([math.cos(math.radians(deg)), math.sin(math.radians(deg))], dtype=torch.float64)
-    points = torch.stack([at(150), at(210), at(110), at(130), at(96), at(264)])   # classes 0, 0, 1, 1, 2, 2
+        return torch.tensor(
+            [math.cos(math.radians(deg)), math.sin(math.radians(deg))],
+            dtype=torch.float64,
+        )
+
+    points = torch.stack(
+        [at(150), at(210), at(110), at(130), at(96), at(264)]
+    )  # classes 0, 0, 1, 1, 2, 2
     view_labels = torch.tensor([0, 0, 1, 1, 2, 2])
-    terms = sa.repelling_terms(at(0)[None], torch.tensor([0]), points[None], view_labels, alpha=50.0)
-    assert terms.smooth.item() < 0 and terms.rhs.item() < terms.lhs.item() <= terms.rhs_corrected.item()
+    terms = sa.repelling_terms(
+        at(0)[None], torch.tensor([0]), points[None], view_labels, alpha=50.0
+    )
+    assert (
+        terms.smooth.item() < 0
+        and terms.rhs.item() < terms.lhs.item() <= terms.rhs_corrected.item()
+    )
 
 
 def test_encoder_level_functions_are_deterministic_and_use_leading_dims():
     encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 5))
     images, labels = torch.rand(12, 1, 8, 8), torch.arange(12) % 3
-    stacked = lambda x: torch.stack([encoder(x), -encoder(x)])       # two "seeds"  # noqa: E731
+    stacked = lambda x: torch.stack(
+        [encoder(x), -encoder(x)]
+    )  # two "seeds"  # noqa: E731
     with torch.no_grad():
-        a1 = sa.attracting_bound(stacked, images, sa.BASE, torch.Generator().manual_seed(5), n_transforms=4)
-        a2 = sa.attracting_bound(stacked, images, sa.BASE, torch.Generator().manual_seed(5), n_transforms=4)
-        r = sa.repelling_bound(stacked, images, labels, images, labels, sa.BASE, torch.Generator().manual_seed(6),
-                               alpha=2.0, n_transforms=3)
-        b = sa.prototype_bias(stacked, images, labels, sa.BASE, torch.Generator().manual_seed(7))
-        p = sa.prototype_bias(stacked, images, labels, sa.STRATEGIES["none"], torch.Generator(), method="plugin")
+        a1 = sa.attracting_bound(
+            stacked, images, sa.BASE, torch.Generator().manual_seed(5), n_transforms=4
+        )
+        a2 = sa.attracting_bound(
+            stacked, images, sa.BASE, torch.Generator().manual_seed(5), n_transforms=4
+        )
+        r = sa.repelling_bound(
+            stacked,
+            images,
+            labels,
+            images,
+            labels,
+            sa.BASE,
+            torch.Generator().manual_seed(6),
+            alpha=2.0,
+            n_transforms=3,
+        )
+        b = sa.prototype_bias(
+            stacked, images, labels, sa.BASE, torch.Generator().manual_seed(7)
+        )
+        p = sa.prototype_bias(
+            stacked,
+            images,
+            labels,
+            sa.STRATEGIES["none"],
+            torch.Generator(),
+            method="plugin",
+        )
     torch.testing.assert_close(a1.gap, a2.gap)
     assert a1.gap.shape == (2, 12) and r.gap.shape == (2, 12) and b.shape == (2,)
     # identity augmentation: the plug-in bias is the mean distance of f(x) to its class mean
     z = F.normalize(encoder(images), dim=-1).detach()
     means = torch.stack([z[labels == c].mean(0) for c in range(3)])
-    assert math.isclose(p[0].item(), (means[labels] - z).norm(dim=-1).mean().item(), rel_tol=1e-5)
+    assert math.isclose(
+        p[0].item(), (means[labels] - z).norm(dim=-1).mean().item(), rel_tol=1e-5
+    )
 
 
 def test_prototype_bias_zero_for_a_constant_encoder():
-    encoder = lambda x: torch.ones(x.shape[0], 3)   # noqa: E731
+    encoder = lambda x: torch.ones(x.shape[0], 3)  # noqa: E731
     labels = torch.arange(10) % 2
-    assert sa.prototype_bias(encoder, torch.rand(10, 1, 8, 8), labels, sa.BASE, torch.Generator()).item() == 0
+    assert (
+        sa.prototype_bias(
+            encoder, torch.rand(10, 1, 8, 8), labels, sa.BASE, torch.Generator()
+        ).item()
+        == 0
+    )
 
 
-@pytest.mark.parametrize("call,argument", [
-    (lambda: sa.attracting_terms(draw(3, 2), draw(1, 3, 2)), "views"),
-    (lambda: sa.attracting_bound(lambda x: x.flatten(1), torch.rand(3, 1, 8, 8), sa.BASE, torch.Generator(),
-                                 n_transforms=1), "n_transforms"),
-    (lambda: sa.repelling_terms(draw(2, 3), torch.tensor([0, 1]), draw(2, 4, 3), torch.arange(4) % 2, alpha=0.0),
-     "alpha"),
-    (lambda: sa.repelling_terms(draw(2, 3), torch.tensor([0, 2]), draw(2, 4, 3), torch.arange(4) % 2), "view_labels"),
-    (lambda: sa.repelling_terms(draw(2, 3), torch.tensor([0]), draw(2, 4, 3), torch.arange(4) % 2), "anchor_labels"),
-    (lambda: sa.prototype_bias(lambda x: x.flatten(1), torch.rand(4, 1, 8, 8), torch.arange(4) % 2, sa.BASE,
-                               torch.Generator(), method="exact"), "method"),
-    (lambda: sa.augment(torch.rand(8, 8), sa.BASE, torch.Generator()), "images"),
-    (lambda: sa.long_tailed_counts(10, 5, 20), "largest"),
-    (lambda: sa.subset_with_counts(torch.arange(4) % 2, torch.tensor([3, 1]), torch.Generator()), "counts"),
-    (lambda: sa.two_view_batches(torch.rand(4, 1, 8, 8), 4, 8, sa.BASE, torch.Generator()), "batch_size"),
-])
+@pytest.mark.parametrize(
+    "call,argument",
+    [
+        (lambda: sa.attracting_terms(draw(3, 2), draw(1, 3, 2)), "views"),
+        (
+            lambda: sa.attracting_bound(
+                lambda x: x.flatten(1),
+                torch.rand(3, 1, 8, 8),
+                sa.BASE,
+                torch.Generator(),
+                n_transforms=1,
+            ),
+            "n_transforms",
+        ),
+        (
+            lambda: sa.repelling_terms(
+                draw(2, 3),
+                torch.tensor([0, 1]),
+                draw(2, 4, 3),
+                torch.arange(4) % 2,
+                alpha=0.0,
+            ),
+            "alpha",
+        ),
+        (
+            lambda: sa.repelling_terms(
+                draw(2, 3), torch.tensor([0, 2]), draw(2, 4, 3), torch.arange(4) % 2
+            ),
+            "view_labels",
+        ),
+        (
+            lambda: sa.repelling_terms(
+                draw(2, 3), torch.tensor([0]), draw(2, 4, 3), torch.arange(4) % 2
+            ),
+            "anchor_labels",
+        ),
+        (
+            lambda: sa.prototype_bias(
+                lambda x: x.flatten(1),
+                torch.rand(4, 1, 8, 8),
+                torch.arange(4) % 2,
+                sa.BASE,
+                torch.Generator(),
+                method="exact",
+            ),
+            "method",
+        ),
+        (lambda: sa.augment(torch.rand(8, 8), sa.BASE, torch.Generator()), "images"),
+        (lambda: sa.long_tailed_counts(10, 5, 20), "largest"),
+        (
+            lambda: sa.subset_with_counts(
+                torch.arange(4) % 2, torch.tensor([3, 1]), torch.Generator()
+            ),
+            "counts",
+        ),
+        (
+            lambda: sa.two_view_batches(
+                torch.rand(4, 1, 8, 8), 4, 8, sa.BASE, torch.Generator()
+            ),
+            "batch_size",
+        ),
+    ],
+)
 def test_module_arguments_raise_value_error(call, argument):
     with pytest.raises(ValueError, match=argument):
         call()
 
 
 # ---------------------------------------------------------------- training helpers and k-NN
+
 
 def test_tiled_model_shares_initialisations_and_batches_tile():
     model = sa.tiled_model(lambda: torch.nn.Linear(64, 3), n_seeds=2, n_configs=3)
@@ -337,9 +569,20 @@ def test_tiled_model_shares_initialisations_and_batches_tile():
     assert out.shape == (6, 5, 3)
     torch.testing.assert_close(out[0], out[2])
     assert not torch.equal(out[0], out[1])
-    sample = sa.two_view_batches(torch.rand(20, 1, 8, 8), 6, 4, sa.BASE, torch.Generator().manual_seed(0), n_streams=2)
+    sample = sa.two_view_batches(
+        torch.rand(20, 1, 8, 8),
+        6,
+        4,
+        sa.BASE,
+        torch.Generator().manual_seed(0),
+        n_streams=2,
+    )
     v1, v2 = sample(1)
-    assert v1.shape == (6, 4, 1, 8, 8) and torch.equal(v1[0], v1[2]) and not torch.equal(v1[0], v2[0])
+    assert (
+        v1.shape == (6, 4, 1, 8, 8)
+        and torch.equal(v1[0], v1[2])
+        and not torch.equal(v1[0], v2[0])
+    )
 
 
 def test_subsets_and_long_tail():
@@ -347,14 +590,25 @@ def test_subsets_and_long_tail():
     counts = sa.long_tailed_counts(4, 20, 3)
     assert counts.tolist() == [20, 11, 6, 3]
     index = sa.subset_with_counts(labels, counts, torch.Generator().manual_seed(0))
-    assert torch.bincount(labels[index]).tolist() == counts.tolist() and index.unique().numel() == index.numel()
-    assert torch.bincount(labels[sa.balanced_subset(labels, torch.Generator(), 7)]).tolist() == [7] * 4
+    assert (
+        torch.bincount(labels[index]).tolist() == counts.tolist()
+        and index.unique().numel() == index.numel()
+    )
+    assert (
+        torch.bincount(
+            labels[sa.balanced_subset(labels, torch.Generator(), 7)]
+        ).tolist()
+        == [7] * 4
+    )
 
 
 def test_knn_accuracy_against_loop():
     gen = torch.Generator().manual_seed(0)
     train, test = torch.randn(40, 3, generator=gen), torch.randn(15, 3, generator=gen)
-    y_train, y_test = torch.randint(0, 3, (40,), generator=gen), torch.randint(0, 3, (15,), generator=gen)
+    y_train, y_test = (
+        torch.randint(0, 3, (40,), generator=gen),
+        torch.randint(0, 3, (15,), generator=gen),
+    )
     got = metrics.knn_accuracy(train, y_train, test, y_test, k=5, block=4)
     cos = F.normalize(test, dim=-1) @ F.normalize(train, dim=-1).T
     correct = 0
@@ -365,28 +619,60 @@ def test_knn_accuracy_against_loop():
             score[int(y_train[j])] += 1 + 1e-3 * (5 - rank) / 5
         correct += int(max(range(3), key=lambda c: score[c]) == int(y_test[i]))
     assert math.isclose(got.item(), correct / 15, rel_tol=1e-6)
-    assert metrics.knn_accuracy(train.expand(2, 40, 3), y_train, test.expand(2, 15, 3), y_test).shape == (2,)
+    assert metrics.knn_accuracy(
+        train.expand(2, 40, 3), y_train, test.expand(2, 15, 3), y_test
+    ).shape == (2,)
     with pytest.raises(ValueError, match="k must"):
         metrics.knn_accuracy(train, y_train, test, y_test, k=0)
 
 
 def test_bound_terms_selects_each_models_alpha_and_summarises():
     encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 4))
-    stacked = lambda x: torch.stack([encoder(x), 2 * encoder(x) + 1])   # noqa: E731
+    stacked = lambda x: torch.stack([encoder(x), 2 * encoder(x) + 1])  # noqa: E731
     images, labels = torch.rand(10, 1, 8, 8), torch.arange(10) % 2
     with torch.no_grad():
-        attract, repel = sa.bound_terms(stacked, images, labels, images, labels, sa.BASE,
-                                        torch.Generator().manual_seed(0), torch.tensor([1.0, 8.0]),
-                                        n_transforms_attract=3, n_transforms_repel=2)
-        again = sa.bound_terms(stacked, images, labels, images, labels, sa.BASE, torch.Generator().manual_seed(0),
-                               8.0, n_transforms_attract=3, n_transforms_repel=2)[1]
+        attract, repel = sa.bound_terms(
+            stacked,
+            images,
+            labels,
+            images,
+            labels,
+            sa.BASE,
+            torch.Generator().manual_seed(0),
+            torch.tensor([1.0, 8.0]),
+            n_transforms_attract=3,
+            n_transforms_repel=2,
+        )
+        again = sa.bound_terms(
+            stacked,
+            images,
+            labels,
+            images,
+            labels,
+            sa.BASE,
+            torch.Generator().manual_seed(0),
+            8.0,
+            n_transforms_attract=3,
+            n_transforms_repel=2,
+        )[1]
     torch.testing.assert_close(repel.lhs[1], again.lhs[1])
     torch.testing.assert_close(repel.smooth[1], again.smooth[1])
     assert not torch.allclose(repel.smooth[0], again.smooth[0])
     summary = sa.summarise_bounds(attract, repel)
-    assert set(summary) >= {"attract_gap", "repel_gap"} and all(v.shape == (2,) for v in summary.values())
+    assert set(summary) >= {"attract_gap", "repel_gap"} and all(
+        v.shape == (2,) for v in summary.values()
+    )
     with pytest.raises(ValueError, match="alphas"):
-        sa.bound_terms(stacked, images, labels, images, labels, sa.BASE, torch.Generator(), torch.tensor([1.0, 2.0, 3.0]))
+        sa.bound_terms(
+            stacked,
+            images,
+            labels,
+            images,
+            labels,
+            sa.BASE,
+            torch.Generator(),
+            torch.tensor([1.0, 2.0, 3.0]),
+        )
 
 
 def test_model_subset_evaluates_the_chosen_copies():

@@ -14,13 +14,17 @@ import torch
 from ccl_helpers import symbolic
 
 # torch.func's forward-over-reverse hessian goes through a torch.jit.script that torch ≥ 2.10 deprecates.
-pytestmark = pytest.mark.filterwarnings("ignore:`torch.jit.script` is deprecated:DeprecationWarning")
+pytestmark = pytest.mark.filterwarnings(
+    "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
+)
 
 RADII = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    return torch.randn(
+        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
+    )
 
 
 def autograd_hessian(z):
@@ -29,7 +33,10 @@ def autograd_hessian(z):
 
     def loss(flat):
         return symbolic.triplet_loss(flat.reshape(3, d))
-    return torch.vmap(torch.func.hessian(loss))(z.reshape(-1, 3 * d)).reshape(*z.shape[:-2], 3 * d, 3 * d)
+
+    return torch.vmap(torch.func.hessian(loss))(z.reshape(-1, 3 * d)).reshape(
+        *z.shape[:-2], 3 * d, 3 * d
+    )
 
 
 def phi(u, big_g):
@@ -41,18 +48,25 @@ def phi(u, big_g):
 
 # ---------------------------------------------------------------- sympy: Lemma 3
 
+
 @pytest.mark.parametrize("dim", [1, 2])
 def test_lemma3_gradient_and_hessian_equal_the_source_expression(dim):
     assert symbolic.lemma3_gradient_difference(dim) == sp.zeros(3 * dim, 1)
-    assert symbolic.lemma3_hessian_difference(dim, "source") == sp.zeros(3 * dim, 3 * dim)
-    assert symbolic.lemma3_hessian_difference(dim, "block") == sp.zeros(3 * dim, 3 * dim)
+    assert symbolic.lemma3_hessian_difference(dim, "source") == sp.zeros(
+        3 * dim, 3 * dim
+    )
+    assert symbolic.lemma3_hessian_difference(dim, "block") == sp.zeros(
+        3 * dim, 3 * dim
+    )
 
 
 def test_a_wrong_source_expression_is_detected():
     # Dropping the rank-one term (∂cos₁₂ ∂cos₁₃)∂v must leave a non-zero difference.
     grad12, grad13, hess12, hess13, v = symbolic._source_pieces(1)
     wrong = (v[0] - 1) * hess12 + v[1] * hess13
-    assert not symbolic._zero_if_identity(symbolic.triplet_hessian_symbolic(1) - wrong).is_zero_matrix
+    assert not symbolic._zero_if_identity(
+        symbolic.triplet_hessian_symbolic(1) - wrong
+    ).is_zero_matrix
 
 
 def test_u_hessian_spectrum_and_charpoly():
@@ -63,10 +77,16 @@ def test_u_hessian_spectrum_and_charpoly():
 
 # ---------------------------------------------------------------- torch: Lemma 3
 
+
 @pytest.mark.parametrize("dim", [1, 2, 3])
 def test_triplet_hessian_matches_autograd(dim):
-    z = randn(7, 3, dim, seed=dim) * torch.tensor([0.3, 1.0, 3.0] * 2 + [1.0], dtype=torch.float64)[:, None, None]
-    assert torch.allclose(symbolic.triplet_hessian(z), autograd_hessian(z), rtol=1e-10, atol=1e-12)
+    z = (
+        randn(7, 3, dim, seed=dim)
+        * torch.tensor([0.3, 1.0, 3.0] * 2 + [1.0], dtype=torch.float64)[:, None, None]
+    )
+    assert torch.allclose(
+        symbolic.triplet_hessian(z), autograd_hessian(z), rtol=1e-10, atol=1e-12
+    )
 
 
 def test_triplet_hessian_keeps_batch_shape_and_dtype():
@@ -80,12 +100,18 @@ def test_closed_form_norm_matches_eigenvalues():
     z = torch.cat([randn(200, 3, 3, seed=1) * scale for scale in (0.1, 1.0, 3.0)])
     w = z[..., 2, :] - z[..., 1, :]
     # Degenerate cases: α = z₁ + w/√2 = 0 and β = z₁ − w/√2 = 0, u = 0, z = 0.
-    degenerate = torch.stack([torch.stack([-w[0] / math.sqrt(2), z[0, 1], z[0, 1] + w[0]]),
-                              torch.stack([w[1] / math.sqrt(2), z[1, 1], z[1, 1] + w[1]]),
-                              torch.zeros(3, 3, dtype=torch.float64)])
+    degenerate = torch.stack(
+        [
+            torch.stack([-w[0] / math.sqrt(2), z[0, 1], z[0, 1] + w[0]]),
+            torch.stack([w[1] / math.sqrt(2), z[1, 1], z[1, 1] + w[1]]),
+            torch.zeros(3, 3, dtype=torch.float64),
+        ]
+    )
     z = torch.cat([z, degenerate])
     expected = torch.linalg.matrix_norm(autograd_hessian(z), ord=2)
-    assert torch.allclose(symbolic.triplet_hessian_norm(z), expected, rtol=1e-10, atol=1e-12)
+    assert torch.allclose(
+        symbolic.triplet_hessian_norm(z), expected, rtol=1e-10, atol=1e-12
+    )
 
 
 @pytest.mark.parametrize("radius", RADII)
@@ -93,14 +119,18 @@ def test_hand_solved_configuration(radius):
     # z₁ ⊥ z₂, z₃ = −z₂, all of norm C: u = 0, s = 1/2, a = 1/4, G = 6C² → ½[1.5C² + √(2.25C⁴ + 2)].
     C = radius
     z = torch.tensor([[[C, 0.0], [0.0, C], [0.0, -C]]], dtype=torch.float64)
-    by_hand = 0.5 * (1.5 * C ** 2 + math.sqrt(2.25 * C ** 4 + 2))
-    assert torch.linalg.matrix_norm(autograd_hessian(z), ord=2).item() == pytest.approx(by_hand, rel=1e-12)
+    by_hand = 0.5 * (1.5 * C**2 + math.sqrt(2.25 * C**4 + 2))
+    assert torch.linalg.matrix_norm(autograd_hessian(z), ord=2).item() == pytest.approx(
+        by_hand, rel=1e-12
+    )
     assert symbolic.triplet_hessian_norm(z).item() == pytest.approx(by_hand, rel=1e-12)
     exact = symbolic.smoothness_sup_exact(C)
     assert by_hand <= exact + 1e-12
-    if C >= 2:  # the maximiser u* ≈ 8/(9C⁴) tends to 0: sup − φ(0) ≈ 8/(27C⁶), sup = 1.5C² + 1/(3C²) + O(C⁻⁶)
-        assert exact - by_hand < 0.5 / C ** 6
-        assert exact == pytest.approx(1.5 * C ** 2 + 1 / (3 * C ** 2), abs=2 / C ** 6)
+    if (
+        C >= 2
+    ):  # the maximiser u* ≈ 8/(9C⁴) tends to 0: sup − φ(0) ≈ 8/(27C⁶), sup = 1.5C² + 1/(3C²) + O(C⁻⁶)
+        assert exact - by_hand < 0.5 / C**6
+        assert exact == pytest.approx(1.5 * C**2 + 1 / (3 * C**2), abs=2 / C**6)
 
 
 def test_small_radius_supremum_is_at_the_aligned_corner():
@@ -118,8 +148,20 @@ def test_small_radius_supremum_is_at_the_aligned_corner():
 def test_exact_supremum_matches_a_fine_scan_of_the_formula():
     C = 1.0
     grid = torch.linspace(0, 2 * C * C, 200_001, dtype=torch.float64)
-    scanned = symbolic.hessian_norm_formula(grid, torch.tensor(6 * C * C, dtype=torch.float64)).max().item()
-    negative = symbolic.hessian_norm_formula(-grid, torch.tensor(6 * C * C, dtype=torch.float64)).max().item()
+    scanned = (
+        symbolic.hessian_norm_formula(
+            grid, torch.tensor(6 * C * C, dtype=torch.float64)
+        )
+        .max()
+        .item()
+    )
+    negative = (
+        symbolic.hessian_norm_formula(
+            -grid, torch.tensor(6 * C * C, dtype=torch.float64)
+        )
+        .max()
+        .item()
+    )
     assert symbolic.smoothness_sup_exact(C) == pytest.approx(scanned, rel=1e-9)
     assert negative <= scanned
 
@@ -132,7 +174,9 @@ def test_search_reproduces_the_exact_supremum(radius):
     assert value == pytest.approx(exact, rel=1e-6)
     assert bool((z.norm(dim=-1) <= radius * (1 + 1e-12)).all())
     # The maximiser: ‖z₁‖ = C, z₃ = −z₂ of norm C (so ‖z₃ − z₂‖ = 2C).
-    assert torch.allclose(z.norm(dim=-1), torch.full((3,), radius, dtype=torch.float64), rtol=1e-4)
+    assert torch.allclose(
+        z.norm(dim=-1), torch.full((3,), radius, dtype=torch.float64), rtol=1e-4
+    )
     assert torch.allclose(z[2], -z[1], atol=1e-3 * radius)
 
 
@@ -150,6 +194,7 @@ def test_search_is_deterministic_under_a_seed():
 
 # ---------------------------------------------------------------- the bounds
 
+
 @pytest.mark.parametrize("radius", RADII)
 def test_bounds_are_ordered(radius):
     C = radius
@@ -158,9 +203,13 @@ def test_bounds_are_ordered(radius):
     tight = symbolic.smoothness_bound_tight(C)
     source = symbolic.smoothness_bound_source(C)
     assert value <= exact * (1 + 1e-9) <= tight * (1 + 1e-9)
-    assert tight == min(symbolic.smoothness_bound_weyl(C), symbolic.smoothness_bound_secular(C))
+    assert tight == min(
+        symbolic.smoothness_bound_weyl(C), symbolic.smoothness_bound_secular(C)
+    )
     assert tight <= 1.5 * C * C + math.sqrt(2) < source == 2 + 8 * C * C
-    assert source / exact > (4.5 if C >= 1 else 3)  # the source's constant is several times too large
+    assert source / exact > (
+        4.5 if C >= 1 else 3
+    )  # the source's constant is several times too large
     assert tight / exact < 1.2
 
 
@@ -171,9 +220,15 @@ def test_bounds_hold_on_a_fine_grid_of_radii_and_are_tight_at_both_ends():
         assert exact <= symbolic.smoothness_bound_tight(C) * (1 + 1e-12)
         assert exact <= symbolic.smoothness_bound_weyl(C) * (1 + 1e-12)
         assert exact <= symbolic.smoothness_bound_secular(C) * (1 + 1e-12)
-    assert symbolic.smoothness_bound_tight(1e-3) == pytest.approx(1 / math.sqrt(2), rel=1e-5)
-    assert symbolic.smoothness_sup_exact(1e-3) == pytest.approx(1 / math.sqrt(2), rel=1e-5)
-    assert symbolic.smoothness_bound_tight(100.0) / symbolic.smoothness_sup_exact(100.0) == pytest.approx(1, abs=1e-7)
+    assert symbolic.smoothness_bound_tight(1e-3) == pytest.approx(
+        1 / math.sqrt(2), rel=1e-5
+    )
+    assert symbolic.smoothness_sup_exact(1e-3) == pytest.approx(
+        1 / math.sqrt(2), rel=1e-5
+    )
+    assert symbolic.smoothness_bound_tight(100.0) / symbolic.smoothness_sup_exact(
+        100.0
+    ) == pytest.approx(1, abs=1e-7)
 
 
 def test_lambert_constant():
@@ -187,10 +242,13 @@ def test_smoothness_table():
     table = symbolic.smoothness_table([0.5, 2.0], n_starts=8, n_steps=30)
     assert isinstance(table, pd.DataFrame) and list(table["C"]) == [0.5, 2.0]
     assert (table["sup_search"] <= table["sup_exact"] * (1 + 1e-9)).all()
-    assert (table["sup_exact"] <= table["bound_tight"]).all() and (table["bound_tight"] < table["bound_source"]).all()
+    assert (table["sup_exact"] <= table["bound_tight"]).all() and (
+        table["bound_tight"] < table["bound_source"]
+    ).all()
 
 
 # ---------------------------------------------------------------- Wen: log(1 + Σ exp)
+
 
 @pytest.mark.parametrize("k", [1, 2, 3])
 def test_lse_hessian_symbolic(k):
@@ -205,14 +263,18 @@ def test_lse_k1_gap_is_a_square():
 
 def test_lse_hessian_matches_autograd():
     u = randn(6, 5, seed=2) * 3
-    expected = torch.vmap(torch.func.hessian(lambda x: torch.logsumexp(torch.cat([x.new_zeros(1), x]), 0)))(u)
+    expected = torch.vmap(
+        torch.func.hessian(lambda x: torch.logsumexp(torch.cat([x.new_zeros(1), x]), 0))
+    )(u)
     assert torch.allclose(symbolic.lse_hessian(u), expected, rtol=1e-10, atol=1e-13)
 
 
 @pytest.mark.parametrize("k", [1, 2, 3, 10, 50])
 def test_lse_lambda_max_is_below_one_half(k):
     u = torch.cat([randn(200, k, seed=k) * scale for scale in (0.1, 1.0, 5.0, 30.0)])
-    u = torch.cat([u, u - math.log(k)])  # shifted so that 1 + Σ e^u is not dominated by Σ e^u
+    u = torch.cat(
+        [u, u - math.log(k)]
+    )  # shifted so that 1 + Σ e^u is not dominated by Σ e^u
     lam = symbolic.lse_hessian_lambda_max(u)
     gershgorin = symbolic.lse_hessian_gershgorin_bound(u)
     assert bool((lam <= gershgorin + 1e-12).all()) and bool((gershgorin < 0.5).all())
@@ -222,7 +284,9 @@ def test_lse_lambda_max_is_below_one_half(k):
 
 
 def test_lse_lambda_max_supremum_is_approached():
-    assert symbolic.lse_hessian_lambda_max(torch.zeros(1, 1, dtype=torch.float64)).item() == pytest.approx(0.25)
+    assert symbolic.lse_hessian_lambda_max(
+        torch.zeros(1, 1, dtype=torch.float64)
+    ).item() == pytest.approx(0.25)
     for k in (2, 5):
         t = torch.tensor([2.0, 6.0, 12.0], dtype=torch.float64)
         u = torch.full((3, k), -60.0, dtype=torch.float64)
@@ -230,28 +294,44 @@ def test_lse_lambda_max_supremum_is_approached():
         lam = symbolic.lse_hessian_lambda_max(u)
         assert torch.allclose(lam, t.exp() / (1 + 2 * t.exp()), rtol=1e-10)
         assert 0.5 - lam[-1].item() < 1e-5
-    assert symbolic.lse_hessian_lambda_max_sup(1) == 0.25 and symbolic.lse_hessian_lambda_max_sup(7) == 0.5
+    assert (
+        symbolic.lse_hessian_lambda_max_sup(1) == 0.25
+        and symbolic.lse_hessian_lambda_max_sup(7) == 0.5
+    )
 
 
 # ---------------------------------------------------------------- Lee (2025), Lemma A.1
+
 
 def test_smooth_max_bounds():
     x = randn(50, 7, seed=5) * 4
     for alpha in (0.1, 1.0, 10.0):
         low, value, high = symbolic.smooth_max_bounds(x, alpha)
-        assert bool((low <= value + 1e-12).all()) and bool((value <= high + 1e-12).all())
+        assert bool((low <= value + 1e-12).all()) and bool(
+            (value <= high + 1e-12).all()
+        )
     low, value, _ = symbolic.smooth_max_bounds(x, 1e4)
     assert torch.allclose(low, value, atol=1e-3)
-    assert torch.allclose(symbolic.smooth_max(torch.full((3,), 1e4), 1.0), torch.tensor(1e4 + math.log(3)))
+    assert torch.allclose(
+        symbolic.smooth_max(torch.full((3,), 1e4), 1.0), torch.tensor(1e4 + math.log(3))
+    )
 
 
 # ---------------------------------------------------------------- validation
 
-@pytest.mark.parametrize("radius", [0, -1.0, float("nan"), float("inf"), True, "1", None])
+
+@pytest.mark.parametrize(
+    "radius", [0, -1.0, float("nan"), float("inf"), True, "1", None]
+)
 def test_bad_radius_raises(radius):
-    for function in (symbolic.smoothness_bound_source, symbolic.smoothness_bound_tight,
-                     symbolic.smoothness_bound_weyl, symbolic.smoothness_bound_secular,
-                     symbolic.smoothness_sup_exact, symbolic.smoothness_sup_search):
+    for function in (
+        symbolic.smoothness_bound_source,
+        symbolic.smoothness_bound_tight,
+        symbolic.smoothness_bound_weyl,
+        symbolic.smoothness_bound_secular,
+        symbolic.smoothness_sup_exact,
+        symbolic.smoothness_sup_search,
+    ):
         with pytest.raises(ValueError, match="radius"):
             function(radius)
 
@@ -259,7 +339,11 @@ def test_bad_radius_raises(radius):
 @pytest.mark.parametrize("shape", [(3,), (2, 3), (4, 2), (5, 4, 2), (3, 0)])
 def test_bad_triplet_shapes_raise(shape):
     z = torch.zeros(shape, dtype=torch.float64)
-    for function in (symbolic.triplet_loss, symbolic.triplet_hessian, symbolic.triplet_hessian_norm):
+    for function in (
+        symbolic.triplet_loss,
+        symbolic.triplet_hessian,
+        symbolic.triplet_hessian_norm,
+    ):
         with pytest.raises(ValueError, match="z must"):
             function(z)
 

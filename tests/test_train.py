@@ -9,11 +9,16 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
-
 from torch import nn
 
 from ccl_helpers.models import MLP, Classifier, DeepReLU
-from ccl_helpers.train import StackedModel, gradient_descent, log_spaced_steps, train, wide
+from ccl_helpers.train import (
+    StackedModel,
+    gradient_descent,
+    log_spaced_steps,
+    train,
+    wide,
+)
 
 IN, OUT, BATCH = 5, 3, 8
 
@@ -32,6 +37,7 @@ def randn(*shape, seed=0):
 
 # ---------------------------------------------------------------- StackedModel
 
+
 @pytest.mark.parametrize("seed", [0, 11])
 def test_stacked_seed_i_is_the_module_built_after_manual_seed(seed):
     model = StackedModel(make_mlp, n_seeds=3, seed=seed)
@@ -43,7 +49,9 @@ def test_stacked_seed_i_is_the_module_built_after_manual_seed(seed):
             assert model.params[name].shape == (3, *value.shape)
             assert torch.equal(model.params[name][i], value.detach())
     # distinct seeds give distinct parameters
-    assert not torch.equal(model.params["net.1.weight"][0], model.params["net.1.weight"][1])
+    assert not torch.equal(
+        model.params["net.1.weight"][0], model.params["net.1.weight"][1]
+    )
 
 
 def test_stacked_forward_shared_equals_loop_over_seed_modules():
@@ -52,7 +60,9 @@ def test_stacked_forward_shared_equals_loop_over_seed_modules():
     out = model(x)
     assert out.shape == (4, 7, OUT)
     for i in range(4):
-        torch.testing.assert_close(out[i], model.seed_module(i)(x), rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(
+            out[i], model.seed_module(i)(x), rtol=1e-6, atol=1e-6
+        )
 
 
 def test_stacked_forward_per_seed_inputs():
@@ -61,7 +71,9 @@ def test_stacked_forward_per_seed_inputs():
     out = model(x, shared=False)
     assert out.shape == (3, 6, OUT)
     for i in range(3):
-        torch.testing.assert_close(out[i], model.seed_module(i)(x[i]), rtol=1e-6, atol=1e-6)
+        torch.testing.assert_close(
+            out[i], model.seed_module(i)(x[i]), rtol=1e-6, atol=1e-6
+        )
     with pytest.raises(ValueError, match="n_seeds"):
         model(randn(2, 6, IN), shared=False)
 
@@ -85,7 +97,9 @@ def test_seed_module_is_an_independent_copy():
         for p in module.parameters():
             p.add_(1.0)
     assert torch.equal(model.params["net.1.weight"][1], before)
-    assert not torch.equal(model.seed_module(1).net[1].weight, model.seed_module(0).net[1].weight)
+    assert not torch.equal(
+        model.seed_module(1).net[1].weight, model.seed_module(0).net[1].weight
+    )
 
 
 @pytest.mark.parametrize("n_seeds", [0, -1])
@@ -95,6 +109,7 @@ def test_stacked_rejects_non_positive_seed_count(n_seeds):
 
 
 # ---------------------------------------------------------------- training: stacked = separate
+
 
 def regression_loss(forward, batch):
     x, y = batch
@@ -110,7 +125,11 @@ def fixed_batches(n_steps, n_seeds, seed=0, classes=False):
     """Batches (n_steps + 1, S, B, ...) indexed by step: every seed has its own data."""
     x = randn(n_steps + 1, n_seeds, BATCH, IN, seed=seed)
     if classes:
-        y = torch.randint(OUT, (n_steps + 1, n_seeds, BATCH), generator=torch.Generator().manual_seed(seed + 1))
+        y = torch.randint(
+            OUT,
+            (n_steps + 1, n_seeds, BATCH),
+            generator=torch.Generator().manual_seed(seed + 1),
+        )
     else:
         y = randn(n_steps + 1, n_seeds, BATCH, OUT, seed=seed + 1)
     return x, y
@@ -120,7 +139,9 @@ def plain_loop(make, seed, loss_fn, x, y, n_steps, lr, optimizer):
     """One seed trained with an ordinary PyTorch loop; returns the module and its minibatch losses."""
     torch.manual_seed(seed)
     module = make()
-    opt = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}[optimizer](module.parameters(), lr=lr)
+    opt = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}[optimizer](
+        module.parameters(), lr=lr
+    )
     losses = []
     for step in range(1, n_steps + 1):
         opt.zero_grad()
@@ -132,25 +153,51 @@ def plain_loop(make, seed, loss_fn, x, y, n_steps, lr, optimizer):
 
 
 @pytest.mark.parametrize("optimizer, lr", [("adam", 0.05), ("sgd", 0.2)])
-@pytest.mark.parametrize("make, loss_fn, classes", [(make_mlp, regression_loss, False),
-                                                    (make_classifier, classification_loss, True)])
-def test_training_seeds_together_equals_training_each_alone(optimizer, lr, make, loss_fn, classes):
+@pytest.mark.parametrize(
+    "make, loss_fn, classes",
+    [(make_mlp, regression_loss, False), (make_classifier, classification_loss, True)],
+)
+def test_training_seeds_together_equals_training_each_alone(
+    optimizer, lr, make, loss_fn, classes
+):
     n_steps, n_seeds, seed = 12, 3, 4
     x, y = fixed_batches(n_steps, n_seeds, classes=classes)
     together = StackedModel(make, n_seeds, seed=seed)
-    train(together, loss_fn, lambda step: (x[step], y[step]), n_steps, lr=lr, optimizer=optimizer)
+    train(
+        together,
+        loss_fn,
+        lambda step: (x[step], y[step]),
+        n_steps,
+        lr=lr,
+        optimizer=optimizer,
+    )
     for i in range(n_seeds):
         alone = StackedModel(make, 1, seed=seed + i)
-        train(alone, loss_fn, lambda step: (x[step, i:i + 1], y[step, i:i + 1]), n_steps, lr=lr,
-              optimizer=optimizer)
-        reference, _ = plain_loop(make, seed + i, loss_fn, x[:, i], y[:, i], n_steps, lr, optimizer)
+        train(
+            alone,
+            loss_fn,
+            lambda step: (x[step, i : i + 1], y[step, i : i + 1]),
+            n_steps,
+            lr=lr,
+            optimizer=optimizer,
+        )
+        reference, _ = plain_loop(
+            make, seed + i, loss_fn, x[:, i], y[:, i], n_steps, lr, optimizer
+        )
         for name, value in reference.named_parameters():
-            torch.testing.assert_close(together.params[name][i], alone.params[name][0], rtol=1e-5, atol=1e-5)
-            torch.testing.assert_close(together.params[name][i], value.detach(), rtol=1e-5, atol=1e-5)
+            torch.testing.assert_close(
+                together.params[name][i], alone.params[name][0], rtol=1e-5, atol=1e-5
+            )
+            torch.testing.assert_close(
+                together.params[name][i], value.detach(), rtol=1e-5, atol=1e-5
+            )
         # and training moved the parameters
         torch.manual_seed(seed + i)
         initial = make()
-        moved = max(float((together.params[n][i] - p).detach().abs().max()) for n, p in initial.named_parameters())
+        moved = max(
+            float((together.params[n][i] - p).detach().abs().max())
+            for n, p in initial.named_parameters()
+        )
         assert moved > 1e-3
 
 
@@ -158,11 +205,19 @@ def test_train_loss_is_the_mean_minibatch_loss_since_the_last_checkpoint():
     n_steps, n_seeds, seed = 10, 2, 0
     x, y = fixed_batches(n_steps, n_seeds, seed=3)
     model = StackedModel(make_mlp, n_seeds, seed=seed)
-    history = train(model, regression_loss, lambda step: (x[step], y[step]), n_steps, lr=0.05,
-                    eval_steps=[3, 7])
+    history = train(
+        model,
+        regression_loss,
+        lambda step: (x[step], y[step]),
+        n_steps,
+        lr=0.05,
+        eval_steps=[3, 7],
+    )
     table = wide(history).set_index(["step", "seed"])["train_loss"]
     for i in range(n_seeds):
-        _, losses = plain_loop(make_mlp, seed + i, regression_loss, x[:, i], y[:, i], n_steps, 0.05, "adam")
+        _, losses = plain_loop(
+            make_mlp, seed + i, regression_loss, x[:, i], y[:, i], n_steps, 0.05, "adam"
+        )
         for step, (start, stop) in {3: (0, 3), 7: (3, 7), 10: (7, 10)}.items():
             expected = sum(losses[start:stop]) / (stop - start)
             assert table[(step, seed + i)] == pytest.approx(expected, rel=1e-5)
@@ -170,18 +225,41 @@ def test_train_loss_is_the_mean_minibatch_loss_since_the_last_checkpoint():
 
 # ---------------------------------------------------------------- the history
 
+
 def evaluate_norm(model):
-    return {"norm": model.params["net.1.weight"].flatten(1).norm(dim=1), "one": torch.ones(model.n_seeds)}
+    return {
+        "norm": model.params["net.1.weight"].flatten(1).norm(dim=1),
+        "one": torch.ones(model.n_seeds),
+    }
 
 
-def run(seed=0, n_steps=6, n_seeds=2, eval_steps=(2, 4), evaluate=evaluate_norm, lr=0.01, optimizer="adam"):
+def run(
+    seed=0,
+    n_steps=6,
+    n_seeds=2,
+    eval_steps=(2, 4),
+    evaluate=evaluate_norm,
+    lr=0.01,
+    optimizer="adam",
+):
     model = StackedModel(make_mlp, n_seeds, seed=seed)
     generator = torch.Generator().manual_seed(seed)
 
     def sample_batch(step):
-        return randn_g(generator, n_seeds, BATCH, IN), randn_g(generator, n_seeds, BATCH, OUT)
-    return model, train(model, regression_loss, sample_batch, n_steps, lr=lr, optimizer=optimizer,
-                        evaluate=evaluate, eval_steps=eval_steps)
+        return randn_g(generator, n_seeds, BATCH, IN), randn_g(
+            generator, n_seeds, BATCH, OUT
+        )
+
+    return model, train(
+        model,
+        regression_loss,
+        sample_batch,
+        n_steps,
+        lr=lr,
+        optimizer=optimizer,
+        evaluate=evaluate,
+        eval_steps=eval_steps,
+    )
 
 
 def randn_g(generator, *shape):
@@ -194,14 +272,27 @@ def test_history_is_tidy_with_the_checkpoints():
     assert history["value"].dtype == "float64"
     assert sorted(history["step"].unique()) == [0, 2, 4, 6]
     assert sorted(history["seed"].unique()) == [3, 4]
-    by_quantity = history.groupby("quantity")["step"].apply(lambda s: sorted(set(s))).to_dict()
-    assert by_quantity == {"norm": [0, 2, 4, 6], "one": [0, 2, 4, 6], "train_loss": [2, 4, 6]}
+    by_quantity = (
+        history.groupby("quantity")["step"].apply(lambda s: sorted(set(s))).to_dict()
+    )
+    assert by_quantity == {
+        "norm": [0, 2, 4, 6],
+        "one": [0, 2, 4, 6],
+        "train_loss": [2, 4, 6],
+    }
     assert len(history) == 2 * (4 + 4 + 3)
     assert not history.duplicated(["step", "seed", "quantity"]).any()
     assert (history.loc[history.quantity == "one", "value"] == 1.0).all()
     # the last evaluation is of the final parameters
-    final = history[(history.step == 6) & (history.quantity == "norm")].sort_values("seed")["value"].to_numpy()
-    torch.testing.assert_close(torch.tensor(final), model.params["net.1.weight"].flatten(1).norm(dim=1).double())
+    final = (
+        history[(history.step == 6) & (history.quantity == "norm")]
+        .sort_values("seed")["value"]
+        .to_numpy()
+    )
+    torch.testing.assert_close(
+        torch.tensor(final),
+        model.params["net.1.weight"].flatten(1).norm(dim=1).double(),
+    )
 
 
 def test_history_without_evaluate_has_only_the_train_loss():
@@ -214,7 +305,11 @@ def test_evaluate_at_step_zero_sees_the_initial_parameters():
     model0 = StackedModel(make_mlp, 2, seed=1)
     initial = model0.params["net.1.weight"].flatten(1).norm(dim=1).double()
     _, history = run(seed=1, n_steps=3)
-    start = history[(history.step == 0) & (history.quantity == "norm")].sort_values("seed")["value"].to_numpy()
+    start = (
+        history[(history.step == 0) & (history.quantity == "norm")]
+        .sort_values("seed")["value"]
+        .to_numpy()
+    )
     torch.testing.assert_close(torch.tensor(start), initial.detach())
 
 
@@ -241,24 +336,33 @@ def test_wide_pivots_one_column_per_quantity():
 
 # ---------------------------------------------------------------- validation
 
-@pytest.mark.parametrize("kwargs, argument", [
-    ({"n_steps": 0}, "n_steps"),
-    ({"n_steps": -3}, "n_steps"),
-    ({"n_steps": 2.5}, "n_steps"),
-    ({"n_steps": True}, "n_steps"),
-    ({"lr": 0.0}, "lr"),
-    ({"lr": -1e-3}, "lr"),
-    ({"lr": float("nan")}, "lr"),
-    ({"optimizer": "rmsprop"}, "optimizer"),
-    ({"optimizer": "Adam"}, "optimizer"),
-])
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"n_steps": 0}, "n_steps"),
+        ({"n_steps": -3}, "n_steps"),
+        ({"n_steps": 2.5}, "n_steps"),
+        ({"n_steps": True}, "n_steps"),
+        ({"lr": 0.0}, "lr"),
+        ({"lr": -1e-3}, "lr"),
+        ({"lr": float("nan")}, "lr"),
+        ({"optimizer": "rmsprop"}, "optimizer"),
+        ({"optimizer": "Adam"}, "optimizer"),
+    ],
+)
 def test_bad_training_arguments_raise(kwargs, argument):
     model = StackedModel(make_mlp, 1)
     before = {k: v.detach().clone() for k, v in model.params.items()}
     arguments = {"n_steps": 2, "lr": 0.01, "optimizer": "adam", **kwargs}
     with pytest.raises(ValueError, match=argument):
-        train(model, regression_loss, lambda step: (randn(1, BATCH, IN), randn(1, BATCH, OUT)),
-              arguments.pop("n_steps"), **arguments)
+        train(
+            model,
+            regression_loss,
+            lambda step: (randn(1, BATCH, IN), randn(1, BATCH, OUT)),
+            arguments.pop("n_steps"),
+            **arguments,
+        )
     for k, v in model.params.items():
         assert torch.equal(v, before[k])
 
@@ -296,8 +400,17 @@ def hand_loop(make, seed, data, n_steps, lr):
     for step in range(n_steps + 1):
         loss = triplet_loss(module, data)
         grads = torch.autograd.grad(loss, list(params.values()))
-        moved = {name: float((p.detach() - initial[name]).norm()) for name, p in params.items()}
-        trajectory.append((float(loss.detach()), float(torch.cat([g.flatten() for g in grads]).norm()), moved))
+        moved = {
+            name: float((p.detach() - initial[name]).norm())
+            for name, p in params.items()
+        }
+        trajectory.append(
+            (
+                float(loss.detach()),
+                float(torch.cat([g.flatten() for g in grads]).norm()),
+                moved,
+            )
+        )
         if step == n_steps:
             break
         with torch.no_grad():
@@ -307,12 +420,14 @@ def hand_loop(make, seed, data, n_steps, lr):
 
 
 def at(history, step, seed, quantity):
-    rows = history[(history.step == step) & (history.seed == seed) & (history.quantity == quantity)]
+    rows = history[
+        (history.step == step) & (history.seed == seed) & (history.quantity == quantity)
+    ]
     return rows["value"].item()
 
 
 def test_log_spaced_steps():
-    steps = log_spaced_steps(1000, 7)                    # 0 and geomspace(1, 1000, 6), rounded
+    steps = log_spaced_steps(1000, 7)  # 0 and geomspace(1, 1000, 6), rounded
     assert steps == [0, 1, 4, 16, 63, 251, 1000]
     assert log_spaced_steps(5, 50) == [0, 1, 2, 3, 4, 5]
     assert log_spaced_steps(7, 1) == [0, 7]
@@ -327,27 +442,42 @@ def test_gradient_descent_seeds_together_equal_the_hand_written_loop(trainable):
     data, n_steps, lr, seed = triplet_data(), 12, 0.05, 3
     model = StackedModel(make_deep(trainable), n_seeds=3, seed=seed)
     fixed = {k: v.clone() for k, v in model.buffers.items()}
-    result = gradient_descent(model, triplet_loss, data, n_steps, lr=lr, checkpoints=[0, 2, 5, 12])
+    result = gradient_descent(
+        model, triplet_loss, data, n_steps, lr=lr, checkpoints=[0, 2, 5, 12]
+    )
     history = result.history
     assert result.n_steps == n_steps and result.first_step.isna().all()
     assert sorted(history.step.unique()) == [0, 2, 5, 12]
     for i in range(3):
-        module, initial, trajectory = hand_loop(make_deep(trainable), seed + i, data, n_steps, lr)
+        module, initial, trajectory = hand_loop(
+            make_deep(trainable), seed + i, data, n_steps, lr
+        )
         for name, value in module.named_parameters():
-            torch.testing.assert_close(model.params[name][i], value.detach(), rtol=1e-9, atol=1e-10)
+            torch.testing.assert_close(
+                model.params[name][i], value.detach(), rtol=1e-9, atol=1e-10
+            )
         for step in (0, 2, 5, 12):
             loss, grad_norm, moved = trajectory[step]
             assert at(history, step, seed + i, "loss") == pytest.approx(loss, rel=1e-9)
-            assert at(history, step, seed + i, "grad_norm") == pytest.approx(grad_norm, rel=1e-9)
+            assert at(history, step, seed + i, "grad_norm") == pytest.approx(
+                grad_norm, rel=1e-9
+            )
             for name, distance in moved.items():
-                assert at(history, step, seed + i, f"movement/{name}") == pytest.approx(distance, rel=1e-7, abs=1e-12)
+                assert at(history, step, seed + i, f"movement/{name}") == pytest.approx(
+                    distance, rel=1e-7, abs=1e-12
+                )
                 relative = distance / float(initial[name].norm())
-                assert at(history, step, seed + i, f"relative_movement/{name}") == pytest.approx(relative, rel=1e-7,
-                                                                                                  abs=1e-12)
+                assert at(
+                    history, step, seed + i, f"relative_movement/{name}"
+                ) == pytest.approx(relative, rel=1e-7, abs=1e-12)
             total = sum(d**2 for d in moved.values()) ** 0.5
             size = sum(float(p.norm()) ** 2 for p in initial.values()) ** 0.5
-            assert at(history, step, seed + i, "movement") == pytest.approx(total, rel=1e-7, abs=1e-12)
-            assert at(history, step, seed + i, "relative_movement") == pytest.approx(total / size, rel=1e-7, abs=1e-12)
+            assert at(history, step, seed + i, "movement") == pytest.approx(
+                total, rel=1e-7, abs=1e-12
+            )
+            assert at(history, step, seed + i, "relative_movement") == pytest.approx(
+                total / size, rel=1e-7, abs=1e-12
+            )
     # the loss went down and fixed layers did not move
     table = wide(history).set_index(["step", "seed"])["loss"]
     assert (table.loc[12].to_numpy() < table.loc[0].to_numpy()).all()
@@ -358,11 +488,20 @@ def test_gradient_descent_seeds_together_equal_the_hand_written_loop(trainable):
 def test_gradient_descent_target_first_steps_and_stopping():
     data, lr, seed = triplet_data(1), 0.1, 0
     model = StackedModel(make_deep(), n_seeds=3, seed=seed)
-    losses = [[t[0] for t in hand_loop(make_deep(), seed + i, data, 60, lr)[2]] for i in range(3)]
-    epsilon = sorted(l[25] for l in losses)[1]           # reached by some seeds before step 25, not all
-    expected = [next((t for t, l in enumerate(seq) if l <= epsilon), None) for seq in losses]
+    losses = [
+        [t[0] for t in hand_loop(make_deep(), seed + i, data, 60, lr)[2]]
+        for i in range(3)
+    ]
+    epsilon = sorted(l[25] for l in losses)[
+        1
+    ]  # reached by some seeds before step 25, not all
+    expected = [
+        next((t for t, l in enumerate(seq) if l <= epsilon), None) for seq in losses
+    ]
     assert all(e is not None for e in expected) and len(set(expected)) > 1
-    result = gradient_descent(model, triplet_loss, data, 60, lr=lr, target=("loss", epsilon), checkpoints=4)
+    result = gradient_descent(
+        model, triplet_loss, data, 60, lr=lr, target=("loss", epsilon), checkpoints=4
+    )
     assert result.first_step.tolist() == expected
     assert list(result.first_step.index) == [0, 1, 2]
     assert result.n_steps == max(expected)
@@ -372,13 +511,27 @@ def test_gradient_descent_target_first_steps_and_stopping():
         assert at(result.history, step, seed + i, "loss") <= epsilon
     # without stopping: all max_steps are run, the first steps are the same
     model = StackedModel(make_deep(), n_seeds=3, seed=seed)
-    result = gradient_descent(model, triplet_loss, data, 60, lr=lr, target=("loss", epsilon),
-                              stop_at_target=False, checkpoints=4)
+    result = gradient_descent(
+        model,
+        triplet_loss,
+        data,
+        60,
+        lr=lr,
+        target=("loss", epsilon),
+        stop_at_target=False,
+        checkpoints=4,
+    )
     assert result.n_steps == 60 and result.first_step.tolist() == expected
     # a target no seed reaches
     model = StackedModel(make_deep(), n_seeds=2, seed=seed)
-    result = gradient_descent(model, triplet_loss, data, 5, lr=lr, target=("grad_norm", 0.0))
-    assert result.first_step.isna().all() and str(result.first_step.dtype) == "Int64" and result.n_steps == 5
+    result = gradient_descent(
+        model, triplet_loss, data, 5, lr=lr, target=("grad_norm", 0.0)
+    )
+    assert (
+        result.first_step.isna().all()
+        and str(result.first_step.dtype) == "Int64"
+        and result.n_steps == 5
+    )
 
 
 class TwoEncoders(nn.Module):
@@ -402,35 +555,66 @@ def two_encoder_loss(forward, data):
 def test_gradient_descent_step_sizes_per_prefix_and_groups():
     data, n_steps, eta, gamma = triplet_data(2), 6, 0.3, 0.05
     model = StackedModel(TwoEncoders, n_seeds=2, seed=1)
-    result = gradient_descent(model, two_encoder_loss, data, n_steps, lr={"query.": eta, "key.": gamma},
-                              groups={"W": "query.", "theta": "key."}, checkpoints=[n_steps])
+    result = gradient_descent(
+        model,
+        two_encoder_loss,
+        data,
+        n_steps,
+        lr={"query.": eta, "key.": gamma},
+        groups={"W": "query.", "theta": "key."},
+        checkpoints=[n_steps],
+    )
     for i in range(2):
         torch.manual_seed(1 + i)
         module = TwoEncoders()
         initial = {n: p.detach().clone() for n, p in module.named_parameters()}
         for _ in range(n_steps):
-            grads = torch.autograd.grad(two_encoder_loss(module, data), list(module.parameters()))
+            grads = torch.autograd.grad(
+                two_encoder_loss(module, data), list(module.parameters())
+            )
             with torch.no_grad():
                 for (name, p), g in zip(module.named_parameters(), grads):
                     p -= (eta if name.startswith("query.") else gamma) * g
         for name, p in module.named_parameters():
-            torch.testing.assert_close(model.params[name][i], p.detach(), rtol=1e-9, atol=1e-10)
+            torch.testing.assert_close(
+                model.params[name][i], p.detach(), rtol=1e-9, atol=1e-10
+            )
         for group, prefix in {"W": "query.", "theta": "key."}.items():
-            moved = sum(float((p.detach() - initial[n]).norm()) ** 2 for n, p in module.named_parameters()
-                        if n.startswith(prefix)) ** 0.5
-            assert at(result.history, n_steps, 1 + i, f"movement/{group}") == pytest.approx(moved, rel=1e-7)
+            moved = (
+                sum(
+                    float((p.detach() - initial[n]).norm()) ** 2
+                    for n, p in module.named_parameters()
+                    if n.startswith(prefix)
+                )
+                ** 0.5
+            )
+            assert at(
+                result.history, n_steps, 1 + i, f"movement/{group}"
+            ) == pytest.approx(moved, rel=1e-7)
 
 
 def test_gradient_descent_per_seed_data_and_evaluate():
     x = randn(2, 3, N_TRIPLETS, D_IN, seed=5).double()
     x = x / x.norm(dim=-1, keepdim=True)
-    data = (x[:, 0], x[:, 1], x[:, 2])                     # seed s trains on its own triplets
+    data = (x[:, 0], x[:, 1], x[:, 2])  # seed s trains on its own triplets
     model = StackedModel(make_deep(), n_seeds=2, seed=0)
-    result = gradient_descent(model, triplet_loss, data, 4, lr=0.1, shared=False, checkpoints=[2],
-                              evaluate=lambda m: {"out_norm": m(data[0][0]).norm(dim=-1).amax(-1)})
+    result = gradient_descent(
+        model,
+        triplet_loss,
+        data,
+        4,
+        lr=0.1,
+        shared=False,
+        checkpoints=[2],
+        evaluate=lambda m: {"out_norm": m(data[0][0]).norm(dim=-1).amax(-1)},
+    )
     for i in range(2):
-        module, _, trajectory = hand_loop(make_deep(), i, (x[i, 0], x[i, 1], x[i, 2]), 4, 0.1)
-        assert at(result.history, 4, i, "loss") == pytest.approx(trajectory[4][0], rel=1e-9)
+        module, _, trajectory = hand_loop(
+            make_deep(), i, (x[i, 0], x[i, 1], x[i, 2]), 4, 0.1
+        )
+        assert at(result.history, 4, i, "loss") == pytest.approx(
+            trajectory[4][0], rel=1e-9
+        )
         expected = float(module(x[0, 0]).detach().norm(dim=-1).max())
         assert at(result.history, 4, i, "out_norm") == pytest.approx(expected, rel=1e-9)
     assert set(result.history.step) == {0, 2, 4}
@@ -439,7 +623,10 @@ def test_gradient_descent_per_seed_data_and_evaluate():
 def test_gradient_descent_is_deterministic_and_tidy():
     def go():
         model = StackedModel(make_deep(), n_seeds=2, seed=6)
-        return gradient_descent(model, triplet_loss, triplet_data(), 8, lr=0.05, checkpoints=3)
+        return gradient_descent(
+            model, triplet_loss, triplet_data(), 8, lr=0.05, checkpoints=3
+        )
+
     first, second = go(), go()
     pd.testing.assert_frame_equal(first.history, second.history, check_exact=True)
     assert list(first.history.columns) == ["step", "seed", "quantity", "value"]
@@ -454,23 +641,28 @@ def test_gradient_descent_divergence_raises():
         gradient_descent(model, triplet_loss, triplet_data(), 200, lr=1e6)
 
 
-@pytest.mark.parametrize("kwargs, argument", [
-    ({"max_steps": 0}, "max_steps"),
-    ({"max_steps": 2.5}, "max_steps"),
-    ({"lr": 0.0}, "lr"),
-    ({"lr": float("inf")}, "lr"),
-    ({"lr": {"W1": 0.1}}, "lr"),                 # W2 has no step size
-    ({"lr": {"W": -0.1}}, "lr"),
-    ({"target": ("accuracy", 0.1)}, "target"),
-    ({"target": ("loss", float("nan"))}, "target"),
-    ({"groups": {"outer": "A"}}, "groups"),      # A is a fixed buffer, not a parameter
-    ({"checkpoints": 0}, "n_points"),
-])
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"max_steps": 0}, "max_steps"),
+        ({"max_steps": 2.5}, "max_steps"),
+        ({"lr": 0.0}, "lr"),
+        ({"lr": float("inf")}, "lr"),
+        ({"lr": {"W1": 0.1}}, "lr"),  # W2 has no step size
+        ({"lr": {"W": -0.1}}, "lr"),
+        ({"target": ("accuracy", 0.1)}, "target"),
+        ({"target": ("loss", float("nan"))}, "target"),
+        ({"groups": {"outer": "A"}}, "groups"),  # A is a fixed buffer, not a parameter
+        ({"checkpoints": 0}, "n_points"),
+    ],
+)
 def test_gradient_descent_bad_arguments_raise(kwargs, argument):
     model = StackedModel(make_deep(), n_seeds=1)
     before = {k: v.detach().clone() for k, v in model.params.items()}
     arguments = {"max_steps": 3, "lr": 0.1, **kwargs}
     with pytest.raises(ValueError, match=argument):
-        gradient_descent(model, triplet_loss, triplet_data(), arguments.pop("max_steps"), **arguments)
+        gradient_descent(
+            model, triplet_loss, triplet_data(), arguments.pop("max_steps"), **arguments
+        )
     for k, v in model.params.items():
         assert torch.equal(v, before[k])

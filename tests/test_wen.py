@@ -19,7 +19,9 @@ from ccl_helpers.train import StackedModel
 
 
 def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed), dtype=dtype)
+    return torch.randn(
+        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
+    )
 
 
 def outputs(n=6, d=3, seed=0, batch=()):
@@ -30,6 +32,7 @@ CASES = [(2, 1), (5, 1), (5, 2), (6, 3), (6, 5), (7, 4)]
 
 
 # ---------------------------------------------------------------- negative sets
+
 
 @pytest.mark.parametrize("n, k", CASES)
 def test_negative_sets_are_the_combinations_of_the_others(n, k):
@@ -48,19 +51,26 @@ def test_negative_sets_too_large_raises():
 
 # ---------------------------------------------------------------- L_S
 
+
 def test_pairwise_logits_match_definition():
     q, k = outputs(5, 4)
     u = wen.pairwise_logits(q, k)
     for i in range(5):
         for j in range(5):
-            assert math.isclose(float(u[i, j]), float(q[i] @ (k[j] - k[i])), abs_tol=1e-12)
+            assert math.isclose(
+                float(u[i, j]), float(q[i] @ (k[j] - k[i])), abs_tol=1e-12
+            )
 
 
 @pytest.mark.parametrize("n, k", CASES)
 def test_exact_loss_matches_direct_loop(n, k):
     q, kk = outputs(n, 3, seed=n + k)
-    torch.testing.assert_close(wen.contrastive_loss(q, kk, k), wen.contrastive_loss_loop(q, kk, k),
-                               rtol=1e-12, atol=1e-12)
+    torch.testing.assert_close(
+        wen.contrastive_loss(q, kk, k),
+        wen.contrastive_loss_loop(q, kk, k),
+        rtol=1e-12,
+        atol=1e-12,
+    )
 
 
 def test_exact_loss_per_anchor_and_batch_axes():
@@ -69,30 +79,47 @@ def test_exact_loss_per_anchor_and_batch_axes():
     assert per_anchor.shape == (2, 3, 6)
     torch.testing.assert_close(per_anchor.mean(-1), wen.contrastive_loss(q, k, 2))
     for a, b in itertools.product(range(2), range(3)):
-        torch.testing.assert_close(wen.contrastive_loss(q, k, 2)[a, b], wen.contrastive_loss_loop(q[a, b], k[a, b], 2))
+        torch.testing.assert_close(
+            wen.contrastive_loss(q, k, 2)[a, b],
+            wen.contrastive_loss_loop(q[a, b], k[a, b], 2),
+        )
     sets = wen.negative_sets(6, 2)
-    torch.testing.assert_close(wen.contrastive_loss(q, k, 2, sets=sets), wen.contrastive_loss(q, k, 2))
+    torch.testing.assert_close(
+        wen.contrastive_loss(q, k, 2, sets=sets), wen.contrastive_loss(q, k, 2)
+    )
 
 
 def test_exact_loss_is_stable_for_large_logits():
     q, k = outputs(5, 3)
     value = wen.contrastive_loss(300 * q, 300 * k, 2)
     assert torch.isfinite(value) and value > 0
-    torch.testing.assert_close(value, wen.contrastive_loss_loop(300 * q, 300 * k, 2), rtol=1e-10, atol=1e-8)
+    torch.testing.assert_close(
+        value, wen.contrastive_loss_loop(300 * q, 300 * k, 2), rtol=1e-10, atol=1e-8
+    )
 
 
 def test_log_one_plus_sum_exp_is_accurate_at_both_ends():
-    u = torch.tensor([[-80.0, -90.0], [0.5, -1.0], [300.0, 299.0], [-1e4, 2.0]], dtype=torch.float64)
-    expected = [math.log1p(math.exp(-80) + math.exp(-90)), math.log(1 + math.exp(0.5) + math.exp(-1.0)),
-                300 + math.log1p(math.exp(-1.0) + math.exp(-300)), math.log1p(math.exp(2.0))]
+    u = torch.tensor(
+        [[-80.0, -90.0], [0.5, -1.0], [300.0, 299.0], [-1e4, 2.0]], dtype=torch.float64
+    )
+    expected = [
+        math.log1p(math.exp(-80) + math.exp(-90)),
+        math.log(1 + math.exp(0.5) + math.exp(-1.0)),
+        300 + math.log1p(math.exp(-1.0) + math.exp(-300)),
+        math.log1p(math.exp(2.0)),
+    ]
     value = wen.log_one_plus_sum_exp(u)
     for got, want in zip(value.tolist(), expected):
         assert math.isclose(got, want, rel_tol=1e-13)
     single = wen.log_one_plus_sum_exp(u.float())
-    assert float(single[0]) > 0 and math.isclose(float(single[0]), expected[0], rel_tol=1e-5)
+    assert float(single[0]) > 0 and math.isclose(
+        float(single[0]), expected[0], rel_tol=1e-5
+    )
     u_ = u.clone().requires_grad_(True)
     (grad,) = torch.autograd.grad(wen.log_one_plus_sum_exp(u_).sum(), u_)
-    reference = torch.softmax(torch.cat([torch.zeros(4, 1, dtype=u.dtype), u], 1), 1)[:, 1:]
+    reference = torch.softmax(torch.cat([torch.zeros(4, 1, dtype=u.dtype), u], 1), 1)[
+        :, 1:
+    ]
     torch.testing.assert_close(grad, reference, rtol=1e-12, atol=1e-300)
     with pytest.raises(ValueError, match="u must"):
         wen.log_one_plus_sum_exp(torch.tensor([1, 2]))
@@ -103,10 +130,13 @@ def test_collapsed_outputs_are_stationary_with_loss_log_k_plus_one():
     q, k = c.expand(7, 4).clone(), c_prime.expand(7, 4).clone()
     tilde, hat = wen.loss_vectors(q, k, 3)
     assert float(tilde.abs().max()) < 1e-15 and float(hat.abs().max()) < 1e-15
-    assert math.isclose(float(wen.contrastive_loss(q, k, 3)), math.log(4), rel_tol=1e-12)
+    assert math.isclose(
+        float(wen.contrastive_loss(q, k, 3)), math.log(4), rel_tol=1e-12
+    )
 
 
 # ---------------------------------------------------------------- Facts 1 and 2
+
 
 @pytest.mark.parametrize("n, k", CASES)
 def test_loss_vectors_match_autograd_of_the_direct_loop(n, k):
@@ -120,7 +150,9 @@ def test_loss_vectors_match_autograd_of_the_direct_loop(n, k):
 
 def test_loss_vectors_match_autograd_with_batch_axes():
     q, k = outputs(6, 3, batch=(2,))
-    for closed, reference in zip(wen.loss_vectors(q, k, 3), wen.loss_vectors_autograd(q, k, 3)):
+    for closed, reference in zip(
+        wen.loss_vectors(q, k, 3), wen.loss_vectors_autograd(q, k, 3)
+    ):
         torch.testing.assert_close(closed, reference, rtol=1e-10, atol=1e-13)
 
 
@@ -130,12 +162,21 @@ def direct_fact2(q, k, n_negatives):
     count = math.comb(n - 1, n_negatives)
     pair = {}
     for i in range(n):
-        for negatives in itertools.combinations([j for j in range(n) if j != i], n_negatives):
+        for negatives in itertools.combinations(
+            [j for j in range(n) if j != i], n_negatives
+        ):
             u = torch.stack([q[i] @ (k[j] - k[i]) for j in negatives])
             denominator = 1 + torch.exp(u).sum()
             for j, u_j in zip(negatives, u):
-                pair[i, j] = pair.get((i, j), 0) + torch.exp(u_j) / denominator * q[i] / count
-    return torch.stack([sum(pair[j, i] - pair[i, j] for j in range(n) if j != i) for i in range(n)]) / n
+                pair[i, j] = (
+                    pair.get((i, j), 0) + torch.exp(u_j) / denominator * q[i] / count
+                )
+    return (
+        torch.stack(
+            [sum(pair[j, i] - pair[i, j] for j in range(n) if j != i) for i in range(n)]
+        )
+        / n
+    )
 
 
 def direct_fact1(q, k, n_negatives, *, partial: bool, with_one_over_n: bool):
@@ -145,11 +186,15 @@ def direct_fact1(q, k, n_negatives, *, partial: bool, with_one_over_n: bool):
     rows = []
     for i in range(n):
         total = torch.zeros_like(q[i])
-        for negatives in itertools.combinations([j for j in range(n) if j != i], n_negatives):
+        for negatives in itertools.combinations(
+            [j for j in range(n) if j != i], n_negatives
+        ):
             u = torch.stack([q[i] @ (k[j] - k[i]) for j in negatives])
             for position, j in enumerate(negatives):
-                denominator = 1 + torch.exp(u[:position + 1] if partial else u).sum()
-                total = total + torch.exp(u[position]) / denominator * (k[j] - k[i]) / count
+                denominator = 1 + torch.exp(u[: position + 1] if partial else u).sum()
+                total = (
+                    total + torch.exp(u[position]) / denominator * (k[j] - k[i]) / count
+                )
         rows.append(total)
     return torch.stack(rows) / (n if with_one_over_n else 1)
 
@@ -157,17 +202,26 @@ def direct_fact1(q, k, n_negatives, *, partial: bool, with_one_over_n: bool):
 @pytest.mark.parametrize("n, k", [(5, 2), (6, 3), (4, 3)])
 def test_fact2_closed_form_matches_its_definition_by_loop(n, k):
     q, kk = outputs(n, 2, seed=n * k)
-    torch.testing.assert_close(wen.loss_vectors(q, kk, k)[1], direct_fact2(q, kk, k), rtol=1e-10, atol=1e-13)
+    torch.testing.assert_close(
+        wen.loss_vectors(q, kk, k)[1], direct_fact2(q, kk, k), rtol=1e-10, atol=1e-13
+    )
 
 
 @pytest.mark.parametrize("n, k", [(5, 2), (6, 3)])
 def test_fact1_forms_match_their_printed_formulas(n, k):
     q, kk = outputs(n, 3, seed=3 * n + k)
-    forms = {"corrected": (False, True), "appendix": (False, False), "main_text": (True, False)}
+    forms = {
+        "corrected": (False, True),
+        "appendix": (False, False),
+        "main_text": (True, False),
+    }
     for form, (partial, with_n) in forms.items():
-        torch.testing.assert_close(wen.loss_tilde(q, kk, k, form=form),
-                                   direct_fact1(q, kk, k, partial=partial, with_one_over_n=with_n),
-                                   rtol=1e-10, atol=1e-13)
+        torch.testing.assert_close(
+            wen.loss_tilde(q, kk, k, form=form),
+            direct_fact1(q, kk, k, partial=partial, with_one_over_n=with_n),
+            rtol=1e-10,
+            atol=1e-13,
+        )
 
 
 def test_fact1_comparison_finds_the_missing_factor_n():
@@ -176,9 +230,14 @@ def test_fact1_comparison_finds_the_missing_factor_n():
     assert table.loc["corrected", "relative_error"] < 1e-12
     assert math.isclose(table.loc["appendix", "factor"], 7, rel_tol=1e-10)
     assert table.loc["appendix", "relative_error_after_factor"] < 1e-12
-    assert table.loc["main_text", "relative_error_after_factor"] > 1e-3      # not a rescaling of ∂L_S/∂q
+    assert (
+        table.loc["main_text", "relative_error_after_factor"] > 1e-3
+    )  # not a rescaling of ∂L_S/∂q
     # k = 1: the partial sum is the full sum, so the main text's form is the appendix's
-    torch.testing.assert_close(wen.loss_tilde(q, k, 1, form="main_text"), wen.loss_tilde(q, k, 1, form="appendix"))
+    torch.testing.assert_close(
+        wen.loss_tilde(q, k, 1, form="main_text"),
+        wen.loss_tilde(q, k, 1, form="appendix"),
+    )
 
 
 def test_negative_weights_rows():
@@ -190,16 +249,25 @@ def test_negative_weights_rows():
 
 # ---------------------------------------------------------------- the two encoders
 
+
 def test_two_encoders_parameters_and_initialisation():
     torch.manual_seed(0)
     model = wen.TwoEncoders(in_features=20, width=400, n_layers=3, out_features=50)
     shapes = {name: tuple(p.shape) for name, p in model.named_parameters()}
-    assert shapes == {"query.A": (400, 20), "query.W1": (400, 400), "query.W2": (400, 400), "query.B": (50, 400),
-                      "key.A": (400, 20), "key.W1": (400, 400), "key.W2": (400, 400), "key.B": (50, 400)}
+    assert shapes == {
+        "query.A": (400, 20),
+        "query.W1": (400, 400),
+        "query.W2": (400, 400),
+        "query.B": (50, 400),
+        "key.A": (400, 20),
+        "key.W1": (400, 400),
+        "key.W2": (400, 400),
+        "key.B": (50, 400),
+    }
     for name, p in model.named_parameters():
         variance = 1 / 50 if name.endswith(".B") else 2 / 400
         assert abs(float(p.detach().var()) / variance - 1) < 0.1, name
-        assert abs(float(p.detach().mean())) < 0.1 * variance ** 0.5, name
+        assert abs(float(p.detach().mean())) < 0.1 * variance**0.5, name
     assert not torch.equal(model.query.W1, model.key.W1)
     q, k = model(torch.randn(5, 20))
     assert q.shape == k.shape == (5, 50)
@@ -232,35 +300,67 @@ def test_algorithm1_matches_hand_written_gradient_descent():
             loss = wen.contrastive_loss(q, k, 2)
             names, params = zip(*module.named_parameters())
             grads = torch.autograd.grad(loss, [q, k, *params])
-            row = history[(history["step"] == step) & (history["seed"] == 3 + i)].iloc[0]
+            row = history[(history["step"] == step) & (history["seed"] == 3 + i)].iloc[
+                0
+            ]
             assert math.isclose(row["loss"], float(loss.detach()), rel_tol=1e-5)
             tilde, hat = wen.loss_vectors(q.detach().double(), k.detach().double(), 2)
-            assert math.isclose(row["tilde_sq"], float(tilde.square().sum()), rel_tol=1e-4)
+            assert math.isclose(
+                row["tilde_sq"], float(tilde.square().sum()), rel_tol=1e-4
+            )
             assert math.isclose(row["hat_sq"], float(hat.square().sum()), rel_tol=1e-4)
-            assert math.isclose(row["loss_norm"], math.sqrt(row["tilde_sq"] + row["hat_sq"]), rel_tol=1e-6)
+            assert math.isclose(
+                row["loss_norm"],
+                math.sqrt(row["tilde_sq"] + row["hat_sq"]),
+                rel_tol=1e-6,
+            )
             largest_norm = float(torch.cat([q, k]).detach().norm(dim=1).max())
-            largest_logit = float(wen.pairwise_logits(q.detach(), k.detach()).fill_diagonal_(-1e9).max())
+            largest_logit = float(
+                wen.pairwise_logits(q.detach(), k.detach()).fill_diagonal_(-1e9).max()
+            )
             assert math.isclose(row["output_norm_max"], largest_norm, rel_tol=1e-5)
-            assert math.isclose(row["logit_max"], largest_logit,
-                                rel_tol=1e-5, abs_tol=1e-6)
+            assert math.isclose(
+                row["logit_max"], largest_logit, rel_tol=1e-5, abs_tol=1e-6
+            )
             if step in (0, 2, steps):
-                grad_w = sum(float(g.square().sum()) for n_, g in zip(names, grads[2:]) if n_.startswith("query"))
-                move_t = math.sqrt(sum(float((p.detach() - start[n_]).square().sum()) for n_, p in zip(names, params)
-                                       if n_.startswith("key")))
+                grad_w = sum(
+                    float(g.square().sum())
+                    for n_, g in zip(names, grads[2:])
+                    if n_.startswith("query")
+                )
+                move_t = math.sqrt(
+                    sum(
+                        float((p.detach() - start[n_]).square().sum())
+                        for n_, p in zip(names, params)
+                        if n_.startswith("key")
+                    )
+                )
                 assert math.isclose(row["grad_W_sq"], grad_w, rel_tol=1e-4)
-                assert math.isclose(row["movement_theta"], move_t, rel_tol=1e-4, abs_tol=1e-7)
+                assert math.isclose(
+                    row["movement_theta"], move_t, rel_tol=1e-4, abs_tol=1e-7
+                )
             else:
                 assert math.isnan(row["grad_W_sq"]) and math.isnan(row["movement_W"])
             with torch.no_grad():
                 for name, p, g in zip(names, params, grads[2:] if step < steps else ()):
                     p.sub_((eta if name.startswith("query") else gamma) * g)
         for name, p in module.named_parameters():
-            torch.testing.assert_close(model.params[name][i], p.detach(), rtol=1e-5, atol=1e-6)
+            torch.testing.assert_close(
+                model.params[name][i], p.detach(), rtol=1e-5, atol=1e-6
+            )
 
 
 def test_run_widths_is_deterministic_and_labels_widths():
     x = sphere(5, 4, seed=1)
-    kwargs = dict(n_layers=2, out_features=3, n_negatives=2, n_steps=3, n_seeds=2, step_scale=0.5, checkpoints=2)
+    kwargs = dict(
+        n_layers=2,
+        out_features=3,
+        n_negatives=2,
+        n_steps=3,
+        n_seeds=2,
+        step_scale=0.5,
+        checkpoints=2,
+    )
     first = wen.run_widths(x, [4, 9], **kwargs)
     pd.testing.assert_frame_equal(first, wen.run_widths(x, [4, 9], **kwargs))
     assert sorted(first["width"].unique()) == [4, 9]
@@ -270,14 +370,21 @@ def test_run_widths_is_deterministic_and_labels_widths():
 
 # ---------------------------------------------------------------- analysis helpers
 
+
 def toy_history():
-    return pd.DataFrame({"width": [1] * 4 + [2] * 4, "seed": [0] * 8, "step": [0, 1, 2, 3] * 2,
-                         "loss": [4.0, 3.0, 2.5, 2.4, 1.0, 0.9, 0.85, 0.8],
-                         "loss_norm": [1.0, 0.5, 0.25, 0.2, 0.4, 0.3, 0.2, 0.1]})
+    return pd.DataFrame(
+        {
+            "width": [1] * 4 + [2] * 4,
+            "seed": [0] * 8,
+            "step": [0, 1, 2, 3] * 2,
+            "loss": [4.0, 3.0, 2.5, 2.4, 1.0, 0.9, 0.85, 0.8],
+            "loss_norm": [1.0, 0.5, 0.25, 0.2, 0.4, 0.3, 0.2, 0.1],
+        }
+    )
 
 
 def test_running_average_and_descent_constant():
-    history = toy_history().sample(frac=1, random_state=0)        # order must not matter
+    history = toy_history().sample(frac=1, random_state=0)  # order must not matter
     average = wen.running_average(history)
     expected = {(1, 3): (1 + 0.5 + 0.25 + 0.2) / 4, (2, 1): 0.35, (1, 0): 1.0}
     for (width, step), value in expected.items():
@@ -289,28 +396,46 @@ def test_running_average_and_descent_constant():
 
 
 def test_lemma43_ratios():
-    history = pd.DataFrame({"grad_W_sq": [8.0], "tilde_sq": [2.0], "grad_theta_sq": [3.0], "hat_sq": [1.0],
-                            "width": [40], "out_features": [10]})
+    history = pd.DataFrame(
+        {
+            "grad_W_sq": [8.0],
+            "tilde_sq": [2.0],
+            "grad_theta_sq": [3.0],
+            "hat_sq": [1.0],
+            "width": [40],
+            "out_features": [10],
+        }
+    )
     ratios = wen.lemma43_ratios(history)
     assert ratios.loc[0, "ratio_W"] == 1.0 and ratios.loc[0, "ratio_theta"] == 0.75
 
 
 def test_power_law_fit_recovers_exponent():
     widths = np.array([10.0, 100.0, 1000.0])
-    slope, prefactor = wen.power_law_fit(widths, 3 * widths ** -0.5)
-    assert math.isclose(slope, -0.5, rel_tol=1e-9) and math.isclose(prefactor, 3, rel_tol=1e-9)
+    slope, prefactor = wen.power_law_fit(widths, 3 * widths**-0.5)
+    assert math.isclose(slope, -0.5, rel_tol=1e-9) and math.isclose(
+        prefactor, 3, rel_tol=1e-9
+    )
     with pytest.raises(ValueError, match="> 0"):
         wen.power_law_fit([1, 2], [1, -1])
 
 
 def test_theorem42_orders():
-    orders = wen.theorem42_orders(n=10, n_layers=1, n_negatives=1, delta=1.0, epsilon=1.0)
-    assert orders == {"log10_m": 15.0, "log10_m_appendix": 12.0, "log10_T": 10.0, "log10_eta_m_over_d": -7.0}
+    orders = wen.theorem42_orders(
+        n=10, n_layers=1, n_negatives=1, delta=1.0, epsilon=1.0
+    )
+    assert orders == {
+        "log10_m": 15.0,
+        "log10_m_appendix": 12.0,
+        "log10_T": 10.0,
+        "log10_eta_m_over_d": -7.0,
+    }
     with pytest.raises(ValueError, match="delta"):
         wen.theorem42_orders(n=10, n_layers=1, n_negatives=1, delta=0.0, epsilon=0.1)
 
 
 # ---------------------------------------------------------------- the shared encoder
+
 
 def test_triplet_objective_is_the_shared_encoder_loss_with_one_negative():
     f = randn(6, 3, seed=5)
@@ -321,16 +446,29 @@ def test_triplet_objective_is_the_shared_encoder_loss_with_one_negative():
     torch.testing.assert_close(value, wen.contrastive_loss(f, f, 1))
     f_ = f.clone().requires_grad_(True)
     (grad,) = torch.autograd.grad(wen.triplet_loss(lambda x: x, (f_, triplets)), f_)
-    torch.testing.assert_close(wen.shared_loss_vectors(f, 1), grad, rtol=1e-10, atol=1e-13)
+    torch.testing.assert_close(
+        wen.shared_loss_vectors(f, 1), grad, rtol=1e-10, atol=1e-13
+    )
 
 
 # ---------------------------------------------------------------- speed helper, devices, validation
 
+
 def test_time_exact_expectation_agrees():
     q, k = outputs(6, 3)
     result = wen.time_exact_expectation(q, k, 2, repeats=2, loop_repeats=1)
-    assert set(result) == {"vectorised_s", "loop_s", "ratio", "abs_difference", "n_sets"}
-    assert result["abs_difference"] < 1e-12 and result["n_sets"] == 6 * 10 and result["ratio"] > 0
+    assert set(result) == {
+        "vectorised_s",
+        "loop_s",
+        "ratio",
+        "abs_difference",
+        "n_sets",
+    }
+    assert (
+        result["abs_difference"] < 1e-12
+        and result["n_sets"] == 6 * 10
+        and result["ratio"] > 0
+    )
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -338,28 +476,36 @@ def test_results_stay_on_the_callers_device():
     q, k = (t.cuda() for t in outputs(6, 3))
     assert wen.contrastive_loss(q, k, 2).device == q.device
     assert all(v.device == q.device for v in wen.loss_vectors(q, k, 2))
-    torch.testing.assert_close(wen.loss_vectors(q, k, 2)[1].cpu(), wen.loss_vectors(q.cpu(), k.cpu(), 2)[1])
+    torch.testing.assert_close(
+        wen.loss_vectors(q, k, 2)[1].cpu(), wen.loss_vectors(q.cpu(), k.cpu(), 2)[1]
+    )
 
 
-@pytest.mark.parametrize("call, match", [
-    (lambda q, k: wen.contrastive_loss(q, k, 0), "n_negatives"),
-    (lambda q, k: wen.contrastive_loss(q, k, 6), "n_negatives"),
-    (lambda q, k: wen.contrastive_loss(q, k, 2.0), "n_negatives"),
-    (lambda q, k: wen.contrastive_loss(q, k[:5], 2), "same shape"),
-    (lambda q, k: wen.contrastive_loss(q.long(), k.long(), 2), "floating-point"),
-    (lambda q, k: wen.contrastive_loss(q[0], k[0], 1), "shape"),
-    (lambda q, k: wen.contrastive_loss(q[:1], k[:1], 1), "n ≥ 2"),
-    (lambda q, k: wen.contrastive_loss(q, k, 2, reduction="sum"), "reduction"),
-    (lambda q, k: wen.contrastive_loss(q, k, 2, sets=wen.negative_sets(6, 3)), "sets"),
-    (lambda q, k: wen.loss_tilde(q, k, 2, form="printed"), "form"),
-    (lambda q, k: wen.negative_weights(q, k, 2, form="other"), "form"),
-    (lambda q, k: wen.contrastive_loss_loop(q[None], k[None], 2), "shape"),
-    (lambda q, k: wen.fact1_comparison(q[None], k[None], 2), "shape"),
-    (lambda q, k: wen.n_negative_sets(1, 1), "n must"),
-    (lambda q, k: wen.TwoEncoders(5, 8, 0, 3), "n_layers"),
-    (lambda q, k: wen.all_triplets(1), "n must"),
-    (lambda q, k: wen.time_exact_expectation(q, k, 2, repeats=0), "repeats"),
-])
+@pytest.mark.parametrize(
+    "call, match",
+    [
+        (lambda q, k: wen.contrastive_loss(q, k, 0), "n_negatives"),
+        (lambda q, k: wen.contrastive_loss(q, k, 6), "n_negatives"),
+        (lambda q, k: wen.contrastive_loss(q, k, 2.0), "n_negatives"),
+        (lambda q, k: wen.contrastive_loss(q, k[:5], 2), "same shape"),
+        (lambda q, k: wen.contrastive_loss(q.long(), k.long(), 2), "floating-point"),
+        (lambda q, k: wen.contrastive_loss(q[0], k[0], 1), "shape"),
+        (lambda q, k: wen.contrastive_loss(q[:1], k[:1], 1), "n ≥ 2"),
+        (lambda q, k: wen.contrastive_loss(q, k, 2, reduction="sum"), "reduction"),
+        (
+            lambda q, k: wen.contrastive_loss(q, k, 2, sets=wen.negative_sets(6, 3)),
+            "sets",
+        ),
+        (lambda q, k: wen.loss_tilde(q, k, 2, form="printed"), "form"),
+        (lambda q, k: wen.negative_weights(q, k, 2, form="other"), "form"),
+        (lambda q, k: wen.contrastive_loss_loop(q[None], k[None], 2), "shape"),
+        (lambda q, k: wen.fact1_comparison(q[None], k[None], 2), "shape"),
+        (lambda q, k: wen.n_negative_sets(1, 1), "n must"),
+        (lambda q, k: wen.TwoEncoders(5, 8, 0, 3), "n_layers"),
+        (lambda q, k: wen.all_triplets(1), "n must"),
+        (lambda q, k: wen.time_exact_expectation(q, k, 2, repeats=0), "repeats"),
+    ],
+)
 def test_bad_arguments_raise_value_error(call, match):
     q, k = outputs(6, 3)
     with pytest.raises(ValueError, match=match):
@@ -370,7 +516,9 @@ def test_algorithm1_bad_arguments():
     x = sphere(5, 4)
     model = StackedModel(lambda: wen.TwoEncoders(4, 6, 2, 3), n_seeds=1)
     with pytest.raises(ValueError, match="model"):
-        wen.algorithm1(StackedModel(lambda: torch.nn.Linear(4, 3), 1), x, 2, 3, eta=0.1, gamma=0.1)
+        wen.algorithm1(
+            StackedModel(lambda: torch.nn.Linear(4, 3), 1), x, 2, 3, eta=0.1, gamma=0.1
+        )
     with pytest.raises(ValueError, match="eta"):
         wen.algorithm1(model, x, 2, 3, eta=0.0, gamma=0.1)
     with pytest.raises(ValueError, match="n_steps"):
@@ -382,7 +530,9 @@ def test_algorithm1_bad_arguments():
     with pytest.raises(ValueError, match="checkpoints"):
         wen.algorithm1(model, x, 2, 3, eta=0.1, gamma=0.1, checkpoints=0)
     with pytest.raises(ValueError, match="widths"):
-        wen.run_widths(x, [], n_layers=2, out_features=3, n_negatives=2, n_steps=2, n_seeds=1)
+        wen.run_widths(
+            x, [], n_layers=2, out_features=3, n_negatives=2, n_steps=2, n_seeds=1
+        )
     with pytest.raises(ValueError, match="history lacks"):
         wen.running_average(pd.DataFrame({"step": [0]}))
     with pytest.raises(FloatingPointError):

@@ -27,5 +27,14 @@ from .info_nce import info_nce_loss
 from .logistic import logistic_loss
 from .nt_xent import nt_xent_loss
 
-__all__ = ["REDUCTIONS", "SIMILARITIES", "balanced_contrastive_loss", "bound_derived_loss",
-           "generalized_nt_xent_loss", "info_nce_loss", "logistic_loss", "nt_xent_loss", "reduce"]
+__all__ = [
+    "REDUCTIONS",
+    "SIMILARITIES",
+    "balanced_contrastive_loss",
+    "bound_derived_loss",
+    "generalized_nt_xent_loss",
+    "info_nce_loss",
+    "logistic_loss",
+    "nt_xent_loss",
+    "reduce",
+]

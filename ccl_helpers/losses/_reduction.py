@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import torch
 
-from ..runtime import check_positive
+from ..checks import check_positive
 
 REDUCTIONS = ("mean", "sum", "none")
 """The allowed values of every loss's ``reduction`` argument."""
@@ -37,17 +37,25 @@ def check_temperature(temperature: float) -> None:
 def check_embeddings(name: str, tensor: torch.Tensor, min_ndim: int = 1) -> None:
     """Raise ``ValueError`` unless ``tensor`` is a floating-point tensor with ``ndim >= min_ndim``."""
     if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
-        raise ValueError(f"{name} must be a floating-point torch.Tensor, got {type(tensor).__name__}"
-                         + (f" of dtype {tensor.dtype}" if isinstance(tensor, torch.Tensor) else ""))
+        raise ValueError(
+            f"{name} must be a floating-point torch.Tensor, got {type(tensor).__name__}"
+            + (f" of dtype {tensor.dtype}" if isinstance(tensor, torch.Tensor) else "")
+        )
     if tensor.ndim < min_ndim:
-        raise ValueError(f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(tensor.shape)}")
+        raise ValueError(
+            f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(tensor.shape)}"
+        )
 
 
-def check_same_shape(name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor) -> None:
+def check_same_shape(
+    name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor
+) -> None:
     """Raise ``ValueError`` unless ``tensor`` has the shape of ``reference``."""
     if tensor.shape != reference.shape:
-        raise ValueError(f"{name} must have the shape of {reference_name}, {tuple(reference.shape)}, "
-                         f"got {tuple(tensor.shape)}")
+        raise ValueError(
+            f"{name} must have the shape of {reference_name}, {tuple(reference.shape)}, "
+            f"got {tuple(tensor.shape)}"
+        )
 
 
 def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
@@ -82,5 +90,7 @@ def check_two_views(z1: torch.Tensor, z2: torch.Tensor) -> int:
     check_same_shape("z2", z2, "z1", z1)
     batch_size = z1.shape[-2]
     if batch_size < 2:
-        raise ValueError(f"z1 and z2 must hold B >= 2 samples (shape (..., B, d)), got shape {tuple(z1.shape)}")
+        raise ValueError(
+            f"z1 and z2 must hold B >= 2 samples (shape (..., B, d)), got shape {tuple(z1.shape)}"
+        )
     return batch_size

@@ -3,11 +3,10 @@ the balancing parameters α, λ, ν (real numbers, or 0-dim tensors so that they
 
 from __future__ import annotations
 
-
 import torch
 import torch.nn.functional as F
 
-from ..runtime import check_positive as runtime_check_positive
+from ..checks import check_positive as runtime_check_positive
 from ._reduction import at_least_float32
 
 SIMILARITIES = ("cosine", "dot", "neg_euclidean")
@@ -23,7 +22,9 @@ SQUARED_DISTANCE_EPS = 1e-12
 def check_similarity(similarity: str) -> None:
     """Raise ``ValueError`` unless ``similarity`` is one of :data:`SIMILARITIES`."""
     if similarity not in SIMILARITIES:
-        raise ValueError(f"similarity must be one of {SIMILARITIES}, got {similarity!r}")
+        raise ValueError(
+            f"similarity must be one of {SIMILARITIES}, got {similarity!r}"
+        )
 
 
 def check_positive(name: str, value) -> None:
@@ -33,19 +34,30 @@ def check_positive(name: str, value) -> None:
     """
     if isinstance(value, torch.Tensor):
         if value.ndim != 0:
-            raise ValueError(f"{name} must be a finite real > 0 or a 0-dim tensor, got shape {tuple(value.shape)}")
+            raise ValueError(
+                f"{name} must be a finite real > 0 or a 0-dim tensor, got shape {tuple(value.shape)}"
+            )
         return
     runtime_check_positive(name, value)
 
 
-def pairwise_similarity(a: torch.Tensor, b: torch.Tensor, similarity: str) -> torch.Tensor:
+def pairwise_similarity(
+    a: torch.Tensor, b: torch.Tensor, similarity: str
+) -> torch.Tensor:
     """s(a_i, b_j) for a (..., n, d), b (..., m, d) → (..., n, m), in at least float32 (under autocast the
     matrix product runs in autocast's dtype, and its result is widened again)."""
     check_similarity(similarity)
     a, b = at_least_float32(a), at_least_float32(b)
     if similarity == "cosine":
-        a, b = F.normalize(a, dim=-1, eps=NORM_EPS), F.normalize(b, dim=-1, eps=NORM_EPS)
+        a, b = (
+            F.normalize(a, dim=-1, eps=NORM_EPS),
+            F.normalize(b, dim=-1, eps=NORM_EPS),
+        )
     if similarity != "neg_euclidean":
         return at_least_float32(a @ b.transpose(-2, -1))
-    squared = (a * a).sum(-1, keepdim=True) + (b * b).sum(-1).unsqueeze(-2) - at_least_float32(2 * a @ b.transpose(-2, -1))
+    squared = (
+        (a * a).sum(-1, keepdim=True)
+        + (b * b).sum(-1).unsqueeze(-2)
+        - at_least_float32(2 * a @ b.transpose(-2, -1))
+    )
     return -squared.clamp_min(SQUARED_DISTANCE_EPS).sqrt()

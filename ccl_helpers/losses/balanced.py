@@ -8,12 +8,19 @@ from ._reduction import check_reduction, check_two_views, reduce, result_dtype
 from ._similarity import check_positive, pairwise_similarity
 
 
-def _two_view_logits(z1: torch.Tensor, z2: torch.Tensor, similarity: str) -> tuple[torch.Tensor, torch.Tensor, int]:
+def _two_view_logits(
+    z1: torch.Tensor, z2: torch.Tensor, similarity: str
+) -> tuple[torch.Tensor, torch.Tensor, int]:
     batch_size = check_two_views(z1, z2)
-    views = torch.cat([z1, z2], dim=-2)                                     # (..., 2m, d)
-    sims = pairwise_similarity(views, views, similarity)                    # (..., 2m, 2m)
-    positive = torch.cat([sims.diagonal(offset=batch_size, dim1=-2, dim2=-1),
-                          sims.diagonal(offset=-batch_size, dim1=-2, dim2=-1)], dim=-1)
+    views = torch.cat([z1, z2], dim=-2)  # (..., 2m, d)
+    sims = pairwise_similarity(views, views, similarity)  # (..., 2m, 2m)
+    positive = torch.cat(
+        [
+            sims.diagonal(offset=batch_size, dim1=-2, dim2=-1),
+            sims.diagonal(offset=-batch_size, dim1=-2, dim2=-1),
+        ],
+        dim=-1,
+    )
     return sims, positive, batch_size
 
 
@@ -30,8 +37,15 @@ def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
     return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
-def balanced_contrastive_loss(z1: torch.Tensor, z2: torch.Tensor, alpha=1.0, lam=1.0, *,
-                              similarity: str = "cosine", reduction: str = "mean") -> torch.Tensor:
+def balanced_contrastive_loss(
+    z1: torch.Tensor,
+    z2: torch.Tensor,
+    alpha=1.0,
+    lam=1.0,
+    *,
+    similarity: str = "cosine",
+    reduction: str = "mean",
+) -> torch.Tensor:
     r"""The balanced contrastive loss (Lee 2025, eq. (17)) over the :math:`2m` views of a batch.
 
     Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_m, z^{(2)}_1, \dots, z^{(2)}_m)`,
@@ -64,8 +78,15 @@ def balanced_contrastive_loss(z1: torch.Tensor, z2: torch.Tensor, alpha=1.0, lam
     return _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive=False)
 
 
-def generalized_nt_xent_loss(z1: torch.Tensor, z2: torch.Tensor, alpha=2.0, lam=1.0, *,
-                             similarity: str = "cosine", reduction: str = "mean") -> torch.Tensor:
+def generalized_nt_xent_loss(
+    z1: torch.Tensor,
+    z2: torch.Tensor,
+    alpha=2.0,
+    lam=1.0,
+    *,
+    similarity: str = "cosine",
+    reduction: str = "mean",
+) -> torch.Tensor:
     r"""The generalized NT-Xent loss (Lee 2025, Section 6): eq. (17) with the positive in the repelling term.
 
     .. math::

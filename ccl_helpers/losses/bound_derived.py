@@ -8,9 +8,17 @@ from ._reduction import check_embeddings, check_reduction, reduce, result_dtype
 from ._similarity import check_positive, pairwise_similarity
 
 
-def bound_derived_loss(anchors: torch.Tensor, views: torch.Tensor, alpha=1.0, lam=1.0, nu=1.0, *,
-                       include_positive: bool = False, similarity: str = "cosine",
-                       reduction: str = "mean") -> torch.Tensor:
+def bound_derived_loss(
+    anchors: torch.Tensor,
+    views: torch.Tensor,
+    alpha=1.0,
+    lam=1.0,
+    nu=1.0,
+    *,
+    include_positive: bool = False,
+    similarity: str = "cosine",
+    reduction: str = "mean",
+) -> torch.Tensor:
     r"""The bound-derived loss of Lee (2025), eq. (13) (equivalently eq. (12)).
 
     For anchor :math:`z_i = f(t(x_i))` and :math:`K = |\hat{\mathcal T}|` transformed batches
@@ -43,16 +51,22 @@ def bound_derived_loss(anchors: torch.Tensor, views: torch.Tensor, alpha=1.0, la
     check_embeddings("anchors", anchors, min_ndim=2)
     check_embeddings("views", views, min_ndim=3)
     if views.shape[:-3] != anchors.shape[:-2] or views.shape[-2:] != anchors.shape[-2:]:
-        raise ValueError(f"views must have shape (..., K, m, d) with (..., m, d) = {tuple(anchors.shape)}, "
-                         f"got {tuple(views.shape)}")
+        raise ValueError(
+            f"views must have shape (..., K, m, d) with (..., m, d) = {tuple(anchors.shape)}, "
+            f"got {tuple(views.shape)}"
+        )
     batch_size = anchors.shape[-2]
     if batch_size < 2:
-        raise ValueError(f"anchors must hold m >= 2 samples (shape (..., m, d)), got shape {tuple(anchors.shape)}")
+        raise ValueError(
+            f"anchors must hold m >= 2 samples (shape (..., m, d)), got shape {tuple(anchors.shape)}"
+        )
     for name, value in (("alpha", alpha), ("lam", lam), ("nu", nu)):
         check_positive(name, value)
     check_reduction(reduction)
-    sims = pairwise_similarity(anchors.unsqueeze(-3), views, similarity)     # (..., K, m, m)
-    positive = sims.diagonal(dim1=-2, dim2=-1)                                # (..., K, m)
+    sims = pairwise_similarity(
+        anchors.unsqueeze(-3), views, similarity
+    )  # (..., K, m, m)
+    positive = sims.diagonal(dim1=-2, dim2=-1)  # (..., K, m)
     logits = alpha * sims
     if not include_positive:
         eye = torch.eye(batch_size, dtype=torch.bool, device=sims.device)

@@ -6,14 +6,27 @@ import contextlib
 
 import torch
 
-from ..runtime import check_int
-from ._reduction import (at_least_float32, autocast_state, check_embeddings, check_reduction, check_same_shape,
-                         check_temperature, reduce, result_dtype)
+from ..checks import check_int
+from ._reduction import (
+    at_least_float32,
+    autocast_state,
+    check_embeddings,
+    check_reduction,
+    check_same_shape,
+    check_temperature,
+    reduce,
+    result_dtype,
+)
 
 
-def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch.Tensor,
-                  temperature: float = 1.0, reduction: str = "mean",
-                  chunk_size: int | None = None) -> torch.Tensor:
+def info_nce_loss(
+    anchor: torch.Tensor,
+    positive: torch.Tensor,
+    negatives: torch.Tensor,
+    temperature: float = 1.0,
+    reduction: str = "mean",
+    chunk_size: int | None = None,
+) -> torch.Tensor:
     r"""InfoNCE with :math:`N` explicit negatives per anchor.
 
     With :math:`a = f(x)`, :math:`p = f(x^+)`, :math:`n_i = f(x_i^-)` and temperature :math:`t`,
@@ -78,23 +91,37 @@ def info_nce_loss(anchor: torch.Tensor, positive: torch.Tensor, negatives: torch
     check_embeddings("negatives", negatives, min_ndim=2)
     check_same_shape("positive", positive, "anchor", anchor)
     expected = (*anchor.shape[:-1], "N", anchor.shape[-1])
-    if negatives.shape[:-2] != anchor.shape[:-1] or negatives.shape[-1] != anchor.shape[-1]:
-        raise ValueError(f"negatives must have shape {expected} for anchor of shape "
-                         f"{tuple(anchor.shape)}, got {tuple(negatives.shape)}")
+    if (
+        negatives.shape[:-2] != anchor.shape[:-1]
+        or negatives.shape[-1] != anchor.shape[-1]
+    ):
+        raise ValueError(
+            f"negatives must have shape {expected} for anchor of shape "
+            f"{tuple(anchor.shape)}, got {tuple(negatives.shape)}"
+        )
     if negatives.shape[-2] < 1:
-        raise ValueError(f"negatives must hold N >= 1 negatives (shape {expected}), "
-                         f"got shape {tuple(negatives.shape)}")
+        raise ValueError(
+            f"negatives must hold N >= 1 negatives (shape {expected}), "
+            f"got shape {tuple(negatives.shape)}"
+        )
     check_temperature(temperature)
     check_reduction(reduction)
     if chunk_size is not None:
         chunk_size = check_int("chunk_size", chunk_size)
-        positive_logit = at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
-        negative_lse = _ChunkedNegativeLogSumExp.apply(anchor, negatives, float(temperature), chunk_size)
+        positive_logit = (
+            at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
+        )
+        negative_lse = _ChunkedNegativeLogSumExp.apply(
+            anchor, negatives, float(temperature), chunk_size
+        )
         per_sample = torch.logaddexp(positive_logit, negative_lse) - positive_logit
         return reduce(per_sample, reduction).to(result_dtype(anchor))
-    positive_score = torch.linalg.vecdot(anchor, positive).unsqueeze(-1)   # (..., 1)
-    negative_scores = _scores(anchor, negatives)                            # (..., N)
-    logits = at_least_float32(torch.cat([positive_score, negative_scores], dim=-1)) / temperature
+    positive_score = torch.linalg.vecdot(anchor, positive).unsqueeze(-1)  # (..., 1)
+    negative_scores = _scores(anchor, negatives)  # (..., N)
+    logits = (
+        at_least_float32(torch.cat([positive_score, negative_scores], dim=-1))
+        / temperature
+    )
     per_sample = torch.logsumexp(logits, dim=-1) - logits[..., 0]
     return reduce(per_sample, reduction).to(result_dtype(anchor))
 
@@ -105,7 +132,9 @@ def _scores(anchor: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
     return (anchor.unsqueeze(-2) @ negatives.transpose(-2, -1)).squeeze(-2)
 
 
-def _chunk_scores(anchor: torch.Tensor, negatives_chunk: torch.Tensor, temperature: float) -> torch.Tensor:
+def _chunk_scores(
+    anchor: torch.Tensor, negatives_chunk: torch.Tensor, temperature: float
+) -> torch.Tensor:
     """The logits a^T n_i / t of one block of negatives, (..., c), in at least float32."""
     return at_least_float32(_scores(anchor, negatives_chunk)) / temperature
 
@@ -118,8 +147,12 @@ class _ChunkedNegativeLogSumExp(torch.autograd.Function):
     def forward(anchor, negatives, temperature, chunk_size):
         result = None
         for start in range(0, negatives.shape[-2], chunk_size):
-            block = torch.logsumexp(_chunk_scores(anchor, negatives[..., start:start + chunk_size, :],
-                                                  temperature), dim=-1)
+            block = torch.logsumexp(
+                _chunk_scores(
+                    anchor, negatives[..., start : start + chunk_size, :], temperature
+                ),
+                dim=-1,
+            )
             result = block if result is None else torch.logaddexp(result, block)
         return result
 
@@ -128,7 +161,9 @@ class _ChunkedNegativeLogSumExp(torch.autograd.Function):
         anchor, negatives, temperature, chunk_size = inputs
         ctx.save_for_backward(anchor, negatives, output)
         ctx.temperature, ctx.chunk_size = temperature, chunk_size
-        device_type = anchor.device.type                 # the backward recomputes under the forward's autocast
+        device_type = (
+            anchor.device.type
+        )  # the backward recomputes under the forward's autocast
         ctx.autocast = (device_type, *autocast_state(device_type))
 
     @staticmethod
@@ -140,24 +175,46 @@ class _ChunkedNegativeLogSumExp(torch.autograd.Function):
         device_type, autocast_dtype, autocast_enabled = ctx.autocast
         grad_anchor = torch.zeros_like(anchor, dtype=lse.dtype) if need_anchor else None
         grad_negatives = torch.empty_like(negatives) if need_negatives else None
-        recompute = (torch.autocast(device_type, dtype=autocast_dtype) if autocast_enabled
-                     else contextlib.nullcontext())
+        recompute = (
+            torch.autocast(device_type, dtype=autocast_dtype)
+            if autocast_enabled
+            else contextlib.nullcontext()
+        )
         with recompute:
             for start in range(0, negatives.shape[-2], ctx.chunk_size):
-                chunk = negatives[..., start:start + ctx.chunk_size, :]
-                weights = torch.exp(_chunk_scores(anchor, chunk, ctx.temperature) - lse.unsqueeze(-1))
-                weights = weights * (grad_output / ctx.temperature).unsqueeze(-1)              # (..., c), float32+
+                chunk = negatives[..., start : start + ctx.chunk_size, :]
+                weights = torch.exp(
+                    _chunk_scores(anchor, chunk, ctx.temperature) - lse.unsqueeze(-1)
+                )
+                weights = weights * (grad_output / ctx.temperature).unsqueeze(
+                    -1
+                )  # (..., c), float32+
                 if need_anchor:
-                    grad_anchor += (weights.unsqueeze(-2) @ chunk.to(weights.dtype)).squeeze(-2)
+                    grad_anchor += (
+                        weights.unsqueeze(-2) @ chunk.to(weights.dtype)
+                    ).squeeze(-2)
                 if need_negatives:
-                    grad_negatives[..., start:start + ctx.chunk_size, :] = weights.unsqueeze(-1) * anchor.unsqueeze(-2)
-        return (grad_anchor.to(anchor.dtype) if need_anchor else None), grad_negatives, None, None
+                    grad_negatives[..., start : start + ctx.chunk_size, :] = (
+                        weights.unsqueeze(-1) * anchor.unsqueeze(-2)
+                    )
+        return (
+            (grad_anchor.to(anchor.dtype) if need_anchor else None),
+            grad_negatives,
+            None,
+            None,
+        )
 
     @staticmethod
     def vmap(info, in_dims, anchor, negatives, temperature, chunk_size):
         # The function already broadcasts over leading dimensions: move the vmapped one to the front.
         def front(tensor, dim):
-            return tensor.movedim(dim, 0) if dim is not None else tensor.expand(info.batch_size, *tensor.shape)
+            return (
+                tensor.movedim(dim, 0)
+                if dim is not None
+                else tensor.expand(info.batch_size, *tensor.shape)
+            )
 
         anchor, negatives = front(anchor, in_dims[0]), front(negatives, in_dims[1])
-        return _ChunkedNegativeLogSumExp.apply(anchor, negatives, temperature, chunk_size), 0
+        return _ChunkedNegativeLogSumExp.apply(
+            anchor, negatives, temperature, chunk_size
+        ), 0

@@ -5,12 +5,22 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._reduction import (at_least_float32, check_embeddings, check_reduction, check_same_shape, reduce,
-                         result_dtype)
+from ._reduction import (
+    at_least_float32,
+    check_embeddings,
+    check_reduction,
+    check_same_shape,
+    reduce,
+    result_dtype,
+)
 
 
-def logistic_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.Tensor,
-                  reduction: str = "mean") -> torch.Tensor:
+def logistic_loss(
+    anchor: torch.Tensor,
+    positive: torch.Tensor,
+    negative: torch.Tensor,
+    reduction: str = "mean",
+) -> torch.Tensor:
     r"""The logistic loss of Arora et al. (2019), eq. (1), on embeddings.
 
     With :math:`f(x)` the anchor, :math:`f(x^+)` the positive and :math:`f(x^-)` the negative,
@@ -44,6 +54,7 @@ def logistic_loss(anchor: torch.Tensor, positive: torch.Tensor, negative: torch.
     check_same_shape("positive", positive, "anchor", anchor)
     check_same_shape("negative", negative, "anchor", anchor)
     check_reduction(reduction)
-    gap = (at_least_float32(torch.linalg.vecdot(anchor, negative))
-           - at_least_float32(torch.linalg.vecdot(anchor, positive)))
+    gap = at_least_float32(torch.linalg.vecdot(anchor, negative)) - at_least_float32(
+        torch.linalg.vecdot(anchor, positive)
+    )
     return reduce(F.softplus(gap), reduction).to(result_dtype(anchor))

@@ -5,15 +5,25 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ._reduction import (at_least_float32, check_reduction, check_temperature, check_two_views, reduce,
-                         result_dtype)
+from ._reduction import (
+    at_least_float32,
+    check_reduction,
+    check_temperature,
+    check_two_views,
+    reduce,
+    result_dtype,
+)
 
 NORM_EPS = 1e-12
 """Norms below this are replaced by it when normalising (a zero vector stays zero, no NaN)."""
 
 
-def nt_xent_loss(z1: torch.Tensor, z2: torch.Tensor, temperature: float = 0.5,
-                 reduction: str = "mean") -> torch.Tensor:
+def nt_xent_loss(
+    z1: torch.Tensor,
+    z2: torch.Tensor,
+    temperature: float = 0.5,
+    reduction: str = "mean",
+) -> torch.Tensor:
     r"""NT-Xent (Chen et al., 2020): InfoNCE over the :math:`2B` views of a batch, cosine similarities.
 
     Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_B, z^{(2)}_1, \dots, z^{(2)}_B)`,
@@ -51,13 +61,15 @@ def nt_xent_loss(z1: torch.Tensor, z2: torch.Tensor, temperature: float = 0.5,
     batch_size = check_two_views(z1, z2)
     check_temperature(temperature)
     check_reduction(reduction)
-    views = torch.cat([z1, z2], dim=-2)                                    # (..., 2B, d)
+    views = torch.cat([z1, z2], dim=-2)  # (..., 2B, d)
     every_anchor = torch.arange(2 * batch_size, device=views.device)
     per_sample = nt_xent_per_anchor(views, every_anchor, temperature)
     return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
-def nt_xent_per_anchor(views: torch.Tensor, anchor_index: torch.Tensor, temperature: float) -> torch.Tensor:
+def nt_xent_per_anchor(
+    views: torch.Tensor, anchor_index: torch.Tensor, temperature: float
+) -> torch.Tensor:
     r"""The NT-Xent terms :math:`\ell_i` of the anchors ``anchor_index`` among the :math:`2B` views of a batch.
 
     views: :math:`z`, shape ``(..., 2B, d)``, ordered ``[z1 rows, z2 rows]`` (the positive of view :math:`i`
@@ -69,11 +81,20 @@ def nt_xent_per_anchor(views: torch.Tensor, anchor_index: torch.Tensor, temperat
     """
     total = views.shape[-2] // 2
     views = F.normalize(at_least_float32(views), dim=-1, eps=NORM_EPS).to(views.dtype)
-    anchors = views.index_select(-2, anchor_index)                            # (..., A, d)
-    logits = at_least_float32(anchors @ views.transpose(-2, -1)) / temperature  # (..., A, 2B)
+    anchors = views.index_select(-2, anchor_index)  # (..., A, d)
+    logits = (
+        at_least_float32(anchors @ views.transpose(-2, -1)) / temperature
+    )  # (..., A, 2B)
     positive_index = (anchor_index + total) % (2 * total)
-    positive_logits = logits.gather(-1, positive_index[:, None].expand(*logits.shape[:-1], 1)).squeeze(-1)
+    positive_logits = logits.gather(
+        -1, positive_index[:, None].expand(*logits.shape[:-1], 1)
+    ).squeeze(-1)
     rows = torch.arange(len(anchor_index), device=views.device)
-    self_mask = torch.zeros(len(anchor_index), 2 * total, dtype=torch.bool, device=views.device)
+    self_mask = torch.zeros(
+        len(anchor_index), 2 * total, dtype=torch.bool, device=views.device
+    )
     self_mask[rows, anchor_index] = True
-    return torch.logsumexp(logits.masked_fill(self_mask, -torch.inf), dim=-1) - positive_logits
+    return (
+        torch.logsumexp(logits.masked_fill(self_mask, -torch.inf), dim=-1)
+        - positive_logits
+    )
