@@ -1,10 +1,11 @@
 # make book : execute every chapter (CCL_SCALE=standard) and build the HTML book in _build/html/
-# make test : unit tests + notebook hygiene, nbval on every chapter, book build from the stored outputs
+# make test : ruff, unit tests + notebook hygiene, nbval on every chapter, book build from the stored outputs
 # make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with)
-# make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md and README.md
+# make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md and benchmarks/README.md
 # make profile SCALE=smoke|standard|paper : execute every chapter at SCALE, print its time and its slowest cells
 # make clean : remove the build and the virtual environment
-# Each target sets itself up: .venv is created and installed once (again when pyproject.toml changes).
+# Each target sets itself up: .venv is created and installed once (again when pyproject.toml or the
+# constraints change), and FashionMNIST is found or installed (python -m ccl_helpers.data fetch).
 
 SHELL := /bin/bash
 .SHELLFLAGS := -euo pipefail -c
@@ -13,26 +14,34 @@ SHELL := /bin/bash
 VENV  := .venv
 BIN   := $(CURDIR)/$(VENV)/bin
 STAMP := $(VENV)/.installed
-TORCH := torch==2.13.0
+CONSTRAINTS := .ci/constraints.txt
+PIP   := $(BIN)/python -m pip install -c $(CONSTRAINTS)
 # The venv first on PATH, so the notebooks' "python3" kernel is the venv's interpreter.
 export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: all book test outputs bench profile clean
+.PHONY: all data lint book test outputs bench profile clean
 all: test
 
-$(STAMP): pyproject.toml
+$(STAMP): pyproject.toml $(CONSTRAINTS)
 	test -x $(BIN)/python || python3 -m venv $(VENV)
-	$(BIN)/python -m pip install $(TORCH)
-	$(BIN)/python -m pip install -e '.[book,test]'
+	$(PIP) torch  # first and alone: the pinned version, the CPU build where one is at hand
+	$(PIP) -e '.[book,test]'
 	$(BIN)/python -c 'import matplotlib.pyplot'  # build matplotlib's font cache now, not inside a notebook
 	touch $@
 
-book: $(STAMP)
+data: $(STAMP)
+	python -m ccl_helpers.data fetch
+
+lint: $(STAMP)
+	ruff check .
+	ruff format --check .
+
+book: $(STAMP) data
 	CCL_SCALE=standard jupyter-book build . --all -W -n --keep-going
 	@echo "The book: $(CURDIR)/_build/html/index.html"
 
-test: $(STAMP)
+test: lint data
 	python -m pytest -q tests
 	mkdir -p _build
 	CCL_SCALE=standard python -m pytest -q --nbval --nbval-current-env \
@@ -44,17 +53,17 @@ test: $(STAMP)
 	jupyter-book build . --config _build/_config_stored.yml --all -W -n --keep-going
 	python tests/check_book_pages.py
 
-outputs: $(STAMP)
+outputs: $(STAMP) data
 	CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False book/*.ipynb
 
 bench: $(STAMP)
-	$(BIN)/python -m pip install -e '.[bench]'
+	$(PIP) -e '.[bench]'
 	python benchmarks/run_all.py --full
 
 SCALE ?= standard
-profile: $(STAMP)
+profile: $(STAMP) data
 	mkdir -p _build
 	CI=1 CCL_SCALE=$(SCALE) python -m pytest -q --nbval-lax --nbval-current-env \
 	    --junitxml=_build/profile-$(SCALE).xml book/

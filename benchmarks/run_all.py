@@ -1,5 +1,6 @@
 """Run every benchmark, print one table (benchmark, measured, goal, met/missed) with the machine named,
-and write it to benchmarks/results.md and into README.md (between the bench-table markers).
+and write it to benchmarks/results.md and into benchmarks/README.md (between the bench-table
+markers).
 
 Usage: python benchmarks/run_all.py [--full] [--threads N] [--device D]
 
@@ -193,7 +194,7 @@ def main(argv: list[str] | None = None) -> int:
     (HERE / "results.md").write_text(
         "# Benchmark results (`make bench`)\n\n" + table + "\n"
     )
-    write_readme_table(HERE.parent / "README.md", table)
+    write_readme_table(HERE / "README.md", table)
     return 0
 
 

@@ -1,5 +1,5 @@
 """The benchmark scripts (benchmarks/): the seed-stacking comparison trains the same models on both
-sides, the chapter-time report parses nbval's JUnit XML, and the README carries the table's markers."""
+sides, the chapter-time report parses nbval's JUnit XML, and benchmarks/README.md carries the table's markers."""
 
 from __future__ import annotations
 
@@ -56,8 +56,8 @@ def test_readme_table_is_replaced_between_markers(tmp_path):
         run_all.write_readme_table(readme, "| new |")
 
 
-def test_project_readme_has_the_table_markers():
-    text = (ROOT / "README.md").read_text()
+def test_benchmarks_readme_has_the_table_markers():
+    text = (ROOT / "benchmarks" / "README.md").read_text()
     assert 0 <= text.find(run_all.README_START) < text.find(run_all.README_END)
 
 
