@@ -1,18 +1,26 @@
-"""Training several seeds at once: parameters stacked along a leading seed axis, forward
-passes vectorised with ``torch.func.vmap``, histories recorded as tidy data frames.
+"""The one training loop of the book, and several seeds trained at once.
 
-Because the seeds' losses are summed and the optimiser (Adam or SGD) acts elementwise,
-each seed follows exactly the trajectory it would follow if trained alone.
+:func:`loop` runs gradient descent or Adam for every chapter: minibatch or full
+batch, a piecewise-constant schedule of the step size and of the temperature β (with
+Ren & Li's 1/β step rescaling), per-step and checkpoint records, a stopping target,
+several seeds at once. It returns one tidy history (step, seed, quantity, value).
+Seeds are stacked along a leading axis (:class:`StackedModel`, forward passes
+vectorised with ``torch.func.vmap``); because the seeds' losses are summed and the
+optimiser acts elementwise, each seed follows exactly the trajectory it would follow
+if trained alone.
 
-:func:`train` runs minibatch training on freshly sampled batches; :func:`gradient_descent` runs
-full-batch gradient descent on a fixed training set (the setting of the convergence theorems),
-recording the loss, the gradient norm and the weight movement from initialisation.
+:func:`train` (minibatch, freshly sampled batches) and :func:`gradient_descent` (full
+batch on a fixed training set: loss, gradient norm, movement from initialisation) are
+its two uses on a :class:`StackedModel`; Wen's Algorithm 1, Ren & Li's Algorithm 3.1
+and the DDP path drive it with their own :class:`Evaluation`.
 """
 
 from __future__ import annotations
 
+import contextlib
 import math
-from collections.abc import Callable, Iterable, Mapping
+import numbers
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -22,7 +30,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from .checks import check_int, check_positive
-from .losses._reduction import at_least_float32
+from .losses import at_least_float32
 from .runtime import autocast, progress
 
 Forward = Callable[[Tensor], Tensor]
@@ -114,23 +122,6 @@ def _batched_loss(
     return vmap(seed_loss, in_dims=(0, 0, data_dims))
 
 
-def _tidy(
-    step: int, seeds: list[int], quantities: dict[str, Tensor]
-) -> list[pd.DataFrame]:
-    """The rows (step, seed, quantity, value) of one checkpoint, values as float64 on the CPU."""
-    return [
-        pd.DataFrame(
-            {
-                "step": step,
-                "seed": seeds,
-                "quantity": name,
-                "value": values.detach().double().cpu().numpy(),
-            }
-        )
-        for name, values in quantities.items()
-    ]
-
-
 def _evaluate(
     model: StackedModel, evaluate: Callable[[StackedModel], dict[str, Tensor]] | None
 ) -> dict[str, Tensor]:
@@ -138,6 +129,274 @@ def _evaluate(
         return {}
     with torch.no_grad():
         return dict(evaluate(model))
+
+
+def _bar(desc: str | None) -> Callable[[Iterable[int]], Iterable[int]] | None:
+    """A progress-bar wrapper labelled ``desc`` (None: no bar)."""
+    return None if desc is None else lambda steps: progress(steps, desc=desc)
+
+
+class Evaluation(NamedTuple):
+    """The objective at the parameters W^(t) of step t, for every seed at once.
+
+    losses: (S,) L_s(W_s^(t)) on the step's data, detached; grads: one gradient per
+    trained tensor, in the order of ``params``, each (S, ...); quantities: per-step
+    records {name: (S,)} (e.g. a gradient norm or the loss vectors' norms).
+    """
+
+    losses: Tensor
+    grads: Sequence[Tensor]
+    quantities: Mapping[str, Tensor] = {}
+
+
+Stages = Sequence[tuple[float, int]]
+"""A piecewise-constant schedule [(value, steps), …], stage by stage."""
+
+
+def check_stages(name: str, stages: Stages) -> list[tuple[float, int]]:
+    """``stages`` as [(value > 0, steps ≥ 0), …], not empty; else ValueError."""
+    try:
+        out = [
+            (check_positive("value", float(value)), check_int("steps", steps, 0))
+            for value, steps in stages
+        ]
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"{name} must be a list of (value > 0, steps ≥ 0) pairs: {error}"
+        ) from None
+    if not out:
+        raise ValueError(f"{name} must not be empty")
+    return out
+
+
+def _per_step(name: str, stages: Stages | None, n_steps: int) -> list[float] | None:
+    """The value at each step 0 … n_steps − 1, then the last stage's at n_steps."""
+    if stages is None:
+        return None
+    stages = check_stages(name, stages)
+    values = [value for value, steps in stages for _ in range(steps)]
+    if len(values) != n_steps:
+        raise ValueError(
+            f"{name} must cover n_steps = {n_steps} steps, its stages hold "
+            f"{len(values)}"
+        )
+    return [*values, stages[-1][0]]
+
+
+def _rates(names: Sequence[str], lr: float | Mapping[str, float]) -> dict[str, float]:
+    """η per trained tensor: one step size, or the longest matching name prefix's."""
+    if not isinstance(lr, Mapping):
+        return dict.fromkeys(names, check_positive("lr", lr))
+    return {
+        name: check_positive(f"lr[{name!r}]", value)
+        for name, value in _prefix_values(names, lr, "lr").items()
+    }
+
+
+class _Records:
+    """(step, quantity, values (S,)) triples, turned into one long frame at the end."""
+
+    def __init__(self, seeds: Sequence[int]):
+        self.seeds, self.rows = list(seeds), []
+
+    def add(self, step: int, quantities: Mapping[str, Tensor]) -> None:
+        self.rows.extend((step, name, v.detach()) for name, v in quantities.items())
+
+    def frame(self) -> pd.DataFrame:
+        n = len(self.seeds)
+        values = [v.reshape(-1).to("cpu", torch.float64) for _, _, v in self.rows]
+        return pd.DataFrame(
+            {
+                "step": np.repeat(np.array([s for s, _, _ in self.rows], "int64"), n),
+                "seed": np.tile(np.array(self.seeds, "int64"), len(self.rows)),
+                "quantity": np.repeat([q for _, q, _ in self.rows], n).astype(object),
+                "value": torch.cat(values).numpy() if values else np.empty(0),
+            }
+        )
+
+
+def loop(
+    params: Mapping[str, Tensor],
+    gradient: Callable[[int, float], Evaluation],
+    n_steps: int,
+    *,
+    seeds: Sequence[int],
+    lr: float | Mapping[str, float] = 1e-3,
+    optimizer: str = "sgd",
+    full_batch: bool = False,
+    lr_factor: Stages | None = None,
+    temperature: Stages | None = None,
+    checkpoints: Iterable[int] = (),
+    on_checkpoint: Callable[[int, Evaluation | None], Mapping[str, Tensor]]
+    | None = None,
+    every_step: Iterable[str] = (),
+    target: tuple[str, float] | None = None,
+    stop_at_target: bool = True,
+    bar: Callable[[Iterable[int]], Iterable[int]] | None = None,
+) -> pd.DataFrame:
+    """The one training loop: W^(t+1) = W^(t) − η_t ∇L(W^(t)) (or Adam), all seeds.
+
+    For t = 0, 1, …, T (T = ``n_steps``, W^(0) the current ``params``):
+
+    1. ``gradient(t, β_t)`` evaluates the objective at W^(t) → :class:`Evaluation`.
+       Full batch: at every t ≤ T, on the fixed training set. Minibatch: at t < T
+       only, on step t + 1's batch (T batches in all).
+    2. Records at W^(t): the quantities named in ``every_step`` at every t; at the
+       checkpoints (``checkpoints`` ∪ {0, last step}) the loss — ``loss`` L(W^(t)) in
+       full batch, ``train_loss`` (the mean minibatch loss of the steps since the
+       previous checkpoint) in minibatch —, the other quantities of the evaluation and
+       those of ``on_checkpoint(t, evaluation)`` (under ``torch.no_grad()``; its
+       evaluation is None at the last minibatch step).
+    3. Stops after t = T, or once every seed has reached the ``target``.
+    4. Updates every trained tensor with the step size η_t = ``lr`` · a_t / β_t
+       (a_t: ``lr_factor``, β_t: ``temperature``, each 1 when not given; the 1/β
+       rescaling of Ren & Li's Algorithm 3.1): ``"sgd"`` W ← W − η_t g in place,
+       ``"adam"`` Adam with learning rate η_t.
+
+    Args:
+        params: the trained tensors (leaves with a leading seed axis S = len(seeds)),
+            updated in place.
+        gradient: (t, β_t) ↦ the :class:`Evaluation` at W^(t) (β_t = 1 without
+            ``temperature``).
+        lr: η, or a mapping name prefix ↦ η (longest prefix wins; each tensor needs
+            one).
+        optimizer: ``"sgd"`` or ``"adam"`` (:data:`OPTIMIZERS`).
+        lr_factor, temperature: :data:`Stages` covering the T steps; the value at
+            t = T is the last stage's.
+        target: (quantity, ε): seed s reaches it at the first evaluated t with
+            quantity_s ≤ ε (``"loss"`` or a quantity of the evaluations); that step
+            is recorded. With ``stop_at_target``, the loop stops once every seed has.
+        bar: a wrapper of the step iterator (e.g. a progress bar).
+
+    Returns the long history: columns step (int64), seed (int64), quantity, value
+    (float64), one row per recorded (step, seed, quantity). In full batch, raises
+    FloatingPointError when a loss or a quantity of an evaluation is not finite (the
+    step size is too large).
+    """
+    n_steps = check_int("n_steps", n_steps, 0)
+    if optimizer not in OPTIMIZERS:
+        raise ValueError(
+            f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}"
+        )
+    names = list(params)
+    rates = _rates(names, lr)
+    factors = _per_step("lr_factor", lr_factor, n_steps)
+    betas = _per_step("temperature", temperature, n_steps)
+    if target is not None and not (
+        isinstance(target, tuple)
+        and len(target) == 2
+        and isinstance(target[0], str)
+        and isinstance(target[1], numbers.Real)
+        and math.isfinite(target[1])
+    ):
+        raise ValueError(f"target must be (quantity, finite threshold), got {target!r}")
+    schedule = {0, n_steps, *(int(s) for s in checkpoints if 0 <= int(s) <= n_steps)}
+    every = set(every_step)
+    tensors = [params[name] for name in names]
+    adam = None
+    if optimizer == "adam":
+        adam = torch.optim.Adam(
+            [{"params": [p], "lr": rates[name]} for name, p in zip(names, tensors)]
+        )
+    records = _Records(seeds)
+    running, since = None, 0
+    first = None
+    steps = range(n_steps + 1)
+    for t in bar(steps) if bar is not None else steps:
+        beta = betas[t] if betas is not None else 1.0
+        evaluation = gradient(t, beta) if full_batch or t < n_steps else None
+        newly = done = False
+        if evaluation is not None:
+            measured = {"loss": evaluation.losses, **evaluation.quantities}
+            finite = torch.stack([torch.isfinite(v) for v in measured.values()])
+            if full_batch and not bool(finite.all()):
+                bad = [s for s, ok in zip(seeds, finite.all(0).tolist()) if not ok]
+                raise FloatingPointError(
+                    f"the loss or a recorded quantity is not finite at step {t} for "
+                    f"seeds {bad}; lower the step size (lr)"
+                )
+            records.add(t, {k: v for k, v in measured.items() if k in every})
+            if target is not None:
+                if target[0] not in measured:
+                    raise ValueError(
+                        f"target quantity must be one of {sorted(measured)}, "
+                        f"got {target[0]!r}"
+                    )
+                hit = measured[target[0]] <= float(target[1])
+                first = torch.full_like(hit, False) if first is None else first
+                newly = bool((hit & ~first).any())
+                first = first | hit
+                done = stop_at_target and bool(first.all())
+        last = done or t == n_steps
+        if t in schedule or newly or last:
+            quantities: dict[str, Tensor] = {}
+            if full_batch and evaluation is not None:
+                quantities = {k: v for k, v in measured.items() if k not in every}
+            elif since:
+                quantities = {"train_loss": running / since}
+            if not full_batch and evaluation is not None:
+                quantities.update(
+                    {k: v for k, v in evaluation.quantities.items() if k not in every}
+                )
+            if on_checkpoint is not None:
+                with torch.no_grad():
+                    quantities.update(on_checkpoint(t, evaluation))
+            records.add(t, quantities)
+            running, since = None, 0
+        if last:
+            break
+        if not full_batch:
+            losses = evaluation.losses.detach()
+            running, since = losses if running is None else running + losses, since + 1
+        factor = factors[t] if factors is not None else 1.0
+        step_sizes = [rates[name] * factor / beta for name in names]
+        if adam is not None:
+            for group, p, g, size in zip(
+                adam.param_groups, tensors, evaluation.grads, step_sizes
+            ):
+                group["lr"], p.grad = size, g
+            adam.step()
+        else:
+            with torch.no_grad():
+                for p, g, size in zip(tensors, evaluation.grads, step_sizes):
+                    p.add_(g, alpha=-size)
+    return records.frame()
+
+
+def stacked_gradient(
+    model: StackedModel,
+    loss_fn: Callable[[Forward, Any], Tensor],
+    data: Callable[[int], Any],
+    *,
+    shared: bool = False,
+    mixed_precision: bool = False,
+    grad_norm: bool = False,
+) -> Callable[[int, float], Evaluation]:
+    """The ``gradient`` of :func:`loop` for a :class:`StackedModel`: (t, β) ↦ the
+    seeds' losses L_s = ``loss_fn(forward_s, data(t))`` (vmapped; β unused) and ∇L_s.
+
+    ``data(t)``: the data of step t (any pytree of tensors), with a leading seed axis
+    S, or shared by all seeds when ``shared``. ``mixed_precision``: forward and loss
+    under :func:`~ccl_helpers.runtime.autocast`, the losses back-propagated in at least
+    float32. ``grad_norm``: also the per-step quantity ``grad_norm`` ‖∇L_s‖₂ over all
+    trained tensors.
+    """
+    names = list(model.params)
+    batched_loss = _batched_loss(model, loss_fn, None if shared else 0)
+    device = next(iter(model.params.values())).device
+
+    def gradient(step: int, beta: float) -> Evaluation:
+        with autocast(device) if mixed_precision else contextlib.nullcontext():
+            losses = batched_loss(model.params, model.buffers, data(step))
+        losses = at_least_float32(losses)
+        grads = torch.autograd.grad(losses.sum(), [model.params[n] for n in names])
+        quantities = {}
+        if grad_norm:
+            squares = torch.stack([g.flatten(1).square().sum(1) for g in grads])
+            quantities["grad_norm"] = squares.sum(0).sqrt()
+        return Evaluation(losses.detach(), grads, quantities)
+
+    return gradient
 
 
 def train(
@@ -148,17 +407,20 @@ def train(
     *,
     lr: float = 1e-3,
     optimizer: str = "adam",
+    lr_factor: Stages | None = None,
     evaluate: Callable[[StackedModel], dict[str, Tensor]] | None = None,
     eval_steps: Iterable[int] = (),
-    desc: str = "training",
+    desc: str | None = "training",
 ) -> pd.DataFrame:
-    """Train all seeds of ``model`` in place; return the tidy history (step, seed, quantity, value).
+    """Train all seeds of ``model`` in place on minibatches; return the tidy history.
 
     Args:
         loss_fn: (forward, batch) ↦ scalar loss of one seed, ``forward`` being that seed's model.
-        sample_batch: step ↦ a batch (any pytree of tensors) with leading dimension S = n_seeds.
+        sample_batch: step ↦ the batch of update step 1 … n_steps (any pytree of
+            tensors) with leading dimension S = n_seeds.
         evaluate: model ↦ {quantity: (S,) tensor}, called at step 0, at ``eval_steps`` and at the end.
         optimizer: ``"adam"`` or ``"sgd"`` (plain gradient descent with step size ``lr``).
+        lr_factor: :data:`Stages` a_t multiplying ``lr`` at step t (see :func:`loop`).
     Records ``train_loss`` (mean minibatch loss since the last checkpoint) and every quantity of ``evaluate``.
     Each step's forward pass and loss run under :func:`~ccl_helpers.runtime.autocast` (bfloat16 when
     :func:`~ccl_helpers.runtime.precision` is ``"bf16"``); the losses are summed and back-propagated in at least
@@ -166,40 +428,21 @@ def train(
     For full-batch gradient descent on a fixed training set, see :func:`gradient_descent`.
     """
     n_steps = check_int("n_steps", n_steps)
-    check_positive("lr", lr)
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(
-            f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}"
-        )
-    checkpoints = sorted({0, n_steps, *(s for s in eval_steps if 0 <= s <= n_steps)})
-    params = list(model.params.values())
-    opt = OPTIMIZERS[optimizer](params, lr=lr)
-    batched_loss = _batched_loss(model, loss_fn)
-    records: list[pd.DataFrame] = []
-    running = torch.zeros(model.n_seeds, device=params[0].device)
-    since = 0
-    mixed_precision = autocast(params[0].device)
-
-    def record(step: int) -> None:
-        nonlocal running, since
-        quantities = {"train_loss": running / since} if since else {}
-        quantities.update(_evaluate(model, evaluate))
-        records.extend(_tidy(step, model.seeds, quantities))
-        running, since = torch.zeros_like(running), 0
-
-    record(0)
-    for step in progress(range(1, n_steps + 1), desc=desc):
-        opt.zero_grad(set_to_none=True)
-        batch = sample_batch(step)
-        with mixed_precision:
-            losses = batched_loss(model.params, model.buffers, batch)
-        losses = at_least_float32(losses)
-        losses.sum().backward()
-        opt.step()
-        running, since = running + losses.detach(), since + 1
-        if step in checkpoints:
-            record(step)
-    return pd.concat(records, ignore_index=True)
+    gradient = stacked_gradient(
+        model, loss_fn, lambda t: sample_batch(t + 1), mixed_precision=True
+    )
+    return loop(
+        model.params,
+        gradient,
+        n_steps,
+        seeds=model.seeds,
+        lr=lr,
+        optimizer=optimizer,
+        lr_factor=lr_factor,
+        checkpoints=eval_steps,
+        on_checkpoint=lambda t, _: _evaluate(model, evaluate),
+        bar=_bar(desc),
+    )
 
 
 def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
@@ -323,87 +566,48 @@ def gradient_descent(
     """
     max_steps = check_int("max_steps", max_steps)
     names = list(model.params)
-    if isinstance(lr, Mapping):
-        rates = {
-            name: check_positive(f"lr[{name!r}]", value)
-            for name, value in _prefix_values(names, lr, "lr").items()
-        }
-    else:
-        rates = dict.fromkeys(names, check_positive("lr", lr))
-    if target is not None:
-        if not (
-            isinstance(target, tuple) and len(target) == 2 and target[0] in TARGETS
-        ):
-            raise ValueError(
-                f"target must be (quantity, threshold) with quantity in {TARGETS}, got {target!r}"
-            )
-        if not math.isfinite(float(target[1])):
-            raise ValueError(f"target threshold must be finite, got {target[1]!r}")
+    if target is not None and not (
+        isinstance(target, tuple) and len(target) == 2 and target[0] in TARGETS
+    ):
+        raise ValueError(
+            f"target must be (quantity, threshold) with quantity in {TARGETS}, "
+            f"got {target!r}"
+        )
     if isinstance(checkpoints, int):
-        schedule = set(log_spaced_steps(max_steps, checkpoints))
+        schedule = log_spaced_steps(max_steps, checkpoints)
     else:
-        schedule = {int(s) for s in checkpoints if 0 <= int(s) <= max_steps} | {0}
+        schedule = [int(s) for s in checkpoints]
     groups = dict(groups or {})
     for group, prefix in groups.items():
         if not any(name.startswith(prefix) for name in names):
             raise ValueError(
                 f"groups[{group!r}] = {prefix!r} prefixes no parameter name ({names})"
             )
-
-    params = model.params
-    initial = {name: p.detach().clone() for name, p in params.items()}
+    initial = {name: p.detach().clone() for name, p in model.params.items()}
     initial_sq = {name: p.flatten(1).square().sum(1) for name, p in initial.items()}
-    batched_loss = _batched_loss(model, loss_fn, None if shared else 0)
-    device = next(iter(params.values())).device
-    first = torch.full((model.n_seeds,), -1, dtype=torch.long, device=device)
-    records: list[pd.DataFrame] = []
-    step = 0
-    bar = progress(range(max_steps + 1), desc=desc)
-    try:
-        for step in bar:
-            losses = batched_loss(params, model.buffers, data)
-            grads = torch.autograd.grad(losses.sum(), [params[name] for name in names])
-            losses = losses.detach()
-            grad_norm = (
-                torch.stack([g.flatten(1).square().sum(1) for g in grads]).sum(0).sqrt()
-            )
-            finite = torch.isfinite(losses) & torch.isfinite(grad_norm)
-            if not bool(finite.all()):
-                bad = [seed for seed, ok in zip(model.seeds, finite.tolist()) if not ok]
-                raise FloatingPointError(
-                    f"the loss or its gradient is not finite at step {step} for seeds {bad}; "
-                    f"lower lr"
-                )
-            newly = False
-            if target is not None:
-                value = losses if target[0] == "loss" else grad_norm
-                hit = (value <= float(target[1])) & (first < 0)
-                newly = bool(hit.any())
-                first = torch.where(hit, step, first)
-            done = target is not None and stop_at_target and bool((first >= 0).all())
-            last = done or step == max_steps
-            if step in schedule or newly or last:
-                quantities = {
-                    "loss": losses,
-                    "grad_norm": grad_norm,
-                    **_movement(params, initial, initial_sq, groups),
-                    **_evaluate(model, evaluate),
-                }
-                records.extend(_tidy(step, model.seeds, quantities))
-            if last:
-                break
-            with torch.no_grad():
-                for name, g in zip(names, grads):
-                    params[name].sub_(rates[name] * g)
-    finally:
-        getattr(bar, "close", lambda: None)()
-    first_step = pd.Series(
-        [None if s < 0 else s for s in first.tolist()],
-        index=pd.Index(model.seeds, name="seed"),
-        dtype="Int64",
-        name="first_step",
+    history = loop(
+        model.params,
+        stacked_gradient(model, loss_fn, lambda t: data, shared=shared, grad_norm=True),
+        max_steps,
+        seeds=model.seeds,
+        lr=lr,
+        full_batch=True,
+        checkpoints=schedule,
+        on_checkpoint=lambda t, _: {
+            **_movement(model.params, initial, initial_sq, groups),
+            **_evaluate(model, evaluate),
+        },
+        target=target,
+        stop_at_target=stop_at_target,
+        bar=_bar(desc),
     )
-    return Descent(pd.concat(records, ignore_index=True), first_step, step)
+    first = pd.Series(pd.NA, index=pd.Index(model.seeds, name="seed"), dtype="Int64")
+    if target is not None:
+        reached = history[
+            (history.quantity == target[0]) & (history.value <= float(target[1]))
+        ]
+        first.update(reached.groupby("seed")["step"].min())
+    return Descent(history, first.rename("first_step"), int(history.step.max()))
 
 
 def wide(history: pd.DataFrame) -> pd.DataFrame:
