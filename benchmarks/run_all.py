@@ -1,10 +1,11 @@
-"""Run every benchmark, print one table (benchmark, measured, goal, met/missed) with the machine named,
-and write it to benchmarks/results.md and into benchmarks/README.md (between the bench-table
-markers).
+"""Run every benchmark, print one table (benchmark, measured, goal, met/missed) with the
+machine named, and write it to benchmarks/results.md and into benchmarks/README.md
+(between the bench-table markers).
 
 Usage: python benchmarks/run_all.py [--full] [--threads N] [--device D]
 
-Each figure is a ratio of two measurements taken side by side in one run (median of repetitions).
+Each figure is a ratio of two measurements taken side by side in one run (median of
+repetitions).
 """
 
 from __future__ import annotations
@@ -44,13 +45,16 @@ def machine(device: str) -> str:
         else ""
     )
     return (
-        f"{cpu}, {os.cpu_count()} cores{gpu}; {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()}, torch {torch.__version__}, {torch.get_num_threads()} thread(s)"
+        f"{cpu}, {os.cpu_count()} cores{gpu}; {platform.system()} "
+        f"{platform.release()}; "
+        f"Python {platform.python_version()}, torch "
+        f"{torch.__version__}, {torch.get_num_threads()} thread(s)"
     )
 
 
 CHUNKED_NEGATIVES = (16_384, 65_536, 262_144)
-"""Queue sizes of the chunked-InfoNCE benchmark: the chunked peak should stay flat while the unchunked one grows."""
+"""Queue sizes of the chunked-InfoNCE benchmark: the chunked peak should stay flat while
+the unchunked one grows."""
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -92,7 +96,8 @@ def main(argv: list[str] | None = None) -> int:
         ratio = float(found.group(2))
         rows.append(
             (
-                f"Exact expectation over negative sets, vectorised vs loop (smallest over cases ≥ {found.group(1)} sets)",
+                "Exact expectation over negative sets, vectorised vs loop "
+                f"(smallest over cases ≥ {found.group(1)} sets)",
                 f"{ratio:.0f}×",
                 "≥ 50×",
                 ratio >= 50,
@@ -104,9 +109,12 @@ def main(argv: list[str] | None = None) -> int:
         print(r, flush=True)
         rows.append(
             (
-                f"Models at once (vmap) vs one by one: {r['model']}, {r['steps']} steps "
-                f"({r['stacked_s']:.2f} s vs {r['sequential_s']:.2f} s; matrix products "
-                f"{r['matmul_share_stacked']:.0%} / {r['matmul_share_sequential']:.0%} of the time)",
+                f"Models at once (vmap) vs one by one: {r['model']}, "
+                f"{r['steps']} steps "
+                f"({r['stacked_s']:.2f} s vs {r['sequential_s']:.2f} s; matrix "
+                "products "
+                f"{r['matmul_share_stacked']:.0%} / "
+                f"{r['matmul_share_sequential']:.0%} of the time)",
                 f"{r['ratio']:.1f}× (ceiling {r['ceiling']:.1f}×)",
                 f"≥ {r['goal']:.0f}×",
                 r["ratio"] >= r["goal"],
@@ -117,14 +125,18 @@ def main(argv: list[str] | None = None) -> int:
     for r in bench_losses.run(full=args.full, repeats=3, device=args.device):
         print(r, flush=True)
         name = (
-            f"{r['loss']} fwd+bwd vs pml NTXentLoss, B={r['batch']}, d={r['dim']}, N={r['negatives']} "
+            f"{r['loss']} fwd+bwd vs pml NTXentLoss, B={r['batch']}, "
+            f"d={r['dim']}, N={r['negatives']} "
             f"(ours {r['ours_s'] * 1e3:.0f} ms"
         )
         if r["pml_fits"]:
             rows.append(
                 (
                     name
-                    + f", pml {r['pml_s'] * 1e3:.0f} ms; |Δvalue| {r['abs_difference']:.0e})",
+                    + (
+                        f", pml {r['pml_s'] * 1e3:.0f} ms; |Δvalue| "
+                        f"{r['abs_difference']:.0e})"
+                    ),
                     f"{r['ratio']:.1f}× faster",
                     "≥ 1× (same value to 1e-6)",
                     r["ratio"] >= 1 and r["equal"],
@@ -142,7 +154,8 @@ def main(argv: list[str] | None = None) -> int:
             )
 
     print(
-        "== InfoNCE with a MoCo queue (N = 16,384 … 262,144 negatives): chunked vs unchunked",
+        "== InfoNCE with a MoCo queue (N = 16,384 … 262,144 "
+        "negatives): chunked vs unchunked",
         flush=True,
     )
     chunked = [
@@ -153,10 +166,13 @@ def main(argv: list[str] | None = None) -> int:
         print(r, flush=True)
         rows.append(
             (
-                f"InfoNCE N={r['negatives']}, B={r['batch']}, d={r['dim']}, chunk {r['chunk']}: peak memory "
+                f"InfoNCE N={r['negatives']}, B={r['batch']}, d={r['dim']}, "
+                f"chunk {r['chunk']}: peak memory "
                 f"unchunked/chunked ({r['unchunked']['peak_bytes'] / 2**20:.0f} MiB vs "
-                f"{r['chunked']['peak_bytes'] / 2**20:.0f} MiB), time chunked/unchunked "
-                f"({r['chunked']['time_s'] * 1e3:.0f} ms vs {r['unchunked']['time_s'] * 1e3:.0f} ms; relative "
+                f"{r['chunked']['peak_bytes'] / 2**20:.0f} MiB), time "
+                "chunked/unchunked "
+                f"({r['chunked']['time_s'] * 1e3:.0f} ms vs "
+                f"{r['unchunked']['time_s'] * 1e3:.0f} ms; relative "
                 f"|Δvalue| {r['relative_difference']:.0e})",
                 f"{r['memory_ratio']:.1f}× less memory, "
                 f"{1 / r['time_ratio']:.1f}× faster",
@@ -171,9 +187,13 @@ def main(argv: list[str] | None = None) -> int:
     }
     rows.append(
         (
-            f"InfoNCE peak memory as N grows {last['negatives'] // first['negatives']}× ({first['negatives']} → "
-            f"{last['negatives']}): chunked {first['chunked']['peak_bytes'] / 2**20:.0f} → "
-            f"{last['chunked']['peak_bytes'] / 2**20:.0f} MiB, unchunked {first['unchunked']['peak_bytes'] / 2**20:.0f}"
+            "InfoNCE peak memory as N grows "
+            f"{last['negatives'] // first['negatives']}× "
+            f"({first['negatives']} → "
+            f"{last['negatives']}): chunked "
+            f"{first['chunked']['peak_bytes'] / 2**20:.0f} → "
+            f"{last['chunked']['peak_bytes'] / 2**20:.0f} MiB, unchunked "
+            f"{first['unchunked']['peak_bytes'] / 2**20:.0f}"
             f" → {last['unchunked']['peak_bytes'] / 2**20:.0f} MiB",
             f"chunked ×{growth['chunked']:.1f}, unchunked ×{growth['unchunked']:.1f}",
             "chunked bounded (× < 2)",

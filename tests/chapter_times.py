@@ -1,9 +1,11 @@
-"""Print the wall time nbval spent on each chapter, and the costliest cells, from its JUnit XML report.
+"""Print the wall time nbval spent on each chapter, and the costliest cells, from its
+JUnit XML report.
 
-Usage: python tests/chapter_times.py _build/nbval.xml [--top K] [--scale NAME]
-(The report's test cases are the notebooks' code cells, "Cell i" being the i-th code cell; their times
-are summed per notebook. ``--top K`` also lists the K slowest cells of the whole book, each labelled with
-its notebook and the first line of its code that is not a blank line or an nbval marker.)
+Usage: python tests/chapter_times.py _build/nbval.xml [--top K] [--scale NAME] (The
+report's test cases are the notebooks' code cells, "Cell i" being the i-th code cell;
+their times are summed per notebook. ``--top K`` also lists the K slowest cells of the
+whole book, each labelled with its notebook and the first line of its code that is not a
+blank line or an nbval marker.)
 """
 
 from __future__ import annotations
@@ -42,7 +44,8 @@ def chapter_times(report: str) -> dict[str, float]:
 
 
 def cell_label(path: str, index: int, width: int = 90) -> str:
-    """The first line of the ``index``-th code cell of the notebook at ``path`` that says what it does."""
+    """The first line of the ``index``-th code cell of the notebook at ``path`` that
+    says what it does."""
     if not Path(path).is_file():
         return "?"
     code = [c for c in nbformat.read(path, as_version=4).cells if c.cell_type == "code"]
@@ -78,7 +81,8 @@ def main(argv: list[str] | None = None) -> int:
             cell_times(args.report), key=lambda row: -row[2]
         )[: args.top]:
             print(
-                f"  {seconds:7.1f} s ({seconds / total:4.0%})  {Path(path).stem} cell {index}: {cell_label(path, index)}"
+                f"  {seconds:7.1f} s ({seconds / total:4.0%})  "
+                f"{Path(path).stem} cell {index}: {cell_label(path, index)}"
             )
     return 0
 

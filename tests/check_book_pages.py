@@ -1,4 +1,5 @@
-"""Check that every page listed in _toc.yml was rendered to _build/html/ (run after a build).
+"""Check that every page listed in _toc.yml was rendered to _build/html/ (run after a
+build).
 
 Usage: python tests/check_book_pages.py [BUILD_HTML_DIR]   (default: _build/html)
 Exit status 1, with the missing pages listed, if any page is missing.
@@ -15,7 +16,8 @@ ROOT = Path(__file__).resolve().parents[1]
 
 
 def toc_files() -> list[str]:
-    """Every file listed in _toc.yml (root, chapters and sections), without extension."""
+    """Every file listed in _toc.yml (root, chapters and sections), without
+    extension."""
     toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
     files = [toc["root"]]
 

@@ -1,5 +1,6 @@
-"""The benchmark scripts (benchmarks/): the seed-stacking comparison trains the same models on both
-sides, the chapter-time report parses nbval's JUnit XML, and benchmarks/README.md carries the table's markers."""
+"""The benchmark scripts (benchmarks/): the seed-stacking comparison trains the same
+models on both sides, the chapter-time report parses nbval's JUnit XML, and
+benchmarks/README.md carries the table's markers."""
 
 from __future__ import annotations
 
@@ -19,7 +20,8 @@ import run_all  # noqa: E402
 
 
 def test_vmap_benchmark_sides_train_the_same_models(monkeypatch):
-    """Both sides of every case end at the same parameters up to rounding (2 steps, one repetition)."""
+    """Both sides of every case end at the same parameters up to rounding (2 steps, one
+    repetition)."""
     monkeypatch.setenv("CI", "1")
     rows = bench_vmap_seeds.run(steps=2, repeats=1, device="cpu")
     assert [r["model"] for r in rows] == [
@@ -66,8 +68,10 @@ def test_chapter_times_sums_cells_and_ranks_the_slowest(tmp_path, capsys):
     report.write_text(
         "<testsuites><testsuite>"
         '<testcase classname="book.01_curl_framework.ipynb" name="Cell 0" time="3.0" />'
-        '<testcase classname="book.01_curl_framework.ipynb" name="Cell 1" time="60.0" />'
-        '<testcase classname="book.02_multiple_negatives.ipynb" name="Cell 0" time="57.0" />'
+        '<testcase classname="book.01_curl_framework.ipynb" '
+        'name="Cell 1" time="60.0" />'
+        '<testcase classname="book.02_multiple_negatives.ipynb" '
+        'name="Cell 0" time="57.0" />'
         "</testsuite></testsuites>"
     )
     assert chapter_times.chapter_times(str(report)) == {
