@@ -20,7 +20,7 @@ PIP   := $(BIN)/python -m pip install -c $(CONSTRAINTS)
 export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: all data lint book test outputs bench profile clean
+.PHONY: all data lint book test outputs bench profile render-check clean
 all: test
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
@@ -68,6 +68,16 @@ profile: $(STAMP) data
 	CI=1 CCL_SCALE=$(SCALE) python -m pytest -q --nbval-lax --nbval-current-env \
 	    --junitxml=_build/profile-$(SCALE).xml book/
 	python tests/chapter_times.py _build/profile-$(SCALE).xml --top 3 --scale $(SCALE)
+
+# Every page in headless Chromium at 1400 px, MathJax 3 from a local copy: lists the code,
+# outputs, equations and tables wider than the column; screenshots in _build/render-check/.
+MATHJAX := _build/mathjax/node_modules/mathjax/es5/tex-mml-chtml.js
+render-check: $(STAMP)
+	command -v chromium >/dev/null || { test "$$(id -u)" = 0 && apt-get update -q \
+	    && apt-get install -y -q chromium; }
+	command -v npm >/dev/null || { test "$$(id -u)" = 0 && apt-get install -y -q npm; }
+	test -f $(MATHJAX) || npm install --prefix _build/mathjax --no-audit --no-fund mathjax@3
+	python tests/render_check.py
 
 clean:
 	rm -rf _build $(VENV) *.egg-info .pytest_cache .hypothesis

@@ -1,33 +1,167 @@
-"""The book's single plotting style and its recurring figure kinds.
+"""The book's single plotting style, its colours and figure sizes, and its figure kinds.
 
 Conventions: runs are drawn thin and light, their mean bold; bounds are dashed;
 every axis is labelled (with units where there are any) and every figure has a legend.
+Each quantity has one colour in the whole book (``COLORS``, read with ``color``);
+a swept parameter (a width m, κ_M, α) takes the ``sweep_colors`` of a sequential map;
+black marks an exact or limiting curve (an ODE, a fit), grey a constant reference.
+
+Sizes: the book's column is ``COLUMN_PX`` CSS px wide in a 1400 px window. A figure of
+``figsize(n)`` (``COLUMN_WIDTH_IN`` wide, at ``DPI``) is at most that many image px, so
+it is shown at its natural size, and a font of s pt appears as s · DPI / 96 pt ≥ s pt
+(``rendered_points``). Every font of ``use_style`` is ≥ ``MIN_FONT_PT`` = 9 pt.
 """
 
 from __future__ import annotations
 
+from types import MappingProxyType
+
 import matplotlib.pyplot as plt
+import numpy as np
 import pandas as pd
 import seaborn as sns
+
+from .checks import check_int, check_positive
 
 PALETTE = "colorblind"
 RUN_STYLE = {"linewidth": 0.8, "alpha": 0.35}
 MEAN_STYLE = {"linewidth": 2.2}
 BOUND_STYLE = {"linewidth": 1.6, "linestyle": "--"}
+REFERENCE_STYLE = {"color": "grey", "linewidth": 0.9, "linestyle": ":"}
+LIMIT_COLOR = "black"
+
+COLUMN_PX = 784  # width of the book's content column at a 1400 px window (CSS px)
+DPI = 100  # image px per inch of the stored figures
+COLUMN_WIDTH_IN = 7.6  # 760 px, + 2 × PAD_IN of tight bounding box ≤ COLUMN_PX
+PAD_IN = 0.05  # savefig pad around the tight bounding box (inches)
+ROW_HEIGHT_IN = {1: 3.4, 2: 3.0, 3: 2.6}  # height of one row of n panels
+MAX_PANELS = 3  # panels in one row
+MIN_FONT_PT = 9.0
+FONT_SIZES_PT = {
+    "font.size": 10.0,
+    "axes.labelsize": 10.0,
+    "axes.titlesize": 10.0,
+    "figure.titlesize": 11.0,
+    "xtick.labelsize": 9.0,
+    "ytick.labelsize": 9.0,
+    "legend.fontsize": 9.0,
+    "legend.title_fontsize": 9.0,
+}
+
+# One colour per quantity, method or bound of the book: name -> hex colour.
+COLORS = MappingProxyType(
+    {
+        # losses
+        "L_un": "#0173b2",  # unsupervised contrastive loss L_un, L^N_un, Wen's L_S
+        "L_mu": "#029e73",  # mean-classifier loss L^µ_sup
+        "L_sup": "#de8f05",  # loss of the best linear classifier L_sup
+        "loss_max": "#56b4e9",  # largest per-sample loss max_i ℓ(z_i)
+        # bounds
+        "curl_bound": "#d55e00",  # Arora et al.: (L_un − τ log 2)/(1 − τ)
+        "lemma1_bound": "#8c0800",  # Merad et al. Lemma 1: L_un/p_min + log N_C
+        "lemma1_bound_no_log": "#cc78bc",  # L_un/p_min
+        "lemma2_bound": "#b1400d",  # Merad et al. Lemma 2: L^N_un/p_cc(N)
+        "lemma4_bound": "#a23582",  # Merad et al. Lemma 4: 2ε'/η
+        "smoothness_source": "#d65f5f",  # Lemma 3 as printed: 2 + 8C²
+        "smoothness_tight": "#591e71",  # the tighter B(C)
+        "wen_rate": "#592f0d",  # Wen: sqrt(L_S^(0)/(cT))
+        "lemma_a1_bound": "#7b4173",  # Lee Lemma A.1: log n/α
+        "invariance_gap": "#637939",  # Lee Theorem 4.4 gap 1/||m|| − 1
+        # norms, geometry, training
+        "smoothness_exact": "#12711c",  # sup over the ball of ||∇²ℓ||
+        "norm_max": "#ca9161",  # max_x ||f(x)||
+        "norm_min": "#001c7f",  # min_x ||f(x)|| (η)
+        "loss_norm": "#006374",  # norm of the loss vector ||loss^(t)||_2
+        "movement_W": "#b8850a",  # ||W^(T) − W^(0)|| (query / only encoder)
+        "movement_theta": "#956cb4",  # ||θ^(T) − θ^(0)|| (key encoder)
+        "steps_to_target": "#5254a3",  # gradient steps to reach a target loss
+        "mean_gap": "#4878d0",  # mean smooth-max gap (Lemma A.1)
+        "largest_gap": "#ee854a",  # largest smooth-max gap (Lemma A.1)
+        "attract_gap": "#6b6ecf",  # gap of the attracting bound (Theorem 4.4)
+        # probes
+        "mean_classifier": "#6acc64",  # accuracy of the mean classifier
+        "linear_probe": "#e7ba52",  # linear-probe accuracy
+        "knn": "#843c39",  # k-NN accuracy
+        # methods and settings
+        "contrastive": "#ad494a",
+        "non_contrastive": "#8ca252",
+        "balance_trace": "#bd9e39",  # trace variant of the balance score
+        "two_encoders": "#393b79",  # Wen: query and key encoders
+        "one_encoder_hidden": "#d6616b",  # one encoder, hidden layer trained
+        "one_encoder_all": "#8c6d31",  # one encoder, every layer trained
+        "identity_augmentation": "#a55194",  # views equal to the input
+    }
+)
+
+
+def color(name: str) -> str:
+    """The book's colour (hex) of the quantity, bound or method ``name`` (COLORS)."""
+    if name not in COLORS:
+        raise ValueError(
+            f"name must be one of the book's quantities {sorted(COLORS)}, got {name!r}"
+        )
+    return COLORS[name]
+
+
+def sweep_colors(values) -> dict:
+    """Colours of a swept parameter's values (viridis, dark to light): value -> RGBA.
+
+    Args:
+        values: the parameter's values, in the order of the sweep (at least one).
+    """
+    values = list(values)
+    if not values:
+        raise ValueError("values must hold at least one value of the swept parameter")
+    shades = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(values)))
+    return {value: tuple(shade) for value, shade in zip(values, shades)}
+
+
+def figsize(n_panels: int = 1, n_rows: int = 1) -> tuple[float, float]:
+    """(width, height) in inches of ``n_rows`` rows of ``n_panels`` panels (1..3) that
+    fill the book's column, so that fonts keep their size as rendered."""
+    n_panels = check_int("n_panels", n_panels, 1, MAX_PANELS)
+    n_rows = check_int("n_rows", n_rows, 1)
+    height = ROW_HEIGHT_IN[n_panels] * (1.0 if n_rows == 1 else 0.8 * n_rows)
+    return COLUMN_WIDTH_IN, round(height, 2)
+
+
+def figure(n_panels: int = 1, n_rows: int = 1, **subplots):
+    """``plt.subplots(n_rows, n_panels)`` at ``figsize(n_panels, n_rows)`` with
+    constrained layout (legends outside an axes stay inside the figure).
+
+    Returns:
+        (figure, axes) as ``plt.subplots`` returns them; ``subplots`` are passed on
+        (``sharex``, ``sharey``, ...).
+    """
+    size = figsize(n_panels, n_rows)
+    return plt.subplots(
+        n_rows, n_panels, figsize=size, layout="constrained", **subplots
+    )
+
+
+def rendered_points(size_pt: float, width_in: float = COLUMN_WIDTH_IN) -> float:
+    """Size in CSS pt at which a font of ``size_pt`` appears in the book, in a figure
+    ``width_in`` inches wide: the image is shrunk to the column when wider."""
+    size_pt = check_positive("size_pt", size_pt)
+    width_px = check_positive("width_in", width_in) * DPI
+    return size_pt * DPI / 96 * min(1.0, COLUMN_PX / width_px)
 
 
 def use_style() -> None:
-    """Set the book's seaborn style (white grid, colour-blind palette, readable fonts)."""
-    sns.set_theme(
-        context="notebook", style="whitegrid", palette=PALETTE, font_scale=0.95
-    )
+    """Set the book's style: seaborn white grid, colour-blind palette, the column's
+    figure size, fonts ≥ 9 pt as rendered, constrained layout."""
+    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
     plt.rcParams.update(
         {
-            "figure.figsize": (6.4, 3.8),
-            "figure.dpi": 100,
+            "figure.figsize": figsize(1),
+            "figure.dpi": DPI,
+            "savefig.dpi": "figure",
             "savefig.bbox": "tight",
+            "savefig.pad_inches": PAD_IN,
+            "figure.constrained_layout.use": True,
             "legend.frameon": False,
             "axes.titleweight": "bold",
+            **FONT_SIZES_PT,
         }
     )
 
@@ -46,13 +180,14 @@ def runs_and_mean(
     """Draw each run of ``history`` thin and their mean bold (dashed if ``bound``).
 
     Args:
-        history: tidy data with columns ``x``, ``y`` and ``run`` (one row per run and x).
+        history: tidy data with columns ``x``, ``y`` and ``run`` (a row per run, x).
         label: legend label of the mean curve (default ``y``).
     """
     missing = {x, y, run} - set(history.columns)
     if missing:
         raise ValueError(
-            f"history lacks the columns {sorted(missing)}; it has {list(history.columns)}"
+            f"history lacks the columns {sorted(missing)}; "
+            f"it has {list(history.columns)}"
         )
     color = color if color is not None else ax._get_lines.get_next_color()
     style = BOUND_STYLE if bound else {}
@@ -81,14 +216,19 @@ def finish(
     xlabel: str,
     ylabel: str,
     title: str | None = None,
-    legend: bool = True,
+    legend: bool | str = True,
 ) -> plt.Axes:
-    """Label the axes, set the title and draw the legend."""
+    """Label the axes, set the title and draw the legend: inside the axes if
+    ``legend`` is True, to their right if it is ``"right"``, none if False."""
+    if legend not in (True, False, "right"):
+        raise ValueError(f"legend must be True, False or 'right', got {legend!r}")
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
         ax.set_title(title)
-    if legend:
+    if legend == "right":
+        ax.legend(loc="center left", bbox_to_anchor=(1, 0.5))
+    elif legend:
         ax.legend()
     return ax
 
@@ -102,9 +242,11 @@ def heatmap(
     cmap: str = "viridis",
     annotate: bool = True,
 ) -> plt.Axes:
-    """Draw ``table`` (rows × columns, index and columns named) as a heatmap with a labelled colour bar.
+    """Draw ``table`` (rows × columns, index and columns named) as a heatmap with
+    a labelled colour bar.
 
-    The axes take the index and column names as labels; cells are annotated with ``fmt`` if ``annotate``.
+    The axes take the index and column names as labels; cells are annotated with
+    ``fmt`` if ``annotate``.
     """
     if table.empty:
         raise ValueError("table must not be empty")

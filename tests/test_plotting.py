@@ -1,5 +1,5 @@
-"""Tests of ccl_helpers.plotting: the style, the "runs + mean" curves (and their bound variant),
-the axis finishing, and validation. Uses matplotlib's Agg backend."""
+"""Tests of ccl_helpers.plotting: the style, colours and figure sizes, the "runs + mean"
+curves (and their bound variant), the axis finishing, and validation; Agg backend."""
 
 from __future__ import annotations
 
@@ -12,6 +12,7 @@ import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
+from matplotlib.font_manager import FontProperties  # noqa: E402
 
 from ccl_helpers import plotting  # noqa: E402
 
@@ -129,8 +130,15 @@ def test_use_style_sets_the_book_style():
         plt.rcParams["legend.frameon"] = True
         plotting.use_style()
         assert plt.rcParams["legend.frameon"] is False
-        assert tuple(plt.rcParams["figure.figsize"]) == (6.4, 3.8)
+        assert tuple(plt.rcParams["figure.figsize"]) == plotting.figsize(1)
         assert plt.rcParams["axes.titleweight"] == "bold"
+        assert plt.rcParams["figure.dpi"] == plotting.DPI
+        keys = ["font.size", "axes.labelsize", "axes.titlesize", "legend.fontsize"]
+        keys += ["xtick.labelsize", "ytick.labelsize", "figure.titlesize"]
+        sizes = [
+            FontProperties(size=plt.rcParams[k]).get_size_in_points() for k in keys
+        ]
+        assert sizes and min(sizes) >= plotting.MIN_FONT_PT
 
 
 def test_heatmap_labels_axes_and_colour_bar(ax):
@@ -148,3 +156,98 @@ def test_heatmap_labels_axes_and_colour_bar(ax):
 def test_heatmap_rejects_an_empty_table(ax):
     with pytest.raises(ValueError, match="table"):
         plotting.heatmap(ax, pd.DataFrame(), label="x")
+
+
+def test_colors_are_one_per_quantity():
+    names = list(plotting.COLORS)
+    rgb = {to_rgba(plotting.color(name)) for name in names}
+    assert len(rgb) == len(names)  # no two quantities share a colour
+    assert to_rgba("grey") not in rgb and to_rgba(plotting.LIMIT_COLOR) not in rgb
+    # the quantities drawn together in the book's lemma figures differ
+    for group in [("L_un", "L_mu", "L_sup", "curl_bound"), ("norm_max", "norm_min")]:
+        assert len({plotting.color(name) for name in group}) == len(group)
+    assert plotting.color("L_mu") == "#029e73"
+
+
+@pytest.mark.parametrize("name", ["L_unsup", "", "l_un", "bound"])
+def test_color_of_an_unknown_name_raises(name):
+    with pytest.raises(ValueError, match="name must be one of .*L_mu"):
+        plotting.color(name)
+
+
+@pytest.mark.parametrize("n_panels", [1, 2, 3])
+def test_figsize_fills_the_column(n_panels):
+    width, height = plotting.figsize(n_panels)
+    assert width == plotting.COLUMN_WIDTH_IN
+    assert (width + 2 * plotting.PAD_IN) * plotting.DPI <= plotting.COLUMN_PX
+    assert 2.0 <= height <= 4.0
+    taller = plotting.figsize(n_panels, n_rows=3)
+    assert taller[0] == width and taller[1] > height
+
+
+def test_figsize_rows_get_lower_with_more_panels():
+    heights = [plotting.figsize(n)[1] for n in (1, 2, 3)]
+    assert heights == sorted(heights, reverse=True) and len(set(heights)) == 3
+
+
+@pytest.mark.parametrize(
+    "n_panels, n_rows, name",
+    [(0, 1, "n_panels"), (4, 1, "n_panels"), (1.5, 1, "n_panels"), (2, 0, "n_rows")],
+)
+def test_figsize_rejects_bad_counts(n_panels, n_rows, name):
+    with pytest.raises(ValueError, match=name):
+        plotting.figsize(n_panels, n_rows)
+
+
+@pytest.mark.parametrize("n_panels", [1, 3])
+def test_figure_saves_an_image_no_wider_than_the_column(n_panels):
+    import io
+
+    with matplotlib.rc_context():
+        plotting.use_style()
+        figure, axes = plotting.figure(n_panels, sharey=True)
+        panels = np.atleast_1d(axes)
+        assert len(panels) == n_panels
+        for ax in panels:
+            ax.plot([0, 1], [0, 1], label="a legend label, outside")
+            plotting.finish(ax, xlabel="x", ylabel="y", legend=False)
+        plotting.finish(panels[-1], xlabel="x", ylabel="y", legend="right")
+        buffer = io.BytesIO()
+        figure.savefig(buffer, format="png")
+        plt.close(figure)
+    width = plt.imread(io.BytesIO(buffer.getvalue())).shape[1]
+    assert plotting.COLUMN_PX - 40 <= width <= plotting.COLUMN_PX
+
+
+def test_rendered_points():
+    assert plotting.rendered_points(9.0) == pytest.approx(9.0 * 100 / 96)
+    # a figure twice the column's width is shown at half its size
+    wide = 2 * plotting.COLUMN_PX / plotting.DPI
+    assert plotting.rendered_points(12.0, wide) == pytest.approx(6.25)
+    for n_panels in (1, 2, 3):
+        width = plotting.figsize(n_panels)[0]
+        assert plotting.rendered_points(plotting.MIN_FONT_PT, width) >= 9.0
+    with pytest.raises(ValueError, match="size_pt"):
+        plotting.rendered_points(0.0)
+    with pytest.raises(ValueError, match="width_in"):
+        plotting.rendered_points(9.0, -1.0)
+
+
+def test_sweep_colors_are_distinct_and_ordered():
+    shades = plotting.sweep_colors([10, 40, 160])
+    assert list(shades) == [10, 40, 160]
+    assert len(set(shades.values())) == 3
+    lightness = [sum(shade[:3]) for shade in shades.values()]
+    assert lightness == sorted(lightness)  # viridis: dark to light
+    with pytest.raises(ValueError, match="values"):
+        plotting.sweep_colors([])
+
+
+def test_finish_legend_right_is_outside_the_axes(ax):
+    plotting.runs_and_mean(ax, history(), "step", "loss")
+    plotting.finish(ax, xlabel="a", ylabel="b", legend="right")
+    ax.figure.canvas.draw()
+    legend_box = ax.get_legend().get_window_extent()
+    assert legend_box.x0 >= ax.get_window_extent().x1
+    with pytest.raises(ValueError, match="legend"):
+        plotting.finish(ax, xlabel="a", ylabel="b", legend="left")
