@@ -42,6 +42,7 @@ from torch import Tensor
 
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
+from .train import Evaluation, check_stages, loop, wide
 
 LOSSES = ("contrastive", "non_contrastive")
 FORMS = ("primary", "alternative")
@@ -411,11 +412,18 @@ def gradients(
     W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_options
 ) -> tuple[Tensor, Tensor]:
     """∇_{W_A} L̂, ∇_{W_B} L̂ by autograd (each run's gradient of its own loss), shapes (R, m, d)."""
+    return _loss_and_gradients(W_A, W_B, model, pairs, **loss_options)[1]
+
+
+def _loss_and_gradients(
+    W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_options
+) -> tuple[Tensor, tuple[Tensor, Tensor]]:
+    """(L̂ (R,) detached, (∇_{W_A} L̂, ∇_{W_B} L̂)) by autograd."""
     W_A = W_A.detach().requires_grad_(True)
     W_B = W_B.detach().requires_grad_(True)
     with torch.enable_grad():
-        total = batch_loss(W_A, W_B, model, pairs, **loss_options).sum()
-        return torch.autograd.grad(total, (W_A, W_B))
+        losses = batch_loss(W_A, W_B, model, pairs, **loss_options)
+        return losses.detach(), torch.autograd.grad(losses.sum(), (W_A, W_B))
 
 
 def closed_form_gradients(
@@ -592,18 +600,8 @@ def two_stage(
 
 
 def _check_schedule(schedule) -> list[tuple[float, int]]:
-    try:
-        out = [
-            (_check_positive("beta", float(b)), _check_int("steps", s, 0))
-            for b, s in schedule
-        ]
-    except (TypeError, ValueError) as error:
-        raise ValueError(
-            f"schedule must be a list of (beta > 0, steps ≥ 0) pairs: {error}"
-        ) from None
-    if not out:
-        raise ValueError("schedule must not be empty")
-    return out
+    """[(β > 0, steps ≥ 0), …] (:func:`~ccl_helpers.train.check_stages`)."""
+    return check_stages("schedule", schedule)
 
 
 def train(
@@ -659,51 +657,47 @@ def train(
         set(record[::align_every]) | set(record[-1:]) | (boundaries & set(record))
     )
     align_generator = torch.Generator(device=generator.device)
-    rows = []
-
-    def log(step: int, beta: float) -> None:
-        with torch.no_grad():
-            align_generator.manual_seed(
-                step
-            )  # the same triples for every run and every method
-            values = scores(
-                reparametrise(W_A, W_B, model),
-                n_align=n_align if step in align_at else 0,
-                generator=align_generator,
-            )
-        frame = pd.DataFrame({k: v.cpu().numpy() for k, v in values.items()})
-        if n_align and step not in align_at:
-            frame["align"] = np.nan
-        frame.insert(0, "run", range(model.n_runs))
-        frame.insert(0, "beta", beta)
-        frame.insert(0, "step", step)
-        rows.append(frame)
-
     W_A, W_B = W_A.detach().clone(), W_B.detach().clone()
     record_set = set(record)
-    steps = range(total) if progress is None else progress(range(total))
-    for step in steps:
-        beta = betas[step]
-        if step in record_set:
-            log(step, beta)
+    options = {"loss": loss, "tau": tau, "form": form, "normalisation": normalisation}
+
+    def gradient(step: int, beta: float) -> Evaluation:
         pairs = sample_pairs(model, batch_size, generator)
-        grad_A, grad_B = gradients(
-            W_A,
-            W_B,
-            model,
-            pairs,
-            loss=loss,
-            beta=beta if loss == "contrastive" else 1.0,
-            tau=tau,
-            form=form,
-            normalisation=normalisation,
+        beta = beta if loss == "contrastive" else 1.0
+        losses, grads = _loss_and_gradients(
+            W_A, W_B, model, pairs, beta=beta, **options
         )
-        W_A.sub_(grad_A, alpha=lr / beta)
-        W_B.sub_(grad_B, alpha=lr / beta)
-    if total in record_set:
-        log(total, betas[-1] if betas else schedule[-1][0])
-    history = pd.concat(rows, ignore_index=True) if rows else pd.DataFrame()
-    return W_A, W_B, history
+        return Evaluation(losses, grads)
+
+    def at_checkpoint(step: int, evaluation: Evaluation | None) -> dict[str, Tensor]:
+        if step not in record_set:
+            return {}
+        align_generator.manual_seed(step)  # the same triples for every run and method
+        return scores(
+            reparametrise(W_A, W_B, model),
+            n_align=n_align if step in align_at else 0,
+            generator=align_generator,
+        )
+
+    history = loop(
+        {"W_A": W_A, "W_B": W_B},
+        gradient,
+        total,
+        seeds=range(model.n_runs),
+        lr=lr,
+        temperature=schedule,
+        checkpoints=record,
+        on_checkpoint=at_checkpoint,
+        bar=progress,
+    )
+    history = history[history.quantity != "train_loss"]
+    if history.empty:
+        return W_A, W_B, pd.DataFrame()
+    table = wide(history).rename(columns={"seed": "run"})
+    step_beta = np.array([*betas, betas[-1] if betas else schedule[-1][0]])
+    table.insert(1, "beta", step_beta[table["step"].to_numpy()])
+    columns = [c for c in SCORES if c in table.columns]
+    return W_A, W_B, table[["step", "beta", "run", *columns]]
 
 
 def record_grid(total: int, n_points: int = 60) -> list[int]:

@@ -215,6 +215,17 @@ class _Records:
         )
 
 
+def _check_finite(step: int, seeds: Sequence[int], measured: dict[str, Tensor]):
+    """FloatingPointError unless every measured (S,) value is finite."""
+    finite = torch.stack([torch.isfinite(v) for v in measured.values()]).all(0)
+    if not bool(finite.all()):
+        bad = [s for s, ok in zip(seeds, finite.tolist()) if not ok]
+        raise FloatingPointError(
+            f"the loss or a recorded quantity is not finite at step {step} for seeds "
+            f"{bad}; lower the step size (lr)"
+        )
+
+
 def loop(
     params: Mapping[str, Tensor],
     gradient: Callable[[int, float], Evaluation],
@@ -302,64 +313,70 @@ def loop(
     running, since = None, 0
     first = None
     steps = range(n_steps + 1)
-    for t in bar(steps) if bar is not None else steps:
-        beta = betas[t] if betas is not None else 1.0
-        evaluation = gradient(t, beta) if full_batch or t < n_steps else None
-        newly = done = False
-        if evaluation is not None:
-            measured = {"loss": evaluation.losses, **evaluation.quantities}
-            finite = torch.stack([torch.isfinite(v) for v in measured.values()])
-            if full_batch and not bool(finite.all()):
-                bad = [s for s, ok in zip(seeds, finite.all(0).tolist()) if not ok]
-                raise FloatingPointError(
-                    f"the loss or a recorded quantity is not finite at step {t} for "
-                    f"seeds {bad}; lower the step size (lr)"
-                )
-            records.add(t, {k: v for k, v in measured.items() if k in every})
-            if target is not None:
-                if target[0] not in measured:
-                    raise ValueError(
-                        f"target quantity must be one of {sorted(measured)}, "
-                        f"got {target[0]!r}"
+    iterator = bar(steps) if bar is not None else steps
+    try:
+        for t in iterator:
+            beta = betas[t] if betas is not None else 1.0
+            evaluation = gradient(t, beta) if full_batch or t < n_steps else None
+            newly = done = False
+            if evaluation is not None:
+                measured = {"loss": evaluation.losses, **evaluation.quantities}
+                if full_batch:
+                    _check_finite(t, seeds, measured)
+                records.add(t, {k: v for k, v in measured.items() if k in every})
+                if target is not None:
+                    if target[0] not in measured:
+                        raise ValueError(
+                            f"target quantity must be one of {sorted(measured)}, "
+                            f"got {target[0]!r}"
+                        )
+                    hit = measured[target[0]] <= float(target[1])
+                    first = torch.full_like(hit, False) if first is None else first
+                    newly = bool((hit & ~first).any())
+                    first = first | hit
+                    done = stop_at_target and bool(first.all())
+            last = done or t == n_steps
+            if t in schedule or newly or last:
+                quantities: dict[str, Tensor] = {}
+                if full_batch and evaluation is not None:
+                    quantities = {k: v for k, v in measured.items() if k not in every}
+                elif since:
+                    quantities = {"train_loss": running / since}
+                if not full_batch and evaluation is not None:
+                    quantities.update(
+                        {
+                            k: v
+                            for k, v in evaluation.quantities.items()
+                            if k not in every
+                        }
                     )
-                hit = measured[target[0]] <= float(target[1])
-                first = torch.full_like(hit, False) if first is None else first
-                newly = bool((hit & ~first).any())
-                first = first | hit
-                done = stop_at_target and bool(first.all())
-        last = done or t == n_steps
-        if t in schedule or newly or last:
-            quantities: dict[str, Tensor] = {}
-            if full_batch and evaluation is not None:
-                quantities = {k: v for k, v in measured.items() if k not in every}
-            elif since:
-                quantities = {"train_loss": running / since}
-            if not full_batch and evaluation is not None:
-                quantities.update(
-                    {k: v for k, v in evaluation.quantities.items() if k not in every}
+                if on_checkpoint is not None:
+                    with torch.no_grad():
+                        quantities.update(on_checkpoint(t, evaluation))
+                records.add(t, quantities)
+                running, since = None, 0
+            if last:
+                break
+            if not full_batch:
+                losses = evaluation.losses.detach()
+                running, since = (
+                    losses if running is None else running + losses,
+                    since + 1,
                 )
-            if on_checkpoint is not None:
+            factor = factors[t] if factors is not None else 1.0
+            step_sizes = [rates[name] * factor / beta for name in names]
+            if adam is not None:
+                for group, p, g, size in zip(
+                    adam.param_groups, tensors, evaluation.grads, step_sizes
+                ):
+                    group["lr"], p.grad = size, g
+                adam.step()
+            else:
                 with torch.no_grad():
-                    quantities.update(on_checkpoint(t, evaluation))
-            records.add(t, quantities)
-            running, since = None, 0
-        if last:
-            break
-        if not full_batch:
-            losses = evaluation.losses.detach()
-            running, since = losses if running is None else running + losses, since + 1
-        factor = factors[t] if factors is not None else 1.0
-        step_sizes = [rates[name] * factor / beta for name in names]
-        if adam is not None:
-            for group, p, g, size in zip(
-                adam.param_groups, tensors, evaluation.grads, step_sizes
-            ):
-                group["lr"], p.grad = size, g
-            adam.step()
-        else:
-            with torch.no_grad():
-                for p, g, size in zip(tensors, evaluation.grads, step_sizes):
-                    p.add_(g, alpha=-size)
+                    for p, g, size in zip(tensors, evaluation.grads, step_sizes):
+                        p.add_(g, alpha=-size)
+    finally:
+        getattr(iterator, "close", lambda: None)()
     return records.frame()
 
 
@@ -612,6 +629,7 @@ def gradient_descent(
 
 def wide(history: pd.DataFrame) -> pd.DataFrame:
     """One row per (step, seed), one column per quantity."""
-    return history.pivot_table(
+    table = history.pivot_table(
         index=["step", "seed"], columns="quantity", values="value"
-    ).reset_index()
+    )
+    return table.reset_index().rename_axis(columns=None)

@@ -63,7 +63,7 @@ from .checks import check_positive as _check_positive
 from .losses import logistic_loss
 from .models import DeepReLU
 from .runtime import progress
-from .train import Forward, StackedModel, log_spaced_steps
+from .train import Evaluation, Forward, StackedModel, log_spaced_steps, loop, wide
 
 MAX_SET_ELEMENTS = 2**27
 """Largest n · C(n−1, k) · k (entries of the index tensor of all negative sets) :func:`negative_sets`
@@ -524,23 +524,9 @@ def algorithm1(
             f"x must be on the model's device {params[0].device}, got {x.device}"
         )
     query = [name.startswith("query.") for name in names]
-    rates = [eta if is_query else gamma for is_query in query]
     initial = [p.detach().clone() for p in params]
     sets = negative_sets(n, n_negatives, x.device)
     off_diagonal = ~torch.eye(n, dtype=torch.bool, device=x.device)
-    records = torch.empty(
-        n_steps + 1,
-        len(HISTORY_COLUMNS),
-        model.n_seeds,
-        dtype=torch.float64,
-        device=x.device,
-    )
-    checked = torch.full(
-        (n_steps + 1, len(CHECKPOINT_COLUMNS), model.n_seeds),
-        float("nan"),
-        dtype=torch.float64,
-        device=x.device,
-    )
 
     def split_sum(values: list[Tensor]) -> tuple[Tensor, Tensor]:
         return (
@@ -548,60 +534,51 @@ def algorithm1(
             sum(v for v, is_q in zip(values, query) if not is_q),
         )
 
-    bar = progress(range(n_steps + 1), desc=desc)
-    try:
-        for step in bar:
-            q, k = model(x)
-            loss = contrastive_loss(q, k, n_negatives, sets=sets)
-            grads = torch.autograd.grad(loss.sum(), [q, k, *params])
-            tilde, hat, grads = grads[0], grads[1], grads[2:]
-            with torch.no_grad():
-                tilde_sq, hat_sq = tilde.square().sum((1, 2)), hat.square().sum((1, 2))
-                records[step] = torch.stack(
-                    [
-                        loss,
-                        (tilde_sq + hat_sq).sqrt(),
-                        tilde_sq,
-                        hat_sq,
-                        torch.maximum(q.norm(dim=-1), k.norm(dim=-1)).amax(-1),
-                        pairwise_logits(q, k)[:, off_diagonal].amax(-1),
-                    ]
-                ).double()
-                if not bool(torch.isfinite(records[step]).all()):
-                    raise FloatingPointError(
-                        f"L_S or a loss vector is not finite at step {step}; lower eta, gamma"
-                    )
-                if step in schedule:
-                    grad_w, grad_t = split_sum(
-                        [g.flatten(1).square().sum(1) for g in grads]
-                    )
-                    move_w, move_t = split_sum(
-                        [
-                            (p - p0).flatten(1).square().sum(1)
-                            for p, p0 in zip(params, initial)
-                        ]
-                    )
-                    checked[step] = torch.stack(
-                        [grad_w, grad_t, move_w.sqrt(), move_t.sqrt()]
-                    ).double()
-                if step == n_steps:
-                    break
-                for p, g, rate in zip(params, grads, rates):
-                    p.add_(g, alpha=-rate)
-    finally:
-        getattr(bar, "close", lambda: None)()
-    frame = pd.DataFrame(
-        {
-            "step": np.repeat(np.arange(n_steps + 1), model.n_seeds),
-            "seed": np.tile(model.seeds, n_steps + 1),
-        }
+    def gradient(step: int, beta: float) -> Evaluation:
+        q, k = model(x)
+        loss = contrastive_loss(q, k, n_negatives, sets=sets)
+        grads = torch.autograd.grad(loss.sum(), [q, k, *params])
+        tilde, hat = grads[0], grads[1]
+        with torch.no_grad():
+            tilde_sq, hat_sq = tilde.square().sum((1, 2)), hat.square().sum((1, 2))
+            quantities = {
+                "loss_norm": (tilde_sq + hat_sq).sqrt(),
+                "tilde_sq": tilde_sq,
+                "hat_sq": hat_sq,
+                "output_norm_max": torch.maximum(q.norm(dim=-1), k.norm(dim=-1)).amax(
+                    -1
+                ),
+                "logit_max": pairwise_logits(q, k)[:, off_diagonal].amax(-1),
+            }
+        return Evaluation(loss.detach(), grads[2:], quantities)
+
+    def at_checkpoint(step: int, evaluation: Evaluation) -> dict[str, Tensor]:
+        grad_w, grad_t = split_sum(
+            [g.flatten(1).square().sum(1) for g in evaluation.grads]
+        )
+        move_w, move_t = split_sum(
+            [(p - p0).flatten(1).square().sum(1) for p, p0 in zip(params, initial)]
+        )
+        return dict(
+            zip(CHECKPOINT_COLUMNS, (grad_w, grad_t, move_w.sqrt(), move_t.sqrt()))
+        )
+
+    history = loop(
+        model.params,
+        gradient,
+        n_steps,
+        seeds=model.seeds,
+        lr={"query.": eta, "key.": gamma},
+        full_batch=True,
+        checkpoints=schedule,
+        on_checkpoint=at_checkpoint,
+        every_step=HISTORY_COLUMNS,
+        bar=lambda steps: progress(steps, desc=desc),
     )
-    for names_, values in ((HISTORY_COLUMNS, records), (CHECKPOINT_COLUMNS, checked)):
-        values = values.cpu().numpy()
-        for column, name in enumerate(names_):
-            frame[name] = values[:, column, :].reshape(-1)
     template = model.template
-    return frame.assign(
+    return wide(history)[
+        ["step", "seed", *HISTORY_COLUMNS, *CHECKPOINT_COLUMNS]
+    ].assign(
         width=template.width, out_features=template.out_features, eta=eta, gamma=gamma
     )
 
@@ -630,7 +607,7 @@ def run_widths(
     for width in widths:
         _check_int("width", width, 1)
         model = StackedModel(
-            lambda: TwoEncoders(x.shape[1], width, n_layers, out_features),
+            lambda width=width: TwoEncoders(x.shape[1], width, n_layers, out_features),
             n_seeds,
             seed=seed,
             device=x.device,
