@@ -80,7 +80,7 @@ def cases(device) -> list[Case]:
     points = data.unit_sphere(images[:16])
     triplets = wen.all_triplets(16, device)
     n_ch5 = 2 * 32  # Chapter 5's grid: 2 seeds × 32 (loss, α, λ) configurations
-    two_views = sa.two_view_batches(images, n_ch5, 64, sa.BASE, generator)
+    two_views = sa.two_view_batches(images, n_ch5, 64, data.BASE, generator)
     alphas = (
         torch.tensor([1.0, 2.0, 4.0, 8.0], device=device).repeat_interleave(2).repeat(8)
     )

@@ -3,7 +3,7 @@
 
 It trains the chapter's encoder (an MLP on the 8×8 digits, 32-dimensional output) with NT-Xent and
 Adam on two views of each digit drawn with the chapter's base augmentation
-(:data:`ccl_helpers.supervised_approx.BASE`). Every rank draws the same global batch of
+(:data:`ccl_helpers.data.BASE`). Every rank draws the same global batch of
 ``--batch-size`` digits from a generator seeded with ``--seed`` and trains on its shard
 (:func:`ccl_helpers.distributed.local_shard`); :func:`ccl_helpers.distributed.ddp_train` contrasts
 every anchor with the whole global batch, so the run is that of one process on the global batch for
@@ -152,7 +152,7 @@ def run(options: argparse.Namespace, device: torch.device) -> dict | None:
         x_train,
         1,
         options.batch_size,
-        sa.BASE,
+        data.BASE,
         torch.Generator(device=device).manual_seed(options.seed),
     )
 

@@ -1,16 +1,16 @@
 """What only Chapter 5 needs: Lee (2025), *Understanding Self-supervised Contrastive Learning through
 Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
 
-- Batched, on-device augmentations of small grey images in plain torch (:class:`Augmentation`,
-  :func:`augment`, :data:`STRATEGIES`), each transformation switchable, with parameters drawn per
-  image or shared along chosen dimensions (one transformation t applied to many images).
+- The augmentations T are :func:`ccl_helpers.data.augment`'s strategies, by name
+  (:data:`ccl_helpers.data.STRATEGIES`), with parameters drawn per image or shared along
+  chosen dimensions (one transformation t applied to many images).
 - The attracting bound, Theorem 4.4 / eq. (8) (:func:`attracting_terms`, :func:`attracting_bound`).
 - The repelling bound, Theorem 4.6 / eq. (10), in the source's form and in a corrected form
   (:func:`repelling_terms`, :func:`repelling_bound`).
 - The prototype representation bias, eq. (16), estimated as in eq. (51) and directly
   (:func:`prototype_bias`).
-- Training helpers for the (α, λ) grid: :func:`tiled_model`, :func:`two_view_batches`,
-  :func:`balanced_subset`, :func:`long_tailed_counts`, :func:`subset_with_counts`.
+- Training helpers for the (α, λ) grid: :func:`tiled_model`, :func:`two_view_batches`
+  (the subsets are :mod:`ccl_helpers.data`'s).
 
 Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders are
 callables images (N, C, H, W) → (..., N, d), e.g. a :class:`ccl_helpers.train.StackedModel`
@@ -21,107 +21,23 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable
-from dataclasses import dataclass, replace
 from typing import NamedTuple
 
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .checks import check_positive
+from .checks import check_choice, check_positive
+from .data import STRATEGIES, augment
 
 Encoder = Callable[[Tensor], Tensor]
 
 
-# ---------------------------------------------------------------- augmentations
+# ---------------------------------------------------------------- helpers
 
 
-@dataclass(frozen=True)
-class Augmentation:
-    """A random transformation T of images with values in [0, 1]; every part can be switched off (None / 0).
-
-    Applied in this order (each with its own random parameters per image, see :func:`augment`):
-
-    - ``crop_scale`` (a, b): random resized crop keeping a fraction U(a, b) of the area, aspect ratio
-      log-uniform in ``crop_ratio``, resized back to the full size (bilinear, zero padding);
-    - ``rotation``: rotation by U(−r, r) degrees (composed with the crop into one affine resampling);
-    - ``jitter`` (b, c) with probability ``jitter_prob``: brightness x·(1 + U(−b, b)) and contrast
-      (x − mean)·(1 + U(−c, c)) + mean, the grey-scale analogue of SimCLR's colour distortion;
-    - ``blur_sigma`` (a, b) with probability ``blur_prob``: Gaussian blur, 3×3 kernel, σ ~ U(a, b);
-    - ``cutout``: a zeroed square of this side at a uniform position (with probability ``cutout_prob``);
-    - ``noise``: additive Gaussian noise of this standard deviation;
-    then the result is clamped to [0, 1].
-    """
-
-    crop_scale: tuple[float, float] | None = None
-    crop_ratio: tuple[float, float] = (3 / 4, 4 / 3)
-    rotation: float = 0.0
-    jitter: tuple[float, float] | None = None
-    jitter_prob: float = 0.8
-    blur_sigma: tuple[float, float] | None = None
-    blur_prob: float = 0.5
-    cutout: int = 0
-    cutout_prob: float = 1.0
-    noise: float = 0.0
-
-    def __post_init__(self):
-        for name in ("crop_scale", "crop_ratio", "jitter", "blur_sigma"):
-            value = getattr(self, name)
-            if value is not None and not (
-                len(value) == 2 and 0 <= value[0] <= value[1]
-            ):
-                raise ValueError(
-                    f"{name} must be None or a pair 0 ≤ low ≤ high, got {value!r}"
-                )
-        if self.crop_scale is not None and not (
-            0 < self.crop_scale[0] and self.crop_scale[1] <= 1
-        ):
-            raise ValueError(f"crop_scale must lie in (0, 1], got {self.crop_scale!r}")
-        for name in ("jitter_prob", "blur_prob", "cutout_prob"):
-            if not 0 <= getattr(self, name) <= 1:
-                raise ValueError(
-                    f"{name} must be in [0, 1], got {getattr(self, name)!r}"
-                )
-        if not 0 <= self.rotation <= 180:
-            raise ValueError(
-                f"rotation must be in [0, 180] degrees, got {self.rotation!r}"
-            )
-        if not (isinstance(self.cutout, int) and self.cutout >= 0):
-            raise ValueError(
-                f"cutout must be an int ≥ 0 (side in pixels), got {self.cutout!r}"
-            )
-        if not (self.noise >= 0 and math.isfinite(self.noise)):
-            raise ValueError(
-                f"noise must be a finite standard deviation ≥ 0, got {self.noise!r}"
-            )
-
-    @property
-    def is_identity(self) -> bool:
-        """True when every part is switched off."""
-        return (
-            self.crop_scale is None
-            and self.rotation == 0
-            and self.jitter is None
-            and self.blur_sigma is None
-            and self.cutout == 0
-            and self.noise == 0
-        )
-
-
-BASE = Augmentation(crop_scale=(0.5, 1.0), jitter=(0.4, 0.4), blur_sigma=(0.1, 1.0))
-"""The SimCLR-like base strategy for 8×8 digits: resized crop, grey-level jitter, blur."""
-
-STRATEGIES: dict[str, Augmentation] = {
-    "base": BASE,
-    "-blur": replace(BASE, blur_sigma=None),
-    "-jitter": replace(BASE, jitter=None),
-    "+cutout": replace(BASE, cutout=3),
-    "+rotation": replace(BASE, rotation=30.0),
-    "+noise": replace(BASE, noise=0.2),
-    "none": Augmentation(),
-}
-"""The strategies of the source's Figure 3 adapted to digits ("-jitter" stands for "-color_distortion"),
-plus the identity ("none")."""
+def _normalise(z: Tensor) -> Tensor:
+    return F.normalize(z, dim=-1, eps=1e-12)
 
 
 def _check_images(images: Tensor, name: str = "images") -> None:
@@ -134,169 +50,6 @@ def _check_images(images: Tensor, name: str = "images") -> None:
             f"{name} must be a floating-point tensor of shape (..., C, H, W), got "
             f"{type(images).__name__}{tuple(images.shape) if isinstance(images, Tensor) else ''}"
         )
-
-
-def _uniform(shape, low, high, generator, device) -> Tensor:
-    return low + (high - low) * torch.rand(shape, generator=generator, device=device)
-
-
-def augment(
-    images: Tensor,
-    strategy: Augmentation,
-    generator: torch.Generator,
-    *,
-    param_shape: tuple[int, ...] | None = None,
-) -> Tensor:
-    """Apply the random transformation ``strategy`` to images (..., C, H, W) → same shape, same device.
-
-    Args:
-        generator: a ``torch.Generator`` on the images' device (the result is a function of its state).
-        param_shape: the shape of the random parameters, broadcast against the leading shape ``...``
-            of the images (default: that shape, i.e. an independent transformation per image). A 1 shares
-            one transformation along that dimension, e.g. ``(K, 1)`` for images (K, M, C, H, W) applies
-            transformation t_k to all M images of row k.
-    """
-    _check_images(images)
-    if not isinstance(strategy, Augmentation):
-        raise ValueError(
-            f"strategy must be an Augmentation, got {type(strategy).__name__}"
-        )
-    lead, (channels, height, width) = images.shape[:-3], images.shape[-3:]
-    if param_shape is None:
-        param_shape = tuple(lead)
-    param_shape = tuple(param_shape)
-    try:
-        if torch.broadcast_shapes(param_shape, lead) != tuple(lead):
-            raise RuntimeError
-    except RuntimeError:
-        raise ValueError(
-            f"param_shape {param_shape} must broadcast to the images' leading shape {tuple(lead)}"
-        ) from None
-    if strategy.is_identity:
-        return images.clone()
-    device, dtype = images.device, images.dtype
-    n_params = math.prod(param_shape) if param_shape else 1
-
-    def expand(values: Tensor) -> Tensor:  # (P, *rest) → (N, *rest), N = prod(lead)
-        rest = values.shape[1:]
-        return (
-            values.reshape(*param_shape, *rest).expand(*lead, *rest).reshape(-1, *rest)
-        )
-
-    x = images.reshape(-1, channels, height, width)
-    n = x.shape[0]
-    if strategy.crop_scale is not None or strategy.rotation > 0:
-        scale = torch.ones(n_params, device=device)
-        ratio = torch.ones(n_params, device=device)
-        if strategy.crop_scale is not None:
-            scale = _uniform(n_params, *strategy.crop_scale, generator, device)
-            log_r = _uniform(
-                n_params,
-                math.log(strategy.crop_ratio[0]),
-                math.log(strategy.crop_ratio[1]),
-                generator,
-                device,
-            )
-            ratio = log_r.exp()
-        half_w = (
-            (scale * ratio).sqrt().clamp(max=1.0)
-        )  # half-extent in normalised coordinates (of 1)
-        half_h = (scale / ratio).sqrt().clamp(max=1.0)
-        centre_x = (1 - half_w) * _uniform(n_params, -1.0, 1.0, generator, device)
-        centre_y = (1 - half_h) * _uniform(n_params, -1.0, 1.0, generator, device)
-        angle = torch.deg2rad(
-            _uniform(n_params, -strategy.rotation, strategy.rotation, generator, device)
-        )
-        cos, sin = angle.cos(), angle.sin()
-        theta = torch.stack(
-            [
-                torch.stack([half_w * cos, -half_h * sin, centre_x], -1),
-                torch.stack([half_w * sin, half_h * cos, centre_y], -1),
-            ],
-            -2,
-        )  # (P, 2, 3)
-        grid = F.affine_grid(
-            expand(theta).to(dtype), [n, channels, height, width], align_corners=False
-        )
-        x = F.grid_sample(
-            x, grid, mode="bilinear", padding_mode="zeros", align_corners=False
-        )
-    if strategy.jitter is not None:
-        on = (
-            torch.rand(n_params, generator=generator, device=device)
-            < strategy.jitter_prob
-        ).to(dtype)
-        bright = 1 + on * _uniform(
-            n_params, -strategy.jitter[0], strategy.jitter[0], generator, device
-        )
-        contrast = 1 + on * _uniform(
-            n_params, -strategy.jitter[1], strategy.jitter[1], generator, device
-        )
-        x = x * expand(bright).view(n, 1, 1, 1)
-        mean = x.mean(dim=(-3, -2, -1), keepdim=True)
-        x = (x - mean) * expand(contrast).view(n, 1, 1, 1) + mean
-    if strategy.blur_sigma is not None:
-        on = (
-            torch.rand(n_params, generator=generator, device=device)
-            < strategy.blur_prob
-        )
-        sigma = _uniform(n_params, *strategy.blur_sigma, generator, device).clamp_min(
-            1e-3
-        )
-        taps = torch.tensor([-1.0, 0.0, 1.0], device=device)
-        kernel = torch.exp(-(taps**2) / (2 * sigma[:, None] ** 2))
-        kernel = kernel / kernel.sum(-1, keepdim=True)
-        identity = torch.tensor([0.0, 1.0, 0.0], device=device).expand_as(kernel)
-        kernel = torch.where(on[:, None], kernel, identity)
-        kernel = expand(kernel).to(dtype).repeat_interleave(channels, 0)  # (N·C, 3)
-        flat = x.reshape(1, n * channels, height, width)
-        flat = F.conv2d(
-            F.pad(flat, (1, 1, 0, 0), mode="replicate"),
-            kernel.view(-1, 1, 1, 3),
-            groups=n * channels,
-        )
-        flat = F.conv2d(
-            F.pad(flat, (0, 0, 1, 1), mode="replicate"),
-            kernel.view(-1, 1, 3, 1),
-            groups=n * channels,
-        )
-        x = flat.view(n, channels, height, width)
-    if strategy.cutout > 0:
-        side = min(strategy.cutout, height, width)
-        top = (
-            torch.rand(n_params, generator=generator, device=device)
-            * (height - side + 1)
-        ).long()
-        left = (
-            torch.rand(n_params, generator=generator, device=device)
-            * (width - side + 1)
-        ).long()
-        on = (
-            torch.rand(n_params, generator=generator, device=device)
-            < strategy.cutout_prob
-        )
-        top, left, on = expand(top), expand(left), expand(on)
-        rows = torch.arange(height, device=device)
-        cols = torch.arange(width, device=device)
-        inside_r = (rows[None] >= top[:, None]) & (rows[None] < top[:, None] + side)
-        inside_c = (cols[None] >= left[:, None]) & (cols[None] < left[:, None] + side)
-        hole = (
-            inside_r[:, :, None] & inside_c[:, None, :] & on[:, None, None]
-        ).unsqueeze(1)
-        x = x.masked_fill(hole, 0.0)
-    if strategy.noise > 0:
-        noise = torch.randn(
-            (n_params, channels, height, width), generator=generator, device=device
-        )
-        x = x + strategy.noise * expand(noise).to(dtype)
-    return x.clamp(0.0, 1.0).reshape(images.shape)
-
-
-# ---------------------------------------------------------------- helpers
-
-
-def _normalise(z: Tensor) -> Tensor:
-    return F.normalize(z, dim=-1, eps=1e-12)
 
 
 def _check_count(name: str, value: int, low: int = 1) -> int:
@@ -387,7 +140,7 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
 def attracting_bound(
     encoder: Encoder,
     images: Tensor,
-    strategy: Augmentation,
+    strategy: str,
     generator: torch.Generator,
     *,
     n_transforms: int = 16,
@@ -498,7 +251,7 @@ def repelling_bound(
     labels: Tensor,
     pool_images: Tensor,
     pool_labels: Tensor,
-    strategy: Augmentation,
+    strategy: str,
     generator: torch.Generator,
     *,
     alpha: float = 1.0,
@@ -506,7 +259,7 @@ def repelling_bound(
 ) -> RepellingTerms:
     """Theorem 4.6 for every image x of ``images`` (n, C, H, W) with labels (n,): one anchor view t(x); X'
     uniform over ``pool_images`` (M, C, H, W) with ``pool_labels`` (M,) (balanced for Assumption 4.5, see
-    :func:`balanced_subset`); T' uniform over K = ``n_transforms`` transformations drawn from ``strategy``,
+    :func:`ccl_helpers.data.balanced_subset`); T' uniform over K = ``n_transforms`` transformations drawn from ``strategy``,
     each applied to the whole pool. See :func:`repelling_terms`."""
     _check_images(images)
     _check_images(pool_images, "pool_images")
@@ -530,7 +283,7 @@ def prototype_bias(
     encoder: Encoder,
     images: Tensor,
     labels: Tensor,
-    strategy: Augmentation,
+    strategy: str,
     generator: torch.Generator,
     *,
     method: str = "eq51",
@@ -606,7 +359,7 @@ def two_view_batches(
     images: Tensor,
     n_models: int,
     batch_size: int,
-    strategy: Augmentation | list[Augmentation],
+    strategy: str | list[str],
     generator: torch.Generator,
     *,
     n_streams: int | None = None,
@@ -616,7 +369,7 @@ def two_view_batches(
 
     ``n_streams`` (dividing ``n_models``; default ``n_models``) independent batches are drawn and tiled
     config-major (model i gets stream i mod n_streams), matching :func:`tiled_model`. ``strategy`` may be a
-    list with one :class:`Augmentation` per stream.
+    list with one strategy name (:data:`ccl_helpers.data.STRATEGIES`) per stream.
     """
     _check_images(images)
     _check_count("n_models", n_models)
@@ -632,8 +385,11 @@ def two_view_batches(
     strategies = strategy if isinstance(strategy, list) else [strategy] * n_streams
     if len(strategies) != n_streams:
         raise ValueError(
-            f"strategy must be one Augmentation or a list of n_streams = {n_streams}, got {len(strategies)}"
+            f"strategy must be one strategy name or a list of n_streams = "
+            f"{n_streams}, got {len(strategies)}"
         )
+    for name in strategies:
+        check_choice("strategy", name, STRATEGIES)
 
     groups = {}
     for i, s in enumerate(strategies):
@@ -659,49 +415,6 @@ def two_view_batches(
     return sample
 
 
-def balanced_subset(
-    labels: Tensor, generator: torch.Generator, per_class: int | None = None
-) -> Tensor:
-    """Indices of a class-balanced subset: ``per_class`` (default: the smallest class count) random
-    examples of every class, sorted."""
-    counts = torch.bincount(labels)
-    per_class = int(counts[counts > 0].min()) if per_class is None else per_class
-    return subset_with_counts(labels, torch.where(counts > 0, per_class, 0), generator)
-
-
-def subset_with_counts(
-    labels: Tensor, counts: Tensor, generator: torch.Generator
-) -> Tensor:
-    """Indices of a random subset with ``counts[c]`` examples of class c (without replacement), sorted;
-    ``counts`` may live on another device than ``labels``."""
-    counts = counts.to(labels.device)
-    available = torch.bincount(labels, minlength=counts.numel())
-    if (
-        counts.ndim != 1
-        or bool((counts > available[: counts.numel()]).any())
-        or bool((counts < 0).any())
-    ):
-        raise ValueError(
-            f"counts must be ≥ 0 and at most the class sizes {available.tolist()}, got {counts.tolist()}"
-        )
-    keys = torch.rand(labels.shape, generator=generator, device=labels.device)
-    chosen = []
-    for c, n in enumerate(counts.tolist()):
-        members = torch.nonzero(labels == c).flatten()
-        chosen.append(members[keys[members].argsort()[:n]])
-    return torch.cat(chosen).sort().values
-
-
-def long_tailed_counts(n_classes: int, largest: int, smallest: int) -> Tensor:
-    """Exponentially decaying class sizes n_c = round(largest · (smallest/largest)^{c/(n_classes−1)}),
-    c = 0..n_classes−1 (the profile of ImageNet-LT, Pareto-like, from ``largest`` down to ``smallest``)."""
-    _check_count("n_classes", n_classes, 2)
-    _check_count("smallest", smallest)
-    _check_count("largest", largest, smallest)
-    c = torch.arange(n_classes, dtype=torch.float64)
-    return (largest * (smallest / largest) ** (c / (n_classes - 1))).round().long()
-
-
 # ---------------------------------------------------------------- both bounds at once (trained encoders)
 
 
@@ -711,7 +424,7 @@ def bound_terms(
     labels: Tensor,
     pool_images: Tensor,
     pool_labels: Tensor,
-    strategy: Augmentation,
+    strategy: str,
     generator: torch.Generator,
     alphas: Tensor | float,
     *,

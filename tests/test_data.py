@@ -1,15 +1,11 @@
 """Tests of ccl_helpers.data: the latent-class samplers (shapes, class consistency, frequencies,
 collision probability, Gaussian moments), the digits data, the stratified split, validation; the
-fixed training sets of the convergence theorems (unit sphere, separation δ, fixed triplets) and the
-offline parsers (IDX, CIFAR-10 batches) on small files the tests write."""
+fixed training sets of the convergence theorems (unit sphere, separation δ, fixed triplets).
+The file readers are tested in test_data_files.py, subsets and augmentations in their own files."""
 
 from __future__ import annotations
 
-import gzip
 import math
-import os
-import pickle
-import struct
 
 import numpy as np
 import pytest
@@ -22,10 +18,7 @@ from ccl_helpers.data import (
     check_class_probs,
     duplicate_rows,
     fixed_triplets,
-    load_cifar10_batches,
     load_digits,
-    load_idx,
-    load_mnist,
     separation,
     train_test_split,
     unit_sphere,
@@ -577,140 +570,3 @@ def test_fixed_triplets_bad_arguments_raise():
         fixed_triplets(inputs[:-1], labels, 2, gen())
     with pytest.raises(ValueError, match="lower n"):  # class 0 cannot give 3·2 examples
         fixed_triplets(inputs, labels, 3, gen(), class_probs=torch.tensor([1.0, 0.0]))
-
-
-# ---------------------------------------------------------------- offline parsers (files written here)
-
-IDX_CODES = {
-    np.uint8: 0x08,
-    np.int8: 0x09,
-    np.int16: 0x0B,
-    np.int32: 0x0C,
-    np.float32: 0x0D,
-    np.float64: 0x0E,
-}
-
-
-def write_idx(path, array, compress=False):
-    array = np.asarray(array)
-    header = struct.pack(">BBBB", 0, 0, IDX_CODES[array.dtype.type], array.ndim)
-    header += struct.pack(f">{array.ndim}I", *array.shape)
-    raw = header + array.astype(array.dtype.newbyteorder(">")).tobytes()
-    path.write_bytes(gzip.compress(raw) if compress else raw)
-    return path
-
-
-@pytest.mark.parametrize("compress", [False, True])
-@pytest.mark.parametrize(
-    "dtype, shape",
-    [
-        (np.uint8, (4, 3, 5)),
-        (np.int8, (7,)),
-        (np.int16, (2, 3)),
-        (np.int32, (3, 2)),
-        (np.float32, (2, 2, 2)),
-        (np.float64, (5,)),
-    ],
-)
-def test_load_idx_round_trip(tmp_path, compress, dtype, shape):
-    rng = np.random.default_rng(0)
-    array = (rng.normal(size=shape) * 100).astype(dtype)
-    path = write_idx(tmp_path / "data.idx", array, compress)
-    loaded = load_idx(path)
-    assert tuple(loaded.shape) == shape
-    np.testing.assert_array_equal(loaded.numpy(), array)
-
-
-def test_load_idx_bad_files(tmp_path):
-    with pytest.raises(FileNotFoundError, match="never downloads"):
-        load_idx(tmp_path / "absent")
-    (tmp_path / "text").write_bytes(b"hello world")
-    with pytest.raises(ValueError, match="not an IDX file"):
-        load_idx(tmp_path / "text")
-    path = write_idx(tmp_path / "short", np.zeros((4, 4), np.uint8))
-    path.write_bytes(path.read_bytes()[:-3])
-    with pytest.raises(ValueError, match="bytes"):
-        load_idx(path)
-    (tmp_path / "bad.gz").write_bytes(gzip.compress(b"\x00\x00\x08\x02abc")[:-4])
-    with pytest.raises(ValueError):
-        load_idx(tmp_path / "bad.gz")
-
-
-@pytest.mark.parametrize("compress", [False, True])
-def test_load_mnist_from_local_files(tmp_path, compress):
-    rng = np.random.default_rng(1)
-    images = rng.integers(0, 256, (5, 28, 28), dtype=np.uint8)
-    labels = rng.integers(0, 10, 5, dtype=np.uint8)
-    suffix = ".gz" if compress else ""
-    write_idx(tmp_path / f"t10k-images-idx3-ubyte{suffix}", images, compress)
-    write_idx(tmp_path / f"t10k-labels-idx1-ubyte{suffix}", labels, compress)
-    x, y = load_mnist(tmp_path, train=False)
-    assert (
-        x.shape == (5, 1, 28, 28) and x.dtype == torch.float32 and y.dtype == torch.long
-    )
-    np.testing.assert_allclose(x[:, 0].numpy() * 255, images, atol=1e-4)
-    np.testing.assert_array_equal(y.numpy(), labels)
-    with pytest.raises(FileNotFoundError, match="train-images"):
-        load_mnist(tmp_path, train=True)
-
-
-def write_cifar(directory, names, per_batch=3, seed=0):
-    directory.mkdir(exist_ok=True)
-    rng = np.random.default_rng(seed)
-    written = []
-    for name in names:
-        data = rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8)
-        labels = rng.integers(0, 10, per_batch).tolist()
-        batch = {
-            b"batch_label": name.encode(),
-            b"labels": labels,
-            b"data": data,
-            b"filenames": [b"x.png"] * per_batch,
-        }
-        with open(directory / name, "wb") as handle:
-            pickle.dump(batch, handle, protocol=2)
-        written.append((data, labels))
-    return written
-
-
-def test_load_cifar10_batches_round_trip(tmp_path):
-    names = [f"data_batch_{i}" for i in range(1, 6)]
-    written = write_cifar(tmp_path / "cifar", names + ["test_batch"])
-    images, labels = load_cifar10_batches(tmp_path / "cifar")
-    assert (
-        images.shape == (15, 3, 32, 32)
-        and images.dtype == torch.float32
-        and labels.dtype == torch.long
-    )
-    data = np.concatenate([d for d, _ in written[:5]])
-    assert labels.tolist() == sum((l for _, l in written[:5]), [])
-    # row layout: 1024 red, 1024 green, 1024 blue values, each plane row-major
-    for n, c, r, col in [(0, 0, 0, 0), (4, 1, 5, 7), (14, 2, 31, 31), (7, 2, 0, 31)]:
-        assert float(images[n, c, r, col]) * 255 == pytest.approx(
-            data[n, c * 1024 + r * 32 + col], abs=1e-3
-        )
-    test_images, test_labels = load_cifar10_batches(tmp_path / "cifar", train=False)
-    assert test_images.shape == (3, 3, 32, 32) and test_labels.tolist() == written[5][1]
-
-
-def test_load_cifar10_bad_files(tmp_path):
-    with pytest.raises(FileNotFoundError, match="never downloads"):
-        load_cifar10_batches(tmp_path / "absent")
-    write_cifar(tmp_path / "partial", ["data_batch_1", "data_batch_2"])
-    with pytest.raises(FileNotFoundError, match="data_batch_3"):
-        load_cifar10_batches(tmp_path / "partial")
-    (tmp_path / "junk").mkdir()
-    (tmp_path / "junk" / "test_batch").write_bytes(b"not a pickle")
-    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):
-        load_cifar10_batches(tmp_path / "junk", train=False)
-    (tmp_path / "evil").mkdir()
-    (tmp_path / "evil" / "test_batch").write_bytes(pickle.dumps({b"data": os.getcwd}))
-    with pytest.raises(
-        ValueError, match="not a CIFAR-10 batch"
-    ):  # refuses to unpickle other objects
-        load_cifar10_batches(tmp_path / "evil", train=False)
-    (tmp_path / "shape").mkdir()
-    with open(tmp_path / "shape" / "test_batch", "wb") as handle:
-        pickle.dump({b"data": np.zeros((2, 100), np.uint8), b"labels": [0, 1]}, handle)
-    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):
-        load_cifar10_batches(tmp_path / "shape", train=False)

@@ -304,7 +304,7 @@ CH5_LOSSES = (
 def test_ch5_losses_are_safe_in_bf16(bf16, digits_split, name, loss_fn):
     x_train = digits_split[0]
     views = sa.two_view_batches(
-        x_train, N_SEEDS, 64, sa.BASE, torch.Generator().manual_seed(20)
+        x_train, N_SEEDS, 64, data.BASE, torch.Generator().manual_seed(20)
     )(1)
     model = train.StackedModel(
         lambda: models.MLP(64, hidden=(256,), out_features=32), N_SEEDS
@@ -320,7 +320,7 @@ def run_training(x_train, n_steps=20):
     whether autocast was on in the loss and in ``evaluate``)."""
     seen = {"loss": set(), "evaluate": set()}
     sample = sa.two_view_batches(
-        x_train, N_SEEDS, 64, sa.BASE, torch.Generator().manual_seed(20)
+        x_train, N_SEEDS, 64, data.BASE, torch.Generator().manual_seed(20)
     )
     held_out = sample(0)
 

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ccl_helpers import metrics
+from ccl_helpers import data, metrics
 from ccl_helpers import supervised_approx as sa
 from ccl_helpers.losses import nt_xent_loss
 from ccl_helpers.losses.balanced import (
@@ -227,104 +227,6 @@ def test_losses_vmap_over_alpha_and_lambda():
     torch.testing.assert_close(got, want)
 
 
-# ---------------------------------------------------------------- augmentations
-
-IMAGES = torch.rand(6, 1, 8, 8, generator=torch.Generator().manual_seed(0))
-
-
-@pytest.mark.parametrize("name", list(sa.STRATEGIES))
-def test_augment_shape_range_and_determinism(name):
-    strategy = sa.STRATEGIES[name]
-    a = sa.augment(IMAGES, strategy, torch.Generator().manual_seed(3))
-    b = sa.augment(IMAGES, strategy, torch.Generator().manual_seed(3))
-    assert a.shape == IMAGES.shape and a.min() >= 0 and a.max() <= 1
-    torch.testing.assert_close(a, b)
-    if name == "none":
-        torch.testing.assert_close(a, IMAGES)
-
-
-def test_full_crop_without_rotation_is_the_identity():
-    strategy = sa.Augmentation(crop_scale=(1.0, 1.0), crop_ratio=(1.0, 1.0))
-    torch.testing.assert_close(
-        sa.augment(IMAGES, strategy, torch.Generator()), IMAGES, atol=1e-6, rtol=0
-    )
-
-
-def test_rotation_keeps_a_centred_disc_and_crop_zooms_in():
-    grid = torch.stack(
-        torch.meshgrid(torch.arange(8.0) - 3.5, torch.arange(8.0) - 3.5, indexing="ij")
-    )
-    disc = (grid.norm(dim=0) < 2.5).double().expand(10, 1, 8, 8)
-    rotated = sa.augment(
-        disc, sa.Augmentation(rotation=180.0), torch.Generator().manual_seed(0)
-    )
-    assert (rotated - disc).abs().mean() < 0.08
-    zoomed = sa.augment(
-        disc,
-        sa.Augmentation(crop_scale=(0.25, 0.25), crop_ratio=(1.0, 1.0)),
-        torch.Generator(),
-    )
-    assert (
-        zoomed.mean() > disc.mean()
-    )  # a centred crop of a quarter of the area enlarges the disc
-
-
-def test_blur_preserves_constant_images_and_noise_has_its_std():
-    constant = torch.full((4, 1, 8, 8), 0.5)
-    blurred = sa.augment(
-        constant,
-        sa.Augmentation(blur_sigma=(0.5, 1.0), blur_prob=1.0),
-        torch.Generator(),
-    )
-    torch.testing.assert_close(blurred, constant)
-    noisy = sa.augment(
-        torch.full((200, 1, 8, 8), 0.5),
-        sa.Augmentation(noise=0.05),
-        torch.Generator().manual_seed(1),
-    )
-    assert abs((noisy - 0.5).std().item() - 0.05) < 0.003
-
-
-def test_cutout_zeroes_one_square_of_its_side():
-    out = sa.augment(
-        torch.ones(20, 1, 8, 8),
-        sa.Augmentation(cutout=3),
-        torch.Generator().manual_seed(2),
-    )
-    assert ((out == 0).sum(dim=(1, 2, 3)) == 9).all()
-
-
-def test_param_shape_shares_the_transformation():
-    images = IMAGES[:1].expand(3, 4, 1, 8, 8)  # the same image everywhere
-    shared_rows = sa.augment(
-        images, sa.BASE, torch.Generator().manual_seed(4), param_shape=(3, 1)
-    )
-    assert all(
-        torch.equal(shared_rows[k, 0], shared_rows[k, j])
-        for k in range(3)
-        for j in range(4)
-    )
-    assert not torch.equal(shared_rows[0, 0], shared_rows[1, 0])
-    with pytest.raises(ValueError, match="param_shape"):
-        sa.augment(images, sa.BASE, torch.Generator(), param_shape=(2, 1))
-
-
-@pytest.mark.parametrize(
-    "kwargs,argument",
-    [
-        ({"crop_scale": (0.0, 1.0)}, "crop_scale"),
-        ({"rotation": -1.0}, "rotation"),
-        ({"noise": -0.1}, "noise"),
-        ({"cutout": 1.5}, "cutout"),
-        ({"blur_prob": 2.0}, "blur_prob"),
-        ({"jitter": (0.5, 0.1)}, "jitter"),
-    ],
-)
-def test_augmentation_arguments_raise_value_error(kwargs, argument):
-    with pytest.raises(ValueError, match=argument):
-        sa.Augmentation(**kwargs)
-
-
 # ---------------------------------------------------------------- Theorem 4.4
 
 
@@ -443,10 +345,10 @@ def test_encoder_level_functions_are_deterministic_and_use_leading_dims():
     )  # two "seeds"  # noqa: E731
     with torch.no_grad():
         a1 = sa.attracting_bound(
-            stacked, images, sa.BASE, torch.Generator().manual_seed(5), n_transforms=4
+            stacked, images, data.BASE, torch.Generator().manual_seed(5), n_transforms=4
         )
         a2 = sa.attracting_bound(
-            stacked, images, sa.BASE, torch.Generator().manual_seed(5), n_transforms=4
+            stacked, images, data.BASE, torch.Generator().manual_seed(5), n_transforms=4
         )
         r = sa.repelling_bound(
             stacked,
@@ -454,19 +356,19 @@ def test_encoder_level_functions_are_deterministic_and_use_leading_dims():
             labels,
             images,
             labels,
-            sa.BASE,
+            data.BASE,
             torch.Generator().manual_seed(6),
             alpha=2.0,
             n_transforms=3,
         )
         b = sa.prototype_bias(
-            stacked, images, labels, sa.BASE, torch.Generator().manual_seed(7)
+            stacked, images, labels, data.BASE, torch.Generator().manual_seed(7)
         )
         p = sa.prototype_bias(
             stacked,
             images,
             labels,
-            sa.STRATEGIES["none"],
+            "none",
             torch.Generator(),
             method="plugin",
         )
@@ -485,7 +387,7 @@ def test_prototype_bias_zero_for_a_constant_encoder():
     labels = torch.arange(10) % 2
     assert (
         sa.prototype_bias(
-            encoder, torch.rand(10, 1, 8, 8), labels, sa.BASE, torch.Generator()
+            encoder, torch.rand(10, 1, 8, 8), labels, data.BASE, torch.Generator()
         ).item()
         == 0
     )
@@ -499,7 +401,7 @@ def test_prototype_bias_zero_for_a_constant_encoder():
             lambda: sa.attracting_bound(
                 lambda x: x.flatten(1),
                 torch.rand(3, 1, 8, 8),
-                sa.BASE,
+                data.BASE,
                 torch.Generator(),
                 n_transforms=1,
             ),
@@ -532,23 +434,21 @@ def test_prototype_bias_zero_for_a_constant_encoder():
                 lambda x: x.flatten(1),
                 torch.rand(4, 1, 8, 8),
                 torch.arange(4) % 2,
-                sa.BASE,
+                data.BASE,
                 torch.Generator(),
                 method="exact",
             ),
             "method",
         ),
-        (lambda: sa.augment(torch.rand(8, 8), sa.BASE, torch.Generator()), "images"),
-        (lambda: sa.long_tailed_counts(10, 5, 20), "largest"),
         (
-            lambda: sa.subset_with_counts(
-                torch.arange(4) % 2, torch.tensor([3, 1]), torch.Generator()
+            lambda: sa.two_view_batches(
+                torch.rand(8, 1, 8, 8), 2, 4, "blur", torch.Generator()
             ),
-            "counts",
+            "strategy",
         ),
         (
             lambda: sa.two_view_batches(
-                torch.rand(4, 1, 8, 8), 4, 8, sa.BASE, torch.Generator()
+                torch.rand(4, 1, 8, 8), 4, 8, data.BASE, torch.Generator()
             ),
             "batch_size",
         ),
@@ -573,7 +473,7 @@ def test_tiled_model_shares_initialisations_and_batches_tile():
         torch.rand(20, 1, 8, 8),
         6,
         4,
-        sa.BASE,
+        data.BASE,
         torch.Generator().manual_seed(0),
         n_streams=2,
     )
@@ -582,23 +482,6 @@ def test_tiled_model_shares_initialisations_and_batches_tile():
         v1.shape == (6, 4, 1, 8, 8)
         and torch.equal(v1[0], v1[2])
         and not torch.equal(v1[0], v2[0])
-    )
-
-
-def test_subsets_and_long_tail():
-    labels = torch.arange(100) % 4
-    counts = sa.long_tailed_counts(4, 20, 3)
-    assert counts.tolist() == [20, 11, 6, 3]
-    index = sa.subset_with_counts(labels, counts, torch.Generator().manual_seed(0))
-    assert (
-        torch.bincount(labels[index]).tolist() == counts.tolist()
-        and index.unique().numel() == index.numel()
-    )
-    assert (
-        torch.bincount(
-            labels[sa.balanced_subset(labels, torch.Generator(), 7)]
-        ).tolist()
-        == [7] * 4
     )
 
 
@@ -637,7 +520,7 @@ def test_bound_terms_selects_each_models_alpha_and_summarises():
             labels,
             images,
             labels,
-            sa.BASE,
+            data.BASE,
             torch.Generator().manual_seed(0),
             torch.tensor([1.0, 8.0]),
             n_transforms_attract=3,
@@ -649,7 +532,7 @@ def test_bound_terms_selects_each_models_alpha_and_summarises():
             labels,
             images,
             labels,
-            sa.BASE,
+            data.BASE,
             torch.Generator().manual_seed(0),
             8.0,
             n_transforms_attract=3,
@@ -669,7 +552,7 @@ def test_bound_terms_selects_each_models_alpha_and_summarises():
             labels,
             images,
             labels,
-            sa.BASE,
+            data.BASE,
             torch.Generator(),
             torch.tensor([1.0, 2.0, 3.0]),
         )

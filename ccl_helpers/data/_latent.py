@@ -1,4 +1,4 @@
-"""Data: the latent-class model of contrastive learning and the embedded digits data.
+"""The latent-class model of contrastive learning, scikit-learn's digits, and fixed training sets.
 
 The latent-class model (Arora et al., 2019): nature has classes c with probabilities
 ρ(c) and a distribution D_c per class. A similar pair (x, x⁺) ~ D_sim draws c⁺ ~ ρ and
@@ -10,22 +10,15 @@ and returns tensors of that leading shape on the model's device.
 
 Fixed training sets for the convergence theorems (Merad et al., Section 4; Wen 2020): inputs on the
 unit sphere (:func:`unit_sphere`), their separation δ (:func:`separation`) and fixed triplets
-(:func:`fixed_triplets`). Larger data sets for the ``paper`` scale are read from local files only
-(:func:`load_mnist`, :func:`load_idx`, :func:`load_cifar10_batches`); nothing is ever downloaded.
+(:func:`fixed_triplets`).
 """
 
 from __future__ import annotations
 
-import gzip
-import os
-import pickle
-import struct
 import warnings
 from dataclasses import dataclass
-from pathlib import Path
 from typing import NamedTuple
 
-import numpy as np
 import torch
 from torch import Tensor
 
@@ -446,177 +439,3 @@ def fixed_triplets(
     return Triplets(
         points[:, 0], points[:, 1], points[:, 2], anchor_class, negative_class, index
     )
-
-
-# ---------------------------------------------------------------- offline loaders (paper scale)
-
-_IDX_TYPES = {
-    0x08: np.dtype(">u1"),
-    0x09: np.dtype(">i1"),
-    0x0B: np.dtype(">i2"),
-    0x0C: np.dtype(">i4"),
-    0x0D: np.dtype(">f4"),
-    0x0E: np.dtype(">f8"),
-}
-
-
-def _existing(path: str | os.PathLike, what: str) -> Path:
-    path = Path(path)
-    if not path.exists():
-        raise FileNotFoundError(
-            f"{what} not found at {path}; this package never downloads data: "
-            f"place the files there yourself"
-        )
-    return path
-
-
-def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Tensor:
-    """Parse an IDX file (the format of MNIST and FashionMNIST), gzipped or not (detected from its bytes).
-
-    Format: two zero bytes, a type byte (0x08 uint8, 0x09 int8, 0x0B int16, 0x0C int32, 0x0D float32,
-    0x0E float64), the number of dimensions k, k big-endian uint32 sizes, then the values, big-endian,
-    row-major. Returns a tensor of those sizes and type on ``device``. Raises FileNotFoundError when the
-    file is absent and ValueError when it is not a well-formed IDX file.
-    """
-    raw = _existing(path, "IDX file").read_bytes()
-    if raw[:2] == b"\x1f\x8b":
-        try:
-            raw = gzip.decompress(raw)
-        except (OSError, EOFError) as error:
-            raise ValueError(f"path {path} is a corrupt gzip file: {error}") from error
-    if len(raw) < 4 or raw[:2] != b"\x00\x00" or raw[2] not in _IDX_TYPES:
-        raise ValueError(
-            f"path {path} is not an IDX file (bad magic number {raw[:4].hex()})"
-        )
-    ndim = raw[3]
-    header = 4 + 4 * ndim
-    if len(raw) < header:
-        raise ValueError(f"path {path}: truncated IDX header")
-    shape = struct.unpack(f">{ndim}I", raw[4:header])
-    dtype = _IDX_TYPES[raw[2]]
-    expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
-    if len(raw) - header != expected:
-        raise ValueError(
-            f"path {path}: IDX data has {len(raw) - header} bytes, its header {shape} of "
-            f"{dtype.name} needs {expected}"
-        )
-    values = np.frombuffer(raw, dtype=dtype, offset=header).astype(
-        dtype.newbyteorder("=")
-    )
-    return torch.from_numpy(values.reshape(shape)).to(device)
-
-
-def load_mnist(
-    directory: str | os.PathLike,
-    train: bool = True,
-    device: torch.device | str = "cpu",
-    dtype: torch.dtype = torch.float32,
-) -> tuple[Tensor, Tensor]:
-    """MNIST or FashionMNIST from local IDX files (both use the same file names), never downloaded.
-
-    ``directory`` holds ``train-images-idx3-ubyte``, ``train-labels-idx1-ubyte``, ``t10k-images-idx3-ubyte``,
-    ``t10k-labels-idx1-ubyte`` (each optionally ``.gz``; e.g. torchvision's ``<root>/MNIST/raw``).
-    Returns images (N, 1, 28, 28) scaled to [0, 1] and labels (N,) long, on ``device``.
-    """
-    prefix = "train" if train else "t10k"
-
-    def find(kind: str, ndim: int) -> Path:
-        for name in (
-            f"{prefix}-{kind}-idx{ndim}-ubyte",
-            f"{prefix}-{kind}.idx{ndim}-ubyte",
-        ):
-            for suffix in ("", ".gz"):
-                if (Path(directory) / (name + suffix)).exists():
-                    return Path(directory) / (name + suffix)
-        raise FileNotFoundError(
-            f"{prefix}-{kind}-idx{ndim}-ubyte[.gz] not found in {directory}; this package "
-            f"never downloads data: place the files there yourself"
-        )
-
-    images, labels = load_idx(find("images", 3)), load_idx(find("labels", 1))
-    if images.ndim != 3 or labels.ndim != 1 or images.shape[0] != labels.shape[0]:
-        raise ValueError(
-            f"directory {directory}: images {tuple(images.shape)} and labels {tuple(labels.shape)} "
-            f"do not form a data set"
-        )
-    return (
-        images.to(device=device, dtype=dtype).unsqueeze(1) / 255.0,
-        labels.to(device=device, dtype=torch.long),
-    )
-
-
-class _ArrayUnpickler(pickle.Unpickler):
-    """Unpickles only containers of plain values and NumPy arrays (the CIFAR-10 batches), nothing else."""
-
-    _allowed = {
-        ("_codecs", "encode"),
-        ("numpy", "ndarray"),
-        ("numpy", "dtype"),
-        ("numpy.core.multiarray", "_reconstruct"),
-        ("numpy._core.multiarray", "_reconstruct"),
-        ("numpy.core.multiarray", "scalar"),
-        ("numpy._core.multiarray", "scalar"),
-    }
-
-    def find_class(self, module: str, name: str):
-        if (module, name) not in self._allowed:
-            raise pickle.UnpicklingError(f"refusing to load {module}.{name}")
-        if module == "numpy.core.multiarray":
-            module = "numpy._core.multiarray" if hasattr(np, "_core") else module
-        return super().find_class(module, name)
-
-
-def load_cifar10_batches(
-    directory: str | os.PathLike,
-    train: bool = True,
-    device: torch.device | str = "cpu",
-    dtype: torch.dtype = torch.float32,
-) -> tuple[Tensor, Tensor]:
-    """CIFAR-10 from its local "python version" batches, never downloaded.
-
-    ``directory`` (e.g. ``cifar-10-batches-py``) holds ``data_batch_1`` … ``data_batch_5`` (``train``) and
-    ``test_batch``; each is a pickled dict with ``data`` (k, 3072) uint8 — per row the 32×32 red, green and
-    blue planes, row-major — and ``labels`` (k,) in 0..9. Only arrays and plain values are unpickled.
-    Returns images (N, 3, 32, 32) scaled to [0, 1] and labels (N,) long, on ``device``.
-    """
-    directory = _existing(directory, "CIFAR-10 directory")
-    names = [f"data_batch_{i}" for i in range(1, 6)] if train else ["test_batch"]
-    missing = [name for name in names if not (directory / name).exists()]
-    if missing:
-        raise FileNotFoundError(
-            f"CIFAR-10 batches {missing} not found in {directory}; this package never "
-            f"downloads data: place the files there yourself"
-        )
-    images, labels = [], []
-    for name in names:
-        try:
-            with open(directory / name, "rb") as handle:
-                batch = _ArrayUnpickler(handle, encoding="bytes").load()
-            data = np.asarray(batch.get(b"data", batch.get("data")), dtype=np.uint8)
-            target = np.asarray(
-                batch.get(b"labels", batch.get("labels")), dtype=np.int64
-            )
-        except (
-            pickle.UnpicklingError,
-            EOFError,
-            AttributeError,
-            TypeError,
-            ValueError,
-        ) as error:
-            raise ValueError(
-                f"{directory / name} is not a CIFAR-10 batch: {error}"
-            ) from error
-        if (
-            data.ndim != 2
-            or data.shape[1] != 3 * 32 * 32
-            or target.shape != (data.shape[0],)
-        ):
-            raise ValueError(
-                f"{directory / name} is not a CIFAR-10 batch: data {data.shape}, labels {target.shape}"
-            )
-        images.append(data.reshape(-1, 3, 32, 32))
-        labels.append(target)
-    images_t = (
-        torch.from_numpy(np.concatenate(images)).to(device=device, dtype=dtype) / 255.0
-    )
-    return images_t, torch.from_numpy(np.concatenate(labels)).to(device)

@@ -1,0 +1,384 @@
+"""Tests of ccl_helpers.data's file readers and data sets: IDX and CIFAR-10 parsers on
+small files the tests write; FashionMNIST on Debian's files (shapes, range, class
+counts, md5 of the contents); bad files; the search order; the error that names the
+ways to get the files; the download and the fetch command's decisions (monkeypatched:
+no network, no apt-get)."""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import pickle
+import struct
+
+import numpy as np
+import pytest
+import torch
+
+from ccl_helpers import data
+from ccl_helpers.data import (
+    DataNotFoundError,
+    _fetch,
+    load_cifar10_batches,
+    load_idx,
+)
+from ccl_helpers.data.__main__ import main as data_main
+
+# ------------------------------------------------------------ IDX and CIFAR-10 files
+
+IDX_CODES = {
+    np.uint8: 0x08,
+    np.int8: 0x09,
+    np.int16: 0x0B,
+    np.int32: 0x0C,
+    np.float32: 0x0D,
+    np.float64: 0x0E,
+}
+
+
+def write_idx(path, array, compress=False):
+    array = np.asarray(array)
+    header = struct.pack(">BBBB", 0, 0, IDX_CODES[array.dtype.type], array.ndim)
+    header += struct.pack(f">{array.ndim}I", *array.shape)
+    raw = header + array.astype(array.dtype.newbyteorder(">")).tobytes()
+    path.write_bytes(gzip.compress(raw) if compress else raw)
+    return path
+
+
+@pytest.mark.parametrize("compress", [False, True])
+@pytest.mark.parametrize(
+    "dtype, shape",
+    [
+        (np.uint8, (4, 3, 5)),
+        (np.int8, (7,)),
+        (np.int16, (2, 3)),
+        (np.int32, (3, 2)),
+        (np.float32, (2, 2, 2)),
+        (np.float64, (5,)),
+    ],
+)
+def test_load_idx_round_trip(tmp_path, compress, dtype, shape):
+    rng = np.random.default_rng(0)
+    array = (rng.normal(size=shape) * 100).astype(dtype)
+    path = write_idx(tmp_path / "data.idx", array, compress)
+    loaded = load_idx(path)
+    assert tuple(loaded.shape) == shape
+    np.testing.assert_array_equal(loaded.numpy(), array)
+
+
+def test_load_idx_bad_files(tmp_path):
+    with pytest.raises(DataNotFoundError, match="not found"):
+        load_idx(tmp_path / "absent")
+    (tmp_path / "text").write_bytes(b"hello world")
+    with pytest.raises(ValueError, match="not an IDX file"):
+        load_idx(tmp_path / "text")
+    path = write_idx(tmp_path / "short", np.zeros((4, 4), np.uint8))
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(ValueError, match="bytes"):
+        load_idx(path)
+    (tmp_path / "bad.gz").write_bytes(gzip.compress(b"\x00\x00\x08\x02abc")[:-4])
+    with pytest.raises(ValueError):
+        load_idx(tmp_path / "bad.gz")
+
+
+def write_cifar(directory, names, per_batch=3, seed=0):
+    directory.mkdir(exist_ok=True)
+    rng = np.random.default_rng(seed)
+    written = []
+    for name in names:
+        data = rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8)
+        labels = rng.integers(0, 10, per_batch).tolist()
+        batch = {
+            b"batch_label": name.encode(),
+            b"labels": labels,
+            b"data": data,
+            b"filenames": [b"x.png"] * per_batch,
+        }
+        with open(directory / name, "wb") as handle:
+            pickle.dump(batch, handle, protocol=2)
+        written.append((data, labels))
+    return written
+
+
+def test_load_cifar10_batches_round_trip(tmp_path):
+    names = [f"data_batch_{i}" for i in range(1, 6)]
+    written = write_cifar(tmp_path / "cifar", names + ["test_batch"])
+    images, labels = load_cifar10_batches(tmp_path / "cifar")
+    assert (
+        images.shape == (15, 3, 32, 32)
+        and images.dtype == torch.float32
+        and labels.dtype == torch.long
+    )
+    data = np.concatenate([d for d, _ in written[:5]])
+    assert labels.tolist() == sum((batch for _, batch in written[:5]), [])
+    # row layout: 1024 red, 1024 green, 1024 blue values, each plane row-major
+    for n, c, r, col in [(0, 0, 0, 0), (4, 1, 5, 7), (14, 2, 31, 31), (7, 2, 0, 31)]:
+        assert float(images[n, c, r, col]) * 255 == pytest.approx(
+            data[n, c * 1024 + r * 32 + col], abs=1e-3
+        )
+    test_images, test_labels = load_cifar10_batches(tmp_path / "cifar", train=False)
+    assert test_images.shape == (3, 3, 32, 32) and test_labels.tolist() == written[5][1]
+
+
+def test_load_cifar10_bad_files(tmp_path):
+    with pytest.raises(DataNotFoundError, match="not found"):
+        load_cifar10_batches(tmp_path / "absent")
+    write_cifar(tmp_path / "partial", ["data_batch_1", "data_batch_2"])
+    with pytest.raises(FileNotFoundError, match="data_batch_3"):
+        load_cifar10_batches(tmp_path / "partial")
+    (tmp_path / "junk").mkdir()
+    (tmp_path / "junk" / "test_batch").write_bytes(b"not a pickle")
+    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):
+        load_cifar10_batches(tmp_path / "junk", train=False)
+    (tmp_path / "evil").mkdir()
+    (tmp_path / "evil" / "test_batch").write_bytes(pickle.dumps({b"data": os.getcwd}))
+    with pytest.raises(
+        ValueError, match="not a CIFAR-10 batch"
+    ):  # refuses to unpickle other objects
+        load_cifar10_batches(tmp_path / "evil", train=False)
+    (tmp_path / "shape").mkdir()
+    with open(tmp_path / "shape" / "test_batch", "wb") as handle:
+        pickle.dump({b"data": np.zeros((2, 100), np.uint8), b"labels": [0, 1]}, handle)
+    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):
+        load_cifar10_batches(tmp_path / "shape", train=False)
+
+
+# ---------------------------------------------------------------- FashionMNIST (Debian)
+
+debian = pytest.mark.skipif(
+    not (data.DEBIAN_FASHION_MNIST / "t10k-labels-idx1-ubyte.gz").exists(),
+    reason="Debian's dataset-fashion-mnist is not installed",
+)
+
+
+@debian
+@pytest.mark.parametrize("split, n", [("train", 6000), ("test", 1000)])
+def test_fashion_mnist_from_debian_files(split, n, monkeypatch):
+    monkeypatch.delenv("CCL_DATA_DIR", raising=False)
+    images, labels = data.fashion_mnist(split)
+    assert images.shape == (10 * n, 1, 28, 28) and images.dtype == torch.float32
+    assert labels.shape == (10 * n,) and labels.dtype == torch.int64
+    assert float(images.min()) == 0.0 and float(images.max()) == 1.0
+    assert torch.bincount(labels).tolist() == [n] * 10
+    # values are k/255: the uint8 pixels, unchanged
+    pixels = images[:50] * 255
+    torch.testing.assert_close(pixels, pixels.round(), atol=1e-4, rtol=0)
+
+
+@debian
+def test_debian_files_hold_the_published_contents():
+    """Debian recompressed the .gz files; their contents have the published md5."""
+    want = data.SOURCES["fashion-mnist"].content_md5
+    for name, md5 in want.items():
+        raw = gzip.decompress((data.DEBIAN_FASHION_MNIST / f"{name}.gz").read_bytes())
+        assert hashlib.md5(raw).hexdigest() == md5, name
+
+
+# ---------------------------------------------------------------- search order, errors
+
+
+def write_split(folder, split="test", n=3, label=0, compress=True):
+    """A small IDX pair of ``split`` in ``folder``, all labels equal to ``label``."""
+    folder.mkdir(parents=True, exist_ok=True)
+    images_name, labels_name = _fetch.SPLITS[split]
+    suffix = ".gz" if compress else ""
+    pixels = np.arange(n * 28 * 28, dtype=np.int64).reshape(n, 28, 28) % 256
+    write_idx(folder / f"{images_name}{suffix}", pixels.astype(np.uint8), compress)
+    write_idx(folder / f"{labels_name}{suffix}", np.full(n, label, np.uint8), compress)
+    return folder
+
+
+@pytest.fixture
+def places(tmp_path, monkeypatch):
+    """Empty root, CCL_DATA_DIR, Debian and cache folders, wired into the search."""
+    folders = {name: tmp_path / name for name in ("root", "env", "debian", "cache")}
+    monkeypatch.setenv("CCL_DATA_DIR", str(folders["env"]))
+    monkeypatch.setattr(_fetch, "DEBIAN_FASHION_MNIST", folders["debian"])
+    monkeypatch.setattr(_fetch, "cache_dir", lambda dataset: folders["cache"] / dataset)
+    return folders
+
+
+def test_search_order_root_env_debian_cache(places):
+    write_split(places["cache"] / "fashion-mnist", label=4)
+    assert data.fashion_mnist("test")[1].tolist() == [4] * 3
+    write_split(places["debian"], label=3)
+    assert data.fashion_mnist("test")[1].tolist() == [3] * 3
+    write_split(places["env"] / "fashion-mnist", label=2, compress=False)
+    assert data.fashion_mnist("test")[1].tolist() == [2] * 3
+    write_split(places["root"], label=1)
+    images, labels = data.fashion_mnist("test", root=places["root"])
+    assert labels.tolist() == [1] * 3 and images.shape == (3, 1, 28, 28)
+    assert float(images[0, 0, 0, 5]) == pytest.approx(5 / 255)
+    assert data.search_path("fashion-mnist", places["root"])[0] == places["root"]
+    # MNIST has no Debian package: its own subfolder of CCL_DATA_DIR, then the cache
+    write_split(places["env"] / "MNIST" / "raw", label=7)
+    assert data.mnist("test")[1].tolist() == [7] * 3
+    assert places["debian"] not in data.search_path("mnist")
+
+
+def test_missing_files_raise_one_error_naming_the_three_ways(places):
+    with pytest.raises(DataNotFoundError) as caught:
+        data.fashion_mnist("train", root=places["root"])
+    message = str(caught.value)
+    assert isinstance(caught.value, ValueError)
+    assert isinstance(caught.value, FileNotFoundError)
+    for part in (
+        "train-images-idx3-ubyte",
+        str(places["root"]),
+        "CCL_DATA_DIR",
+        "apt-get install dataset-fashion-mnist",
+        "python -m ccl_helpers.data fetch",
+        str(places["cache"] / "fashion-mnist"),
+    ):
+        assert part in message, part
+    with pytest.raises(DataNotFoundError) as caught:
+        data.mnist("test")
+    assert "apt-get" not in str(caught.value) and "--dataset mnist" in str(caught.value)
+
+
+@pytest.mark.parametrize(
+    "call, argument",
+    [
+        (lambda: data.fashion_mnist("val"), "split"),
+        (lambda: data.search_path("cifar"), "dataset"),
+        (lambda: data.fetch("emnist"), "dataset"),
+    ],
+)
+def test_bad_arguments_raise_value_error(call, argument):
+    with pytest.raises(ValueError, match=argument):
+        call()
+
+
+def test_bad_files_raise_value_errors_naming_the_file(places):
+    root = write_split(places["root"], compress=False)
+    images_file = root / "t10k-images-idx3-ubyte"
+    labels_file = root / "t10k-labels-idx1-ubyte"
+    good = images_file.read_bytes()
+    images_file.write_bytes(good[:-100])  # truncated
+    with pytest.raises(ValueError, match=str(images_file)):
+        data.fashion_mnist("test", root=root)
+    images_file.write_bytes(b"\x00\x00\x07\x03" + good[4:])  # wrong magic number
+    with pytest.raises(ValueError, match="bad magic number"):
+        data.fashion_mnist("test", root=root)
+    images_file.write_bytes(good)
+    write_idx(labels_file, np.zeros(4, np.uint8))  # 4 labels, 3 images
+    with pytest.raises(ValueError, match="4 labels") as caught:
+        data.fashion_mnist("test", root=root)
+    assert str(labels_file) in str(caught.value) and str(images_file) in str(
+        caught.value
+    )
+    write_idx(labels_file, np.full(3, 10, np.uint8))
+    with pytest.raises(ValueError, match="outside 0..9"):
+        data.fashion_mnist("test", root=root)
+    write_idx(labels_file, np.zeros(3, np.int32))
+    with pytest.raises(ValueError, match="uint8 labels"):
+        data.fashion_mnist("test", root=root)
+
+
+# ---------------------------------------------------------------- download and fetch
+
+
+def test_download_checks_md5_and_falls_back_to_the_next_mirror(places, monkeypatch):
+    import pooch
+
+    calls = []
+
+    def retrieve(url, known_hash, fname, path, progressbar):
+        calls.append((url, known_hash))
+        if url.startswith(_fetch.MNIST.mirrors[0]):
+            raise OSError("unreachable")
+        write_split(path, "train" if fname.startswith("train") else "test")
+        return str(path / fname)
+
+    monkeypatch.setattr(pooch, "retrieve", retrieve)
+    folder = data.download("mnist")
+    assert folder == places["cache"] / "mnist"
+    hashes = {f"md5:{md5}" for md5 in _fetch.MNIST.gzip_md5.values()}
+    assert {known for _, known in calls} == hashes and len(calls) == 8
+    assert data.mnist("train")[0].shape == (3, 1, 28, 28)
+    monkeypatch.setattr(
+        pooch, "retrieve", lambda *a, **k: (_ for _ in ()).throw(OSError("offline"))
+    )
+    with pytest.raises(DataNotFoundError, match="offline"):
+        data.download("fashion-mnist")
+
+
+def test_loader_downloads_only_when_asked(places, monkeypatch):
+    asked = []
+
+    def fake_download(dataset):
+        asked.append(dataset)
+        return write_split(places["cache"] / dataset)
+
+    monkeypatch.setattr(_fetch, "download", fake_download)
+    with pytest.raises(DataNotFoundError):
+        data.fashion_mnist("test")
+    assert asked == []
+    assert data.fashion_mnist("test", download=True)[1].shape == (3,)
+    assert asked == ["fashion-mnist"]
+
+
+@pytest.fixture
+def system(places, monkeypatch):
+    """apt-get present, user root, commands recorded; apt-get install writes the
+    Debian files when ``state["install_works"]``; download fails unless allowed."""
+    state = {"commands": [], "install_works": True, "fail_first": False, "downloads": 0}
+
+    def run(command):
+        state["commands"].append(command)
+        if command[:2] == ["apt-get", "install"]:
+            if state["fail_first"] and state["commands"].count(command) == 1:
+                return 100
+            if state["install_works"]:
+                write_split(places["debian"], "train")
+                return 0
+            return 100
+        return 0
+
+    def fake_download(dataset):
+        state["downloads"] += 1
+        if not state.get("network"):
+            raise DataNotFoundError("no network")
+        return write_split(places["cache"] / dataset, "train")
+
+    monkeypatch.setattr(_fetch, "_run", run)
+    monkeypatch.setattr(_fetch, "download", fake_download)
+    monkeypatch.setattr(_fetch.shutil, "which", lambda name: f"/usr/bin/{name}")
+    monkeypatch.setattr(_fetch.os, "geteuid", lambda: 0, raising=False)
+    return state
+
+
+def test_fetch_does_nothing_when_the_files_are_there(places, system, capsys):
+    write_split(places["env"], "train")
+    assert data_main(["fetch"]) == 0
+    assert str(places["env"]) in capsys.readouterr().out
+    assert system["commands"] == [] and system["downloads"] == 0
+
+
+def test_fetch_installs_the_debian_package_as_root(places, system):
+    assert data.fetch() == places["debian"]
+    assert system["commands"] == [["apt-get", "install", "-y", "dataset-fashion-mnist"]]
+
+
+def test_fetch_updates_apt_when_the_first_install_fails(places, system):
+    system["fail_first"] = True
+    assert data.fetch() == places["debian"]
+    install = ["apt-get", "install", "-y", "dataset-fashion-mnist"]
+    assert system["commands"] == [install, ["apt-get", "update"], install]
+
+
+def test_fetch_downloads_when_not_root_or_for_mnist(places, system, monkeypatch):
+    system["network"] = True
+    assert data.fetch("mnist") == places["cache"] / "mnist"
+    monkeypatch.setattr(_fetch.os, "geteuid", lambda: 1000, raising=False)
+    assert data.fetch() == places["cache"] / "fashion-mnist"
+    assert system["commands"] == [] and system["downloads"] == 2
+
+
+def test_fetch_fails_with_the_three_ways(places, system, capsys):
+    system["install_works"] = False
+    assert data_main(["fetch", "--root", str(places["root"])]) == 1
+    err = capsys.readouterr().err
+    assert "no network" in err and "apt-get install dataset-fashion-mnist" in err
+    assert "CCL_DATA_DIR" in err and system["downloads"] == 1
