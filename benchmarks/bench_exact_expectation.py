@@ -7,8 +7,8 @@ Usage: python benchmarks/bench_exact_expectation.py [--repeats R] [--loop-repeat
 Prints, for each (n, k), the number of (anchor, set) pairs, the median wall-clock time of each
 implementation, their ratio and the absolute difference of the two values, and exits with status 1
 if the vectorised version is less than 50 times faster on any case with at least 1,000 (anchor, set)
-pairs (the target of issue 4; below that, the loop is too short for the ratio to mean much: its fixed
-cost per call dominates the vectorised version).
+pairs (below that, the loop is too short for the ratio to mean much: its fixed cost per
+call dominates the vectorised version).
 """
 
 from __future__ import annotations

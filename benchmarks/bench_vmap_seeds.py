@@ -15,7 +15,7 @@ so it can only remove the rest of the time: the speed-up is at most the Amdahl c
 1 / (matrix-product share of the one-by-one side), reported per case. A case whose ceiling is below the goal
 is compute-bound and cannot meet it by stacking; one whose ceiling is above the goal but whose ratio is not
 spends the difference in the stacked step's fixed costs (``vmap`` and ``functional_call``). Exits with status 1 if any ratio is below the goal
-(≥ 3× on a CPU, ≥ 5× on a GPU; issue 7).
+(≥ 3× on a CPU, ≥ 5× on a GPU).
 """
 
 from __future__ import annotations

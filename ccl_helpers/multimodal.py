@@ -1,30 +1,32 @@
 """Chapter 4: Ren & Li, *On the Importance of Contrastive Loss in Multimodal Learning* (arXiv 2304.03717).
 
-Our copy of the source lost its formulas; the model below follows the rebuild in
-``shared/papers/multimodal-contrastive-spec.md`` (tags [C] confirmed, [R] reconstructed there).
+The model is written out in the book's appendix, *The multimodal model of Chapter 4*
+(``book/appendix_multimodal_model.md``), which marks each equation as stated in the
+source's prose or reconstructed; the docstrings here cite its equations as (A.1)–(A.23).
 
-Data model ([C] form, [R] conditions). A positive pair shares z ∈ {±1}^r and has independent noises
+Data model (A.1)–(A.4). A positive pair shares z ∈ {±1}^r and has independent noises
 ξ_A, ξ_B ∈ {±1}^{d_ξ}:
 
     x_A = M_A z + H_A ξ_A,   x_B = M_B z + H_B ξ_B,
     M_*ᵀM_* = diag(σ_p²),  H_*ᵀH_* = σ_ξ² I,  M_*ᵀH_* = 0   (Haar: M = U[:, :r] diag σ, H = σ_ξ U[:, r:]).
 
-Learners ([C] normalised linear, [R] exact normalisation): f_A(x) = W_A x / N_A with
+Learners (A.6)–(A.7): f_A(x) = W_A x / N_A with
 N_A² = E‖W_A x_A‖² = ‖W_A M_A‖_F² + ‖W_A H_A‖_F² = tr(W_A Σ_A W_Aᵀ) (population) or the batch mean of
 ‖W_A x‖² (batch). Reparametrised: S_A = W_A M_A/N_A, Ξ_A = W_A H_A/N_A, so f_A = S_A z + Ξ_A ξ_A and
 ‖S_A‖_F² + ‖Ξ_A‖_F² = 1. W_A, W_B start with iid N(0, 1/m) entries.
 
-Losses ([R]): with s_ij = ⟨f_A^i, f_B^j⟩ on a batch of n pairs (the other rows are the negatives),
+Losses (A.8)–(A.10), τ the negative strength (the book's τ_neg): with
+s_ij = ⟨f_A^i, f_B^j⟩ on a batch of n pairs (the other rows are the negatives),
 
     primary      ℓ_AB^i = −log[e^{βs_ii} / (e^{βs_ii} + (τ/(n−1)) Σ_{j≠i} e^{βs_ij})]
     alternative  ℓ_AB^i = −βs_ii + τ log[(1/(n−1)) Σ_{j≠i} e^{βs_ij}]
     L_C = (1/n) Σ_i (ℓ_AB^i + ℓ_BA^i),       L_NC = (1/n) Σ_i ‖f_A^i − f_B^i‖².
 
-Algorithm 3.1 ([C] stages, [R] rescaling): fresh batch each step, W ← W − (η/β_t) ∇_W L̂; contrastive:
+Algorithm 3.1 (A.11): fresh batch each step, W ← W − (η/β_t) ∇_W L̂; contrastive:
 β₁ for T₁ steps then β₂ for T₂; non-contrastive: one β (only a learning rate).
 
 Everything is batched over a leading *run* axis R (seeds, or different σ's): tensors (R, ...).
-The infinite-width ODE (spec §5.2) is :func:`integrate_ode`.
+The infinite-width ODE (A.18)–(A.22) is :func:`integrate_ode`.
 """
 
 from __future__ import annotations
@@ -78,7 +80,7 @@ def _check_weights(name: str, W: Tensor) -> None:
 
 
 def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
-    """σ_1 ≥ … ≥ σ_r geometric from κ_M down to 1 (so σ_max/σ_min = κ_M), float64 on the CPU."""
+    """σ_p = κ_M^{(r−p)/(r−1)} (A.5): geometric from κ_M down to 1, float64, CPU."""
     kappa_m = _check_positive("kappa_m", kappa_m)
     latent_dim = _check_int("latent_dim", latent_dim)
     if kappa_m < 1:
@@ -153,7 +155,9 @@ def make_data_model(
     noise_dim: int | None = None,
     dtype=torch.float64,
 ) -> DataModel:
-    """The Haar construction: M_* = U_*[:, :r] diag(σ), H_* = σ_ξ U_*[:, r:r+d_ξ], U_A, U_B independent.
+    """The Haar construction (A.4): M_* = U_*[:, :r] diag(σ), H_* = σ_ξ U_*[:, r:r+d_ξ].
+
+    U_A, U_B are independent Haar-random orthogonal matrices; the result meets (A.3).
 
     Args:
         sigmas: (r,) or (R, r) positive σ_p (one row per run; a vector gives one run).
@@ -277,7 +281,9 @@ def embed(
     covariance: Tensor | None = None,
     normalisation: str = "population",
 ) -> Tensor:
-    """f(x) = W x / N (R, n, m); N is the population norm (needs ``covariance``) or the batch one."""
+    """f(x) = W x / N (A.6), shape (R, n, m).
+
+    N is the population norm (needs ``covariance``) or the batch one."""
     _check_weights("W", W)
     _check_choice("normalisation", normalisation, NORMALISATIONS)
     raw = x @ W.mT
@@ -300,7 +306,7 @@ class Reparametrised(NamedTuple):
 
 
 def reparametrise(W_A: Tensor, W_B: Tensor, model: DataModel) -> Reparametrised:
-    """The matrices that map latents and noises to the (population-normalised) outputs."""
+    """S_*, Ξ_* of (A.7): the maps of latents and noises to the normalised outputs."""
     _check_weights("W_A", W_A)
     _check_weights("W_B", W_B)
     WMA, WHA, WMB, WHB = (
@@ -350,7 +356,9 @@ def _contrastive_from_similarities(
 def contrastive_loss(
     f_A: Tensor, f_B: Tensor, *, beta: float, tau: float, form: str = "primary"
 ) -> Tensor:
-    """Batch L̂_C = (1/n) Σ_i (ℓ_AB^i + ℓ_BA^i), shape (R,); rows of f_A, f_B (R, n, m) are the pairs.
+    """Batch L̂_C = (1/n) Σ_i (ℓ_AB^i + ℓ_BA^i) of (A.8) or (A.9), shape (R,).
+
+    Rows of f_A, f_B (R, n, m) are the pairs.
 
     primary: ℓ_AB^i = logsumexp_j(βs_ij + [j≠i] log(τ/(n−1))) − βs_ii;
     alternative: ℓ_AB^i = −βs_ii + τ (logsumexp_{j≠i} βs_ij − log(n−1)).
@@ -361,7 +369,7 @@ def contrastive_loss(
 
 
 def non_contrastive_loss(f_A: Tensor, f_B: Tensor) -> Tensor:
-    """Batch L̂_NC = (1/n) Σ_i ‖f_A^i − f_B^i‖², shape (R,)."""
+    """Batch L̂_NC = (1/n) Σ_i ‖f_A^i − f_B^i‖² (A.10), shape (R,)."""
     return (f_A - f_B).pow(2).sum(-1).mean(-1)
 
 
@@ -436,7 +444,9 @@ def closed_form_gradients(
     beta: float = 1.0,
     tau: float = 1.0,
 ) -> tuple[Tensor, Tensor]:
-    """The spec's §3.4 gradient (population normalisation, primary form), the test oracle of :func:`gradients`.
+    """The closed-form gradient (A.12)–(A.13), the test oracle of :func:`gradients`.
+
+    Population normalisation, primary form of the contrastive loss.
 
     ∇_W L̂ = (1/N)[Σ_i G^i x^iᵀ − (Σ_i⟨G^i, f^i⟩) WΣ/N]; InfoNCE: G_A = β dS F_B, G_B = β dSᵀ F_A with
     dS = (P^{AB} − I + (P^{BA} − I)ᵀ)/n; L_NC: G_A = 2(F_A − F_B)/n = −G_B.
@@ -474,23 +484,25 @@ def closed_form_gradients(
 
 
 def condition_number(S: Tensor) -> Tensor:
-    """κ(S) = σ_max/σ_min of the r singular values of S (R, m, r), shape (R,)."""
+    """κ(S) = σ_max/σ_min (A.17) of the r singular values of S (R, m, r), shape (R,)."""
     values = torch.linalg.svdvals(S)
     return values[..., 0] / values[..., -1]
 
 
 def alignment_cosines(S_A: Tensor, S_B: Tensor) -> Tensor:
-    """ρ_p = ⟨[S_A]_p, [S_B]_p⟩ / (‖[S_A]_p‖ ‖[S_B]_p‖), shape (R, r)."""
+    """ρ_p = ⟨[S_A]_p, [S_B]_p⟩ / (‖[S_A]_p‖ ‖[S_B]_p‖) (A.17), shape (R, r)."""
     return (S_A * S_B).sum(-2) / (S_A.norm(dim=-2) * S_B.norm(dim=-2))
 
 
 def noise_ratio(S: Tensor, Xi: Tensor) -> Tensor:
-    """‖Ξ‖_F² / ‖S‖_F², shape (R,)."""
+    """The noise-to-signal ratio ‖Ξ‖_F² / ‖S‖_F² (A.17), shape (R,)."""
     return Xi.pow(2).sum((-2, -1)) / S.pow(2).sum((-2, -1))
 
 
 def balance(S: Tensor, Xi: Tensor, variant: str = "fro") -> Tensor:
-    """Balance(f_A) of Cov_A = SSᵀ + ΞΞᵀ: ``fro`` ‖Cov‖_F²/‖Cov‖_2² (stable rank), ``tr`` tr Cov/‖Cov‖_2."""
+    """Balance(f_A) (A.16) of Cov_A = SSᵀ + ΞΞᵀ, shape (R,).
+
+    ``fro``: ‖Cov‖_F²/‖Cov‖_2² (stable rank); ``tr``: tr Cov/‖Cov‖_2."""
     _check_choice("variant", variant, ("fro", "tr"))
     K = torch.cat([S, Xi], dim=-1)
     eig = torch.linalg.eigvalsh(K.mT @ K).clamp_min(
@@ -513,7 +525,9 @@ def alignment_score(
     exclude_collisions: bool = False,
     ties: str = "strict",
 ) -> Tensor:
-    """Monte Carlo Align = P[‖f_A(x_A) − f_B(x_B)‖ < ‖f_A(x_A) − f_B(x_B⁻)‖] (strict), shape (R,).
+    """Monte Carlo Align (A.14), shape (R,).
+
+    Align = P[‖f_A(x_A) − f_B(x_B)‖ < ‖f_A(x_A) − f_B(x_B⁻)‖] (strict).
 
     f_A(x_A) = S_A z + Ξ_A ξ_A etc.; (z⁻, ξ_B⁻) fresh; with ``exclude_collisions`` z⁻ is redrawn until z⁻ ≠ z.
     Since z⁻ = z with probability 2^{−r} and then the two distances differ only by noise, the score is
@@ -557,7 +571,9 @@ def alignment_score(
 
 
 def alignment_cap(latent_dim: int) -> float:
-    """1 − 2^{−(r+1)}: Align when every non-colliding triple is won and collisions z⁻ = z are coin flips."""
+    """1 − 2^{−(r+1)} (A.15): Align when every non-colliding triple is won.
+
+    Collisions z⁻ = z (probability 2^{−r}) are coin flips."""
     return 1.0 - 2.0 ** -(_check_int("latent_dim", latent_dim) + 1)
 
 
@@ -622,7 +638,9 @@ def train(
     align_every: int = 1,
     progress=None,
 ) -> tuple[Tensor, Tensor, pd.DataFrame]:
-    """Algorithm 3.1: per step a fresh batch, W ← W − (η/β_t) ∇_W L̂ (autograd), β_t from ``schedule``.
+    """Algorithm 3.1 (A.11): per step a fresh batch, W ← W − (η/β_t) ∇_W L̂ (autograd).
+
+    β_t comes from ``schedule``.
 
     Args:
         schedule: [(β, steps), …] (:func:`two_stage`; the non-contrastive case uses [(1, T)]).
@@ -710,12 +728,14 @@ def record_grid(total: int, n_points: int = 60) -> list[int]:
     return sorted({0, total, *map(int, geometric), *map(int, linear)})
 
 
-# ---------------------------------------------------------------- infinite-width ODE (spec §5.2)
+# ------------------------------------------------ infinite-width ODE (A.18)–(A.23)
 
 
 class ODEState(NamedTuple):
-    """The infinite-width state along ``steps``: a_p = ‖[S_A]_p‖² (B, T, r), ρ_p (B, T, r), noise mass
-    e = ‖Ξ_A‖_F² (B, T), N² (B, T), β (T,)."""
+    """The infinite-width state (A.18) along ``steps``.
+
+    a_p = ‖[S_A]_p‖² (B, T, r), ρ_p (B, T, r), noise mass e = ‖Ξ_A‖_F² (B, T),
+    N² (B, T), β (T,)."""
 
     steps: np.ndarray
     a: np.ndarray
@@ -780,7 +800,9 @@ def integrate_ode(
     rtol: float = 1e-8,
     atol: float = 1e-10,
 ) -> ODEState:
-    """The infinite-width ODE (spec §5.2) in the time of Algorithm 3.1 (one unit = one step of size η/β),
+    """The infinite-width ODE (A.21)–(A.22) in the time of Algorithm 3.1.
+
+    One time unit is one step of size η/β:
 
         d ρ_p = γ σ_p² w_p (1 − ρ_p²),   γ = 4η(1 − p_+)/N²,   w_p = 1 − tanh(β ρ_p a_p),   u_p = w_p ρ_p,
         d ln a_p = γ[σ_p²(u_p − Ω) − Σ_q a_q σ_q²(u_q − Ω) + Ω σ_ξ² e],   Ω = Σ_q a_q u_q,
@@ -973,7 +995,9 @@ def symbolic_norm_identity(
 
 
 def symbolic_negative_expectations(latent_dim: int = 2) -> dict[str, sp.Expr]:
-    """For every z ∈ {±1}^r (exactly, over z⁻ uniform on {±1}^r), the differences, all simplifying to 0:
+    """The identities (A.19) as differences that simplify to 0.
+
+    For every z ∈ {±1}^r, exactly over z⁻ uniform on {±1}^r:
 
     ``cosh``: E_{z⁻} e^{β Σ_p c_p z_p z⁻_p} − Π_q cosh(β c_q);
     ``tanh_p``: E[z⁻_p e^{…}] − z_p tanh(β c_p) E[e^{…}]  (i.e. E[z⁻_p e^{…}]/E[e^{…}] = z_p tanh(β c_p)).
