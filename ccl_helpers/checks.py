@@ -7,6 +7,8 @@ import math
 import numbers
 import operator
 
+import torch
+
 
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
     """``value`` as a float if it is a finite real number (not a bool) > 0 (≥ 0 with ``allow_zero``); else
@@ -39,3 +41,150 @@ def check_int(name: str, value, minimum: int = 1, maximum: int | None = None) ->
     if value < minimum or (maximum is not None and value > maximum):
         raise ValueError(f"{name} must be an integer {allowed}, got {value}")
     return value
+
+
+def _shape_of(value) -> str:
+    """How a bad argument is shown: a tensor's shape and dtype, else its type."""
+    if isinstance(value, torch.Tensor):
+        return f"shape {tuple(value.shape)}, dtype {value.dtype}"
+    return type(value).__name__
+
+
+def check_tensor(
+    name: str,
+    value,
+    *,
+    ndim: int | None = None,
+    min_ndim: int = 0,
+    floating: bool = False,
+    integer: bool = False,
+) -> torch.Tensor:
+    """``value`` if it is a tensor with ``ndim`` dimensions (or ≥ ``min_ndim``), of a
+    floating dtype with ``floating``, of an integer one with ``integer``; else
+    ValueError.
+
+    Checks shape and dtype only, never values: safe under ``torch.func.vmap`` and
+    without a device synchronisation (:func:`check_finite` checks values)."""
+    kind = "floating-point " if floating else "integer " if integer else ""
+    wanted = f"{ndim}" if ndim is not None else f"at least {min_ndim}"
+    if (
+        not isinstance(value, torch.Tensor)
+        or (floating and not value.is_floating_point())
+        or (integer and (value.is_floating_point() or value.is_complex()))
+        or (ndim is not None and value.ndim != ndim)
+        or value.ndim < min_ndim
+    ):
+        raise ValueError(
+            f"{name} must be {'an' if integer else 'a'} {kind}torch.Tensor with "
+            f"{wanted} dimension(s), "
+            f"got {_shape_of(value)}"
+        )
+    return value
+
+
+def check_finite(name: str, tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` if all its entries are finite (no NaN, no ±inf); else ValueError."""
+    if not bool(torch.isfinite(tensor).all()):
+        raise ValueError(f"{name} must be finite (no NaN or inf)")
+    return tensor
+
+
+def check_same_shape(
+    name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor
+) -> None:
+    """``ValueError`` unless ``tensor`` has the shape of ``reference``."""
+    if tensor.shape != reference.shape:
+        raise ValueError(
+            f"{name} must have the shape of {reference_name}, "
+            f"{tuple(reference.shape)}, got {tuple(tensor.shape)}"
+        )
+
+
+def check_choice(name: str, value, choices):
+    """``value`` if it is one of ``choices``; else ``ValueError`` listing them."""
+    if value not in choices:
+        raise ValueError(f"{name} must be one of {tuple(choices)}, got {value!r}")
+    return value
+
+
+def check_finite_real(name: str, value):
+    """``value`` if it is a floating tensor with finite entries, ``float(value)`` if it
+    is a finite real number (not a bool); else ValueError."""
+    if isinstance(value, torch.Tensor):
+        check_tensor(name, value, floating=True)
+        return check_finite(name, value)
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not math.isfinite(value)
+    ):
+        raise ValueError(
+            f"{name} must be a finite real number or tensor, got {value!r}"
+        )
+    return float(value)
+
+
+def check_positive_or_scalar_tensor(name: str, value):
+    """``value`` if it is a 0-dim floating tensor (its value unchecked, so that it may
+    vary under ``torch.func.vmap``), else :func:`check_positive`'s float."""
+    if isinstance(value, torch.Tensor):
+        check_tensor(name, value, ndim=0, floating=True)
+        return value
+    return check_positive(name, value)
+
+
+def check_probabilities(
+    name: str, value, *, positive: bool = False, min_size: int = 2
+) -> torch.Tensor:
+    """``value`` if it is a floating vector ρ of ≥ ``min_size`` finite entries ≥ 0
+    (> 0 with ``positive``) summing to 1 within 1e-5; else ValueError."""
+    check_tensor(name, value, ndim=1, floating=True)
+    if value.numel() < min_size:
+        raise ValueError(
+            f"{name} must hold at least {min_size} probabilities, got {value.numel()}"
+        )
+    check_finite(name, value)
+    if bool((value <= 0).any() if positive else (value < 0).any()):
+        raise ValueError(f"{name} must have entries {'> 0' if positive else '≥ 0'}")
+    total = float(value.double().sum())
+    if abs(total - 1.0) > 1e-5:
+        raise ValueError(f"{name} must sum to 1, sums to {total:.6g}")
+    return value
+
+
+def check_labels(
+    name: str, labels, *, n: int | None = None, n_classes: int | None = None
+) -> torch.Tensor:
+    """``labels`` if it is an integer vector (of length ``n``) with classes in
+    0..``n_classes`` − 1 (≥ 0 without ``n_classes``); else ``ValueError``."""
+    check_tensor(name, labels, ndim=1, integer=True)
+    if n is not None and labels.numel() != n:
+        raise ValueError(f"{name} must hold n = {n} labels, got {labels.numel()}")
+    if labels.numel() and (
+        int(labels.min()) < 0
+        or (n_classes is not None and int(labels.max()) >= n_classes)
+    ):
+        top = "N_C − 1" if n_classes is None else n_classes - 1
+        raise ValueError(
+            f"{name} must be classes in 0..{top}, got values in "
+            f"{int(labels.min())}..{int(labels.max())}"
+        )
+    return labels
+
+
+def check_features(name: str, features, labels, labels_name: str = "labels") -> int:
+    """Validate features (..., n, d) of a floating dtype and their labels (n,), an integer
+    vector of classes ≥ 0 (:func:`check_labels`); return n."""
+    check_labels(labels_name, labels)
+    n = labels.numel()
+    if (
+        not isinstance(features, torch.Tensor)
+        or not features.is_floating_point()
+        or features.ndim < 2
+        or features.shape[-2] != n
+    ):
+        raise ValueError(
+            f"{name} must be a floating-point tensor of shape (..., n, d) with "
+            f"n = len({labels_name}) = {n}, got {_shape_of(features)}"
+        )
+    return n

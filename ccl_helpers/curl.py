@@ -1,6 +1,7 @@
 """Chapter 1: the CURL framework of Arora et al. (2019).
 
-The "simple lemma", in nats, with τ = P(c⁺ = c⁻) = Σ_c ρ(c)²:
+The "simple lemma", in nats, with τ = P(c⁺ = c⁻) = Σ_c ρ(c)² (the collision probability,
+:func:`ccl_helpers.coupon.tau_plus` with one negative):
 
     L_sup(f) ≤ L^µ_sup(f) ≤ (L_un(f) − τ·log 2) / (1 − τ).
 
@@ -16,15 +17,10 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from . import metrics
-from .data import GaussianClasses, LatentClassModel, check_class_probs
+from . import coupon, metrics
+from .data import GaussianClasses, LatentClassModel
 from .losses import logistic_loss
 from .train import Forward, StackedModel
-
-
-def collision_probability(class_probs: Tensor) -> float:
-    """τ = Σ_c ρ(c)², the probability that the negative's class equals the positive's."""
-    return float((check_class_probs(class_probs) ** 2).sum())
 
 
 def mean_classifier_bound(
@@ -109,60 +105,6 @@ def labelled_batches(
     return sample
 
 
-def exact_unsupervised_loss(
-    features: Tensor,
-    labels: Tensor,
-    class_probs: Tensor | None = None,
-    chunk_size: int = 64,
-) -> Tensor:
-    """L_un(f) computed exactly when each D_c is uniform over the examples of class c.
-
-    L_un = Σ_c ρ(c) Σ_{c⁻} ρ(c⁻) mean_{x, x⁺ ∈ c} mean_{x⁻ ∈ c⁻} log(1 + e^{f(x)ᵀf(x⁻) − f(x)ᵀf(x⁺)})
-    (x and x⁺ drawn independently, so x⁺ = x has its share). All n·n_c·n terms are summed, in
-    float64, over chunks of ``chunk_size`` anchors to bound memory.
-    features (..., n, d), labels (n,), ρ (N_C,) defaulting to the label frequencies → (...).
-    """
-    if features.ndim < 2 or labels.ndim != 1 or features.shape[-2] != labels.numel():
-        raise ValueError(
-            f"features must be (..., n, d) with n = len(labels); got {tuple(features.shape)}"
-        )
-    if chunk_size < 1:
-        raise ValueError(f"chunk_size must be ≥ 1, got {chunk_size}")
-    members, counts = metrics.class_members(labels)
-    if bool((counts == 0).any()):
-        raise ValueError("every class 0..max(labels) must have at least one example")
-    rho = (
-        metrics.class_frequencies(labels)
-        if class_probs is None
-        else check_class_probs(class_probs).double()
-    )
-    if rho.numel() != counts.numel():
-        raise ValueError(
-            f"class_probs must have one entry per class ({counts.numel()}), got {rho.numel()}"
-        )
-    rho = rho.to(features.device)
-    example_weight = (
-        rho[labels] / counts[labels]
-    )  # ρ(c)/n_c: weight of x in D = Σ_c ρ(c) D_c
-    positives = members[labels]  # (n, n_max), −1 pads
-    positive_weight = (positives >= 0).double() / counts[labels, None]
-    gram = features.double() @ features.double().transpose(-1, -2)
-    total = torch.zeros(
-        features.shape[:-2], dtype=torch.float64, device=features.device
-    )
-    for start in range(0, labels.numel(), chunk_size):
-        rows = slice(start, start + chunk_size)
-        g = gram[..., rows, :]
-        g_pos = g.gather(-1, positives[rows].clamp_min(0).expand(*g.shape[:-1], -1))
-        terms = (
-            F.softplus(g.unsqueeze(-2) - g_pos.unsqueeze(-1)) @ example_weight
-        )  # (..., a, n_max)
-        total += ((terms * positive_weight[rows]).sum(-1) * example_weight[rows]).sum(
-            -1
-        )
-    return total
-
-
 def lemma_quantities(
     features: Tensor, labels: Tensor, *, max_iter: int = 500
 ) -> dict[str, Tensor]:
@@ -173,7 +115,7 @@ def lemma_quantities(
     Computed in float64, so the lemma (an exact inequality on this distribution) holds to rounding."""
     features = features.double()
     rho = metrics.class_frequencies(labels)
-    unsupervised = exact_unsupervised_loss(features, labels, rho)
+    unsupervised = metrics.exact_unsupervised_loss(features, labels, rho)
     mean = metrics.mean_classifier(features, labels, task_size=2, class_probs=rho)
     best = metrics.linear_probe(
         features, labels, task_size=2, class_probs=rho, max_iter=max_iter
@@ -182,7 +124,7 @@ def lemma_quantities(
         "L_un": unsupervised,
         "L_mu": mean["loss"],
         "L_sup": best["loss"],
-        "bound": mean_classifier_bound(unsupervised, collision_probability(rho)),
+        "bound": mean_classifier_bound(unsupervised, coupon.tau_plus(1, rho)),
         "accuracy_mu": mean["accuracy"],
     }
 
@@ -210,7 +152,7 @@ def monte_carlo_lemma(
         raise ValueError(
             f"need n_batches ≥ 2 and n_samples ≥ n_batches, got {n_samples}, {n_batches}"
         )
-    rho, tau = latent.class_probs, collision_probability(latent.class_probs)
+    rho, tau = latent.class_probs, coupon.tau_plus(1, latent.class_probs)
     tasks = metrics.all_tasks(latent.n_classes, 2, rho.device)
     fit_classes = latent.sample_classes((n_samples,), generator)
     fit_features = model(latent.sample_given(fit_classes, generator))

@@ -49,16 +49,14 @@ import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 
-from .checks import check_int, check_positive
-from .losses._reduction import (
-    check_embeddings,
-    check_reduction,
+from .checks import (
+    check_choice,
+    check_int,
+    check_positive,
     check_same_shape,
-    check_temperature,
-    reduce,
-    result_dtype,
+    check_tensor,
 )
-from .losses.nt_xent import nt_xent_per_anchor
+from .losses import REDUCTIONS, nt_xent_per_anchor, reduce, result_dtype
 from .runtime import progress
 
 MAX_DIMS = 16
@@ -275,11 +273,11 @@ def nt_xent_loss_distributed(
         The per-anchor losses of this rank, shape ``(..., 2b)`` ordered ``[z1 rows, z2 rows]``, if
         ``reduction="none"``; otherwise a 0-dim tensor (this rank's :math:`L_r`).
     """
-    check_embeddings("z1", z1, min_ndim=2)
-    check_embeddings("z2", z2, min_ndim=2)
+    check_tensor("z1", z1, min_ndim=2, floating=True)
+    check_tensor("z2", z2, min_ndim=2, floating=True)
     check_same_shape("z2", z2, "z1", z1)
-    check_temperature(temperature)
-    check_reduction(reduction)
+    check_positive("temperature", temperature)
+    check_choice("reduction", reduction, REDUCTIONS)
     local = z1.shape[-2]
     n_ranks, me = world_size(), rank()
     if local < 1 or n_ranks * local < 2:
@@ -420,7 +418,7 @@ def ddp_train_step(
                 f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
             )
     check_same_shape("x2", x2, "x1", x1)
-    check_temperature(temperature)
+    check_positive("temperature", temperature)
     optimizer.zero_grad(set_to_none=True)
     z1, z2 = model(torch.cat([x1, x2])).chunk(2)
     loss = nt_xent_loss_distributed(z1, z2, temperature)
@@ -468,7 +466,7 @@ def ddp_train(
         raise ValueError(
             f"sample_views must be callable (step ↦ (x1, x2)), got {type(sample_views).__name__}"
         )
-    check_temperature(temperature)
+    check_positive("temperature", temperature)
     wrapped = wrap_ddp(model, device)
     optimizer = torch.optim.Adam(wrapped.parameters(), lr=lr)
     target = next(wrapped.parameters()).device

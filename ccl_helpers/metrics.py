@@ -15,9 +15,17 @@ import itertools
 import math
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
-from .data import check_class_probs
+from .checks import (
+    check_features,
+    check_int,
+    check_positive,
+    check_probabilities,
+    check_same_shape,
+    check_tensor,
+)
 
 MAX_TASKS = 100_000
 
@@ -41,17 +49,9 @@ def all_tasks(
 
 def task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:
     """P(T) ∝ Π_{c∈T} ρ(c) for tasks (T, m) drawn from ρ^m conditioned on distinct classes → (T,)."""
-    check_class_probs(class_probs)
+    check_probabilities("class_probs", class_probs)
     weight = class_probs.to(tasks.device)[tasks].prod(-1)
     return weight / weight.sum()
-
-
-def _check_features(features: Tensor, labels: Tensor, name: str = "features") -> None:
-    if features.ndim < 2 or labels.ndim != 1 or features.shape[-2] != labels.shape[0]:
-        raise ValueError(
-            f"{name} must have shape (..., n, d) with n = len(labels) = {labels.shape[0]}, "
-            f"got {tuple(features.shape)}"
-        )
 
 
 def class_frequencies(labels: Tensor, n_classes: int | None = None) -> Tensor:
@@ -63,7 +63,7 @@ def class_means(
     features: Tensor, labels: Tensor, n_classes: int | None = None
 ) -> Tensor:
     """µ_c = mean of f(x) over the examples of class c: features (..., n, d) → (..., N_C, d)."""
-    _check_features(features, labels)
+    check_features("features", features, labels)
     one_hot = torch.nn.functional.one_hot(
         labels, n_classes or int(labels.max()) + 1
     ).to(features.dtype)
@@ -89,28 +89,47 @@ def class_members(
     return members, counts
 
 
-def _task_terms(
-    features: Tensor, labels: Tensor, rows: Tensor, tasks: Tensor
-) -> tuple[Tensor, Tensor, Tensor]:
-    """Per-example cross-entropy and correctness in every task, over the examples of its classes only.
+def _example_weights(
+    labels: Tensor, counts: Tensor, sample_weight: Tensor | None
+) -> Tensor:
+    """The weight of each example (n,), float64: ``sample_weight`` or 1/n_c."""
+    if sample_weight is None:
+        return 1.0 / counts[labels].double()
+    check_tensor("sample_weight", sample_weight, ndim=1, floating=True)
+    check_same_shape("sample_weight", sample_weight, "labels", labels)
+    if not bool((sample_weight > 0).all() & torch.isfinite(sample_weight).all()):
+        raise ValueError("sample_weight must be finite and > 0")
+    return sample_weight.double()
 
-    rows: (..., T, m, d) classifier rows per task. The examples of task t are gathered as m blocks of
-    n_max slots (class by class, padded). Returns ce (..., T, m·n_max), correct (..., T, m·n_max) and
-    weight (T, m·n_max) = 1/(m · n_c) on real examples, 0 on padding.
+
+def _task_terms(
+    features: Tensor,
+    labels: Tensor,
+    rows: Tensor,
+    tasks: Tensor,
+    sample_weight: Tensor | None = None,
+) -> tuple[Tensor, Tensor, Tensor]:
+    """Per-example cross-entropy and correctness in every task, over its examples.
+
+    rows: (..., T, m, d) classifier rows per task. The examples of task t are
+    gathered as m blocks of n_max slots (class by class, padded). Returns ce
+    (..., T, m·n_max), correct (..., T, m·n_max) and weight (T, m·n_max): the
+    examples' weights w_i (default 1/n_c) normalised to sum 1 over each task's
+    examples (1/(m·n_c) by default), 0 on padding.
     """
     members, counts = class_members(labels, int(tasks.max()) + 1)
     if not bool((counts[tasks] > 0).all()):
         raise ValueError(
             "every class of the tasks must have at least one example in labels"
         )
-    index = members[tasks]  # (T, m, n_max)
-    weight = (
-        (index >= 0).to(features.dtype) / (tasks.shape[1] * counts[tasks].unsqueeze(-1))
-    ).flatten(1)
-    gathered = features[..., index.clamp_min(0).flatten(1), :]  # (..., T, m·n_max, d)
+    index = members[tasks].flatten(1)  # (T, m·n_max)
+    example_weight = _example_weights(labels, counts, sample_weight)
+    weight = example_weight[index.clamp_min(0)].masked_fill(index < 0, 0.0)
+    weight = (weight / weight.sum(-1, keepdim=True)).to(features.dtype)
+    gathered = features[..., index.clamp_min(0), :]  # (..., T, m·n_max, d)
     logits = torch.einsum("...tkd,...tmd->...tkm", gathered, rows)
     position = torch.arange(tasks.shape[1], device=tasks.device).repeat_interleave(
-        index.shape[-1]
+        members.shape[-1]
     )
     chosen = logits[..., torch.arange(position.numel(), device=tasks.device), position]
     ce = torch.logsumexp(logits, -1) - chosen
@@ -124,6 +143,8 @@ def task_loss_and_accuracy(
     classifier: Tensor,
     tasks: Tensor,
     class_probs: Tensor,
+    *,
+    sample_weight: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     """Average loss and accuracy over the tasks (weighted by P(T)) of linear classifiers.
 
@@ -131,9 +152,11 @@ def task_loss_and_accuracy(
         features: (..., n, d); labels: (n,); tasks: (T, m); class_probs: ρ (N_C,).
         classifier: (..., N_C, d) one row per class (rows of T gathered, e.g. the means µ),
             or (..., T, m, d) rows fitted per task.
+        sample_weight: w (n,) > 0, the examples' weights inside a task, normalised over
+            its examples; default 1/n_c (each class of a task weighs 1/m).
     Returns: loss (...), accuracy (...).
     """
-    _check_features(features, labels)
+    check_features("features", features, labels)
     if classifier.ndim >= 3 and classifier.shape[-3:-1] == tasks.shape:
         rows = classifier
     elif classifier.shape[-2] == class_probs.numel():
@@ -144,7 +167,7 @@ def task_loss_and_accuracy(
             f"{tuple(tasks.shape)}, got {tuple(classifier.shape)}"
         )
     p_task = task_probabilities(tasks, class_probs).to(features.dtype)
-    ce, correct, weight = _task_terms(features, labels, rows, tasks)
+    ce, correct, weight = _task_terms(features, labels, rows, tasks, sample_weight)
     return ((ce * weight).sum(-1) * p_task).sum(-1), (
         (correct * weight).sum(-1) * p_task
     ).sum(-1)
@@ -155,32 +178,55 @@ def fit_linear_classifiers(
     labels: Tensor,
     tasks: Tensor,
     *,
+    init: Tensor | None = None,
+    sample_weight: Tensor | None = None,
+    dtype: torch.dtype = torch.float32,
     max_iter: int = 500,
     tolerance: float = 1e-6,
 ) -> Tensor:
-    """Fit, for every task, the unregularised multinomial logistic regression (no bias) to convergence.
+    """Fit, for every task, the unregularised multinomial logistic regression (no bias).
 
-    Minimises each task's weighted cross-entropy (see module docstring) with L-BFGS (strong Wolfe
-    line search) from zero, all tasks and leading dimensions together, until the largest gradient
-    entry is below ``tolerance`` or ``max_iter`` iterations. The fit runs in float32 and the rows are
-    returned in the features' dtype: any W's loss bounds the infimum from above, so a float64 caller
-    still evaluates an exact upper estimate. For separable tasks the infimum 0 is not attained; the
-    loss reached is then an upper estimate of it. features (..., n, d) → rows (..., T, m, d).
+    Minimises each task's weighted cross-entropy (:func:`task_loss_and_accuracy`)
+    with L-BFGS (strong Wolfe line search), all tasks and leading dimensions
+    together, until the largest gradient entry is below ``tolerance`` or
+    ``max_iter`` iterations. It returns the fitted rows, whatever their loss: they
+    are not compared with any other classifier.
+    For separable tasks the infimum 0 is not attained; the loss reached is then an upper
+    estimate of it. Any W's loss bounds the infimum from above, so a float64 caller
+    evaluating the rows in float64 gets an exact upper estimate.
+
+    Args:
+        features: f(x), (..., n, d); labels: (n,); tasks: (T, m) classes per task.
+        init: the starting rows, broadcastable to (..., T, m, d), e.g. the class means
+            ``class_means(...)[..., tasks, :]`` (the mean classifier); default zero.
+        sample_weight: w (n,) > 0, as in :func:`task_loss_and_accuracy`.
+        dtype: the dtype of the fit (float32 by default; float64 for a tight fit).
+        max_iter: L-BFGS iterations ≥ 1; tolerance: > 0.
+    Returns: rows (..., T, m, d) in the features' dtype.
     """
-    _check_features(features, labels)
-    if max_iter < 1 or not tolerance > 0:
-        raise ValueError(
-            f"need max_iter ≥ 1 and tolerance > 0, got {max_iter}, {tolerance}"
-        )
-    dtype = features.dtype
-    features = features.detach().float()
-    rows = torch.zeros(
-        *features.shape[:-2],
-        *tasks.shape,
-        features.shape[-1],
-        dtype=features.dtype,
-        device=features.device,
-        requires_grad=True,
+    check_features("features", features, labels)
+    check_tensor("tasks", tasks, ndim=2, integer=True)
+    max_iter = check_int("max_iter", max_iter)
+    tolerance = check_positive("tolerance", tolerance)
+    shape = (*features.shape[:-2], *tasks.shape, features.shape[-1])
+    if init is None:
+        init = torch.zeros((), dtype=dtype, device=features.device)
+    else:
+        check_tensor("init", init, floating=True)
+        try:
+            torch.broadcast_shapes(init.shape, shape)
+        except RuntimeError:
+            raise ValueError(
+                f"init must broadcast to (..., T, m, d) = {shape}, "
+                f"got {tuple(init.shape)}"
+            ) from None
+    fit_features = features.detach().to(dtype)
+    rows = (
+        init.detach()
+        .to(dtype)
+        .expand(shape)
+        .clone(memory_format=torch.contiguous_format)
+        .requires_grad_(True)
     )
     optimizer = torch.optim.LBFGS(
         [rows],
@@ -194,14 +240,64 @@ def fit_linear_classifiers(
 
     def closure() -> Tensor:
         optimizer.zero_grad()
-        ce, _, weight = _task_terms(features, labels, rows, tasks)
+        ce, _, weight = _task_terms(fit_features, labels, rows, tasks, sample_weight)
         loss = (ce * weight).sum()
         loss.backward()
         return loss
 
     with torch.enable_grad():
         optimizer.step(closure)
-    return rows.detach().to(dtype)
+    return rows.detach().to(features.dtype)
+
+
+def exact_unsupervised_loss(
+    features: Tensor,
+    labels: Tensor,
+    class_probs: Tensor | None = None,
+    chunk_size: int = 64,
+) -> Tensor:
+    """L_un(f) (Arora et al. 2019, eq. (1)), exactly, each D_c uniform over class c.
+
+    L_un = Σ_c ρ(c) Σ_{c⁻} ρ(c⁻) mean_{x, x⁺ ∈ c} mean_{x⁻ ∈ c⁻}
+    log(1 + e^{f(x)ᵀf(x⁻) − f(x)ᵀf(x⁺)}) (x and x⁺ drawn independently, so x⁺ = x
+    has its share). All n·n_c·n terms are summed, in float64, over chunks of
+    ``chunk_size`` anchors to bound memory. features (..., n, d), labels (n,),
+    ρ (N_C,) defaulting to the label frequencies → (...).
+    """
+    check_features("features", features, labels)
+    chunk_size = check_int("chunk_size", chunk_size)
+    members, counts = class_members(labels)
+    if bool((counts == 0).any()):
+        raise ValueError("every class 0..max(labels) must have at least one example")
+    rho = (
+        class_frequencies(labels)
+        if class_probs is None
+        else check_probabilities("class_probs", class_probs).double()
+    )
+    if rho.numel() != counts.numel():
+        raise ValueError(
+            f"class_probs must have one entry per class ({counts.numel()}), "
+            f"got {rho.numel()}"
+        )
+    rho = rho.to(features.device)
+    example_weight = rho[labels] / counts[labels]  # ρ(c)/n_c: x's weight in D
+    positives = members[labels]  # (n, n_max), −1 pads
+    positive_weight = (positives >= 0).double() / counts[labels, None]
+    gram = features.double() @ features.double().transpose(-1, -2)
+    total = torch.zeros(
+        features.shape[:-2], dtype=torch.float64, device=features.device
+    )
+    for start in range(0, labels.numel(), chunk_size):
+        rows = slice(start, start + chunk_size)
+        g = gram[..., rows, :]
+        g_pos = g.gather(-1, positives[rows].clamp_min(0).expand(*g.shape[:-1], -1))
+        terms = (
+            F.softplus(g.unsqueeze(-2) - g_pos.unsqueeze(-1)) @ example_weight
+        )  # (..., a, n_max)
+        total += ((terms * positive_weight[rows]).sum(-1) * example_weight[rows]).sum(
+            -1
+        )
+    return total
 
 
 def _evaluate(
@@ -217,8 +313,8 @@ def _evaluate(
         raise ValueError("give both eval_features and eval_labels, or neither")
     if eval_features is None:
         eval_features, eval_labels = train_features, train_labels
-    _check_features(train_features, train_labels, "train_features")
-    _check_features(eval_features, eval_labels, "eval_features")
+    check_features("train_features", train_features, train_labels, "train_labels")
+    check_features("eval_features", eval_features, eval_labels, "eval_labels")
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
     if class_probs is None:
         class_probs = class_frequencies(eval_labels, n_classes)
@@ -304,8 +400,8 @@ def knn_accuracy(
     Features (..., n, d) with leading batch dimensions (e.g. seeds); evaluated in blocks of ``block``
     evaluation points to bound memory.
     """
-    _check_features(train_features, train_labels, "train_features")
-    _check_features(eval_features, eval_labels, "eval_features")
+    check_features("train_features", train_features, train_labels, "train_labels")
+    check_features("eval_features", eval_features, eval_labels, "eval_labels")
     if (
         isinstance(k, bool)
         or not isinstance(k, int)

@@ -17,12 +17,15 @@ The results, as implemented here (right-hand sides in nats):
   replaces the proof's max-then-log-sum-exp step, so L^µ_sup(f, C) ≤ L_un(f)/p_min already
   (``with_log_term=False``; unit-tested on random encoders).
 - Lemma 2:  L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N)   (:func:`lemma2_bound`), p^ρ_cc(N) = P(|J| = N_C)
-  with J the set of classes of the N *negatives* (:func:`p_cc`). The proof only needs the negatives
+  with J the set of classes of the N *negatives* (:func:`ccl_helpers.coupon.p_cc`).
+  The proof only needs the negatives
   to cover C∖{c} (the positive term e^0 stands for the anchor's own class), so the larger
-  min_c P(J ⊇ C∖{c}) (:func:`p_cc_anchor_excluded`) also works (``anchor_excluded=True``).
+  min_c P(J ⊇ C∖{c}) (:func:`ccl_helpers.coupon.p_cc_anchor_excluded`) also works
+  (``anchor_excluded=True``).
 - Proposition 1 (ρ uniform, 2 ≤ k + 1 ≤ N_C), part (2):
   L^µ_sup,k(f) ≤ k/(1 − τ⁺_N) · (L^N_un(f) − τ⁺_N log(N + 1)),  τ⁺_N = Σ_c ρ(c)^{N+1} = N_C^{−N}
-  (:func:`proposition1_bound`, :func:`tau_plus`); part (1), N = 1, in nats:
+  (:func:`proposition1_bound`, :func:`ccl_helpers.coupon.tau_plus`); part (1), N = 1,
+  in nats:
   k/(1 − τ⁺) · (L_un(f) − τ⁺ log 2), τ⁺ = Σ_c ρ(c)² (:func:`proposition1_part1_bound`). The source
   prints part (1) with "− τ⁺" because its proof uses log₂, where the collision term ζ(0) is 1;
   with L_un in nats that form (:func:`proposition1_part1_bound_as_printed`) is wrong: the zero
@@ -46,113 +49,40 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from . import curl, metrics
-from .checks import check_int as _check_int
-from .data import LatentClassModel, check_class_probs
+from . import coupon, metrics
+from .checks import (
+    check_features,
+    check_finite,
+    check_finite_real,
+    check_int,
+    check_labels,
+)
+from .data import LatentClassModel
 from .losses import info_nce_loss, logistic_loss
 from .train import Forward
 
-MAX_DP_NEGATIVES = 1024
-"""Largest N for which a non-uniform coverage probability is computed by the (cancellation-free)
-dynamic programme; beyond it, inclusion–exclusion over subsets with a rounding-error bound."""
-
-MAX_SUBSET_CLASSES = 20
-"""Most classes whose 2^N_C subsets inclusion–exclusion enumerates (N > :data:`MAX_DP_NEGATIVES`)."""
-
-MAX_EXACT_BITS = 2**20
-"""Uniform ρ: the closed form is summed in exact integer arithmetic while N·log₂ N_C ≤ this."""
-
-RELATIVE_TOLERANCE = 1e-10
-"""A coverage probability whose rounding-error bound exceeds this relative size raises ValueError."""
-
-_EPS = torch.finfo(torch.float64).eps
 _CHUNK_ELEMENTS = 2**22
 
 
 # ---------------------------------------------------------------- argument checks
 
 
-def _probabilities(class_probs) -> Tensor:
-    """ρ as a float64 CPU vector, validated (finite, > 0, summing to 1) and renormalised."""
-    if not isinstance(class_probs, Tensor):
-        try:
-            class_probs = torch.as_tensor(class_probs, dtype=torch.float64)
-        except (TypeError, ValueError, RuntimeError):
-            raise ValueError(
-                f"class_probs must be a vector of probabilities, got {class_probs!r}"
-            ) from None
-    if not class_probs.is_floating_point():
-        raise ValueError(
-            f"class_probs must be a floating-point vector, got dtype {class_probs.dtype}"
-        )
-    rho = class_probs.detach().double().cpu()
-    if rho.ndim == 1 and not bool(torch.isfinite(rho).all()):
-        raise ValueError("class_probs must be finite")
-    check_class_probs(rho)
-    if bool((rho <= 0).any()):
-        raise ValueError(
-            "class_probs must be positive: the source assumes ρ(c) > 0 for every class"
-        )
-    return rho / rho.sum()
-
-
-def _is_uniform(class_probs) -> bool:
-    values = (
-        class_probs if isinstance(class_probs, Tensor) else torch.as_tensor(class_probs)
-    )
-    return bool((values == values.reshape(-1)[0]).all())
-
-
-def _check_loss(name: str, value):
-    if isinstance(value, Tensor):
-        if not value.is_floating_point():
-            raise ValueError(
-                f"{name} must be a floating-point tensor or a float, got dtype {value.dtype}"
-            )
-        if not bool(torch.isfinite(value).all()):
-            raise ValueError(f"{name} must be finite")
-        return value
-    try:
-        value = float(value)
-    except (TypeError, ValueError):
-        raise ValueError(
-            f"{name} must be a finite float or tensor, got {value!r}"
-        ) from None
-    if not math.isfinite(value):
-        raise ValueError(f"{name} must be finite, got {value}")
-    return value
-
-
 def _check_labelled(
     features: Tensor, labels: Tensor, n_classes: int | None = None
 ) -> tuple[int, Tensor]:
-    """Validate features (..., n, d) and labels (n,) covering 0..N_C−1; return N_C and the counts n_c."""
-    if not isinstance(features, Tensor) or not features.is_floating_point():
-        raise ValueError(
-            "features must be a floating-point tensor of shape (..., n, d)"
-        )
-    if not isinstance(labels, Tensor) or labels.dtype != torch.long or labels.ndim != 1:
-        raise ValueError("labels must be a 1-D LongTensor of classes 0..N_C−1")
-    if features.ndim < 2 or features.shape[-2] != labels.numel():
-        raise ValueError(
-            f"features must have shape (..., n, d) with n = len(labels) = {labels.numel()}, "
-            f"got {tuple(features.shape)}"
-        )
-    if labels.numel() == 0 or int(labels.min()) < 0:
-        raise ValueError("labels must be non-empty classes in 0..N_C−1")
+    """Validate features (..., n, d) and labels (n,) covering 0..N_C−1 (every class
+    present, N_C ≥ 2); return N_C and the counts n_c."""
+    if check_features("features", features, labels) == 0:
+        raise ValueError("labels must hold at least one example")
     if n_classes is None:
         n_classes = int(labels.max()) + 1
-    if int(labels.max()) >= n_classes:
-        raise ValueError(
-            f"labels must lie in 0..{n_classes - 1}, got a label {int(labels.max())}"
-        )
+    check_labels("labels", labels, n_classes=n_classes)
     counts = torch.bincount(labels, minlength=n_classes)
     if n_classes < 2 or bool((counts == 0).any()):
         raise ValueError(
             f"every class 0..{n_classes - 1} (N_C ≥ 2) must have at least one example in labels"
         )
-    if not bool(torch.isfinite(features).all()):
-        raise ValueError("features must be finite")
+    check_finite("features", features)
     return n_classes, counts
 
 
@@ -167,215 +97,12 @@ def _class_weights(
             else counts.double().cpu() / counts.sum().item()
         )
     else:
-        rho = _probabilities(class_probs)
+        rho = coupon.probability_vector(class_probs)
         if rho.numel() != n_classes:
             raise ValueError(
                 f"class_probs must have one entry per class ({n_classes}), got {rho.numel()}"
             )
     return rho.to(counts.device)
-
-
-# ---------------------------------------------------------------- coverage probabilities (coupon collector)
-
-
-def _cover_uniform(n: int, n_classes: int, n_required: int) -> float:
-    """P(N i.i.d. uniform draws over n_classes classes hit each of n_required given classes)
-    = Σ_{j=0}^{a} (−1)^j C(a, j) (1 − j/N_C)^N, a = n_required."""
-    if n < n_required:
-        return 0.0
-    if n * math.log2(n_classes) <= MAX_EXACT_BITS:
-        # exact integers: the alternating sum has no rounding at all; int / int is correctly rounded
-        numerator = sum(
-            (-1) ** j * math.comb(n_required, j) * (n_classes - j) ** n
-            for j in range(n_required + 1)
-        )
-        return numerator / n_classes**n
-    j = torch.arange(1, min(n_required, n_classes - 1) + 1, dtype=torch.float64)
-    log_factorial_a = math.lgamma(n_required + 1)
-    log_binomial = (
-        log_factorial_a - torch.lgamma(j + 1) - torch.lgamma(n_required - j + 1)
-    )
-    log_terms = log_binomial + n * torch.log1p(-j / n_classes)
-    signs = (-1.0) ** j
-    exponent_error = (
-        8 * log_factorial_a + 3 * log_terms.abs() + n * j / (n_classes - j) + 4
-    )
-    return _one_plus_signed_sum(log_terms, signs, exponent_error)
-
-
-def _one_plus_signed_sum(
-    log_terms: Tensor, signs: Tensor, exponent_error: Tensor
-) -> float:
-    """1 + Σ signs·exp(log_terms), with a bound on its rounding error; raise if the bound is not
-    below RELATIVE_TOLERANCE times the value (the alternating sum cancels too much).
-
-    exponent_error: per term, a bound on the absolute error of log_terms in units of eps."""
-    terms = torch.exp(log_terms)
-    value = 1.0 + float((signs * terms).sum())
-    scale = exponent_error + 2 * math.log2(terms.numel() + 1) + 4
-    error = (
-        1.01
-        * _EPS
-        * float(torch.where(terms > 0, terms * scale, torch.zeros_like(terms)).sum())
-    )
-    if not (value > 0 and error <= RELATIVE_TOLERANCE * value):
-        raise ValueError(
-            f"inclusion–exclusion cancels too much here (value {value:.3g}, rounding bound "
-            f"{error:.3g}): n_negatives is beyond what can be computed exactly for these "
-            f"class_probs (the dynamic programme covers n_negatives ≤ {MAX_DP_NEGATIVES})"
-        )
-    return min(value, 1.0)
-
-
-def _cover_dynamic_programme(n: int, rho: Tensor, required: Tensor) -> float:
-    """P(N i.i.d. draws from ρ hit every class c with required[c]), with non-negative terms only.
-
-    The class counts (n_1, …, n_{N_C}) of N draws are multinomial; draw them class by class:
-    n_c | (r draws left) ~ Binomial(r, ρ(c)/Σ_{c'≥c} ρ(c')). q(r) = P(r draws left and every
-    required class so far drawn) evolves by a sum of non-negative terms (in log space), so there
-    is no cancellation; the rounding error comes from lgamma (relative ≲ 1e-12 at N = 1024)."""
-    suffix = rho.flip(0).cumsum(0).flip(0)  # Σ_{c' ≥ c} ρ(c'), without subtractions
-    r = torch.arange(n + 1, dtype=torch.float64)
-    log_factorial = torch.lgamma(r + 1)
-    drawn = r[:, None] - r[None, :]  # j = r_old − r_new ≥ 0 (rows r_old, columns r_new)
-    valid = drawn >= 0
-    base = torch.where(
-        valid,
-        log_factorial[:, None]
-        - log_factorial[None, :]
-        - torch.lgamma(drawn.clamp_min(0) + 1),
-        torch.tensor(-math.inf, dtype=torch.float64),
-    )
-    log_q = torch.full((n + 1,), -math.inf, dtype=torch.float64)
-    log_q[n] = 0.0
-    for c in range(rho.numel() - 1):
-        log_pi = math.log(rho[c] / suffix[c])
-        log_rest = math.log(suffix[c + 1] / suffix[c])
-        log_binomial = base + drawn * log_pi + r[None, :] * log_rest
-        if bool(required[c]):
-            log_binomial = log_binomial.masked_fill(drawn < 1, -math.inf)
-        log_q = torch.logsumexp(log_q[:, None] + log_binomial, dim=0)
-    # the last class receives every draw left
-    value = float(
-        torch.logsumexp(log_q[1:] if bool(required[-1]) else log_q, dim=0).exp()
-    )
-    return min(
-        value, 1.0
-    )  # lgamma's rounding (relative ≲ 1e-12 at N = 1024) must not exceed 1
-
-
-def _cover_inclusion_exclusion(n: int, rho: Tensor, required: Tensor) -> float:
-    """P(J ⊇ A) = Σ_{U ⊆ A} (−1)^{|A|−|U|} (ρ(C∖A) + ρ(U))^N over all subsets U of the required set A,
-    vectorised (2^|A| terms); the U = A term is exactly 1. Raises when cancellation is too large."""
-    subset_mass = torch.zeros(1, dtype=torch.float64)
-    subset_size = torch.zeros(1, dtype=torch.float64)
-    for value in rho[required]:
-        subset_mass = torch.cat([subset_mass, subset_mass + value])
-        subset_size = torch.cat([subset_size, subset_size + 1])
-    other = float(rho[~required].sum())
-    a = int(required.sum())
-    mass, size = (
-        (subset_mass + other)[:-1],
-        subset_size[:-1],
-    )  # drop U = A (mass 1, term 1)
-    log_terms = n * torch.log(mass)
-    signs = (-1.0) ** (a - size)
-    exponent_error = n * (a + 2) + 2 * log_terms.abs() + 2
-    return _one_plus_signed_sum(log_terms, signs, exponent_error)
-
-
-def _cover_probability(n: int, rho: Tensor, required: Tensor) -> float:
-    a = int(required.sum())
-    if n < a:
-        return 0.0
-    if n <= MAX_DP_NEGATIVES:
-        return _cover_dynamic_programme(n, rho, required)
-    if a > MAX_SUBSET_CLASSES:
-        raise ValueError(
-            f"n_negatives={n} > {MAX_DP_NEGATIVES} with {a} > {MAX_SUBSET_CLASSES} non-uniform "
-            f"classes to cover: beyond what p_cc computes exactly"
-        )
-    return _cover_inclusion_exclusion(n, rho, required)
-
-
-def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
-    r"""p^ρ_cc(N): the probability that N i.i.d. draws from ρ collect all N_C classes (Lemma 2).
-
-    As in the proof of Lemma 2, the N draws are the classes I ~ ρ^{⊗N} of the N **negatives**
-    only (the positive's class is not counted): with J = {I_1, …, I_N},
-
-        p^ρ_cc(N) = P(|J| = N_C) = Σ_{S ⊆ C} (−1)^{|S|} (1 − ρ(S))^N
-                  = N! Σ_{n_c ≥ 1, Σ n_c = N} Π_c ρ(c)^{n_c} / n_c!,
-
-    zero for N < N_C. Computed to a relative accuracy of 1e-10 or better (usually ~1e-14):
-
-    - uniform ρ (all entries equal): the closed form Σ_j (−1)^j C(N_C, j) (1 − j/N_C)^N summed in
-      exact integer arithmetic (correctly rounded) while N·log₂ N_C ≤ 2^20, beyond it in float64
-      (there the j ≥ 1 terms are tiny; a rounding-error bound is checked);
-    - other ρ, N ≤ 1024: a dynamic programme over the classes whose terms are all non-negative
-      (the multinomial counts drawn class by class), so no cancellation, any N_C (only lgamma's
-      rounding: relative error ≲ 1e-12 at N = 1024); inclusion–exclusion in float64 would lose
-      all digits when p_cc is small (e.g. N = N_C = 10: terms ~0.2, value 3.6e-4);
-    - other ρ, N > 1024: inclusion–exclusion over the 2^{N_C} subsets (N_C ≤ 20), vectorised,
-      with a rounding-error bound.
-
-    Args:
-        n_negatives: N, an integer ≥ 1.
-        class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
-    Returns: a float in [0, 1].
-    Raises: ValueError for bad arguments, or where the value cannot be computed to a relative
-        accuracy of 1e-10 (non-uniform ρ with N > 1024 and either N_C > 20 or tiny p_cc).
-    """
-    n = _check_int("n_negatives", n_negatives)
-    rho = _probabilities(class_probs)
-    if _is_uniform(class_probs):
-        return _cover_uniform(n, rho.numel(), rho.numel())
-    return _cover_probability(n, rho, torch.ones(rho.numel(), dtype=torch.bool))
-
-
-def p_cc_anchor_excluded(
-    n_negatives: int, class_probs: Tensor | Sequence[float]
-) -> float:
-    r"""min_c P(J ⊇ C∖{c}): the N negatives' classes J cover every class but the anchor's.
-
-    Lemma 2's proof lower-bounds LSE(0, f(x)ᵀ(µ_{I_1} − µ_c), …) by the mean-classifier loss
-    LSE_{c'∈C}(f(x)ᵀ(µ_{c'} − µ_c)) whenever J ∪ {c} = C, because the leading 0 (the positive) is
-    the c' = c term. So L^N_un(f) ≥ Σ_c ρ(c) P(J ⊇ C∖{c}) E_{D_c}[ℓ^µ] ≥ min_c P(J ⊇ C∖{c}) · L^µ_sup(f, C),
-    a bound with a larger factor than p^ρ_cc(N) (and positive already at N = N_C − 1). For uniform ρ,
-    P(J ⊇ C∖{c}) = Σ_{j=0}^{N_C−1} (−1)^j C(N_C−1, j) (1 − j/N_C)^N for every c.
-
-    Args and accuracy as for :func:`p_cc` (non-uniform ρ: one computation per class).
-    Returns: a float in [0, 1], ≥ p_cc(n_negatives, class_probs).
-    """
-    n = _check_int("n_negatives", n_negatives)
-    rho = _probabilities(class_probs)
-    n_classes = rho.numel()
-    if _is_uniform(class_probs):
-        return _cover_uniform(n, n_classes, n_classes - 1)
-    values = []
-    for c in range(n_classes):  # one coverage problem per excluded class
-        required = torch.ones(n_classes, dtype=torch.bool)
-        required[c] = False
-        values.append(_cover_probability(n, rho, required))
-    return min(values)
-
-
-def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
-    r"""τ⁺_N = P(c_i = c for every i | (c, c_1, …, c_N) ~ ρ^{⊗(N+1)}) = Σ_c ρ(c)^{N+1} (Proposition 1).
-
-    The probability that all N negatives share the positive's class; for uniform ρ it is
-    N_C^{−N} (the source prints it garbled as "N−NC"). τ⁺_1 = Σ_c ρ(c)² is the τ of Arora et al.
-
-    Args:
-        n_negatives: N, an integer ≥ 1.
-        class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
-    Returns: a float in (0, 1) (it may underflow to 0.0 for huge N).
-    """
-    n = _check_int("n_negatives", n_negatives)
-    rho = _probabilities(class_probs)
-    if _is_uniform(class_probs):
-        return float(rho.numel()) ** (-n)
-    return float((rho ** (n + 1)).sum())
 
 
 # ---------------------------------------------------------------- the bounds (right-hand sides, in nats)
@@ -399,8 +126,8 @@ def lemma1_bound(
         class_probs: ρ, shape (N_C,), every entry > 0.
     Returns: the bound, of the type and shape of ``unsupervised_loss``.
     """
-    loss = _check_loss("unsupervised_loss", unsupervised_loss)
-    rho = _probabilities(class_probs)
+    loss = check_finite_real("unsupervised_loss", unsupervised_loss)
+    rho = coupon.probability_vector(class_probs)
     bound = loss / float(rho.min())
     return bound + math.log(rho.numel()) if with_log_term else bound
 
@@ -412,19 +139,20 @@ def lemma2_bound(
     *,
     anchor_excluded: bool = False,
 ) -> Tensor | float:
-    r"""Lemma 2's right-hand side: L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N) (see :func:`p_cc`).
+    r"""Lemma 2's right-hand side: L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N)
+    (see :func:`ccl_helpers.coupon.p_cc`).
 
     The source assumes N = Ω(N_C log N_C) but the inequality holds for every N ≥ 1 (the bound is
     +∞ when p^ρ_cc(N) = 0, i.e. N < N_C). With ``anchor_excluded=True`` the factor is the larger
-    :func:`p_cc_anchor_excluded` (a tighter bound, see there).
+    :func:`ccl_helpers.coupon.p_cc_anchor_excluded` (a tighter bound, see there).
 
     Args:
         unsupervised_loss: L^N_un(f) in nats, a finite float or tensor of any shape.
         n_negatives: N ≥ 1; class_probs: ρ (N_C,), every entry > 0.
     Returns: the bound, of the type and shape of ``unsupervised_loss`` (+∞ where the factor is 0).
     """
-    loss = _check_loss("unsupervised_loss", unsupervised_loss)
-    probability = (p_cc_anchor_excluded if anchor_excluded else p_cc)(
+    loss = check_finite_real("unsupervised_loss", unsupervised_loss)
+    probability = (coupon.p_cc_anchor_excluded if anchor_excluded else coupon.p_cc)(
         n_negatives, class_probs
     )
     if probability == 0.0:
@@ -433,8 +161,8 @@ def lemma2_bound(
 
 
 def _check_task(task_size: int, n_classes: int) -> tuple[int, int]:
-    n_classes = _check_int("n_classes", n_classes, 2)
-    return _check_int("task_size", task_size, 2, n_classes), n_classes
+    n_classes = check_int("n_classes", n_classes, 2)
+    return check_int("task_size", task_size, 2, n_classes), n_classes
 
 
 def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> float:
@@ -443,7 +171,7 @@ def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> flo
     It decreases to k as N grows (τ⁺_N = N_C^{−N} → 0). Args: n_negatives N ≥ 1,
     task_size k + 1 in 2..n_classes, n_classes N_C ≥ 2. Returns: a float."""
     task_size, n_classes = _check_task(task_size, n_classes)
-    tau = tau_plus(
+    tau = coupon.tau_plus(
         n_negatives, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
     )
     return (task_size - 1) / (1 - tau)
@@ -464,10 +192,12 @@ def proposition1_bound(
         n_negatives: N ≥ 1; task_size: k + 1 in 2..n_classes; n_classes: N_C ≥ 2.
     Returns: the bound, of the type and shape of ``unsupervised_loss``.
     """
-    loss = _check_loss("unsupervised_loss", unsupervised_loss)
+    loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     task_size, n_classes = _check_task(task_size, n_classes)
-    n = _check_int("n_negatives", n_negatives)
-    tau = tau_plus(n, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64))
+    n = check_int("n_negatives", n_negatives)
+    tau = coupon.tau_plus(
+        n, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
+    )
     return (task_size - 1) / (1 - tau) * (loss - tau * math.log(n + 1))
 
 
@@ -482,7 +212,7 @@ def proposition1_part1_bound(
     and, for k = 1, the CURL lemma (:func:`ccl_helpers.curl.mean_classifier_bound`).
     Args: unsupervised_loss L_un(f) (float or tensor); task_size in 2..n_classes; n_classes ≥ 2.
     """
-    loss = _check_loss("unsupervised_loss", unsupervised_loss)
+    loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     task_size, n_classes = _check_task(task_size, n_classes)
     tau = 1.0 / n_classes
     return (task_size - 1) * (loss - tau * math.log(2)) / (1 - tau)
@@ -498,7 +228,7 @@ def proposition1_part1_bound_as_printed(
     encoder at k = 1: L^µ_sup,1 = log 2 > (log 2 − 1/N_C)/(1 − 1/N_C). Kept to show that.
     Args: as :func:`proposition1_part1_bound`.
     """
-    loss = _check_loss("unsupervised_loss", unsupervised_loss)
+    loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     task_size, n_classes = _check_task(task_size, n_classes)
     tau = 1.0 / n_classes
     return (task_size - 1) * (loss - tau) / (1 - tau)
@@ -538,7 +268,7 @@ def average_mean_classifier_loss(
     n_classes = None if means is None else means.shape[-2]
     n_classes, counts = _check_labelled(features, labels, n_classes)
     tasks = metrics.all_tasks(
-        n_classes, _check_int("task_size", task_size, 2, n_classes), features.device
+        n_classes, check_int("task_size", task_size, 2, n_classes), features.device
     )
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=True)
     if means is None:
@@ -588,55 +318,38 @@ def best_linear_loss(
     means: Tensor | None = None,
     max_iter: int = 100,
 ) -> Tensor:
-    r"""An upper estimate of L_sup(f, C) = inf_W Σ_c ρ(c) mean_{x∈c} −log softmax(W f(x))_c (eq. 3, T = C).
+    r"""An upper estimate of L_sup(f, C) = inf_W Σ_c ρ(c) mean_{x∈c} ℓ(W f(x), c),
+    ℓ the cross-entropy (eq. 3, T = C).
 
-    W (N_C × d, no bias) is fitted by L-BFGS (strong Wolfe) from the mean classifier W = µ, all
-    leading dimensions together; the returned loss is the smaller of the fitted W's and the mean
-    classifier's, so L_sup(f, C) ≤ returned ≤ L^µ_sup(f, C) per leading index. ρ defaults to the
-    label frequencies (as :func:`make_evaluator`). features (..., n, d), labels (n,) → (...) float64.
+    W (N_C × d, no bias) is fitted by :func:`ccl_helpers.metrics.fit_linear_classifiers`
+    (L-BFGS in float64, example weights ρ(c)/n_c) from the mean classifier W = µ, all
+    leading dimensions together, and its loss returned as it is: L_sup(f, C) ≤ returned,
+    and below L^µ_sup(f, C) when the fit improves on its start. ρ defaults to the label
+    frequencies (as :func:`make_evaluator`). features (..., n, d), labels (n,) →
+    (...) float64.
     """
     n_classes = None if means is None else means.shape[-2]
     n_classes, counts = _check_labelled(features, labels, n_classes)
-    max_iter = _check_int("max_iter", max_iter)
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
     features = features.detach().double()
     if means is None:
         means = metrics.class_means(features, labels, n_classes)
+    task = torch.arange(n_classes, device=labels.device)[None]  # T = C, (1, N_C)
     example_weight = rho[labels] / counts[labels]
-
-    def weighted_loss(rows: Tensor) -> Tensor:
-        logits = features @ rows.transpose(-1, -2)
-        per_example = torch.logsumexp(logits, -1) - logits.gather(
-            -1, labels.expand(*logits.shape[:-2], -1).unsqueeze(-1)
-        ).squeeze(-1)
-        return (per_example * example_weight).sum(-1)
-
-    start = (
-        means.detach()
-        .double()
-        .expand(*features.shape[:-2], n_classes, features.shape[-1])
-    )
-    rows = start.clone(memory_format=torch.contiguous_format).requires_grad_(True)
-    optimizer = torch.optim.LBFGS(
-        [rows],
-        lr=1,
+    rows = metrics.fit_linear_classifiers(
+        features,
+        labels,
+        task,
+        init=means.unsqueeze(-3),
+        sample_weight=example_weight,
+        dtype=torch.float64,
         max_iter=max_iter,
-        tolerance_grad=1e-9,
-        tolerance_change=1e-12,
-        history_size=20,
-        line_search_fn="strong_wolfe",
+        tolerance=1e-9,
     )
-
-    def closure() -> Tensor:
-        optimizer.zero_grad()
-        loss = weighted_loss(rows).sum()
-        loss.backward()
-        return loss
-
-    with torch.enable_grad():
-        optimizer.step(closure)
-    with torch.no_grad():
-        return torch.minimum(weighted_loss(rows.detach()), weighted_loss(start))
+    loss, _ = metrics.task_loss_and_accuracy(
+        features, labels, rows, task, rho, sample_weight=example_weight
+    )
+    return loss
 
 
 def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
@@ -677,7 +390,8 @@ def draw_unsupervised_samples(
     r"""Draw M = n_samples tuples (x, x⁺, x⁻_1, …, x⁻_N), as indices into a labelled set.
 
     D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform over class c
-    (x⁺ = x has its share, as in :func:`ccl_helpers.curl.exact_unsupervised_loss`); each x⁻_i
+    (x⁺ = x has its share, as in :func:`ccl_helpers.metrics.exact_unsupervised_loss`);
+    each x⁻_i
     independently: c⁻ ~ ρ, x⁻ uniform over class c⁻ — i.e. example i has weight ρ(y_i)/n_{y_i}.
 
     Args:
@@ -686,8 +400,8 @@ def draw_unsupervised_samples(
             determinism. class_probs: ρ (N_C,), entries > 0; default the label frequencies.
     Returns: :class:`UnsupervisedSamples` on the labels' device.
     """
-    n = _check_int("n_negatives", n_negatives)
-    m = _check_int("n_samples", n_samples, 2)
+    n = check_int("n_negatives", n_negatives)
+    m = check_int("n_samples", n_samples, 2)
     n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
     if generator is None:
@@ -789,7 +503,7 @@ def unsupervised_loss_monte_carlo(
     D_c uniform over the examples of class c, ρ the label frequencies unless given; M = n_samples
     draws of (x, x⁺, x⁻_1 … x⁻_N) (:func:`draw_unsupervised_samples`), estimate = mean of
     −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)})), standard error = std/√M.
-    (For N = 1 the exact value is :func:`ccl_helpers.curl.exact_unsupervised_loss`.)
+    (For N = 1 the exact value is :func:`ccl_helpers.metrics.exact_unsupervised_loss`.)
 
     Args: features (..., n, d); labels (n,); n_negatives N ≥ 1; n_samples M ≥ 2; generator on the
         labels' device (default seeded 0); class_probs ρ (N_C,).
@@ -816,9 +530,9 @@ def contrastive_batches(
     """step ↦ (x, x⁺, negatives): x and x⁺ (n_seeds, batch_size, *input) from D_sim, and
     negatives (n_seeds, batch_size, N, *input), N = n_negatives i.i.d. draws from D_neg per anchor
     (each of its own class, so collisions with the positive's class happen, as in eq. 6)."""
-    n_seeds = _check_int("n_seeds", n_seeds)
-    batch_size = _check_int("batch_size", batch_size)
-    n = _check_int("n_negatives", n_negatives)
+    n_seeds = check_int("n_seeds", n_seeds)
+    batch_size = check_int("batch_size", batch_size)
+    n = check_int("n_negatives", n_negatives)
 
     def sample(step: int) -> tuple[Tensor, Tensor, Tensor]:
         anchor, positive, _ = latent.sample_sim((n_seeds, batch_size), generator)
@@ -866,7 +580,8 @@ def make_evaluator(
     On the labelled set (inputs, labels), D_c uniform over class c's examples, ρ = class_probs
     (default the label frequencies), features = model(inputs) of shape (S, n, d):
 
-    - ``L_un``: L^N_un(f) — exact for N = 1 (:func:`ccl_helpers.curl.exact_unsupervised_loss`),
+    - ``L_un``: L^N_un(f) — exact for N = 1
+      (:func:`ccl_helpers.metrics.exact_unsupervised_loss`),
       else the Monte Carlo estimate on M = n_samples draws made once, here, so that every
       checkpoint uses the same draws; ``L_un_se`` its standard error (0 for N = 1);
     - ``L_mu``: L^µ_sup(f, C) (µ from the same features; :func:`average_mean_classifier_loss`);
@@ -875,7 +590,7 @@ def make_evaluator(
       so that ``L_mu ≤ bound`` is a valid check of the lemma despite the Monte Carlo error;
     - ``norm_min``, ``norm_max``: min and max of ‖f(x)‖ over the set (Assumption 2, Figure 3).
     """
-    n = _check_int("n_negatives", n_negatives)
+    n = check_int("n_negatives", n_negatives)
     n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
     if inputs.shape[0] != labels.numel():
         raise ValueError(
@@ -889,13 +604,13 @@ def make_evaluator(
         if n > 1
         else None
     )
-    probability = p_cc(n, rho) if n > 1 else None
+    probability = coupon.p_cc(n, rho) if n > 1 else None
 
     def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
         with torch.no_grad():
             features = model(inputs).double()
             if samples is None:
-                l_un = curl.exact_unsupervised_loss(features, labels, rho)
+                l_un = metrics.exact_unsupervised_loss(features, labels, rho)
                 se = torch.zeros_like(l_un)
                 bound = lemma1_bound(l_un, rho)
             else:
@@ -951,7 +666,7 @@ def proposition1_grid(
         tau_plus, factor = k/(1 − τ⁺_N), bound, and bound_conservative (the bound at L_un − z·se;
         the proposition is checked by L_mu ≤ bound_conservative).
     """
-    values = [_check_int("n_negatives", n) for n in n_negatives]
+    values = [check_int("n_negatives", n) for n in n_negatives]
     if not values:
         raise ValueError("n_negatives must hold at least one value ≥ 1")
     if not (isinstance(confidence, (int, float)) and 0 <= confidence < math.inf):
@@ -980,12 +695,14 @@ def proposition1_grid(
             labels, max(values), n_samples, generator, rho
         )
         estimate, se = unsupervised_loss_curve(features, samples)
-    exact = curl.exact_unsupervised_loss(features, labels, rho) if 1 in values else None
+    exact = (
+        metrics.exact_unsupervised_loss(features, labels, rho) if 1 in values else None
+    )
     frames = []
     for n in values:  # a handful of N values, each vectorised over seeds and tasks
         l_un = exact if n == 1 else estimate[:, n - 1]
         l_se = torch.zeros_like(l_un) if n == 1 else se[:, n - 1]
-        tau = tau_plus(n, rho)
+        tau = coupon.tau_plus(n, rho)
         factor = torch.tensor(
             [proposition1_factor(n, m, n_classes) for m in task_sizes],
             dtype=torch.float64,

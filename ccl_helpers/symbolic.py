@@ -40,14 +40,14 @@ Lee (2025), Lemma A.1: max_i x_i ≤ (1/α) log Σ_i exp(α x_i) ≤ max_i x_i +
 from __future__ import annotations
 
 import math
-import numbers
 from functools import cache
 
 import sympy as sp
 import torch
 from torch import Tensor
 
-from .checks import check_int as _check_int
+from .checks import check_int, check_positive, check_tensor
+from .losses import logistic_loss
 
 SQRT2 = math.sqrt(2.0)
 
@@ -71,39 +71,27 @@ U_HESSIAN_BLOCKS = ((0.0, -1.0, 1.0), (-1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
 
 
 def _check_radius(radius) -> float:
-    is_scalar_tensor = (
-        isinstance(radius, Tensor)
-        and radius.numel() == 1
-        and not radius.dtype.is_complex
-    )
-    if isinstance(radius, bool) or not (
-        isinstance(radius, numbers.Real) or is_scalar_tensor
-    ):
-        raise ValueError(f"radius C must be a finite real > 0, got {radius!r}")
-    value = float(radius)
-    if not math.isfinite(value) or value <= 0:
-        raise ValueError(f"radius C must be a finite real > 0, got {radius!r}")
-    return value
+    """The radius C as a float: a finite real > 0 (or a one-element tensor of one)."""
+    if isinstance(radius, Tensor) and radius.numel() == 1:
+        radius = radius.item()
+    return check_positive("radius C", radius)
 
 
 def _check_triplets(z: Tensor) -> None:
-    if not isinstance(z, Tensor) or z.ndim < 2 or z.shape[-2] != 3 or z.shape[-1] < 1:
-        shape = tuple(z.shape) if isinstance(z, Tensor) else type(z).__name__
+    check_tensor("z", z, min_ndim=2, floating=True)
+    if z.shape[-2] != 3 or z.shape[-1] < 1:
         raise ValueError(
-            f"z must be a tensor of shape (..., 3, d) with d ≥ 1 (rows z₁, z₂, z₃), got {shape}"
+            f"z must be a tensor of shape (..., 3, d) with d ≥ 1 (rows z₁, z₂, z₃), "
+            f"got {tuple(z.shape)}"
         )
-    if not z.is_floating_point():
-        raise ValueError(f"z must have a floating dtype, got {z.dtype}")
 
 
 def _check_logits(u: Tensor, name: str = "u") -> None:
-    if not isinstance(u, Tensor) or u.ndim < 1 or u.shape[-1] < 1:
-        shape = tuple(u.shape) if isinstance(u, Tensor) else type(u).__name__
+    check_tensor(name, u, min_ndim=1, floating=True)
+    if u.shape[-1] < 1:
         raise ValueError(
-            f"{name} must be a tensor of shape (..., k) with k ≥ 1, got {shape}"
+            f"{name} must have shape (..., k) with k ≥ 1, got {tuple(u.shape)}"
         )
-    if not u.is_floating_point():
-        raise ValueError(f"{name} must have a floating dtype, got {u.dtype}")
 
 
 # ---------------------------------------------------------------- sympy helpers
@@ -141,7 +129,7 @@ def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
 @cache
 def triplet_symbols(dim: int = 1) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
     """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
-    dim = _check_int("dim", dim, 1, 3)
+    dim = check_int("dim", dim, 1, 3)
     return tuple(sp.Matrix(sp.symbols(f"z{j}_0:{dim}", real=True)) for j in (1, 2, 3))
 
 
@@ -252,11 +240,10 @@ def triplet_hessian_charpoly_difference() -> sp.Expr:
 def triplet_loss(z: Tensor) -> Tensor:
     """ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂))) for z of shape (..., 3, d) → (...,).
 
-    Computed as logaddexp(u, 0): exact to rounding at every u (torch's softplus switches to the
-    identity above u = 20, which would bias second derivatives by ~e^{−20})."""
+    It is :func:`ccl_helpers.losses.logistic_loss` of the rows (exact to rounding at
+    every u, second derivatives included)."""
     _check_triplets(z)
-    u = (z[..., 0, :] * (z[..., 2, :] - z[..., 1, :])).sum(-1)
-    return torch.logaddexp(u, torch.zeros_like(u))
+    return logistic_loss(*z.unbind(-2), reduction="none")
 
 
 def triplet_hessian(z: Tensor) -> Tensor:
@@ -332,8 +319,8 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     (‖z₁‖ = C, z₃ = −z₂ = w/2, ‖w‖ = 2C, cos∠(z₁, w) = u/(2C²)); φ(−u, G) ≤ φ(u, G) for u ≥ 0.
     By rotation invariance (ℓ depends on z through z₁ and w only) d = 2 attains every value."""
     C = _check_radius(radius)
-    points = _check_int("points", points, 16)
-    rounds = _check_int("rounds", rounds, 0, 50)
+    points = check_int("points", points, 16)
+    rounds = check_int("rounds", rounds, 0, 50)
     big_g = torch.tensor(6 * C * C, dtype=torch.float64)
     lo, hi = 0.0, 2 * C * C
     best = -math.inf
@@ -380,10 +367,10 @@ def smoothness_sup_search(
     (3, d)); deterministic for a given seed on a given device.
     """
     C = _check_radius(radius)
-    dim = _check_int("dim", dim, 1)
-    n_starts = _check_int("n_starts", n_starts, 1)
-    n_steps = _check_int("n_steps", n_steps, 0)
-    seed = _check_int("seed", seed, 0)
+    dim = check_int("dim", dim, 1)
+    n_starts = check_int("n_starts", n_starts, 1)
+    n_steps = check_int("n_steps", n_steps, 0)
+    seed = check_int("seed", seed, 0)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
         raise ValueError(f"lr must be in (0, 1], got {lr!r}")
     device = torch.device("cpu") if device is None else torch.device(device)
@@ -512,7 +499,7 @@ def smoothness_table(
 @cache
 def lse_symbols(k: int = 2) -> tuple[sp.Symbol, ...]:
     """Real symbols u_1 … u_k."""
-    k = _check_int("k", k, 1, 4)
+    k = check_int("k", k, 1, 4)
     return sp.symbols(f"u1:{k + 1}", real=True)
 
 
@@ -585,7 +572,7 @@ def lse_hessian_gershgorin_bound(u: Tensor) -> Tensor:
 def lse_hessian_lambda_max_sup(k: int) -> float:
     """sup_u λ_max(diag(p) − ppᵀ): 1/4 for k = 1 (attained at u = 0), 1/2 for k ≥ 2 (approached by
     u = (t, t, −∞, …), t → ∞, where λ_max = e^t/(1 + 2e^t); never attained since p₀ > 0)."""
-    _check_int("k", k, 1)
+    check_int("k", k, 1)
     return 0.25 if k == 1 else 0.5
 
 

@@ -1,5 +1,4 @@
-"""Tests of ccl_helpers.curl (Arora et al. 2019): the exact unsupervised loss against a naive triple
-loop and Monte Carlo, the bound, the lemma L_sup ≤ L_mu ≤ bound, the block loss, the batch
+"""Tests of ccl_helpers.curl (Arora et al. 2019): the bound, the lemma L_sup ≤ L_mu ≤ bound, the block loss, the batch
 samplers, and the Monte Carlo lemma."""
 
 from __future__ import annotations
@@ -9,6 +8,7 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import labels_with_counts, naive_unsupervised_loss, randn
 
 from ccl_helpers import curl, metrics
 from ccl_helpers.data import EmpiricalClasses, GaussianClasses
@@ -19,140 +19,7 @@ from ccl_helpers.train import StackedModel, train
 RHO = torch.tensor([0.5, 0.2, 0.3], dtype=torch.float64)
 
 
-def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(
-        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
-    )
-
-
-def labels_with_counts(counts, seed=0):
-    labels = torch.cat([torch.full((n,), c) for c, n in enumerate(counts)])
-    return labels[
-        torch.randperm(labels.numel(), generator=torch.Generator().manual_seed(seed))
-    ]
-
-
-def naive_unsupervised_loss(features, labels, rho):
-    """Σ_{x, x⁺, x⁻} ρ(c)/n_c · 1/n_c · ρ(c⁻)/n_{c⁻} · log(1 + exp(f(x)ᵀf(x⁻) − f(x)ᵀf(x⁺))),
-    x⁺ ranging over the class c of x (x⁺ = x included)."""
-    feats, labels, rho = features.tolist(), labels.tolist(), rho.tolist()
-    counts = {c: labels.count(c) for c in set(labels)}
-
-    def dot(u, v):
-        return sum(a * b for a, b in zip(u, v))
-
-    total = 0.0
-    for x, c in zip(feats, labels):
-        for x_pos, c_pos in zip(feats, labels):
-            if c_pos != c:
-                continue
-            for x_neg, c_neg in zip(feats, labels):
-                weight = rho[c] / counts[c] / counts[c] * rho[c_neg] / counts[c_neg]
-                total += weight * math.log1p(math.exp(dot(x, x_neg) - dot(x, x_pos)))
-    return total
-
-
-# ---------------------------------------------------------------- the exact L_un
-
-
-@pytest.mark.parametrize("chunk_size", [1, 3, 7, 64])
-def test_exact_unsupervised_loss_matches_naive_triple_loop(chunk_size):
-    labels = labels_with_counts((2, 4, 1), seed=1)
-    features = randn(labels.numel(), 3, seed=2)
-    value = curl.exact_unsupervised_loss(features, labels, RHO, chunk_size=chunk_size)
-    assert value.shape == () and value.dtype == torch.float64
-    assert float(value) == pytest.approx(
-        naive_unsupervised_loss(features, labels, RHO), rel=1e-12
-    )
-
-
-def test_exact_unsupervised_loss_default_rho_is_label_frequencies():
-    labels = labels_with_counts((3, 1, 2), seed=3)
-    features = randn(labels.numel(), 2, seed=4)
-    frequencies = torch.tensor([3, 1, 2], dtype=torch.float64) / 6
-    assert float(curl.exact_unsupervised_loss(features, labels)) == pytest.approx(
-        naive_unsupervised_loss(features, labels, frequencies), rel=1e-12
-    )
-
-
-@pytest.mark.parametrize("chunk_size", [2, 64])
-def test_exact_unsupervised_loss_with_leading_dimensions(chunk_size):
-    labels = labels_with_counts((2, 3, 2), seed=5)
-    features = randn(2, 3, labels.numel(), 2, seed=6)
-    value = curl.exact_unsupervised_loss(features, labels, RHO, chunk_size=chunk_size)
-    assert value.shape == (2, 3)
-    for a in range(2):
-        for b in range(3):
-            assert float(value[a, b]) == pytest.approx(
-                naive_unsupervised_loss(features[a, b], labels, RHO), rel=1e-12
-            )
-
-
-def test_exact_unsupervised_loss_float32_features_are_computed_in_float64():
-    labels = labels_with_counts((2, 3, 2), seed=5)
-    features = randn(labels.numel(), 2, seed=7, dtype=torch.float32)
-    value = curl.exact_unsupervised_loss(features, labels, RHO.float())
-    assert value.dtype == torch.float64
-    assert float(value) == pytest.approx(
-        naive_unsupervised_loss(features.double(), labels, RHO), rel=1e-6
-    )
-
-
-def test_exact_unsupervised_loss_matches_monte_carlo_from_the_samplers():
-    labels = labels_with_counts((3, 5, 2), seed=8)
-    features = randn(labels.numel(), 3, seed=9) * 0.8
-    exact = float(curl.exact_unsupervised_loss(features, labels, RHO))
-    latent = EmpiricalClasses(features, labels, class_probs=RHO)
-    generator = torch.Generator().manual_seed(10)
-    n = 100_000
-    anchor, positive, _ = latent.sample_sim((n,), generator)
-    negative, _ = latent.sample_neg((n,), generator)
-    samples = logistic_loss(anchor, positive, negative, reduction="none")
-    standard_error = float(samples.std()) / math.sqrt(n)
-    assert abs(float(samples.mean()) - exact) < 4 * standard_error
-    # the comparison has power: the estimate is far from L_un under other class weights
-    uniform = float(curl.exact_unsupervised_loss(features, labels))
-    assert abs(uniform - exact) > 8 * standard_error
-
-
-def test_exact_unsupervised_loss_bad_input_raises():
-    labels = labels_with_counts((2, 3))
-    features = randn(5, 2)
-    with pytest.raises(ValueError, match="features"):
-        curl.exact_unsupervised_loss(features[:-1], labels)
-    with pytest.raises(ValueError, match="features"):
-        curl.exact_unsupervised_loss(features[:, 0], labels)
-    with pytest.raises(ValueError, match="chunk_size"):
-        curl.exact_unsupervised_loss(features, labels, chunk_size=0)
-    with pytest.raises(ValueError, match="every class"):
-        curl.exact_unsupervised_loss(features, labels.masked_fill(labels == 0, 2))
-    with pytest.raises(ValueError, match="class_probs"):
-        curl.exact_unsupervised_loss(features, labels, torch.tensor([0.6, 0.6]))
-    with pytest.raises(ValueError, match="class_probs"):
-        curl.exact_unsupervised_loss(
-            features, labels, torch.tensor([0.5, 0.3, 0.2])
-        )  # 3 entries, 2 classes
-    with pytest.raises(ValueError, match="class_probs"):
-        curl.exact_unsupervised_loss(
-            features, labels_with_counts((2, 2, 1)), torch.tensor([0.5, 0.5])
-        )  # 2 for 3
-
-
-# ---------------------------------------------------------------- τ and the bound
-
-
-@pytest.mark.parametrize(
-    "rho, tau", [([0.5, 0.2, 0.3], 0.38), ([0.5, 0.5], 0.5), ([0.1] * 10, 0.1)]
-)
-def test_collision_probability(rho, tau):
-    assert curl.collision_probability(
-        torch.tensor(rho, dtype=torch.float64)
-    ) == pytest.approx(tau, rel=1e-12)
-
-
-def test_collision_probability_validates():
-    with pytest.raises(ValueError, match="class_probs"):
-        curl.collision_probability(torch.tensor([0.7, 0.7]))
+# ---------------------------------------------------------------- the bound
 
 
 @pytest.mark.parametrize("loss, tau", [(0.9, 0.0), (0.9, 0.38), (2.5, 0.1), (0.7, 0.5)])
@@ -382,7 +249,7 @@ def test_block_loss_trains_with_the_batches_and_lowers_l_un():
     points = latent.sample_given(classes, torch.Generator().manual_seed(4))
 
     def evaluate(m):
-        return {"L_un": curl.exact_unsupervised_loss(m(points), classes)}
+        return {"L_un": metrics.exact_unsupervised_loss(m(points), classes)}
 
     history = train(
         model,

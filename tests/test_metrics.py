@@ -9,23 +9,13 @@ import math
 import numpy as np
 import pytest
 import torch
+from conftest import labels_with_counts, naive_unsupervised_loss, randn
 
 from ccl_helpers import metrics
+from ccl_helpers.data import EmpiricalClasses
+from ccl_helpers.losses import logistic_loss
 
 RHO4 = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)
-
-
-def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(
-        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
-    )
-
-
-def labels_with_counts(counts, seed=0):
-    labels = torch.cat([torch.full((n,), c) for c, n in enumerate(counts)])
-    return labels[
-        torch.randperm(labels.numel(), generator=torch.Generator().manual_seed(seed))
-    ]
 
 
 def blobs(counts, dim, separation, noise, seed=0, dtype=torch.float64):
@@ -477,3 +467,95 @@ def test_linear_probe_loss_is_below_the_mean_classifier_loss_on_its_training_dat
         assert float(probe["loss"]) < math.log(m)
     with pytest.raises(ValueError, match="eval_labels"):
         metrics.linear_probe(features, labels, eval_features=features)
+
+
+# ---------------------------------------------------------------- the exact L_un
+
+RHO = torch.tensor([0.5, 0.2, 0.3], dtype=torch.float64)
+
+
+@pytest.mark.parametrize("chunk_size", [1, 3, 7, 64])
+def test_exact_unsupervised_loss_matches_naive_triple_loop(chunk_size):
+    labels = labels_with_counts((2, 4, 1), seed=1)
+    features = randn(labels.numel(), 3, seed=2)
+    value = metrics.exact_unsupervised_loss(
+        features, labels, RHO, chunk_size=chunk_size
+    )
+    assert value.shape == () and value.dtype == torch.float64
+    assert float(value) == pytest.approx(
+        naive_unsupervised_loss(features, labels, RHO), rel=1e-12
+    )
+
+
+def test_exact_unsupervised_loss_default_rho_is_label_frequencies():
+    labels = labels_with_counts((3, 1, 2), seed=3)
+    features = randn(labels.numel(), 2, seed=4)
+    frequencies = torch.tensor([3, 1, 2], dtype=torch.float64) / 6
+    assert float(metrics.exact_unsupervised_loss(features, labels)) == pytest.approx(
+        naive_unsupervised_loss(features, labels, frequencies), rel=1e-12
+    )
+
+
+@pytest.mark.parametrize("chunk_size", [2, 64])
+def test_exact_unsupervised_loss_with_leading_dimensions(chunk_size):
+    labels = labels_with_counts((2, 3, 2), seed=5)
+    features = randn(2, 3, labels.numel(), 2, seed=6)
+    value = metrics.exact_unsupervised_loss(
+        features, labels, RHO, chunk_size=chunk_size
+    )
+    assert value.shape == (2, 3)
+    for a in range(2):
+        for b in range(3):
+            assert float(value[a, b]) == pytest.approx(
+                naive_unsupervised_loss(features[a, b], labels, RHO), rel=1e-12
+            )
+
+
+def test_exact_unsupervised_loss_float32_features_are_computed_in_float64():
+    labels = labels_with_counts((2, 3, 2), seed=5)
+    features = randn(labels.numel(), 2, seed=7, dtype=torch.float32)
+    value = metrics.exact_unsupervised_loss(features, labels, RHO.float())
+    assert value.dtype == torch.float64
+    assert float(value) == pytest.approx(
+        naive_unsupervised_loss(features.double(), labels, RHO), rel=1e-6
+    )
+
+
+def test_exact_unsupervised_loss_matches_monte_carlo_from_the_samplers():
+    labels = labels_with_counts((3, 5, 2), seed=8)
+    features = randn(labels.numel(), 3, seed=9) * 0.8
+    exact = float(metrics.exact_unsupervised_loss(features, labels, RHO))
+    latent = EmpiricalClasses(features, labels, class_probs=RHO)
+    generator = torch.Generator().manual_seed(10)
+    n = 100_000
+    anchor, positive, _ = latent.sample_sim((n,), generator)
+    negative, _ = latent.sample_neg((n,), generator)
+    samples = logistic_loss(anchor, positive, negative, reduction="none")
+    standard_error = float(samples.std()) / math.sqrt(n)
+    assert abs(float(samples.mean()) - exact) < 4 * standard_error
+    # the comparison has power: the estimate is far from L_un under other class weights
+    uniform = float(metrics.exact_unsupervised_loss(features, labels))
+    assert abs(uniform - exact) > 8 * standard_error
+
+
+def test_exact_unsupervised_loss_bad_input_raises():
+    labels = labels_with_counts((2, 3))
+    features = randn(5, 2)
+    with pytest.raises(ValueError, match="features"):
+        metrics.exact_unsupervised_loss(features[:-1], labels)
+    with pytest.raises(ValueError, match="features"):
+        metrics.exact_unsupervised_loss(features[:, 0], labels)
+    with pytest.raises(ValueError, match="chunk_size"):
+        metrics.exact_unsupervised_loss(features, labels, chunk_size=0)
+    with pytest.raises(ValueError, match="every class"):
+        metrics.exact_unsupervised_loss(features, labels.masked_fill(labels == 0, 2))
+    with pytest.raises(ValueError, match="class_probs"):
+        metrics.exact_unsupervised_loss(features, labels, torch.tensor([0.6, 0.6]))
+    with pytest.raises(ValueError, match="class_probs"):
+        metrics.exact_unsupervised_loss(
+            features, labels, torch.tensor([0.5, 0.3, 0.2])
+        )  # 3 entries, 2 classes
+    with pytest.raises(ValueError, match="class_probs"):
+        metrics.exact_unsupervised_loss(
+            features, labels_with_counts((2, 2, 1)), torch.tensor([0.5, 0.5])
+        )  # 2 for 3

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import itertools
 import math
-from fractions import Fraction
 
 import pytest
 import torch
+from conftest import labels_with_counts, randn, uniform
 
-from ccl_helpers import curl, losses, metrics, multineg, wen
+from ccl_helpers import coupon, curl, losses, metrics, multineg, wen
 from ccl_helpers.data import EmpiricalClasses
 from ccl_helpers.losses import info_nce_loss
 from ccl_helpers.models import MLP
@@ -27,51 +27,7 @@ DYADIC = [
 RHO3 = [0.5, 0.3, 0.2]
 
 
-def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(
-        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
-    )
-
-
-def labels_with_counts(counts, seed=0):
-    labels = torch.cat([torch.full((n,), c) for c, n in enumerate(counts)])
-    return labels[
-        torch.randperm(labels.numel(), generator=torch.Generator().manual_seed(seed))
-    ]
-
-
-def uniform(n_classes, dtype=torch.float64):
-    return torch.full((n_classes,), 1.0 / n_classes, dtype=dtype)
-
-
 # ---------------------------------------------------------------- independent references
-
-
-def brute_force_cover(n, rho, required):
-    """Σ over all N-tuples of classes of Π ρ, over the tuples whose classes include ``required``."""
-    total = 0.0
-    for draws in itertools.product(range(len(rho)), repeat=n):
-        if set(required) <= set(draws):
-            total += math.prod(rho[c] for c in draws)
-    return total
-
-
-def exact_inclusion_exclusion(n, rho, required):
-    """P(draws ⊇ required) = Σ_{S ⊆ required} (−1)^{|S|} (1 − ρ(S))^N in exact rationals."""
-    rho = [Fraction(p) for p in rho]
-    total = Fraction(0)
-    for size in range(len(required) + 1):
-        for subset in itertools.combinations(required, size):
-            total += (-1) ** size * (1 - sum(rho[c] for c in subset)) ** n
-    return total
-
-
-def stirling_p_cc(n, n_classes):
-    """Uniform p_cc = N_C! S(N, N_C) / N_C^N with Stirling numbers of the second kind (recurrence)."""
-    row = [1] + [0] * n_classes  # S(0, k)
-    for _ in range(n):
-        row = [0] + [k * row[k] + row[k - 1] for k in range(1, n_classes + 1)]
-    return Fraction(math.factorial(n_classes) * row[n_classes], n_classes**n)
 
 
 def exact_multi_negative_loss(features, labels, rho, n_negatives):
@@ -114,238 +70,6 @@ def naive_average_mean_classifier_loss(features, labels, task_size, rho, means=N
     return total / len(tasks)
 
 
-# ---------------------------------------------------------------- p_cc
-
-
-@pytest.mark.parametrize("n_classes, n_max", [(2, 7), (3, 7), (4, 6)])
-def test_p_cc_uniform_matches_brute_force_enumeration(n_classes, n_max):
-    rho = [1 / n_classes] * n_classes
-    for n in range(1, n_max + 1):
-        expected = brute_force_cover(n, rho, range(n_classes))
-        assert multineg.p_cc(n, uniform(n_classes)) == pytest.approx(
-            expected, rel=1e-12, abs=1e-300
-        )
-
-
-@pytest.mark.parametrize("rho", [RHO3, [0.1, 0.2, 0.3, 0.4]])
-def test_p_cc_general_matches_brute_force_enumeration(rho):
-    for n in range(1, 7):
-        expected = brute_force_cover(n, rho, range(len(rho)))
-        value = multineg.p_cc(n, torch.tensor(rho, dtype=torch.float64))
-        assert value == pytest.approx(expected, rel=1e-12, abs=1e-300)
-
-
-@pytest.mark.parametrize("n_classes", [2, 5, 10, 20])
-def test_p_cc_uniform_matches_stirling_numbers(n_classes):
-    for n in (n_classes - 1, n_classes, n_classes + 3, 2 * n_classes, 35, 64, 300):
-        expected = float(stirling_p_cc(n, n_classes)) if n >= n_classes else 0.0
-        assert multineg.p_cc(n, uniform(n_classes)) == pytest.approx(
-            expected, rel=1e-14, abs=0
-        )
-
-
-@pytest.mark.parametrize("n", [4, 5, 10, 60, 400, 1024, 1025, 3000])
-def test_p_cc_general_matches_exact_rational_inclusion_exclusion(n):
-    # n ≤ 1024: the dynamic programme; n > 1024: float inclusion–exclusion with its error bound
-    expected = float(exact_inclusion_exclusion(n, DYADIC, range(4)))
-    assert multineg.p_cc(n, torch.tensor(DYADIC)) == pytest.approx(expected, rel=1e-11)
-
-
-def test_p_cc_dynamic_programme_agrees_with_the_uniform_closed_form():
-    rho, required = uniform(10), torch.ones(10, dtype=torch.bool)
-    for n in (10, 11, 15, 25, 35, 64, 500):
-        dp = multineg._cover_dynamic_programme(n, rho, required)
-        assert dp == pytest.approx(multineg.p_cc(n, rho), rel=1e-12)
-
-
-def test_p_cc_at_and_below_n_classes():
-    rho = torch.tensor([0.1, 0.2, 0.3, 0.15, 0.25], dtype=torch.float64)
-    for n in range(1, 5):
-        assert multineg.p_cc(n, rho) == 0.0
-    # exactly N_C draws: each class once, in any order
-    assert multineg.p_cc(5, rho) == pytest.approx(
-        math.factorial(5) * math.prod(rho.tolist()), rel=1e-13
-    )
-    # N_C + 1 draws: one class twice
-    expected = math.factorial(6) / 2 * math.prod(rho.tolist()) * float(rho.sum())
-    assert multineg.p_cc(6, rho) == pytest.approx(expected, rel=1e-13)
-
-
-def test_p_cc_matches_monte_carlo_simulation():
-    rho = torch.tensor([0.1, 0.15, 0.2, 0.25, 0.3], dtype=torch.float64)
-    n, trials = 14, 60_000
-    draws = torch.multinomial(
-        rho, trials * n, replacement=True, generator=torch.Generator().manual_seed(0)
-    ).view(trials, n)
-    seen = torch.zeros(trials, 5, dtype=torch.bool).scatter_(1, draws, True)
-    hits = seen.all(1).double()
-    estimate, standard_error = float(hits.mean()), float(hits.std()) / math.sqrt(trials)
-    exact = multineg.p_cc(n, rho)
-    assert abs(estimate - exact) < 4 * standard_error
-    # the comparison has power: the uniform ρ gives a clearly different probability
-    assert abs(estimate - multineg.p_cc(n, uniform(5))) > 8 * standard_error
-    # the positive's class is not among the N draws: counting it would give a larger value
-    anchor = torch.multinomial(
-        rho, trials, replacement=True, generator=torch.Generator().manual_seed(1)
-    )
-    with_anchor = seen.clone().scatter_(1, anchor[:, None], True).all(1).double().mean()
-    assert float(with_anchor) - exact > 8 * standard_error
-
-
-def test_p_cc_increases_with_n_and_reaches_one():
-    rho = torch.tensor(DYADIC)
-    values = [multineg.p_cc(n, rho) for n in range(4, 200, 7)]
-    assert all(b > a for a, b in zip(values, values[1:]))
-    assert 0 < values[0] < 1 and values[-1] == pytest.approx(1.0, abs=1e-9)
-    assert multineg.p_cc(10**5, uniform(10)) == 1.0
-
-
-def test_p_cc_uniform_detection_accepts_float32_and_lists():
-    assert multineg.p_cc(15, torch.full((10,), 0.1)) == multineg.p_cc(15, uniform(10))
-    assert multineg.p_cc(15, [0.1] * 10) == multineg.p_cc(15, uniform(10))
-    assert multineg.p_cc(6, RHO3) == pytest.approx(
-        brute_force_cover(6, RHO3, range(3)), rel=1e-12
-    )
-
-
-def test_p_cc_uniform_float_path_for_huge_n():
-    n_classes, n = 2**15, 700_000  # N·log2(N_C) > 2^20 bits: the float closed form
-    expected = math.fsum(
-        (-1) ** j * math.comb(n_classes, j) * math.exp(n * math.log1p(-j / n_classes))
-        for j in range(40)
-    )
-    value = multineg.p_cc(n, uniform(n_classes))
-    assert value == pytest.approx(expected, rel=1e-12)
-    assert 1 - value == pytest.approx(
-        1 - expected, rel=1e-6
-    )  # ≈ 1.6e-5, not rounded away
-    with pytest.raises(
-        ValueError, match="n_negatives"
-    ):  # there the alternating sum cancels
-        multineg.p_cc(300_000, uniform(n_classes))
-
-
-def test_p_cc_raises_beyond_what_it_computes_exactly():
-    rho = torch.linspace(1, 2, 21, dtype=torch.float64)
-    with pytest.raises(ValueError, match="n_negatives"):
-        multineg.p_cc(2000, rho / rho.sum())  # 21 non-uniform classes, N > 1024
-    assert (
-        0 < multineg.p_cc(1000, rho / rho.sum()) <= 1
-    )  # within the dynamic programme's range
-    tiny = torch.tensor([1e-12, 0.5, 0.5 - 1e-12], dtype=torch.float64)
-    with pytest.raises(ValueError, match="n_negatives"):
-        multineg.p_cc(3000, tiny)  # p ≈ 3e-9: inclusion–exclusion would cancel
-    assert multineg.p_cc(1000, tiny) == pytest.approx(1000e-12, rel=1e-3)
-
-
-@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "3", None])
-def test_p_cc_rejects_bad_n_negatives(bad):
-    with pytest.raises(ValueError, match="n_negatives"):
-        multineg.p_cc(bad, uniform(3))
-
-
-@pytest.mark.parametrize(
-    "bad",
-    [
-        [0.6, 0.6],
-        [1.2, -0.2],
-        [1.0, 0.0],
-        [1.0],
-        [[0.5, 0.5]],
-        [float("nan"), 0.5],
-        torch.tensor([1, 0]),
-        "abc",
-    ],
-)
-def test_p_cc_rejects_bad_class_probs(bad):
-    with pytest.raises(ValueError, match="class_probs"):
-        multineg.p_cc(3, bad)
-
-
-# ---------------------------------------------------------------- p_cc with the anchor's class excluded
-
-
-def test_p_cc_anchor_excluded_matches_brute_force():
-    for rho in (RHO3, [0.1, 0.2, 0.3, 0.4], [0.25] * 4):
-        k = len(rho)
-        for n in range(1, 7):
-            expected = min(
-                brute_force_cover(n, rho, [c for c in range(k) if c != excluded])
-                for excluded in range(k)
-            )
-            value = multineg.p_cc_anchor_excluded(
-                n, torch.tensor(rho, dtype=torch.float64)
-            )
-            assert value == pytest.approx(expected, rel=1e-12, abs=1e-300)
-            assert value >= multineg.p_cc(n, torch.tensor(rho, dtype=torch.float64))
-
-
-def test_p_cc_anchor_excluded_large_n_and_uniform_closed_form():
-    # inclusion–exclusion path (n > 1024) against exact rationals, excluded class by class
-    n = 1500
-    expected = min(
-        float(exact_inclusion_exclusion(n, DYADIC, [c for c in range(4) if c != e]))
-        for e in range(4)
-    )
-    assert multineg.p_cc_anchor_excluded(n, torch.tensor(DYADIC)) == pytest.approx(
-        expected, rel=1e-11
-    )
-    # uniform: Σ_j (−1)^j C(N_C−1, j)(1 − j/N_C)^N; positive from N = N_C − 1 on, where p_cc = 0
-    assert multineg.p_cc_anchor_excluded(9, uniform(10)) == pytest.approx(
-        math.factorial(9) / 10**9, rel=1e-14
-    )
-    assert multineg.p_cc(9, uniform(10)) == 0.0
-
-
-# ---------------------------------------------------------------- τ⁺
-
-
-@pytest.mark.parametrize("rho", [RHO3, [0.25] * 4, [0.7, 0.3]])
-def test_tau_plus_matches_enumeration_of_class_tuples(rho):
-    for n in range(1, 5):
-        expected = sum(
-            math.prod(rho[c] for c in t)
-            for t in itertools.product(range(len(rho)), repeat=n + 1)
-            if len(set(t)) == 1
-        )
-        assert multineg.tau_plus(
-            n, torch.tensor(rho, dtype=torch.float64)
-        ) == pytest.approx(expected, rel=1e-13)
-
-
-def test_tau_plus_uniform_is_n_classes_to_the_minus_n():
-    for n_classes in (2, 3, 10):
-        for n in (1, 2, 7, 64):
-            assert multineg.tau_plus(n, uniform(n_classes)) == pytest.approx(
-                n_classes ** (-n), rel=1e-15
-            )
-    assert multineg.tau_plus(1, torch.tensor(RHO3)) == pytest.approx(
-        curl.collision_probability(torch.tensor(RHO3, dtype=torch.float64)), rel=1e-7
-    )
-
-
-def test_tau_plus_matches_monte_carlo():
-    rho = torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64)
-    trials, n = 200_000, 2
-    classes = torch.multinomial(
-        rho,
-        trials * (n + 1),
-        replacement=True,
-        generator=torch.Generator().manual_seed(3),
-    ).view(trials, n + 1)
-    same = (classes == classes[:, :1]).all(1).double()
-    se = float(same.std()) / math.sqrt(trials)
-    assert abs(float(same.mean()) - multineg.tau_plus(n, rho)) < 4 * se
-    assert abs(float(same.mean()) - multineg.tau_plus(n + 1, rho)) > 8 * se
-
-
-def test_tau_plus_rejects_bad_input():
-    with pytest.raises(ValueError, match="n_negatives"):
-        multineg.tau_plus(0, uniform(3))
-    with pytest.raises(ValueError, match="class_probs"):
-        multineg.tau_plus(2, [0.5, 0.6])
-
-
 # ---------------------------------------------------------------- the bounds
 
 
@@ -366,11 +90,11 @@ def test_lemma1_bound_formula():
 def test_lemma2_bound_formula_and_infinite_below_n_classes():
     rho = torch.tensor(DYADIC)
     assert multineg.lemma2_bound(2.0, 10, rho) == pytest.approx(
-        2.0 / multineg.p_cc(10, rho), rel=1e-14
+        2.0 / coupon.p_cc(10, rho), rel=1e-14
     )
     assert multineg.lemma2_bound(2.0, 3, rho) == math.inf
     assert multineg.lemma2_bound(2.0, 3, rho, anchor_excluded=True) == pytest.approx(
-        2.0 / multineg.p_cc_anchor_excluded(3, rho), rel=1e-14
+        2.0 / coupon.p_cc_anchor_excluded(3, rho), rel=1e-14
     )
     infinite = multineg.lemma2_bound(torch.tensor([1.0, 2.0]), 2, rho)
     assert infinite.shape == (2,) and bool(torch.isinf(infinite).all())
@@ -614,7 +338,7 @@ def test_lemma1_and_its_tighter_form_hold_exactly(seed, scale):
     features, labels = tiny_problem(seed, scale, counts=(4, 6, 3, 5))
     for rho in ([0.25] * 4, [0.1, 0.2, 0.3, 0.4]):
         rho_t = torch.tensor(rho, dtype=torch.float64)
-        l_un = curl.exact_unsupervised_loss(features, labels, rho_t)
+        l_un = metrics.exact_unsupervised_loss(features, labels, rho_t)
         l_mu = multineg.average_mean_classifier_loss(
             features, labels, 4, class_probs=rho_t
         )
@@ -633,7 +357,7 @@ def test_lemma1_without_the_log_term_is_asymptotically_tight():
         features = math.sqrt(t2) * torch.stack(
             [1.0 + labels.double(), torch.zeros(6, dtype=torch.float64)], 1
         )
-        l_un = curl.exact_unsupervised_loss(features, labels, uniform(2))
+        l_un = metrics.exact_unsupervised_loss(features, labels, uniform(2))
         l_mu = float(multineg.average_mean_classifier_loss(features, labels, 2))
         expected_mu = 0.5 * (math.log1p(math.exp(t2)) + math.log1p(math.exp(-2 * t2)))
         assert l_mu == pytest.approx(expected_mu, rel=1e-12)
@@ -645,7 +369,7 @@ def test_lemma1_without_the_log_term_is_asymptotically_tight():
 def test_lemma1_without_the_log_term_does_not_hold_without_the_one_over_p_min():
     # the zero encoder: L_un = log 2 < L^µ_sup(f, C) = log N_C ≤ L_un / p_min
     labels = labels_with_counts((2, 2, 2, 2))
-    l_un = float(curl.exact_unsupervised_loss(torch.zeros(8, 2), labels))
+    l_un = float(metrics.exact_unsupervised_loss(torch.zeros(8, 2), labels))
     l_mu = float(multineg.average_mean_classifier_loss(torch.zeros(8, 2), labels, 4))
     assert l_un == pytest.approx(math.log(2)) and l_mu == pytest.approx(math.log(4))
     assert l_un < l_mu <= multineg.lemma1_bound(l_un, uniform(4), with_log_term=False)
@@ -671,7 +395,7 @@ def test_proposition1_holds_exactly_for_every_k_and_n(seed, scale):
     rho = [1 / 3] * 3
     l_un = {n: exact_multi_negative_loss(features, labels, rho, n) for n in (1, 2, 3)}
     assert l_un[1] == pytest.approx(
-        float(curl.exact_unsupervised_loss(features, labels, uniform(3))), rel=1e-10
+        float(metrics.exact_unsupervised_loss(features, labels, uniform(3))), rel=1e-10
     )
     for task_size in (2, 3):
         l_mu = float(multineg.average_mean_classifier_loss(features, labels, task_size))
@@ -974,7 +698,7 @@ def test_proposition1_grid():
     assert (grid.L_mu <= grid.bound_conservative).all() and (
         grid.bound_conservative <= grid.bound + 1e-12
     ).all()
-    exact = curl.exact_unsupervised_loss(features, labels, uniform(4))
+    exact = metrics.exact_unsupervised_loss(features, labels, uniform(4))
     for row in grid.itertuples():
         assert row.k == row.task_size - 1 and row.tau_plus == pytest.approx(
             4.0**-row.n_negatives

@@ -10,7 +10,7 @@ import numpy as np
 import pytest
 import torch
 
-from ccl_helpers import checks, runtime
+from ccl_helpers import runtime
 
 
 @pytest.fixture
@@ -249,46 +249,3 @@ def test_plain_number_unwraps_numpy_and_tensor_scalars(value, expected):
 def test_plain_number_keeps_arrays():
     array = np.arange(3.0)
     assert runtime.plain_number(array) is array
-
-
-@pytest.mark.parametrize(
-    "value, minimum, maximum, expected",
-    [(3, 1, None, 3), (np.int64(0), 0, 5, 0), (5, 0, 5, 5)],
-)
-def test_check_int_accepts_integers_in_range(value, minimum, maximum, expected):
-    result = checks.check_int("k", value, minimum, maximum)
-    assert result == expected and type(result) is int
-
-
-@pytest.mark.parametrize(
-    "value, maximum", [(0, None), (True, None), (2.0, None), ("3", None), (6, 5)]
-)
-def test_check_int_rejects_others_naming_the_argument(value, maximum):
-    with pytest.raises(ValueError, match=r"k must be an integer (≥ 1|1\.\.5)"):
-        checks.check_int("k", value, 1, maximum)
-
-
-@pytest.mark.parametrize(
-    "value, allow_zero, expected",
-    [(0.5, False, 0.5), (3, False, 3.0), (0, True, 0.0), (np.float32(2.0), False, 2.0)],
-)
-def test_check_positive_accepts_finite_positive_reals(value, allow_zero, expected):
-    result = checks.check_positive("lr", value, allow_zero)
-    assert result == expected and type(result) is float
-
-
-@pytest.mark.parametrize(
-    "value, allow_zero",
-    [
-        (0, False),
-        (-1e-3, True),
-        (float("inf"), False),
-        (float("nan"), True),
-        (True, False),
-        ("0.1", False),
-        (torch.tensor(0.1), False),
-    ],
-)
-def test_check_positive_rejects_others_naming_the_argument(value, allow_zero):
-    with pytest.raises(ValueError, match=r"lr must be a finite real number (> 0|≥ 0)"):
-        checks.check_positive("lr", value, allow_zero)

@@ -10,7 +10,11 @@
   loss of Lee (2025, eq. (17)) with balancing parameters α, λ, without and with the positive in the
   repelling term; :func:`bound_derived_loss` — the loss derived from the bounds (eq. (13)), with ν.
   Similarities: cosine, dot product or negative Euclidean distance (:data:`SIMILARITIES`).
-- :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses (:data:`REDUCTIONS`).
+- :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses
+  (:data:`REDUCTIONS`);
+  :func:`at_least_float32` and :func:`result_dtype` — the precision policy below;
+  :func:`nt_xent_per_anchor` — the NT-Xent terms of chosen anchors (for a loss over
+  several processes).
 
 Every loss returns per-sample values with ``reduction="none"``; takes inner products in the
 inputs' dtype but divides by the temperature, takes the log-sum-exp / softplus and reduces in at
@@ -19,22 +23,25 @@ and dtype; validates argument shapes only (so it works under
 ``torch.func.vmap``); and raises ``ValueError`` naming the argument on bad input.
 """
 
-from ._reduction import REDUCTIONS, reduce
+from ._reduction import REDUCTIONS, at_least_float32, reduce, result_dtype
 from ._similarity import SIMILARITIES
 from .balanced import balanced_contrastive_loss, generalized_nt_xent_loss
 from .bound_derived import bound_derived_loss
 from .info_nce import info_nce_loss
 from .logistic import logistic_loss
-from .nt_xent import nt_xent_loss
+from .nt_xent import nt_xent_loss, nt_xent_per_anchor
 
 __all__ = [
     "REDUCTIONS",
     "SIMILARITIES",
+    "at_least_float32",
     "balanced_contrastive_loss",
     "bound_derived_loss",
     "generalized_nt_xent_loss",
     "info_nce_loss",
     "logistic_loss",
     "nt_xent_loss",
+    "nt_xent_per_anchor",
     "reduce",
+    "result_dtype",
 ]

@@ -1,19 +1,14 @@
-"""Shared by the losses: the reduction of per-sample losses and the argument checks."""
+"""Shared by the losses: the reduction of per-sample losses, their precision, and the
+check of two views."""
 
 from __future__ import annotations
 
 import torch
 
-from ..checks import check_positive
+from ..checks import check_choice, check_same_shape, check_tensor
 
 REDUCTIONS = ("mean", "sum", "none")
 """The allowed values of every loss's ``reduction`` argument."""
-
-
-def check_reduction(reduction: str) -> None:
-    """Raise ``ValueError`` unless ``reduction`` is one of :data:`REDUCTIONS`."""
-    if reduction not in REDUCTIONS:
-        raise ValueError(f"reduction must be one of {REDUCTIONS}, got {reduction!r}")
 
 
 def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
@@ -21,41 +16,12 @@ def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
 
     The mean and the sum run over every element of ``per_sample`` and return a 0-dim tensor.
     """
-    check_reduction(reduction)
+    check_choice("reduction", reduction, REDUCTIONS)
     if reduction == "mean":
         return per_sample.mean()
     if reduction == "sum":
         return per_sample.sum()
     return per_sample
-
-
-def check_temperature(temperature: float) -> None:
-    """Raise ``ValueError`` unless ``temperature`` is a finite real number > 0."""
-    check_positive("temperature", temperature)
-
-
-def check_embeddings(name: str, tensor: torch.Tensor, min_ndim: int = 1) -> None:
-    """Raise ``ValueError`` unless ``tensor`` is a floating-point tensor with ``ndim >= min_ndim``."""
-    if not isinstance(tensor, torch.Tensor) or not tensor.is_floating_point():
-        raise ValueError(
-            f"{name} must be a floating-point torch.Tensor, got {type(tensor).__name__}"
-            + (f" of dtype {tensor.dtype}" if isinstance(tensor, torch.Tensor) else "")
-        )
-    if tensor.ndim < min_ndim:
-        raise ValueError(
-            f"{name} must have at least {min_ndim} dimension(s), got shape {tuple(tensor.shape)}"
-        )
-
-
-def check_same_shape(
-    name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor
-) -> None:
-    """Raise ``ValueError`` unless ``tensor`` has the shape of ``reference``."""
-    if tensor.shape != reference.shape:
-        raise ValueError(
-            f"{name} must have the shape of {reference_name}, {tuple(reference.shape)}, "
-            f"got {tuple(tensor.shape)}"
-        )
 
 
 def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
@@ -85,8 +51,8 @@ def result_dtype(tensor: torch.Tensor) -> torch.dtype:
 
 def check_two_views(z1: torch.Tensor, z2: torch.Tensor) -> int:
     """Validate two views (..., B, d) of one batch (floating point, same shape, B ≥ 2); return B."""
-    check_embeddings("z1", z1, min_ndim=2)
-    check_embeddings("z2", z2, min_ndim=2)
+    check_tensor("z1", z1, min_ndim=2, floating=True)
+    check_tensor("z2", z2, min_ndim=2, floating=True)
     check_same_shape("z2", z2, "z1", z1)
     batch_size = z1.shape[-2]
     if batch_size < 2:

@@ -1,12 +1,11 @@
-"""Shared by the balanced-contrastive family: pairwise similarities of embeddings, and the checks of
-the balancing parameters α, λ, ν (real numbers, or 0-dim tensors so that they can vary under vmap)."""
+"""Shared by the balanced-contrastive family: pairwise similarities of embeddings."""
 
 from __future__ import annotations
 
 import torch
 import torch.nn.functional as F
 
-from ..checks import check_positive as runtime_check_positive
+from ..checks import check_choice
 from ._reduction import at_least_float32
 
 SIMILARITIES = ("cosine", "dot", "neg_euclidean")
@@ -19,34 +18,12 @@ SQUARED_DISTANCE_EPS = 1e-12
 """Squared distances are clamped below at this before the square root (finite gradient at a = b)."""
 
 
-def check_similarity(similarity: str) -> None:
-    """Raise ``ValueError`` unless ``similarity`` is one of :data:`SIMILARITIES`."""
-    if similarity not in SIMILARITIES:
-        raise ValueError(
-            f"similarity must be one of {SIMILARITIES}, got {similarity!r}"
-        )
-
-
-def check_positive(name: str, value) -> None:
-    """Raise ``ValueError`` unless ``value`` is a finite real > 0 or a 0-dim floating tensor.
-
-    Tensors are checked for their shape only (their value may be traced under ``torch.func.vmap``).
-    """
-    if isinstance(value, torch.Tensor):
-        if value.ndim != 0:
-            raise ValueError(
-                f"{name} must be a finite real > 0 or a 0-dim tensor, got shape {tuple(value.shape)}"
-            )
-        return
-    runtime_check_positive(name, value)
-
-
 def pairwise_similarity(
     a: torch.Tensor, b: torch.Tensor, similarity: str
 ) -> torch.Tensor:
     """s(a_i, b_j) for a (..., n, d), b (..., m, d) → (..., n, m), in at least float32 (under autocast the
     matrix product runs in autocast's dtype, and its result is widened again)."""
-    check_similarity(similarity)
+    check_choice("similarity", similarity, SIMILARITIES)
     a, b = at_least_float32(a), at_least_float32(b)
     if similarity == "cosine":
         a, b = (

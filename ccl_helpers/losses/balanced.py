@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from ._reduction import check_reduction, check_two_views, reduce, result_dtype
-from ._similarity import check_positive, pairwise_similarity
+from ..checks import check_choice, check_positive_or_scalar_tensor
+from ._reduction import REDUCTIONS, check_two_views, reduce, result_dtype
+from ._similarity import pairwise_similarity
 
 
 def _two_view_logits(
@@ -25,9 +26,9 @@ def _two_view_logits(
 
 
 def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
-    check_positive("alpha", alpha)
-    check_positive("lam", lam)
-    check_reduction(reduction)
+    check_positive_or_scalar_tensor("alpha", alpha)
+    check_positive_or_scalar_tensor("lam", lam)
+    check_choice("reduction", reduction, REDUCTIONS)
     sims, positive, batch_size = _two_view_logits(z1, z2, similarity)
     n = 2 * batch_size
     eye = torch.eye(n, dtype=torch.bool, device=sims.device)

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import torch
 
-from ._reduction import check_embeddings, check_reduction, reduce, result_dtype
-from ._similarity import check_positive, pairwise_similarity
+from ..checks import check_choice, check_positive_or_scalar_tensor, check_tensor
+from ._reduction import REDUCTIONS, reduce, result_dtype
+from ._similarity import pairwise_similarity
 
 
 def bound_derived_loss(
@@ -48,8 +49,8 @@ def bound_derived_loss(
     Reference:
         S. Lee, TMLR 2025 (arXiv 2510.10572), Section 4.3, eq. (12)–(14).
     """
-    check_embeddings("anchors", anchors, min_ndim=2)
-    check_embeddings("views", views, min_ndim=3)
+    check_tensor("anchors", anchors, min_ndim=2, floating=True)
+    check_tensor("views", views, min_ndim=3, floating=True)
     if views.shape[:-3] != anchors.shape[:-2] or views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
             f"views must have shape (..., K, m, d) with (..., m, d) = {tuple(anchors.shape)}, "
@@ -61,8 +62,8 @@ def bound_derived_loss(
             f"anchors must hold m >= 2 samples (shape (..., m, d)), got shape {tuple(anchors.shape)}"
         )
     for name, value in (("alpha", alpha), ("lam", lam), ("nu", nu)):
-        check_positive(name, value)
-    check_reduction(reduction)
+        check_positive_or_scalar_tensor(name, value)
+    check_choice("reduction", reduction, REDUCTIONS)
     sims = pairwise_similarity(
         anchors.unsqueeze(-3), views, similarity
     )  # (..., K, m, m)

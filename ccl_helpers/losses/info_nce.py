@@ -6,14 +6,17 @@ import contextlib
 
 import torch
 
-from ..checks import check_int
+from ..checks import (
+    check_choice,
+    check_int,
+    check_positive,
+    check_same_shape,
+    check_tensor,
+)
 from ._reduction import (
+    REDUCTIONS,
     at_least_float32,
     autocast_state,
-    check_embeddings,
-    check_reduction,
-    check_same_shape,
-    check_temperature,
     reduce,
     result_dtype,
 )
@@ -86,9 +89,9 @@ def info_nce_loss(
         arXiv:2012.01064. — A. van den Oord, Y. Li, O. Vinyals. *Representation Learning with
         Contrastive Predictive Coding*. arXiv:1807.03748.
     """
-    check_embeddings("anchor", anchor)
-    check_embeddings("positive", positive)
-    check_embeddings("negatives", negatives, min_ndim=2)
+    check_tensor("anchor", anchor, min_ndim=1, floating=True)
+    check_tensor("positive", positive, min_ndim=1, floating=True)
+    check_tensor("negatives", negatives, min_ndim=2, floating=True)
     check_same_shape("positive", positive, "anchor", anchor)
     expected = (*anchor.shape[:-1], "N", anchor.shape[-1])
     if (
@@ -104,8 +107,8 @@ def info_nce_loss(
             f"negatives must hold N >= 1 negatives (shape {expected}), "
             f"got shape {tuple(negatives.shape)}"
         )
-    check_temperature(temperature)
-    check_reduction(reduction)
+    check_positive("temperature", temperature)
+    check_choice("reduction", reduction, REDUCTIONS)
     if chunk_size is not None:
         chunk_size = check_int("chunk_size", chunk_size)
         positive_logit = (

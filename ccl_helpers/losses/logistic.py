@@ -3,16 +3,9 @@
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
-from ._reduction import (
-    at_least_float32,
-    check_embeddings,
-    check_reduction,
-    check_same_shape,
-    reduce,
-    result_dtype,
-)
+from ..checks import check_choice, check_same_shape, check_tensor
+from ._reduction import REDUCTIONS, at_least_float32, reduce, result_dtype
 
 
 def logistic_loss(
@@ -30,8 +23,11 @@ def logistic_loss(
              = \operatorname{softplus}\bigl(f(x)^\top f(x^-) - f(x)^\top f(x^+)\bigr),
 
     with unnormalised inner products and no temperature. It is :func:`info_nce_loss` with one
-    negative (:math:`N = 1`, temperature 1). Computed with softplus, so it stays finite for any
-    finite inner products: for a gap :math:`g` of large magnitude, :math:`\ell \approx \max(0, g)`.
+    negative (:math:`N = 1`, temperature 1). Computed as
+    :math:`\operatorname{logaddexp}(g, 0)` for the gap :math:`g`: finite for any finite
+    inner products (:math:`\ell \approx \max(0, g)` for large :math:`|g|`) and exact to
+    rounding at every :math:`g`, derivatives included (torch's softplus switches to the
+    identity above :math:`g = 20`).
 
     Args:
         anchor: :math:`f(x)`, shape ``(..., d)``.
@@ -48,13 +44,16 @@ def logistic_loss(
         S. Arora, H. Khandeparkar, M. Khodak, O. Plevrakis, N. Saunshi. *A Theoretical Analysis
         of Contrastive Unsupervised Representation Learning*. ICML 2019, eq. (1).
     """
-    check_embeddings("anchor", anchor)
-    check_embeddings("positive", positive)
-    check_embeddings("negative", negative)
-    check_same_shape("positive", positive, "anchor", anchor)
-    check_same_shape("negative", negative, "anchor", anchor)
-    check_reduction(reduction)
+    for name, value in (
+        ("anchor", anchor),
+        ("positive", positive),
+        ("negative", negative),
+    ):
+        check_tensor(name, value, min_ndim=1, floating=True)
+        check_same_shape(name, value, "anchor", anchor)
+    check_choice("reduction", reduction, REDUCTIONS)
     gap = at_least_float32(torch.linalg.vecdot(anchor, negative)) - at_least_float32(
         torch.linalg.vecdot(anchor, positive)
     )
-    return reduce(F.softplus(gap), reduction).to(result_dtype(anchor))
+    per_sample = torch.logaddexp(gap, torch.zeros_like(gap))
+    return reduce(per_sample, reduction).to(result_dtype(anchor))

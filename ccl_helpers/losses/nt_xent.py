@@ -5,10 +5,10 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
+from ..checks import check_choice, check_positive
 from ._reduction import (
+    REDUCTIONS,
     at_least_float32,
-    check_reduction,
-    check_temperature,
     check_two_views,
     reduce,
     result_dtype,
@@ -59,8 +59,8 @@ def nt_xent_loss(
         Learning of Visual Representations*. ICML 2020, eq. (1) and Algorithm 1.
     """
     batch_size = check_two_views(z1, z2)
-    check_temperature(temperature)
-    check_reduction(reduction)
+    check_positive("temperature", temperature)
+    check_choice("reduction", reduction, REDUCTIONS)
     views = torch.cat([z1, z2], dim=-2)  # (..., 2B, d)
     every_anchor = torch.arange(2 * batch_size, device=views.device)
     per_sample = nt_xent_per_anchor(views, every_anchor, temperature)

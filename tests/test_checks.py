@@ -1,0 +1,186 @@
+"""Unit tests of ccl_helpers.checks: each checker returns the value it accepts and
+raises ValueError naming the argument and the allowed range otherwise."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from ccl_helpers import checks
+
+
+@pytest.mark.parametrize(
+    "value, minimum, maximum, expected",
+    [(3, 1, None, 3), (np.int64(0), 0, 5, 0), (5, 0, 5, 5)],
+)
+def test_check_int_accepts_integers_in_range(value, minimum, maximum, expected):
+    result = checks.check_int("k", value, minimum, maximum)
+    assert result == expected and type(result) is int
+
+
+@pytest.mark.parametrize(
+    "value, maximum", [(0, None), (True, None), (2.0, None), ("3", None), (6, 5)]
+)
+def test_check_int_rejects_others_naming_the_argument(value, maximum):
+    with pytest.raises(ValueError, match=r"k must be an integer (≥ 1|1\.\.5)"):
+        checks.check_int("k", value, 1, maximum)
+
+
+@pytest.mark.parametrize(
+    "value, allow_zero, expected",
+    [(0.5, False, 0.5), (3, False, 3.0), (0, True, 0.0), (np.float32(2.0), False, 2.0)],
+)
+def test_check_positive_accepts_finite_positive_reals(value, allow_zero, expected):
+    result = checks.check_positive("lr", value, allow_zero)
+    assert result == expected and type(result) is float
+
+
+@pytest.mark.parametrize(
+    "value, allow_zero",
+    [
+        (0, False),
+        (-1e-3, True),
+        (float("inf"), False),
+        (float("nan"), True),
+        (True, False),
+        ("0.1", False),
+        (torch.tensor(0.1), False),
+    ],
+)
+def test_check_positive_rejects_others_naming_the_argument(value, allow_zero):
+    with pytest.raises(ValueError, match=r"lr must be a finite real number (> 0|≥ 0)"):
+        checks.check_positive("lr", value, allow_zero)
+
+
+def test_check_tensor_accepts_and_returns_matching_tensors():
+    x = torch.zeros(2, 3)
+    assert checks.check_tensor("x", x, ndim=2, floating=True) is x
+    assert checks.check_tensor("x", x, min_ndim=1) is x
+    labels = torch.zeros(4, dtype=torch.int32)
+    assert checks.check_tensor("y", labels, ndim=1, integer=True) is labels
+
+
+@pytest.mark.parametrize(
+    "value, options",
+    [
+        ([1.0, 2.0], {}),
+        (torch.zeros(3), {"ndim": 2}),
+        (torch.zeros(3), {"min_ndim": 2}),
+        (torch.zeros(3, dtype=torch.long), {"floating": True}),
+        (torch.zeros(3), {"integer": True}),
+    ],
+)
+def test_check_tensor_rejects_others_naming_the_argument(value, options):
+    with pytest.raises(ValueError, match="x must be an? .*torch.Tensor"):
+        checks.check_tensor("x", value, **options)
+
+
+def test_check_tensor_works_under_vmap():
+    def first(x):
+        checks.check_tensor("x", x, ndim=1, floating=True)
+        return x[0]
+
+    assert torch.equal(torch.vmap(first)(torch.eye(3)), torch.tensor([1.0, 0, 0]))
+
+
+@pytest.mark.parametrize("bad", [float("nan"), float("inf"), -float("inf")])
+def test_check_finite(bad):
+    x = torch.tensor([0.0, 1.0])
+    assert checks.check_finite("x", x) is x
+    with pytest.raises(ValueError, match="x must be finite"):
+        checks.check_finite("x", torch.tensor([0.0, bad]))
+
+
+def test_check_same_shape():
+    checks.check_same_shape("b", torch.zeros(2, 3), "a", torch.ones(2, 3))
+    with pytest.raises(ValueError, match=r"b must have the shape of a, \(2, 3\)"):
+        checks.check_same_shape("b", torch.zeros(3, 2), "a", torch.ones(2, 3))
+
+
+def test_check_choice():
+    assert checks.check_choice("mode", "sum", ("mean", "sum")) == "sum"
+    with pytest.raises(ValueError, match=r"mode must be one of \('mean', 'sum'\)"):
+        checks.check_choice("mode", "max", ["mean", "sum"])
+
+
+@pytest.mark.parametrize("value", [0.5, -2, np.float64(1.5), torch.tensor([0.5, 1.0])])
+def test_check_finite_real_accepts_reals_and_floating_tensors(value):
+    result = checks.check_finite_real("loss", value)
+    if isinstance(value, torch.Tensor):
+        assert result is value
+    else:
+        assert result == float(value) and type(result) is float
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        float("nan"),
+        float("inf"),
+        True,
+        "1",
+        torch.tensor([1, 2]),
+        torch.tensor([0.0, np.nan]),
+    ],
+)
+def test_check_finite_real_rejects_others(value):
+    with pytest.raises(ValueError, match="loss must be"):
+        checks.check_finite_real("loss", value)
+
+
+def test_check_positive_or_scalar_tensor():
+    alpha = torch.tensor(-1.0)  # a 0-dim tensor's value is not checked (vmap)
+    assert checks.check_positive_or_scalar_tensor("alpha", alpha) is alpha
+    assert checks.check_positive_or_scalar_tensor("alpha", 2) == 2.0
+    for bad in (0.0, torch.ones(2), torch.tensor(1)):
+        with pytest.raises(ValueError, match="alpha must be"):
+            checks.check_positive_or_scalar_tensor("alpha", bad)
+
+
+def test_check_probabilities_accepts_probability_vectors():
+    rho = torch.tensor([0.25, 0.75], dtype=torch.float64)
+    assert checks.check_probabilities("rho", rho) is rho
+    checks.check_probabilities("rho", torch.tensor([0.0, 1.0]))
+
+
+@pytest.mark.parametrize(
+    "value, positive, match",
+    [
+        (torch.tensor([1.0]), False, "at least 2"),
+        (torch.tensor([[0.5, 0.5]]), False, "1 dimension"),
+        (torch.tensor([1, 0]), False, "floating-point"),
+        (torch.tensor([0.5, float("nan")]), False, "finite"),
+        (torch.tensor([-0.5, 1.5]), False, "≥ 0"),
+        (torch.tensor([0.0, 1.0]), True, "> 0"),
+        (torch.tensor([0.5, 0.6]), False, "sum to 1"),
+    ],
+)
+def test_check_probabilities_rejects_others(value, positive, match):
+    with pytest.raises(ValueError, match=f"rho must .*{match}"):
+        checks.check_probabilities("rho", value, positive=positive)
+
+
+def test_check_labels():
+    labels = torch.tensor([0, 2, 1])
+    assert checks.check_labels("labels", labels, n=3, n_classes=3) is labels
+    bad = [
+        (torch.tensor([0.0, 1.0]), {}, "integer"),
+        (torch.tensor([0, 1]), {"n": 3}, "n = 3"),
+        (torch.tensor([0, -1]), {}, r"0\.\.N_C − 1"),
+        (torch.tensor([0, 3]), {"n_classes": 3}, r"0\.\.2, got values in 0\.\.3"),
+    ]
+    for value, options, match in bad:
+        with pytest.raises(ValueError, match=f"labels must .*{match}"):
+            checks.check_labels("labels", value, **options)
+
+
+def test_check_features():
+    labels = torch.tensor([0, 1, 1])
+    assert checks.check_features("f", torch.zeros(2, 3, 4), labels) == 3
+    bad = [torch.zeros(2, 4), torch.zeros(3), torch.zeros(3, 2, dtype=torch.long), [0]]
+    for features in bad:
+        with pytest.raises(ValueError, match=r"f must be .*\(\.\.\., n, d\).* = 3"):
+            checks.check_features("f", features, labels)
+    with pytest.raises(ValueError, match="y must be an integer"):
+        checks.check_features("f", torch.zeros(3, 2), labels.float(), "y")

@@ -1,0 +1,298 @@
+"""Tests of ccl_helpers.coupon (Merad et al., Lemma 2 and Proposition 1) against
+independent computations: brute-force enumeration of class tuples, exact rational
+inclusion–exclusion, Stirling numbers and Monte Carlo simulation."""
+
+from __future__ import annotations
+
+import itertools
+import math
+from fractions import Fraction
+
+import pytest
+import torch
+from conftest import uniform
+
+from ccl_helpers import coupon
+
+DYADIC = [0.5, 0.25, 0.125, 0.125]  # exact binary fractions: Fraction(float) is exact
+RHO3 = [0.5, 0.3, 0.2]
+
+
+# ---------------------------------------------------------------- independent references
+
+
+def brute_force_cover(n, rho, required):
+    """Σ over all N-tuples of classes of Π ρ, over the tuples whose classes include ``required``."""
+    total = 0.0
+    for draws in itertools.product(range(len(rho)), repeat=n):
+        if set(required) <= set(draws):
+            total += math.prod(rho[c] for c in draws)
+    return total
+
+
+def exact_inclusion_exclusion(n, rho, required):
+    """P(draws ⊇ required) = Σ_{S ⊆ required} (−1)^{|S|} (1 − ρ(S))^N in exact rationals."""
+    rho = [Fraction(p) for p in rho]
+    total = Fraction(0)
+    for size in range(len(required) + 1):
+        for subset in itertools.combinations(required, size):
+            total += (-1) ** size * (1 - sum(rho[c] for c in subset)) ** n
+    return total
+
+
+def stirling_p_cc(n, n_classes):
+    """Uniform p_cc = N_C! S(N, N_C) / N_C^N with Stirling numbers of the second kind (recurrence)."""
+    row = [1] + [0] * n_classes  # S(0, k)
+    for _ in range(n):
+        row = [0] + [k * row[k] + row[k - 1] for k in range(1, n_classes + 1)]
+    return Fraction(math.factorial(n_classes) * row[n_classes], n_classes**n)
+
+
+# ---------------------------------------------------------------- p_cc
+
+
+@pytest.mark.parametrize("n_classes, n_max", [(2, 7), (3, 7), (4, 6)])
+def test_p_cc_uniform_matches_brute_force_enumeration(n_classes, n_max):
+    rho = [1 / n_classes] * n_classes
+    for n in range(1, n_max + 1):
+        expected = brute_force_cover(n, rho, range(n_classes))
+        assert coupon.p_cc(n, uniform(n_classes)) == pytest.approx(
+            expected, rel=1e-12, abs=1e-300
+        )
+
+
+@pytest.mark.parametrize("rho", [RHO3, [0.1, 0.2, 0.3, 0.4]])
+def test_p_cc_general_matches_brute_force_enumeration(rho):
+    for n in range(1, 7):
+        expected = brute_force_cover(n, rho, range(len(rho)))
+        value = coupon.p_cc(n, torch.tensor(rho, dtype=torch.float64))
+        assert value == pytest.approx(expected, rel=1e-12, abs=1e-300)
+
+
+@pytest.mark.parametrize("n_classes", [2, 5, 10, 20])
+def test_p_cc_uniform_matches_stirling_numbers(n_classes):
+    for n in (n_classes - 1, n_classes, n_classes + 3, 2 * n_classes, 35, 64, 300):
+        expected = float(stirling_p_cc(n, n_classes)) if n >= n_classes else 0.0
+        assert coupon.p_cc(n, uniform(n_classes)) == pytest.approx(
+            expected, rel=1e-14, abs=0
+        )
+
+
+@pytest.mark.parametrize("n", [4, 5, 10, 60, 400, 1024, 1025, 3000])
+def test_p_cc_general_matches_exact_rational_inclusion_exclusion(n):
+    # n ≤ 1024: the dynamic programme; n > 1024: float inclusion–exclusion with its error bound
+    expected = float(exact_inclusion_exclusion(n, DYADIC, range(4)))
+    assert coupon.p_cc(n, torch.tensor(DYADIC)) == pytest.approx(expected, rel=1e-11)
+
+
+def test_p_cc_dynamic_programme_agrees_with_the_uniform_closed_form():
+    rho, required = uniform(10), torch.ones(10, dtype=torch.bool)
+    for n in (10, 11, 15, 25, 35, 64, 500):
+        dp = coupon._cover_dynamic_programme(n, rho, required)
+        assert dp == pytest.approx(coupon.p_cc(n, rho), rel=1e-12)
+
+
+def test_p_cc_at_and_below_n_classes():
+    rho = torch.tensor([0.1, 0.2, 0.3, 0.15, 0.25], dtype=torch.float64)
+    for n in range(1, 5):
+        assert coupon.p_cc(n, rho) == 0.0
+    # exactly N_C draws: each class once, in any order
+    assert coupon.p_cc(5, rho) == pytest.approx(
+        math.factorial(5) * math.prod(rho.tolist()), rel=1e-13
+    )
+    # N_C + 1 draws: one class twice
+    expected = math.factorial(6) / 2 * math.prod(rho.tolist()) * float(rho.sum())
+    assert coupon.p_cc(6, rho) == pytest.approx(expected, rel=1e-13)
+
+
+def test_p_cc_matches_monte_carlo_simulation():
+    rho = torch.tensor([0.1, 0.15, 0.2, 0.25, 0.3], dtype=torch.float64)
+    n, trials = 14, 60_000
+    draws = torch.multinomial(
+        rho, trials * n, replacement=True, generator=torch.Generator().manual_seed(0)
+    ).view(trials, n)
+    seen = torch.zeros(trials, 5, dtype=torch.bool).scatter_(1, draws, True)
+    hits = seen.all(1).double()
+    estimate, standard_error = float(hits.mean()), float(hits.std()) / math.sqrt(trials)
+    exact = coupon.p_cc(n, rho)
+    assert abs(estimate - exact) < 4 * standard_error
+    # the comparison has power: the uniform ρ gives a clearly different probability
+    assert abs(estimate - coupon.p_cc(n, uniform(5))) > 8 * standard_error
+    # the positive's class is not among the N draws: counting it would give a larger value
+    anchor = torch.multinomial(
+        rho, trials, replacement=True, generator=torch.Generator().manual_seed(1)
+    )
+    with_anchor = seen.clone().scatter_(1, anchor[:, None], True).all(1).double().mean()
+    assert float(with_anchor) - exact > 8 * standard_error
+
+
+def test_p_cc_increases_with_n_and_reaches_one():
+    rho = torch.tensor(DYADIC)
+    values = [coupon.p_cc(n, rho) for n in range(4, 200, 7)]
+    assert all(b > a for a, b in zip(values, values[1:]))
+    assert 0 < values[0] < 1 and values[-1] == pytest.approx(1.0, abs=1e-9)
+    assert coupon.p_cc(10**5, uniform(10)) == 1.0
+
+
+def test_p_cc_uniform_detection_accepts_float32_and_lists():
+    assert coupon.p_cc(15, torch.full((10,), 0.1)) == coupon.p_cc(15, uniform(10))
+    assert coupon.p_cc(15, [0.1] * 10) == coupon.p_cc(15, uniform(10))
+    assert coupon.p_cc(6, RHO3) == pytest.approx(
+        brute_force_cover(6, RHO3, range(3)), rel=1e-12
+    )
+
+
+def test_p_cc_uniform_float_path_for_huge_n():
+    n_classes, n = 2**15, 700_000  # N·log2(N_C) > 2^20 bits: the float closed form
+    expected = math.fsum(
+        (-1) ** j * math.comb(n_classes, j) * math.exp(n * math.log1p(-j / n_classes))
+        for j in range(40)
+    )
+    value = coupon.p_cc(n, uniform(n_classes))
+    assert value == pytest.approx(expected, rel=1e-12)
+    assert 1 - value == pytest.approx(
+        1 - expected, rel=1e-6
+    )  # ≈ 1.6e-5, not rounded away
+    with pytest.raises(
+        ValueError, match="n_negatives"
+    ):  # there the alternating sum cancels
+        coupon.p_cc(300_000, uniform(n_classes))
+
+
+def test_p_cc_raises_beyond_what_it_computes_exactly():
+    rho = torch.linspace(1, 2, 21, dtype=torch.float64)
+    with pytest.raises(ValueError, match="n_negatives"):
+        coupon.p_cc(2000, rho / rho.sum())  # 21 non-uniform classes, N > 1024
+    assert (
+        0 < coupon.p_cc(1000, rho / rho.sum()) <= 1
+    )  # within the dynamic programme's range
+    tiny = torch.tensor([1e-12, 0.5, 0.5 - 1e-12], dtype=torch.float64)
+    with pytest.raises(ValueError, match="n_negatives"):
+        coupon.p_cc(3000, tiny)  # p ≈ 3e-9: inclusion–exclusion would cancel
+    assert coupon.p_cc(1000, tiny) == pytest.approx(1000e-12, rel=1e-3)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 1.5, True, "3", None])
+def test_p_cc_rejects_bad_n_negatives(bad):
+    with pytest.raises(ValueError, match="n_negatives"):
+        coupon.p_cc(bad, uniform(3))
+
+
+@pytest.mark.parametrize(
+    "bad",
+    [
+        [0.6, 0.6],
+        [1.2, -0.2],
+        [1.0, 0.0],
+        [1.0],
+        [[0.5, 0.5]],
+        [float("nan"), 0.5],
+        torch.tensor([1, 0]),
+        "abc",
+    ],
+)
+def test_p_cc_rejects_bad_class_probs(bad):
+    with pytest.raises(ValueError, match="class_probs"):
+        coupon.p_cc(3, bad)
+
+
+# ---------------------------------------------------------------- p_cc with the anchor's class excluded
+
+
+def test_p_cc_anchor_excluded_matches_brute_force():
+    for rho in (RHO3, [0.1, 0.2, 0.3, 0.4], [0.25] * 4):
+        k = len(rho)
+        for n in range(1, 7):
+            expected = min(
+                brute_force_cover(n, rho, [c for c in range(k) if c != excluded])
+                for excluded in range(k)
+            )
+            value = coupon.p_cc_anchor_excluded(
+                n, torch.tensor(rho, dtype=torch.float64)
+            )
+            assert value == pytest.approx(expected, rel=1e-12, abs=1e-300)
+            assert value >= coupon.p_cc(n, torch.tensor(rho, dtype=torch.float64))
+
+
+def test_p_cc_anchor_excluded_large_n_and_uniform_closed_form():
+    # inclusion–exclusion path (n > 1024) against exact rationals, excluded class by class
+    n = 1500
+    expected = min(
+        float(exact_inclusion_exclusion(n, DYADIC, [c for c in range(4) if c != e]))
+        for e in range(4)
+    )
+    assert coupon.p_cc_anchor_excluded(n, torch.tensor(DYADIC)) == pytest.approx(
+        expected, rel=1e-11
+    )
+    # uniform: Σ_j (−1)^j C(N_C−1, j)(1 − j/N_C)^N; positive from N = N_C − 1 on, where p_cc = 0
+    assert coupon.p_cc_anchor_excluded(9, uniform(10)) == pytest.approx(
+        math.factorial(9) / 10**9, rel=1e-14
+    )
+    assert coupon.p_cc(9, uniform(10)) == 0.0
+
+
+# ---------------------------------------------------------------- τ⁺
+
+
+@pytest.mark.parametrize("rho", [RHO3, [0.25] * 4, [0.7, 0.3]])
+def test_tau_plus_matches_enumeration_of_class_tuples(rho):
+    for n in range(1, 5):
+        expected = sum(
+            math.prod(rho[c] for c in t)
+            for t in itertools.product(range(len(rho)), repeat=n + 1)
+            if len(set(t)) == 1
+        )
+        assert coupon.tau_plus(
+            n, torch.tensor(rho, dtype=torch.float64)
+        ) == pytest.approx(expected, rel=1e-13)
+
+
+def test_tau_plus_uniform_is_n_classes_to_the_minus_n():
+    for n_classes in (2, 3, 10):
+        for n in (1, 2, 7, 64):
+            assert coupon.tau_plus(n, uniform(n_classes)) == pytest.approx(
+                n_classes ** (-n), rel=1e-15
+            )
+    assert coupon.tau_plus(1, torch.tensor(RHO3)) == pytest.approx(
+        sum(p * p for p in RHO3), rel=1e-7
+    )
+
+
+def test_tau_plus_matches_monte_carlo():
+    rho = torch.tensor([0.6, 0.3, 0.1], dtype=torch.float64)
+    trials, n = 200_000, 2
+    classes = torch.multinomial(
+        rho,
+        trials * (n + 1),
+        replacement=True,
+        generator=torch.Generator().manual_seed(3),
+    ).view(trials, n + 1)
+    same = (classes == classes[:, :1]).all(1).double()
+    se = float(same.std()) / math.sqrt(trials)
+    assert abs(float(same.mean()) - coupon.tau_plus(n, rho)) < 4 * se
+    assert abs(float(same.mean()) - coupon.tau_plus(n + 1, rho)) > 8 * se
+
+
+def test_tau_plus_rejects_bad_input():
+    with pytest.raises(ValueError, match="n_negatives"):
+        coupon.tau_plus(0, uniform(3))
+    with pytest.raises(ValueError, match="class_probs"):
+        coupon.tau_plus(2, [0.5, 0.6])
+
+
+@pytest.mark.parametrize(
+    "rho, tau", [([0.5, 0.2, 0.3], 0.38), ([0.5, 0.5], 0.5), ([0.1] * 10, 0.1)]
+)
+def test_tau_plus_with_one_negative_is_the_collision_probability(rho, tau):
+    value = coupon.tau_plus(1, torch.tensor(rho, dtype=torch.float64))
+    assert value == pytest.approx(tau, rel=1e-12)
+
+
+def test_probability_vector_validates_and_renormalises():
+    rho = coupon.probability_vector([0.5, 0.5 + 1e-7])
+    assert rho.dtype == torch.float64 and float(rho.sum()) == pytest.approx(
+        1, abs=1e-15
+    )
+    for bad in ([0.7, 0.7], [1.0, 0.0], torch.tensor([1, 0]), "ab"):
+        with pytest.raises(ValueError, match="class_probs"):
+            coupon.probability_vector(bad)
