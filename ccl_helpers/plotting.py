@@ -233,6 +233,17 @@ def finish(
     return ax
 
 
+def legend_below(fig: plt.Figure, ax: plt.Axes, ncols: int = 1):
+    """One legend for a multi-panel figure ``fig`` (constrained layout, as ``figure``
+    gives), below its panels, holding the labelled lines of ``ax`` in ``ncols``
+    columns."""
+    ncols = check_int("ncols", ncols, 1)
+    handles, labels = ax.get_legend_handles_labels()
+    if not handles:
+        raise ValueError("ax must hold at least one labelled line")
+    return fig.legend(handles, labels, loc="outside lower center", ncols=ncols)
+
+
 def heatmap(
     ax: plt.Axes,
     table: pd.DataFrame,

@@ -251,3 +251,20 @@ def test_finish_legend_right_is_outside_the_axes(ax):
     assert legend_box.x0 >= ax.get_window_extent().x1
     with pytest.raises(ValueError, match="legend"):
         plotting.finish(ax, xlabel="a", ylabel="b", legend="left")
+
+
+def test_legend_below_holds_the_lines_of_one_panel_below_the_panels():
+    figure, axes = plotting.figure(2)
+    plotting.runs_and_mean(axes[0], history(), "step", "loss", label="mean loss")
+    axes[1].plot([0, 1], [0, 1], label="other panel")
+    legend = plotting.legend_below(figure, axes[0], ncols=2)
+    figure.canvas.draw()
+    assert [text.get_text() for text in legend.get_texts()] == ["mean loss"]
+    assert legend.get_window_extent().y1 <= axes[0].get_window_extent().y0
+    with pytest.raises(ValueError, match="ncols"):
+        plotting.legend_below(figure, axes[0], ncols=0)
+    empty_figure, empty = plotting.figure(1)
+    with pytest.raises(ValueError, match="labelled line"):
+        plotting.legend_below(empty_figure, empty)
+    plt.close(figure)
+    plt.close(empty_figure)
