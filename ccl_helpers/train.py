@@ -209,7 +209,7 @@ class _Records:
             {
                 "step": np.repeat(np.array([s for s, _, _ in self.rows], "int64"), n),
                 "seed": np.tile(np.array(self.seeds, "int64"), len(self.rows)),
-                "quantity": np.repeat([q for _, q, _ in self.rows], n).astype(object),
+                "quantity": np.repeat([q for _, q, _ in self.rows], n),
                 "value": torch.cat(values).numpy() if values else np.empty(0),
             }
         )

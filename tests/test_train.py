@@ -13,9 +13,12 @@ from torch import nn
 
 from ccl_helpers.models import MLP, Classifier, DeepReLU
 from ccl_helpers.train import (
+    Evaluation,
     StackedModel,
+    check_stages,
     gradient_descent,
     log_spaced_steps,
+    loop,
     train,
     wide,
 )
@@ -666,3 +669,230 @@ def test_gradient_descent_bad_arguments_raise(kwargs, argument):
         )
     for k, v in model.params.items():
         assert torch.equal(v, before[k])
+
+
+# ---------------------------------------------------------------- the one loop
+
+
+CENTRES = torch.tensor([[1.0, -2.0, 0.5], [0.0, 3.0, -1.0]], dtype=torch.float64)
+
+
+def quadratic(params, seen):
+    """gradient for loop: L_s(w, β) = β ‖w_s − c_s‖² / 2 + Σ w_s³ / 3 (each seed its own
+    centre c_s), the β of each call appended to ``seen``."""
+
+    def gradient(step, beta):
+        seen.append((step, beta))
+        w = params["w"]
+        losses = beta * (w - CENTRES).square().sum(1) / 2 + w.pow(3).sum(1) / 3
+        (grad,) = torch.autograd.grad(losses.sum(), [w])
+        return Evaluation(losses.detach(), [grad], {"w0": w.detach()[:, 0].clone()})
+
+    return gradient
+
+
+def fresh_w():
+    w = torch.tensor([[0.3, 0.1, -0.2], [0.5, -0.4, 0.2]], dtype=torch.float64)
+    return {"w": w.requires_grad_(True)}
+
+
+def test_loop_applies_the_step_size_and_temperature_stages_as_stated():
+    lr, factors, betas = 0.1, [(1.0, 1), (0.5, 2)], [(2.0, 2), (4.0, 1)]
+    params, seen = fresh_w(), []
+    loop(
+        params,
+        quadratic(params, seen),
+        3,
+        seeds=[0, 1],
+        lr=lr,
+        lr_factor=factors,
+        temperature=betas,
+        full_batch=True,
+    )
+    # the hand-written loop: w ← w − (η a_t / β_t) ∇L(w, β_t), t = 0, 1, 2
+    w = fresh_w()["w"].detach()
+    for a, beta in [(1.0, 2.0), (0.5, 2.0), (0.5, 4.0)]:
+        grad = beta * (w - CENTRES) + w.square()
+        w = w - lr * a / beta * grad
+    torch.testing.assert_close(params["w"], w, rtol=1e-12, atol=1e-12)
+    # β_t reaches the objective; at t = T the last stage's
+    assert seen == [(0, 2.0), (1, 2.0), (2, 4.0), (3, 4.0)]
+
+
+def test_loop_adam_follows_torch_adam_with_the_scheduled_rate():
+    params, seen = fresh_w(), []
+    loop(
+        params,
+        quadratic(params, seen),
+        3,
+        seeds=[0, 1],
+        lr=0.05,
+        optimizer="adam",
+        temperature=[(0.5, 1), (2.0, 2)],
+    )
+    w = fresh_w()["w"]
+    adam = torch.optim.Adam([w], lr=0.05)
+    for beta in (0.5, 2.0, 2.0):
+        adam.param_groups[0]["lr"] = 0.05 / beta
+        adam.zero_grad()
+        (beta * (w - CENTRES).square().sum() / 2 + w.pow(3).sum() / 3).backward()
+        adam.step()
+    torch.testing.assert_close(params["w"], w.detach(), rtol=1e-12, atol=1e-12)
+
+
+@pytest.mark.parametrize("optimizer", ["sgd", "adam"])
+def test_loop_a_seed_in_a_stack_equals_the_seed_alone(optimizer):
+    both = fresh_w()
+    loop(
+        both,
+        quadratic(both, []),
+        4,
+        seeds=[0, 1],
+        lr=0.05,
+        optimizer=optimizer,
+        temperature=[(1.5, 4)],
+        full_batch=True,
+    )
+    for s in range(2):
+        alone = {"w": fresh_w()["w"].detach()[s : s + 1].clone().requires_grad_()}
+
+        def gradient(step, beta, alone=alone, s=s):
+            w = alone["w"]
+            loss = beta * (w - CENTRES[s]).square().sum(1) / 2 + w.pow(3).sum(1) / 3
+            return Evaluation(loss.detach(), torch.autograd.grad(loss.sum(), [w]))
+
+        loop(
+            alone,
+            gradient,
+            4,
+            seeds=[s],
+            lr=0.05,
+            optimizer=optimizer,
+            temperature=[(1.5, 4)],
+            full_batch=True,
+        )
+        torch.testing.assert_close(both["w"][s], alone["w"][0], rtol=0, atol=0)
+
+
+def test_full_batch_equals_minibatch_with_the_whole_set_as_the_batch():
+    data, n_steps, lr, seed = triplet_data(), 6, 0.05, 2
+    full = StackedModel(make_deep(), n_seeds=2, seed=seed)
+    descent = gradient_descent(
+        full, triplet_loss, data, n_steps, lr=lr, checkpoints=range(n_steps + 1)
+    )
+    mini = StackedModel(make_deep(), n_seeds=2, seed=seed)
+    stacked = tuple(x.expand(2, *x.shape) for x in data)
+    history = train(
+        mini, triplet_loss, lambda step: stacked, n_steps, lr=lr, optimizer="sgd"
+    )
+    for name in full.params:
+        torch.testing.assert_close(full.params[name], mini.params[name], rtol=0, atol=0)
+    # train_loss at T: the mean of L(W^(t)), t = 0 … T − 1
+    losses = wide(descent.history).set_index(["step", "seed"])["loss"]
+    final = history[history.quantity == "train_loss"].set_index("seed")["value"]
+    for s in (seed, seed + 1):
+        expected = losses.xs(s, level="seed").loc[: n_steps - 1].mean()
+        assert final[s] == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("full_batch", [True, False])
+def test_loop_history_schema_and_hooks_at_the_checkpoints(full_batch):
+    params, calls = fresh_w(), []
+
+    def on_checkpoint(step, evaluation):
+        calls.append((step, evaluation is None))
+        return {"w_norm": params["w"].norm(dim=1)}
+
+    history = loop(
+        params,
+        quadratic(params, []),
+        5,
+        seeds=[7, 8],
+        lr=0.01,
+        full_batch=full_batch,
+        checkpoints=[2, 2, 9, -1],
+        on_checkpoint=on_checkpoint,
+        every_step=["w0"],
+    )
+    assert list(history.columns) == ["step", "seed", "quantity", "value"]
+    assert [str(history[c].dtype) for c in ("step", "seed", "value")] == [
+        "int64",
+        "int64",
+        "float64",
+    ]
+    assert pd.api.types.is_string_dtype(history["quantity"])
+    assert not history.duplicated(["step", "seed", "quantity"]).any()
+    assert (
+        history.groupby(["step", "quantity"])
+        .seed.apply(sorted)
+        .map(lambda s: s == [7, 8])
+        .all()
+    )
+    # hooks at 0, the given checkpoints in range and the last step; no evaluation at
+    # the last minibatch step (its batch is never drawn)
+    assert calls == [(0, False), (2, False), (5, not full_batch)]
+    steps = history.groupby("quantity").step.apply(lambda s: sorted(set(s))).to_dict()
+    evaluated = [0, 1, 2, 3, 4, 5] if full_batch else [0, 1, 2, 3, 4]
+    loss = {"loss": [0, 2, 5]} if full_batch else {"train_loss": [2, 5]}
+    assert steps == {"w0": evaluated, "w_norm": [0, 2, 5], **loss}
+    w_norm = history[(history.step == 5) & (history.quantity == "w_norm")]
+    torch.testing.assert_close(
+        torch.tensor(w_norm.value.to_numpy()), params["w"].norm(dim=1)
+    )
+
+
+def test_loop_stops_at_the_target_and_raises_on_divergence():
+    params = fresh_w()
+    history = loop(
+        params,
+        quadratic(params, []),
+        500,
+        seeds=[0, 1],
+        lr=0.2,
+        full_batch=True,
+        target=("loss", -0.5),
+    )
+    table = wide(history)
+    last = table.step.max()
+    assert last < 500 and (table[table.step == last]["loss"] <= -0.5).all()
+    params = {"w": torch.full((2, 3), 10.0, dtype=torch.float64, requires_grad=True)}
+    with pytest.raises(FloatingPointError, match="step size"):
+        loop(params, quadratic(params, []), 50, seeds=[0, 1], lr=5.0, full_batch=True)
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"n_steps": -1}, "n_steps"),
+        ({"optimizer": "rmsprop"}, "optimizer"),
+        ({"lr": {"v": 0.1}}, "lr"),
+        ({"lr": 0.0}, "lr"),
+        ({"temperature": [(1.0, 2)]}, "temperature must cover"),
+        ({"temperature": [(0.0, 3)]}, "temperature"),
+        ({"lr_factor": []}, "lr_factor"),
+        ({"lr_factor": [(1.0, 1.5), (1.0, 2)]}, "lr_factor"),
+        ({"target": ("loss",)}, "target"),
+        ({"target": ("loss", float("inf"))}, "target"),
+        ({"target": ("accuracy", 0.1)}, "target quantity"),
+    ],
+)
+def test_loop_bad_arguments_raise(kwargs, argument):
+    params, before = fresh_w(), fresh_w()["w"].detach()
+    arguments = {"n_steps": 3, "lr": 0.1, "full_batch": True, **kwargs}
+    with pytest.raises(ValueError, match=argument):
+        loop(
+            params,
+            quadratic(params, []),
+            arguments.pop("n_steps"),
+            seeds=[0, 1],
+            **arguments,
+        )
+    assert torch.equal(params["w"], before)
+
+
+def test_check_stages():
+    assert check_stages("s", [(0.5, 2), (3, 0)]) == [(0.5, 2), (3.0, 0)]
+    with pytest.raises(ValueError, match="s must not be empty"):
+        check_stages("s", [])
+    with pytest.raises(ValueError, match="s must be a list"):
+        check_stages("s", [(1.0, -1)])
