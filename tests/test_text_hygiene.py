@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import io
+import os
 import re
 import tokenize
 from pathlib import Path
@@ -73,12 +74,13 @@ def cited_paths(text: str) -> list[str]:
 
 
 def _repository_names() -> set[str]:
-    skip = {".git", ".venv", "_build", "node_modules", ".pytest_cache"}
-    return {
-        p.name
-        for p in ROOT.rglob("*")
-        if p.is_file() and not skip & set(p.relative_to(ROOT).parts)
-    }
+    """The names of the repository's files (build outputs and caches left out)."""
+    skip = {".git", ".venv", "_build", "node_modules", "__pycache__", ".pytest_cache"}
+    names = set()
+    for _, subfolders, files in os.walk(ROOT):
+        subfolders[:] = [d for d in subfolders if d not in skip]
+        names.update(files)
+    return names
 
 
 REPOSITORY_NAMES = _repository_names()
