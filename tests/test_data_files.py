@@ -144,6 +144,37 @@ def test_load_cifar10_bad_files(tmp_path):
         load_cifar10_batches(tmp_path / "shape", train=False)
 
 
+def test_load_cifar100_fine_and_coarse_labels(tmp_path):
+    folder = tmp_path / "cifar-100-python"
+    folder.mkdir()
+    rng = np.random.default_rng(2)
+    written = {}
+    for name, n in (("train", 4), ("test", 2)):
+        batch = {
+            b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
+            b"fine_labels": rng.integers(0, 100, n).tolist(),
+            b"coarse_labels": rng.integers(0, 20, n).tolist(),
+        }
+        with open(folder / name, "wb") as handle:
+            pickle.dump(batch, handle, protocol=2)
+        written[name] = batch
+    images, fine = data.load_cifar100(folder)
+    assert (
+        images.shape == (4, 3, 32, 32)
+        and fine.tolist() == written["train"][b"fine_labels"]
+    )
+    assert float(images[3, 2, 31, 31]) * 255 == pytest.approx(
+        written["train"][b"data"][3, 3071], abs=1e-3
+    )
+    _, coarse = data.load_cifar100(folder, train=False, labels="coarse")
+    assert coarse.tolist() == written["test"][b"coarse_labels"]
+    with pytest.raises(ValueError, match="labels"):
+        data.load_cifar100(folder, labels="super")
+    (folder / "test").unlink()
+    with pytest.raises(DataNotFoundError, match="CIFAR-100"):
+        data.load_cifar100(folder, train=False)
+
+
 # ---------------------------------------------------------------- FashionMNIST (Debian)
 
 debian = pytest.mark.skipif(

@@ -8,7 +8,8 @@
 - Real image data sets: :func:`fashion_mnist` and :func:`mnist` (IDX files from a
   folder, ``CCL_DATA_DIR``, Debian's ``dataset-fashion-mnist`` or a checksummed
   download, see :func:`fetch` and ``python -m ccl_helpers.data fetch``);
-  :func:`load_idx`, :func:`load_cifar10_batches` for local files.
+  :func:`load_idx`, :func:`load_cifar10_batches`, :func:`load_cifar100` for local
+  files.
 - Subsets: :func:`balanced_subset`, :func:`subset_with_counts`,
   :func:`long_tailed_counts`, :func:`long_tailed_subset`, :func:`class_subset`.
 - Batched, seeded, on-device augmentations (kornia): :func:`augment`,
@@ -29,7 +30,7 @@ from ._fetch import (
     read_split,
     search_path,
 )
-from ._files import DataNotFoundError, load_cifar10_batches, load_idx
+from ._files import DataNotFoundError, load_cifar10_batches, load_cifar100, load_idx
 from ._latent import (
     NEGATIVES,
     EmpiricalClasses,
@@ -76,6 +77,7 @@ __all__ = [
     "find_split",
     "fixed_triplets",
     "load_cifar10_batches",
+    "load_cifar100",
     "load_digits",
     "load_idx",
     "long_tailed_counts",

@@ -1,4 +1,5 @@
-"""Readers of local image files: IDX (MNIST, FashionMNIST) and CIFAR-10's python batches."""
+"""Readers of local image files: IDX (MNIST, FashionMNIST) and the python batches of
+CIFAR-10 and CIFAR-100."""
 
 from __future__ import annotations
 
@@ -14,8 +15,8 @@ from torch import Tensor
 
 
 class DataNotFoundError(FileNotFoundError, ValueError):
-    """A data set or file that is not where it was looked for (both a FileNotFoundError and a
-    ValueError)."""
+    """A data set or file that is not where it was looked for (both a
+    FileNotFoundError and a ValueError)."""
 
 
 _IDX_TYPES = {
@@ -92,6 +93,58 @@ class _ArrayUnpickler(pickle.Unpickler):
         return super().find_class(module, name)
 
 
+def _cifar_batches(
+    directory: str | os.PathLike,
+    names: list[str],
+    label_key: str,
+    what: str,
+    device: torch.device | str,
+    dtype: torch.dtype,
+) -> tuple[Tensor, Tensor]:
+    """Read the CIFAR "python version" batches ``names`` of ``directory``: pickled
+    dicts with ``data`` (k, 3072) uint8 and labels under ``label_key`` → images
+    (N, 3, 32, 32) in [0, 1] and labels (N,) long, on ``device``. Only arrays and
+    plain values are unpickled."""
+    directory = _existing(directory, f"{what} directory")
+    missing = [name for name in names if not (directory / name).exists()]
+    if missing:
+        raise DataNotFoundError(f"{what} batches {missing} not found in {directory}")
+    images, labels = [], []
+    for name in names:
+        try:
+            with open(directory / name, "rb") as handle:
+                batch = _ArrayUnpickler(handle, encoding="bytes").load()
+            data = np.asarray(batch.get(b"data", batch.get("data")), dtype=np.uint8)
+            target = np.asarray(
+                batch.get(label_key.encode(), batch.get(label_key)), dtype=np.int64
+            )
+        except (
+            pickle.UnpicklingError,
+            EOFError,
+            AttributeError,
+            TypeError,
+            ValueError,
+        ) as error:
+            raise ValueError(
+                f"{directory / name} is not a {what} batch: {error}"
+            ) from error
+        if (
+            data.ndim != 2
+            or data.shape[1] != 3 * 32 * 32
+            or target.shape != (data.shape[0],)
+        ):
+            raise ValueError(
+                f"{directory / name} is not a {what} batch: data {data.shape}, "
+                f"labels {target.shape}"
+            )
+        images.append(data.reshape(-1, 3, 32, 32))
+        labels.append(target)
+    images_t = (
+        torch.from_numpy(np.concatenate(images)).to(device=device, dtype=dtype) / 255.0
+    )
+    return images_t, torch.from_numpy(np.concatenate(labels)).to(device)
+
+
 def load_cifar10_batches(
     directory: str | os.PathLike,
     train: bool = True,
@@ -105,41 +158,24 @@ def load_cifar10_batches(
     blue planes, row-major — and ``labels`` (k,) in 0..9. Only arrays and plain values are unpickled.
     Returns images (N, 3, 32, 32) scaled to [0, 1] and labels (N,) long, on ``device``.
     """
-    directory = _existing(directory, "CIFAR-10 directory")
     names = [f"data_batch_{i}" for i in range(1, 6)] if train else ["test_batch"]
-    missing = [name for name in names if not (directory / name).exists()]
-    if missing:
-        raise DataNotFoundError(f"CIFAR-10 batches {missing} not found in {directory}")
-    images, labels = [], []
-    for name in names:
-        try:
-            with open(directory / name, "rb") as handle:
-                batch = _ArrayUnpickler(handle, encoding="bytes").load()
-            data = np.asarray(batch.get(b"data", batch.get("data")), dtype=np.uint8)
-            target = np.asarray(
-                batch.get(b"labels", batch.get("labels")), dtype=np.int64
-            )
-        except (
-            pickle.UnpicklingError,
-            EOFError,
-            AttributeError,
-            TypeError,
-            ValueError,
-        ) as error:
-            raise ValueError(
-                f"{directory / name} is not a CIFAR-10 batch: {error}"
-            ) from error
-        if (
-            data.ndim != 2
-            or data.shape[1] != 3 * 32 * 32
-            or target.shape != (data.shape[0],)
-        ):
-            raise ValueError(
-                f"{directory / name} is not a CIFAR-10 batch: data {data.shape}, labels {target.shape}"
-            )
-        images.append(data.reshape(-1, 3, 32, 32))
-        labels.append(target)
-    images_t = (
-        torch.from_numpy(np.concatenate(images)).to(device=device, dtype=dtype) / 255.0
+    return _cifar_batches(directory, names, "labels", "CIFAR-10", device, dtype)
+
+
+def load_cifar100(
+    directory: str | os.PathLike,
+    train: bool = True,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
+    labels: str = "fine",
+) -> tuple[Tensor, Tensor]:
+    """CIFAR-100 from its local "python version" files ``train`` and ``test`` (e.g. in
+    ``cifar-100-python``), laid out as CIFAR-10's batches, with ``labels="fine"`` (100
+    classes) or ``"coarse"`` (20 superclasses). Returns images (N, 3, 32, 32) in
+    [0, 1] and labels (N,) long, on ``device``."""
+    if labels not in ("fine", "coarse"):
+        raise ValueError(f"labels must be 'fine' or 'coarse', got {labels!r}")
+    names = ["train" if train else "test"]
+    return _cifar_batches(
+        directory, names, f"{labels}_labels", "CIFAR-100", device, dtype
     )
-    return images_t, torch.from_numpy(np.concatenate(labels)).to(device)
