@@ -887,3 +887,42 @@ def test_info_nce_chunked_half_precision_close_to_unchunked(dtype):
     )
     assert chunked.dtype == dtype
     torch.testing.assert_close(chunked.float(), reference.float(), rtol=2e-2, atol=2e-2)
+
+
+# ---------------------------------------------------------------- the triplet loss's entry points
+
+
+def naive_triplet_losses(anchor, positive, negative):
+    """log(1 + exp(f(x)ᵀf(x⁻) − f(x)ᵀf(x⁺))) per row, in Python floats."""
+    values = []
+    for a, p, n in zip(anchor.tolist(), positive.tolist(), negative.tolist()):
+        gap = sum(x * (z - y) for x, y, z in zip(a, p, n))
+        values.append(max(gap, 0.0) + math.log1p(math.exp(-abs(gap))))
+    return torch.tensor(values, dtype=torch.float64)
+
+
+def test_every_triplet_loss_entry_point_is_the_naive_formula():
+    from ccl_helpers import multineg, symbolic, wen
+
+    anchor, positive, negative = draw(3, 40, 3, seed=11, scale=3.0)
+    expected = naive_triplet_losses(anchor, positive, negative)
+    assert float(expected.max()) > 20 and float(expected.min()) < 1e-9  # both tails
+    torch.testing.assert_close(
+        logistic_loss(anchor, positive, negative, reduction="none"),
+        expected,
+        rtol=1e-13,
+        atol=0,
+    )
+    torch.testing.assert_close(
+        symbolic.triplet_loss(torch.stack([anchor, positive, negative], -2)),
+        expected,
+        rtol=1e-13,
+        atol=0,
+    )
+    identity = partial(torch.mul, 1.0)
+    total = multineg.triplet_objective(identity, (anchor, positive, negative))
+    assert float(total) == pytest.approx(float(expected.sum()), rel=1e-13)
+    x, index = draw(6, 3, seed=12, scale=3.0), wen.all_triplets(6)
+    mean = wen.triplet_loss(identity, (x, index))
+    expected = naive_triplet_losses(*x[index].unbind(1))
+    assert float(mean) == pytest.approx(float(expected.mean()), rel=1e-13)

@@ -431,6 +431,127 @@ def test_fit_bad_arguments_raise():
         metrics.fit_linear_classifiers(features[1:], labels, tasks)
 
 
+def naive_weighted_loss(features, labels, task, rows, weight):
+    """Σ_{i: y_i ∈ T} w_i ce_i / Σ_{i: y_i ∈ T} w_i, in torch (for autograd)."""
+    inside = sum(labels == c for c in task).bool()
+    logits = features[inside] @ rows.T
+    own = torch.tensor([task.index(c) for c in labels[inside].tolist()])
+    ce = torch.logsumexp(logits, -1) - logits[torch.arange(own.numel()), own]
+    return (weight[inside] * ce).sum() / weight[inside].sum()
+
+
+def test_fit_with_sample_weight_is_stationary_for_the_weighted_loss():
+    features, labels = overlapping_problem()
+    weight = 0.5 + torch.rand(
+        labels.numel(), generator=torch.Generator().manual_seed(3), dtype=torch.float64
+    )
+    tasks = metrics.all_tasks(3, 2)
+    rows = metrics.fit_linear_classifiers(
+        features, labels, tasks, sample_weight=weight, dtype=torch.float64
+    )
+    for k, task in enumerate(tasks.tolist()):
+        w = rows[k].clone().requires_grad_(True)
+        (gradient,) = torch.autograd.grad(
+            naive_weighted_loss(features, labels, task, w, weight), w
+        )
+        assert float(gradient.abs().max()) < 1e-6
+    # the weights matter: the unweighted fit is a different classifier
+    plain = metrics.fit_linear_classifiers(features, labels, tasks, dtype=torch.float64)
+    assert float((plain - rows).abs().max()) > 1e-2
+
+
+def test_weighted_fit_matches_scikit_learn():
+    from sklearn.linear_model import LogisticRegression
+
+    features, labels = overlapping_problem()
+    weight = 0.5 + torch.rand(
+        labels.numel(), generator=torch.Generator().manual_seed(4), dtype=torch.float64
+    )
+    rows = metrics.fit_linear_classifiers(
+        features,
+        labels,
+        metrics.all_tasks(3, 3),
+        sample_weight=weight,
+        dtype=torch.float64,
+        max_iter=1000,
+    )[0]
+    reference = LogisticRegression(
+        C=np.inf, fit_intercept=False, tol=1e-10, max_iter=10_000
+    )
+    reference.fit(features.numpy(), labels.numpy(), sample_weight=weight.numpy())
+    np.testing.assert_allclose(
+        torch.softmax(features @ rows.T, -1).numpy(),
+        reference.predict_proba(features.numpy()),
+        atol=1e-4,
+    )
+
+
+def test_integer_sample_weights_equal_repeated_examples():
+    features, labels = overlapping_problem()
+    repeats = 1 + torch.arange(labels.numel()) % 3
+    tasks = metrics.all_tasks(3, 3)
+    weighted = metrics.fit_linear_classifiers(
+        features,
+        labels,
+        tasks,
+        sample_weight=repeats.double(),
+        dtype=torch.float64,
+        tolerance=1e-10,
+    )
+    repeated = metrics.fit_linear_classifiers(
+        features.repeat_interleave(repeats, 0),
+        labels.repeat_interleave(repeats),
+        tasks,
+        sample_weight=torch.ones(int(repeats.sum()), dtype=torch.float64),
+        dtype=torch.float64,
+        tolerance=1e-10,
+    )
+    torch.testing.assert_close(weighted, repeated, atol=1e-6, rtol=0)
+
+
+def test_fit_starts_from_init():
+    features, labels = overlapping_problem()
+    tasks = metrics.all_tasks(3, 3)
+    means = metrics.class_means(features, labels)[tasks]  # (1, 3, d)
+    one_step = metrics.fit_linear_classifiers(
+        features, labels, tasks, init=means, max_iter=1, dtype=torch.float64
+    )
+    from_zero = metrics.fit_linear_classifiers(
+        features, labels, tasks, max_iter=1, dtype=torch.float64
+    )
+    # one L-BFGS iteration moves along the gradient at the start: different starts,
+    # different rows; and from the means the loss is below the mean classifier's
+    assert float((one_step - from_zero).abs().max()) > 1e-3
+    start = float(naive_task_loss(features, labels, [0, 1, 2], means[0]))
+    assert float(naive_task_loss(features, labels, [0, 1, 2], one_step[0])) < start
+    # from a stationary start, the fit stays there
+    best = metrics.fit_linear_classifiers(features, labels, tasks, dtype=torch.float64)
+    again = metrics.fit_linear_classifiers(
+        features, labels, tasks, init=best, dtype=torch.float64
+    )
+    torch.testing.assert_close(again, best, atol=1e-6, rtol=0)
+
+
+def test_fit_rejects_bad_init_and_sample_weight():
+    features, labels = overlapping_problem()
+    tasks = metrics.all_tasks(3, 2)
+    with pytest.raises(ValueError, match="init"):
+        metrics.fit_linear_classifiers(features, labels, tasks, init=torch.zeros(2, 2))
+    with pytest.raises(ValueError, match="init"):
+        metrics.fit_linear_classifiers(
+            features, labels, tasks, init=torch.zeros(3, 2, 3, dtype=torch.long)
+        )
+    for weight in (
+        torch.ones(5),
+        -torch.ones(labels.numel()),
+        torch.ones(labels.numel(), dtype=torch.long),
+    ):
+        with pytest.raises(ValueError, match="sample_weight"):
+            metrics.fit_linear_classifiers(
+                features, labels, tasks, sample_weight=weight
+            )
+
+
 # ---------------------------------------------------------------- linear probe
 
 
