@@ -18,6 +18,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from . import coupon, metrics
+from .checks import check_int, check_positive
 from .data import GaussianClasses, LatentClassModel
 from .losses import logistic_loss
 from .train import Forward, StackedModel
@@ -27,7 +28,7 @@ def mean_classifier_bound(
     unsupervised_loss: Tensor | float, tau: float
 ) -> Tensor | float:
     """The lemma's right-hand side (L_un − τ·log 2)/(1 − τ), in nats; τ in [0, 1)."""
-    if not 0 <= tau < 1:
+    if not 0 <= check_positive("tau", tau, allow_zero=True) < 1:
         raise ValueError(f"tau must be in [0, 1), got {tau}")
     return (unsupervised_loss - tau * math.log(2)) / (1 - tau)
 
@@ -148,7 +149,8 @@ def monte_carlo_lemma(
     L_sup = inf_W. Returns one row per seed: ``L_un``, ``L_mu``, ``L_sup``, ``bound`` and their
     standard errors ``se_L_un``, ... .
     """
-    if n_batches < 2 or n_samples < n_batches:
+    n_batches = check_int("n_batches", n_batches, 2)
+    if check_int("n_samples", n_samples, 2) < n_batches:
         raise ValueError(
             f"need n_batches ≥ 2 and n_samples ≥ n_batches, got {n_samples}, {n_batches}"
         )

@@ -41,7 +41,6 @@ world size 1): then the gather is the identity and the loss is ``nt_xent_loss``.
 from __future__ import annotations
 
 import datetime
-import numbers
 import os
 from collections.abc import Callable
 
@@ -99,22 +98,14 @@ def world_size() -> int:
 
 
 def _check_tensor_and_dim(tensor: Tensor, dim: int) -> int:
-    if not isinstance(tensor, torch.Tensor):
-        raise ValueError(f"tensor must be a torch.Tensor, got {type(tensor).__name__}")
-    if not 1 <= tensor.ndim <= MAX_DIMS:
+    """Validate a tensor of 1 to :data:`MAX_DIMS` dimensions and one of its dimensions
+    (negative counts from the end); return the dimension as a non-negative int."""
+    check_tensor("tensor", tensor, min_ndim=1)
+    if tensor.ndim > MAX_DIMS:
         raise ValueError(
-            f"tensor must have 1 to {MAX_DIMS} dimensions, got shape {tuple(tensor.shape)}"
+            f"tensor must have 1 to {MAX_DIMS} dimensions, got {tuple(tensor.shape)}"
         )
-    if (
-        isinstance(dim, bool)
-        or not isinstance(dim, numbers.Integral)
-        or not -tensor.ndim <= dim < tensor.ndim
-    ):
-        raise ValueError(
-            f"dim must be an int in [{-tensor.ndim}, {tensor.ndim - 1}] for a tensor of shape "
-            f"{tuple(tensor.shape)}, got {dim!r}"
-        )
-    return int(dim) % tensor.ndim
+    return check_int("dim", dim, -tensor.ndim, tensor.ndim - 1) % tensor.ndim
 
 
 def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:

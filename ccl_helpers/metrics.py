@@ -20,6 +20,7 @@ from torch import Tensor
 
 from .checks import (
     check_features,
+    check_finite,
     check_int,
     check_positive,
     check_probabilities,
@@ -34,10 +35,8 @@ def all_tasks(
     n_classes: int, task_size: int, device: torch.device | str = "cpu"
 ) -> Tensor:
     """Every set of ``task_size`` distinct classes out of ``n_classes``, in lexicographic order → (T, m)."""
-    if not 2 <= task_size <= n_classes:
-        raise ValueError(
-            f"task_size must be in 2..n_classes={n_classes}, got {task_size}"
-        )
+    n_classes = check_int("n_classes", n_classes, 2)
+    task_size = check_int("task_size", task_size, 2, n_classes)
     if math.comb(n_classes, task_size) > MAX_TASKS:
         raise ValueError(
             f"C({n_classes}, {task_size}) tasks exceed {MAX_TASKS}: too many to average exactly"
@@ -97,8 +96,9 @@ def _example_weights(
         return 1.0 / counts[labels].double()
     check_tensor("sample_weight", sample_weight, ndim=1, floating=True)
     check_same_shape("sample_weight", sample_weight, "labels", labels)
-    if not bool((sample_weight > 0).all() & torch.isfinite(sample_weight).all()):
-        raise ValueError("sample_weight must be finite and > 0")
+    check_finite("sample_weight", sample_weight)
+    if not bool((sample_weight > 0).all()):
+        raise ValueError("sample_weight must be > 0")
     return sample_weight.double()
 
 
@@ -402,12 +402,8 @@ def knn_accuracy(
     """
     check_features("train_features", train_features, train_labels, "train_labels")
     check_features("eval_features", eval_features, eval_labels, "eval_labels")
-    if (
-        isinstance(k, bool)
-        or not isinstance(k, int)
-        or not 1 <= k <= train_labels.numel()
-    ):
-        raise ValueError(f"k must be an int in 1..{train_labels.numel()}, got {k!r}")
+    k = check_int("k", k, 1, train_labels.numel())
+    block = check_int("block", block)
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
     train_n = torch.nn.functional.normalize(train_features, dim=-1, eps=1e-12)
     eval_n = torch.nn.functional.normalize(eval_features, dim=-1, eps=1e-12)

@@ -42,8 +42,10 @@ import sympy as sp
 import torch
 from torch import Tensor
 
+from .checks import check_choice as _check_choice
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
+from .checks import check_tensor
 from .train import Evaluation, check_stages, loop, wide
 
 LOSSES = ("contrastive", "non_contrastive")
@@ -62,18 +64,9 @@ SCORES = (
 # ---------------------------------------------------------------- argument checks
 
 
-def _check_choice(name: str, value, choices) -> str:
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}, got {value!r}")
-    return value
-
-
 def _check_weights(name: str, W: Tensor) -> None:
-    if not isinstance(W, Tensor) or W.ndim != 3 or not W.is_floating_point():
-        raise ValueError(
-            f"{name} must be a floating tensor of shape (runs, width, input_dim), got "
-            f"{getattr(W, 'shape', type(W))}"
-        )
+    """Weights of shape (runs, width, input_dim), floating point."""
+    check_tensor(name, W, ndim=3, floating=True)
 
 
 # ---------------------------------------------------------------- data model

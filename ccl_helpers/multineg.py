@@ -56,6 +56,8 @@ from .checks import (
     check_finite_real,
     check_int,
     check_labels,
+    check_positive,
+    check_tensor,
 )
 from .data import LatentClassModel
 from .losses import info_nce_loss, logistic_loss
@@ -356,15 +358,9 @@ def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
     """min_x ‖f(x)‖ and max_x ‖f(x)‖ over the n examples (Assumption 2's η < ‖f(x)‖ < C).
 
     features (..., n, d) → (min (...), max (...)), in the features' dtype and device."""
-    if (
-        not isinstance(features, Tensor)
-        or not features.is_floating_point()
-        or features.ndim < 2
-        or features.shape[-2] == 0
-    ):
-        raise ValueError(
-            "features must be a floating-point tensor of shape (..., n, d) with n ≥ 1"
-        )
+    check_tensor("features", features, min_ndim=2, floating=True)
+    if features.shape[-2] == 0:
+        raise ValueError("features must hold n ≥ 1 examples (shape (..., n, d))")
     norms = torch.linalg.vector_norm(features, dim=-1)
     return norms.amin(-1), norms.amax(-1)
 
@@ -438,10 +434,7 @@ def unsupervised_loss_curve(
     Computed in float64 in memory-bounded chunks of draws.
     """
     anchor, positive, negatives = samples
-    if features.ndim < 2 or not features.is_floating_point():
-        raise ValueError(
-            f"features must be a floating-point tensor (..., n, d), got {tuple(features.shape)}"
-        )
+    check_tensor("features", features, min_ndim=2, floating=True)
     if (
         negatives.ndim != 2
         or anchor.shape != positive.shape
@@ -456,8 +449,7 @@ def unsupervised_loss_curve(
         raise ValueError(
             f"samples index examples outside 0..{n - 1} of features (..., n={n}, d)"
         )
-    if not bool(torch.isfinite(features).all()):
-        raise ValueError("features must be finite")
+    check_finite("features", features)
     features = features.double()
     m, n_max = negatives.shape
     batch = math.prod(features.shape[:-2])
@@ -596,8 +588,7 @@ def make_evaluator(
         raise ValueError(
             f"inputs must have n = len(labels) = {labels.numel()} rows, got {tuple(inputs.shape)}"
         )
-    if not (isinstance(confidence, (int, float)) and 0 <= confidence < math.inf):
-        raise ValueError(f"confidence must be a finite number ≥ 0, got {confidence!r}")
+    confidence = check_positive("confidence", confidence, allow_zero=True)
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
     samples = (
         draw_unsupervised_samples(labels, n, n_samples, generator, rho)
@@ -669,8 +660,7 @@ def proposition1_grid(
     values = [check_int("n_negatives", n) for n in n_negatives]
     if not values:
         raise ValueError("n_negatives must hold at least one value ≥ 1")
-    if not (isinstance(confidence, (int, float)) and 0 <= confidence < math.inf):
-        raise ValueError(f"confidence must be a finite number ≥ 0, got {confidence!r}")
+    confidence = check_positive("confidence", confidence, allow_zero=True)
     n_classes, _ = _check_labelled(features, labels)
     features = features.double().reshape(-1, *features.shape[-2:])  # (S, n, d)
     rho = torch.full(

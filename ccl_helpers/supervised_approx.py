@@ -27,7 +27,7 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .checks import check_choice, check_positive
+from .checks import check_choice, check_int, check_labels, check_positive, check_tensor
 from .data import STRATEGIES, augment
 
 Encoder = Callable[[Tensor], Tensor]
@@ -38,36 +38,6 @@ Encoder = Callable[[Tensor], Tensor]
 
 def _normalise(z: Tensor) -> Tensor:
     return F.normalize(z, dim=-1, eps=1e-12)
-
-
-def _check_images(images: Tensor, name: str = "images") -> None:
-    if (
-        not isinstance(images, Tensor)
-        or not images.is_floating_point()
-        or images.ndim < 3
-    ):
-        raise ValueError(
-            f"{name} must be a floating-point tensor of shape (..., C, H, W), got "
-            f"{type(images).__name__}{tuple(images.shape) if isinstance(images, Tensor) else ''}"
-        )
-
-
-def _check_count(name: str, value: int, low: int = 1) -> int:
-    if isinstance(value, bool) or not isinstance(value, int) or value < low:
-        raise ValueError(f"{name} must be an int ≥ {low}, got {value!r}")
-    return value
-
-
-def _check_labels(labels: Tensor, n: int, name: str = "labels") -> None:
-    if (
-        not isinstance(labels, Tensor)
-        or labels.dtype not in (torch.int64, torch.int32)
-        or labels.shape != (n,)
-    ):
-        raise ValueError(
-            f"{name} must be an integer tensor of shape ({n},), got "
-            f"{tuple(labels.shape) if isinstance(labels, Tensor) else type(labels).__name__}"
-        )
 
 
 def _encode(encoder: Encoder, images: Tensor) -> Tensor:
@@ -147,8 +117,8 @@ def attracting_bound(
 ) -> AttractingTerms:
     """Theorem 4.4 for every image x of ``images`` (n, C, H, W): the anchor view t(x) and K = ``n_transforms``
     independent views t_k(x), all drawn from ``strategy``; see :func:`attracting_terms`."""
-    _check_images(images)
-    _check_count("n_transforms", n_transforms, 2)
+    check_tensor("images", images, min_ndim=3, floating=True)
+    check_int("n_transforms", n_transforms, 2)
     views = augment(images.expand(n_transforms + 1, *images.shape), strategy, generator)
     z = _encode(encoder, views)  # (..., K+1, n, d)
     return attracting_terms(z[..., 0, :, :], z[..., 1:, :, :])
@@ -205,8 +175,8 @@ def repelling_terms(
             f"views must have shape (..., K, M, d) with (..., n, d) = {tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
-    _check_labels(anchor_labels, anchors.shape[-2], "anchor_labels")
-    _check_labels(view_labels, views.shape[-2], "view_labels")
+    check_labels("anchor_labels", anchor_labels, n=anchors.shape[-2])
+    check_labels("view_labels", view_labels, n=views.shape[-2])
     n_classes = int(max(anchor_labels.max(), view_labels.max())) + 1
     counts = torch.bincount(view_labels, minlength=n_classes)
     present = counts > 0
@@ -261,9 +231,9 @@ def repelling_bound(
     uniform over ``pool_images`` (M, C, H, W) with ``pool_labels`` (M,) (balanced for Assumption 4.5, see
     :func:`ccl_helpers.data.balanced_subset`); T' uniform over K = ``n_transforms`` transformations drawn from ``strategy``,
     each applied to the whole pool. See :func:`repelling_terms`."""
-    _check_images(images)
-    _check_images(pool_images, "pool_images")
-    _check_count("n_transforms", n_transforms, 1)
+    check_tensor("images", images, min_ndim=3, floating=True)
+    check_tensor("pool_images", pool_images, min_ndim=3, floating=True)
+    check_int("n_transforms", n_transforms, 1)
     anchors = _encode(encoder, augment(images.unsqueeze(0), strategy, generator))[
         ..., 0, :, :
     ]
@@ -297,11 +267,11 @@ def prototype_bias(
     ``method="plugin"``: eq. (16) with the expectations replaced by K = ``n_transforms`` views per image:
     ‖µ̂_{y_i} − m̂_i‖ averaged over i, µ̂ the class mean of all views. Representations are normalised.
     """
-    _check_images(images)
-    _check_labels(labels, images.shape[0])
+    check_tensor("images", images, min_ndim=3, floating=True)
+    check_labels("labels", labels, n=images.shape[0])
     if method not in ("eq51", "plugin"):
         raise ValueError(f"method must be 'eq51' or 'plugin', got {method!r}")
-    _check_count("n_transforms", n_transforms, 1)
+    check_int("n_transforms", n_transforms, 1)
     if method == "eq51":
         order = torch.argsort(labels, stable=True)
         counts = torch.bincount(labels)
@@ -340,8 +310,8 @@ def tiled_model(
     ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so the configurations share their starts."""
     from .train import StackedModel
 
-    _check_count("n_seeds", n_seeds)
-    _check_count("n_configs", n_configs)
+    check_int("n_seeds", n_seeds)
+    check_int("n_configs", n_configs)
     model = StackedModel(make_module, n_seeds, seed=0, device=device)
     model.params = {
         k: v.detach().repeat(n_configs, *([1] * (v.ndim - 1))).requires_grad_()
@@ -371,9 +341,9 @@ def two_view_batches(
     config-major (model i gets stream i mod n_streams), matching :func:`tiled_model`. ``strategy`` may be a
     list with one strategy name (:data:`ccl_helpers.data.STRATEGIES`) per stream.
     """
-    _check_images(images)
-    _check_count("n_models", n_models)
-    n_streams = n_models if n_streams is None else _check_count("n_streams", n_streams)
+    check_tensor("images", images, min_ndim=3, floating=True)
+    check_int("n_models", n_models)
+    n_streams = n_models if n_streams is None else check_int("n_streams", n_streams)
     if n_models % n_streams:
         raise ValueError(
             f"n_streams must divide n_models = {n_models}, got {n_streams}"
@@ -436,11 +406,11 @@ def bound_terms(
     One anchor view t(x) per image serves both theorems. ``alphas``: the α of Theorem 4.6, a float or one
     per model (S,) (e.g. each model's training α). Returns (AttractingTerms, RepellingTerms), fields (S, n).
     """
-    _check_images(images)
-    _check_images(pool_images, "pool_images")
-    _check_labels(labels, images.shape[0])
-    _check_count("n_transforms_attract", n_transforms_attract, 2)
-    _check_count("n_transforms_repel", n_transforms_repel, 1)
+    check_tensor("images", images, min_ndim=3, floating=True)
+    check_tensor("pool_images", pool_images, min_ndim=3, floating=True)
+    check_labels("labels", labels, n=images.shape[0])
+    check_int("n_transforms_attract", n_transforms_attract, 2)
+    check_int("n_transforms_repel", n_transforms_repel, 1)
     views = _encode(
         encoder,
         augment(

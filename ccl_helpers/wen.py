@@ -60,6 +60,7 @@ from torch import Tensor, nn
 
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
+from .checks import check_tensor
 from .losses import logistic_loss
 from .models import DeepReLU
 from .runtime import progress
@@ -81,24 +82,14 @@ denominator 1 + Σ_{s=1}^{j} e^{u_is}, no 1/n, negatives of a set in ascending i
 def _check_outputs(
     q: Tensor, k: Tensor, n_negatives: int, *, minimum_n: int = 2
 ) -> int:
-    """Validate q, k (..., n, d) and 1 ≤ n_negatives ≤ n − 1; return n."""
-    for name, value in (("q", q), ("k", k)):
-        if (
-            not isinstance(value, Tensor)
-            or value.ndim < 2
-            or not value.is_floating_point()
-        ):
-            raise ValueError(
-                f"{name} must be a floating-point tensor of shape (..., n, d), got "
-                f"{type(value).__name__ if not isinstance(value, Tensor) else tuple(value.shape)}"
-            )
-    if q.shape != k.shape:
+    """Validate q, k (..., n, d), of one shape and device, and 1 ≤ n_negatives ≤ n − 1;
+    return n."""
+    check_tensor("q", q, min_ndim=2, floating=True)
+    check_tensor("k", k, min_ndim=2, floating=True)
+    if q.shape != k.shape or q.device != k.device:
         raise ValueError(
-            f"q and k must have the same shape (..., n, d), got {tuple(q.shape)} and {tuple(k.shape)}"
-        )
-    if q.device != k.device:
-        raise ValueError(
-            f"q and k must be on the same device, got {q.device} and {k.device}"
+            f"q and k must have the same shape (..., n, d) and device, got "
+            f"{tuple(q.shape)} on {q.device} and {tuple(k.shape)} on {k.device}"
         )
     n = q.shape[-2]
     if n < minimum_n:
@@ -110,16 +101,12 @@ def _check_outputs(
 
 
 def _check_sets(sets: Tensor, n: int, n_negatives: int) -> Tensor:
-    if (
-        not isinstance(sets, Tensor)
-        or sets.dtype != torch.long
-        or sets.ndim != 3
-        or sets.shape[0] != n
-        or sets.shape[2] != n_negatives
-    ):
+    """Validate the negative sets (n, C, k) of :func:`negative_sets`."""
+    check_tensor("sets", sets, ndim=3, integer=True)
+    if sets.shape[0] != n or sets.shape[2] != n_negatives:
         raise ValueError(
-            f"sets must be a LongTensor (n, C, k) = ({n}, C, {n_negatives}) from negative_sets, got "
-            f"{tuple(sets.shape) if isinstance(sets, Tensor) else type(sets).__name__}"
+            f"sets must have shape (n, C, k) = ({n}, C, {n_negatives}) from "
+            f"negative_sets, got {tuple(sets.shape)}"
         )
     return sets
 

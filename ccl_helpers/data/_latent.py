@@ -22,26 +22,17 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..checks import check_int, check_probabilities
+
 
 def check_class_probs(class_probs: Tensor, name: str = "class_probs") -> Tensor:
-    """Validate a probability vector ρ of shape (N_C,): non-negative, summing to one."""
-    if class_probs.ndim != 1 or class_probs.numel() < 2:
-        raise ValueError(
-            f"{name} must be a vector over at least 2 classes, got shape {tuple(class_probs.shape)}"
-        )
-    if bool((class_probs < 0).any()):
-        raise ValueError(f"{name} must be non-negative")
-    total = float(class_probs.double().sum())
-    if abs(total - 1.0) > 1e-5:
-        raise ValueError(f"{name} must sum to 1, sums to {total:.6g}")
-    return class_probs
+    """Validate a probability vector ρ of shape (N_C,), N_C ≥ 2: finite, non-negative,
+    summing to one (:func:`ccl_helpers.checks.check_probabilities`)."""
+    return check_probabilities(name, class_probs)
 
 
 def _check_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
-    shape = tuple(int(s) for s in shape)
-    if any(s < 1 for s in shape):
-        raise ValueError(f"shape must have positive sizes, got {shape}")
-    return shape
+    return tuple(check_int("shape", size) for size in shape)
 
 
 def _block(classes: Tensor, block_size: int | None) -> Tensor:
