@@ -594,6 +594,14 @@ PROPERTY_SETTINGS = settings(max_examples=60, deadline=None)
 seeds = st.integers(0, 2**31 - 1)
 scales = st.floats(1e-2, 30.0)
 temperatures = st.floats(1e-2, 10.0)
+INFO_NCE_CASES = {
+    "seed": seeds,
+    "dim": st.integers(1, 6),
+    "n_negatives": st.integers(1, 6),
+    "scale": scales,
+    "temperature": temperatures,
+}
+"""The draws of the InfoNCE property tests: 8 anchors with N negatives each."""
 
 
 @PROPERTY_SETTINGS
@@ -620,13 +628,7 @@ def test_property_loss_is_nonnegative(seed, batch_size, dim, scale, n_negatives,
 
 
 @PROPERTY_SETTINGS
-@given(
-    seed=seeds,
-    dim=st.integers(1, 6),
-    n_negatives=st.integers(1, 6),
-    scale=scales,
-    temperature=temperatures,
-)
+@given(**INFO_NCE_CASES)
 def test_property_info_nce_is_bracketed_by_the_score_gaps(
     seed, dim, n_negatives, scale, temperature
 ):
@@ -650,14 +652,7 @@ def test_property_info_nce_is_bracketed_by_the_score_gaps(
 
 
 @PROPERTY_SETTINGS
-@given(
-    seed=seeds,
-    dim=st.integers(1, 6),
-    n_negatives=st.integers(1, 6),
-    scale=scales,
-    temperature=temperatures,
-    step=st.floats(1e-3, 10.0),
-)
+@given(**INFO_NCE_CASES, step=st.floats(1e-3, 10.0))
 def test_property_info_nce_decreases_when_the_positive_score_increases(
     seed, dim, n_negatives, scale, temperature, step
 ):
@@ -680,13 +675,7 @@ def test_property_info_nce_decreases_when_the_positive_score_increases(
 
 
 @PROPERTY_SETTINGS
-@given(
-    seed=seeds,
-    dim=st.integers(1, 6),
-    n_negatives=st.integers(1, 6),
-    scale=scales,
-    temperature=temperatures,
-)
+@given(**INFO_NCE_CASES)
 def test_property_info_nce_invariant_to_a_common_shift_of_positive_and_negatives(
     seed, dim, n_negatives, scale, temperature
 ):

@@ -10,6 +10,7 @@ import pandas as pd
 import pytest
 import sympy as sp
 import torch
+from conftest import randn
 
 from ccl_helpers import symbolic
 
@@ -19,12 +20,6 @@ pytestmark = pytest.mark.filterwarnings(
 )
 
 RADII = (0.5, 1.0, 2.0, 4.0, 8.0)
-
-
-def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(
-        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
-    )
 
 
 def autograd_hessian(z):
@@ -382,7 +377,8 @@ def test_other_bad_arguments_raise():
 
 
 def test_integer_arguments_keep_their_ranges():
-    """The integer checks (ccl_helpers.runtime.check_int): bounds on both sides, no bools or floats."""
+    """The integer checks (ccl_helpers.checks.check_int): bounds on both sides, no bools
+    or floats."""
     for bad in (0, 4, True, 2.0):
         with pytest.raises(ValueError, match="dim must be an integer 1..3"):
             symbolic.triplet_symbols(bad)
