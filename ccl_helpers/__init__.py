@@ -1,14 +1,18 @@
 """ccl_helpers: the helper package of *Contrastive learning theory, reproduced*.
 
-The shared core (``runtime``, ``losses``, ``data``, ``models``, ``train``, ``metrics``,
-``plotting``), one module per source (``curl`` for Arora et al. 2019, ``multineg`` for Merad et al.
-2020, ``wen`` for Wen 2020, ``multimodal`` for Ren & Li 2023, ``supervised_approx`` for Lee 2025),
-``symbolic`` (sympy derivations of Hessians and smoothness constants), and ``distributed``
-(NT-Xent against the global batch under ``torchrun``; its command-line entry, Chapter 5's encoder
-on several processes, is ``python -m ccl_helpers.launch``).
+The shared core: ``runtime``, ``checks`` (the argument checks), ``losses``, ``data``,
+``models``, ``train``, ``metrics``, ``coupon`` (the coupon collector of the negatives'
+classes), ``symbolic`` (sympy derivations of Hessians and smoothness constants),
+``plotting`` and ``distributed`` (NT-Xent against the global batch under ``torchrun``;
+its command-line entry, Chapter 5's encoder on several processes, is
+``python -m ccl_helpers.launch``). One module per source, each using the core only:
+``curl`` (Arora et al. 2019), ``multineg`` (Merad et al. 2020), ``wen`` (Wen 2020),
+``multimodal`` (Ren & Li 2023), ``supervised_approx`` (Lee 2025).
 """
 
 from . import (
+    checks,
+    coupon,
     curl,
     data,
     distributed,
@@ -29,6 +33,8 @@ __version__ = "0.1.0"
 
 __all__ = [
     "by_scale",
+    "checks",
+    "coupon",
     "curl",
     "data",
     "device",
