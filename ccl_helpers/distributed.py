@@ -47,6 +47,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 from torch import Tensor, nn
+from torch.distributed.nn.functional import all_gather
 
 from .checks import (
     check_choice,
@@ -57,6 +58,7 @@ from .checks import (
 )
 from .losses import REDUCTIONS, nt_xent_per_anchor, reduce, result_dtype
 from .runtime import progress
+from .train import Evaluation, loop
 
 MAX_DIMS = 16
 """The most dimensions a tensor given to :func:`gather_with_grad` may have (its shape is checked
@@ -160,24 +162,6 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
 # The gather
 
 
-class _GatherWithGrad(torch.autograd.Function):
-    """all_gather forward; backward: all-reduce (sum) the gradient, return this rank's slice."""
-
-    @staticmethod
-    def forward(ctx, tensor: Tensor, dim: int) -> Tensor:
-        ctx.dim = dim
-        ctx.size = tensor.shape[dim]
-        parts = [torch.empty_like(tensor) for _ in range(dist.get_world_size())]
-        dist.all_gather(parts, tensor.contiguous())
-        return torch.cat(parts, dim=dim)
-
-    @staticmethod
-    def backward(ctx, grad_output: Tensor):
-        grad = grad_output.contiguous().clone()  # all_reduce works in place
-        dist.all_reduce(grad, op=dist.ReduceOp.SUM)
-        return grad.narrow(ctx.dim, dist.get_rank() * ctx.size, ctx.size), None
-
-
 def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
     r"""Concatenate every rank's ``tensor`` along ``dim``, keeping gradients to every rank's input.
 
@@ -192,7 +176,8 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
         \qquad G_r = \frac{\partial L_r}{\partial Y} \text{ (held by rank } r\text{)},
 
     the :math:`q`-th block of the sum over ranks of the incoming gradients: the backward all-reduces
-    (sums) :math:`G_r` and returns the local slice. (Plain ``torch.distributed.all_gather`` returns
+    (sums) :math:`G_r` and returns the local slice: ``torch.distributed.nn.functional.all_gather``,
+    whose backward is this reduce-scatter. (Plain ``torch.distributed.all_gather`` returns
     tensors without autograd history, and so drops every term :math:`r \ne q`.) This is the gradient
     of the *sum* of the ranks' losses; DistributedDataParallel then *averages* the parameter
     gradients over the ranks, so the parameters get the gradient of the mean of the ranks' losses,
@@ -214,7 +199,7 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
     if world_size() == 1:
         return tensor
     _check_same_shape_on_all_ranks(tensor)
-    return _GatherWithGrad.apply(tensor, dim)
+    return torch.cat(all_gather(tensor), dim=dim)
 
 
 # --------------------------------------------------------------------------------------------
@@ -410,11 +395,21 @@ def ddp_train_step(
             )
     check_same_shape("x2", x2, "x1", x1)
     check_positive("temperature", temperature)
-    optimizer.zero_grad(set_to_none=True)
+    loss = _ddp_backward(model, x1, x2, temperature)
+    optimizer.step()
+    return loss
+
+
+def _ddp_backward(
+    model: nn.Module, x1: Tensor, x2: Tensor, temperature: float
+) -> Tensor:
+    """Zero the gradients, forward both views, back-propagate the distributed NT-Xent
+    (DDP averages the gradients over the ranks); the global loss, detached, 0-dim."""
+    for p in model.parameters():
+        p.grad = None
     z1, z2 = model(torch.cat([x1, x2])).chunk(2)
     loss = nt_xent_loss_distributed(z1, z2, temperature)
     loss.backward()
-    optimizer.step()
     total = loss.detach().clone()
     if is_distributed():
         dist.all_reduce(total, op=dist.ReduceOp.SUM)
@@ -431,7 +426,10 @@ def ddp_train(
     device: torch.device | str | None = None,
     desc: str | None = None,
 ) -> tuple[nn.Module, list[float]]:
-    """Train ``model`` with Adam and :func:`ddp_train_step` for ``n_steps``; the whole ``torchrun`` path.
+    """Train ``model`` with Adam for ``n_steps``; the whole ``torchrun`` path.
+
+    Each step is one :func:`ddp_train_step` (distributed NT-Xent, gradients averaged by DDP),
+    driven by the training loop :func:`ccl_helpers.train.loop` (Adam, per-step loss records).
 
     Wraps the model with :func:`wrap_ddp`, then for ``step = 1 .. n_steps`` calls
     ``sample_views(step)`` for this rank's two views ``(x1, x2)`` (each ``(b, ...)``, a different
@@ -459,17 +457,25 @@ def ddp_train(
         )
     check_positive("temperature", temperature)
     wrapped = wrap_ddp(model, device)
-    optimizer = torch.optim.Adam(wrapped.parameters(), lr=lr)
-    target = next(wrapped.parameters()).device
-    steps = range(1, n_steps + 1)
-    losses = []
-    for step in (
-        progress(steps, desc=desc) if desc is not None and rank() == 0 else steps
-    ):
-        x1, x2 = sample_views(step)
-        losses.append(
-            ddp_train_step(
-                wrapped, optimizer, x1.to(target), x2.to(target), temperature
-            ).item()
-        )
+    params = dict(wrapped.named_parameters())
+    target = next(iter(params.values())).device
+
+    def gradient(step: int, beta: float) -> Evaluation:
+        x1, x2 = sample_views(step + 1)
+        loss = _ddp_backward(wrapped, x1.to(target), x2.to(target), temperature)
+        return Evaluation(loss.reshape(1), [p.grad for p in params.values()])
+
+    history = loop(
+        params,
+        gradient,
+        n_steps,
+        seeds=[rank()],
+        lr=lr,
+        optimizer="adam",
+        every_step=["loss"],
+        bar=(lambda steps: progress(steps, desc=desc))
+        if desc is not None and rank() == 0
+        else None,
+    )
+    losses = history.loc[history.quantity == "loss", "value"].tolist()
     return model, losses  # nn.Module.to moves in place: the trained encoder
