@@ -21,6 +21,7 @@ from torch import Tensor
 from .checks import (
     check_features,
     check_finite,
+    check_labels,
     check_int,
     check_positive,
     check_probabilities,
@@ -55,6 +56,7 @@ def task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:
 
 def class_frequencies(labels: Tensor, n_classes: int | None = None) -> Tensor:
     """Empirical ρ(c) = n_c / n of labels (n,) → (N_C,)."""
+    check_labels("labels", labels, n_classes=n_classes)
     return torch.bincount(labels, minlength=n_classes or 0).double() / labels.numel()
 
 
@@ -77,6 +79,7 @@ def class_members(
 ) -> tuple[Tensor, Tensor]:
     """The examples of each class: members (N_C, n_max) of indices into labels, padded with −1,
     and counts (N_C,) = n_c."""
+    check_labels("labels", labels, n_classes=n_classes)
     counts = torch.bincount(labels, minlength=n_classes or 0)
     order = torch.argsort(labels, stable=True)
     rank = (

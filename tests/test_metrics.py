@@ -680,3 +680,22 @@ def test_exact_unsupervised_loss_bad_input_raises():
         metrics.exact_unsupervised_loss(
             features, labels_with_counts((2, 2, 1)), torch.tensor([0.5, 0.5])
         )  # 2 for 3
+
+
+def test_class_frequencies_and_members_validate_labels():
+    labels = torch.tensor([0, 2, 2, 1])
+    torch.testing.assert_close(
+        metrics.class_frequencies(labels),
+        torch.tensor([0.25, 0.25, 0.5], dtype=torch.float64),
+    )
+    members, counts = metrics.class_members(labels)
+    assert members.tolist() == [[0, -1], [3, -1], [1, 2]] and counts.tolist() == [
+        1,
+        1,
+        2,
+    ]
+    for call in (metrics.class_frequencies, metrics.class_members):
+        with pytest.raises(ValueError, match="labels must be an integer"):
+            call(labels.float())
+        with pytest.raises(ValueError, match=r"labels must be classes in 0\.\.1"):
+            call(labels, 2)
