@@ -21,8 +21,8 @@ from torch import Tensor
 from .checks import (
     check_features,
     check_finite,
-    check_labels,
     check_int,
+    check_labels,
     check_positive,
     check_probabilities,
     check_same_shape,
@@ -91,12 +91,10 @@ def class_members(
     return members, counts
 
 
-def _example_weights(
-    labels: Tensor, counts: Tensor, sample_weight: Tensor | None
-) -> Tensor:
-    """The weight of each example (n,), float64: ``sample_weight`` or 1/n_c."""
+def _example_weights(labels: Tensor, sample_weight: Tensor | None) -> Tensor:
+    """Each example's weight (n,), float64: ``sample_weight`` (checked) or 1/n_c."""
     if sample_weight is None:
-        return 1.0 / counts[labels].double()
+        return 1.0 / torch.bincount(labels)[labels].double()
     check_tensor("sample_weight", sample_weight, ndim=1, floating=True)
     check_same_shape("sample_weight", sample_weight, "labels", labels)
     check_finite("sample_weight", sample_weight)
@@ -110,15 +108,15 @@ def _task_terms(
     labels: Tensor,
     rows: Tensor,
     tasks: Tensor,
-    sample_weight: Tensor | None = None,
+    example_weight: Tensor,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Per-example cross-entropy and correctness in every task, over its examples.
 
     rows: (..., T, m, d) classifier rows per task. The examples of task t are
     gathered as m blocks of n_max slots (class by class, padded). Returns ce
     (..., T, m·n_max), correct (..., T, m·n_max) and weight (T, m·n_max): the
-    examples' weights w_i (default 1/n_c) normalised to sum 1 over each task's
-    examples (1/(m·n_c) by default), 0 on padding.
+    examples' weights w_i (:func:`_example_weights`) normalised to sum 1 over each
+    task's examples (1/(m·n_c) for w_i = 1/n_c), 0 on padding.
     """
     members, counts = class_members(labels, int(tasks.max()) + 1)
     if not bool((counts[tasks] > 0).all()):
@@ -126,7 +124,6 @@ def _task_terms(
             "every class of the tasks must have at least one example in labels"
         )
     index = members[tasks].flatten(1)  # (T, m·n_max)
-    example_weight = _example_weights(labels, counts, sample_weight)
     weight = example_weight[index.clamp_min(0)].masked_fill(index < 0, 0.0)
     weight = (weight / weight.sum(-1, keepdim=True)).to(features.dtype)
     gathered = features[..., index.clamp_min(0), :]  # (..., T, m·n_max, d)
@@ -170,7 +167,9 @@ def task_loss_and_accuracy(
             f"{tuple(tasks.shape)}, got {tuple(classifier.shape)}"
         )
     p_task = task_probabilities(tasks, class_probs).to(features.dtype)
-    ce, correct, weight = _task_terms(features, labels, rows, tasks, sample_weight)
+    ce, correct, weight = _task_terms(
+        features, labels, rows, tasks, _example_weights(labels, sample_weight)
+    )
     return ((ce * weight).sum(-1) * p_task).sum(-1), (
         (correct * weight).sum(-1) * p_task
     ).sum(-1)
@@ -224,9 +223,10 @@ def fit_linear_classifiers(
                 f"got {tuple(init.shape)}"
             ) from None
     fit_features = features.detach().to(dtype)
+    example_weight = _example_weights(labels, sample_weight)
     rows = (
         init.detach()
-        .to(dtype)
+        .to(device=features.device, dtype=dtype)
         .expand(shape)
         .clone(memory_format=torch.contiguous_format)
         .requires_grad_(True)
@@ -243,7 +243,7 @@ def fit_linear_classifiers(
 
     def closure() -> Tensor:
         optimizer.zero_grad()
-        ce, _, weight = _task_terms(fit_features, labels, rows, tasks, sample_weight)
+        ce, _, weight = _task_terms(fit_features, labels, rows, tasks, example_weight)
         loss = (ce * weight).sum()
         loss.backward()
         return loss

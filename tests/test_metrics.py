@@ -190,7 +190,7 @@ def test_task_loss_and_accuracy_class_rows_match_naive_loop(task_size):
         expected_loss, expected_accuracy = naive_task_loss_and_accuracy(
             features[s],
             labels,
-            lambda task: [classifier[s, c].tolist() for c in task],
+            lambda task, s=s: [classifier[s, c].tolist() for c in task],
             4,
             task_size,
             RHO4,
