@@ -1,9 +1,10 @@
-"""The coupon collector of Merad et al. (2020), Lemma 2 and Proposition 1: which classes N
-negatives drawn i.i.d. from ρ cover.
+"""The coupon collector of Merad et al. (2020), Lemma 2 and Proposition 1: which classes
+N negatives drawn i.i.d. from ρ cover.
 
 With I_1, …, I_N ~ ρ^{⊗N} the negatives' classes and J = {I_1, …, I_N}:
 
-- :func:`p_cc` — p^ρ_cc(N) = P(|J| = N_C), the probability that they collect every class;
+- :func:`p_cc` — p^ρ_cc(N) = P(|J| = N_C), the probability that they collect every
+  class;
 - :func:`p_cc_anchor_excluded` — min_c P(J ⊇ C∖{c}), every class but the anchor's;
 - :func:`tau_plus` — τ⁺_N = Σ_c ρ(c)^{N+1}, the probability that all N share the
   positive's class (τ⁺_1 = Σ_c ρ(c)² is the collision probability τ of Arora et al.).
@@ -23,17 +24,21 @@ from torch import Tensor
 from .checks import check_int, check_probabilities, check_tensor
 
 MAX_DP_NEGATIVES = 1024
-"""Largest N for which a non-uniform coverage probability is computed by the (cancellation-free)
-dynamic programme; beyond it, inclusion–exclusion over subsets with a rounding-error bound."""
+"""Largest N for which a non-uniform coverage probability is computed by the
+(cancellation-free) dynamic programme; beyond it, inclusion–exclusion over subsets with
+a rounding-error bound."""
 
 MAX_SUBSET_CLASSES = 20
-"""Most classes whose 2^N_C subsets inclusion–exclusion enumerates (N > :data:`MAX_DP_NEGATIVES`)."""
+"""Most classes whose 2^N_C subsets inclusion–exclusion enumerates (N >
+:data:`MAX_DP_NEGATIVES`)."""
 
 MAX_EXACT_BITS = 2**20
-"""Uniform ρ: the closed form is summed in exact integer arithmetic while N·log₂ N_C ≤ this."""
+"""Uniform ρ: the closed form is summed in exact integer arithmetic while N·log₂ N_C ≤
+this."""
 
 RELATIVE_TOLERANCE = 1e-10
-"""A coverage probability whose rounding-error bound exceeds this relative size raises ValueError."""
+"""A coverage probability whose rounding-error bound exceeds this relative size raises
+ValueError."""
 
 _EPS = torch.finfo(torch.float64).eps
 
@@ -63,12 +68,13 @@ def _is_uniform(class_probs) -> bool:
 
 
 def _cover_uniform(n: int, n_classes: int, n_required: int) -> float:
-    """P(N i.i.d. uniform draws over n_classes classes hit each of n_required given classes)
-    = Σ_{j=0}^{a} (−1)^j C(a, j) (1 − j/N_C)^N, a = n_required."""
+    """P(N i.i.d. uniform draws over n_classes classes hit each of n_required given
+    classes) = Σ_{j=0}^{a} (−1)^j C(a, j) (1 − j/N_C)^N, a = n_required."""
     if n < n_required:
         return 0.0
     if n * math.log2(n_classes) <= MAX_EXACT_BITS:
-        # exact integers: the alternating sum has no rounding at all; int / int is correctly rounded
+        # exact integers: the alternating sum has no rounding at all; int / int is
+        # correctly rounded
         numerator = sum(
             (-1) ** j * math.comb(n_required, j) * (n_classes - j) ** n
             for j in range(n_required + 1)
@@ -90,10 +96,12 @@ def _cover_uniform(n: int, n_classes: int, n_required: int) -> float:
 def _one_plus_signed_sum(
     log_terms: Tensor, signs: Tensor, exponent_error: Tensor
 ) -> float:
-    """1 + Σ signs·exp(log_terms), with a bound on its rounding error; raise if the bound is not
-    below RELATIVE_TOLERANCE times the value (the alternating sum cancels too much).
+    """1 + Σ signs·exp(log_terms), with a bound on its rounding error; raise if the
+    bound is not below RELATIVE_TOLERANCE times the value (the alternating sum cancels
+    too much).
 
-    exponent_error: per term, a bound on the absolute error of log_terms in units of eps."""
+    exponent_error: per term, a bound on the absolute error of log_terms in units of
+    eps."""
     terms = torch.exp(log_terms)
     value = 1.0 + float((signs * terms).sum())
     scale = exponent_error + 2 * math.log2(terms.numel() + 1) + 4
@@ -104,20 +112,23 @@ def _one_plus_signed_sum(
     )
     if not (value > 0 and error <= RELATIVE_TOLERANCE * value):
         raise ValueError(
-            f"inclusion–exclusion cancels too much here (value {value:.3g}, rounding bound "
-            f"{error:.3g}): n_negatives is beyond what can be computed exactly for these "
-            f"class_probs (the dynamic programme covers n_negatives ≤ {MAX_DP_NEGATIVES})"
+            f"inclusion–exclusion cancels too much here (value {value:.3g}, rounding "
+            f"bound {error:.3g}): n_negatives is beyond what can be computed exactly "
+            f"for these class_probs (the dynamic programme covers n_negatives ≤ "
+            f"{MAX_DP_NEGATIVES})"
         )
     return min(value, 1.0)
 
 
 def _cover_dynamic_programme(n: int, rho: Tensor, required: Tensor) -> float:
-    """P(N i.i.d. draws from ρ hit every class c with required[c]), with non-negative terms only.
+    """P(N i.i.d. draws from ρ hit every class c with required[c]), with non-negative
+    terms only.
 
-    The class counts (n_1, …, n_{N_C}) of N draws are multinomial; draw them class by class:
-    n_c | (r draws left) ~ Binomial(r, ρ(c)/Σ_{c'≥c} ρ(c')). q(r) = P(r draws left and every
-    required class so far drawn) evolves by a sum of non-negative terms (in log space), so there
-    is no cancellation; the rounding error comes from lgamma (relative ≲ 1e-12 at N = 1024)."""
+    The class counts (n_1, …, n_{N_C}) of N draws are multinomial; draw them class by
+    class: n_c | (r draws left) ~ Binomial(r, ρ(c)/Σ_{c'≥c} ρ(c')). q(r) = P(r draws
+    left and every required class so far drawn) evolves by a sum of non-negative terms
+    (in log space), so there is no cancellation; the rounding error comes from lgamma
+    (relative ≲ 1e-12 at N = 1024)."""
     suffix = rho.flip(0).cumsum(0).flip(0)  # Σ_{c' ≥ c} ρ(c'), without subtractions
     r = torch.arange(n + 1, dtype=torch.float64)
     log_factorial = torch.lgamma(r + 1)
@@ -149,8 +160,9 @@ def _cover_dynamic_programme(n: int, rho: Tensor, required: Tensor) -> float:
 
 
 def _cover_inclusion_exclusion(n: int, rho: Tensor, required: Tensor) -> float:
-    """P(J ⊇ A) = Σ_{U ⊆ A} (−1)^{|A|−|U|} (ρ(C∖A) + ρ(U))^N over all subsets U of the required set A,
-    vectorised (2^|A| terms); the U = A term is exactly 1. Raises when cancellation is too large."""
+    """P(J ⊇ A) = Σ_{U ⊆ A} (−1)^{|A|−|U|} (ρ(C∖A) + ρ(U))^N over all subsets U of the
+    required set A, vectorised (2^|A| terms); the U = A term is exactly 1. Raises when
+    cancellation is too large."""
     subset_mass = torch.zeros(1, dtype=torch.float64)
     subset_size = torch.zeros(1, dtype=torch.float64)
     for value in rho[required]:
@@ -176,39 +188,44 @@ def _cover_probability(n: int, rho: Tensor, required: Tensor) -> float:
         return _cover_dynamic_programme(n, rho, required)
     if a > MAX_SUBSET_CLASSES:
         raise ValueError(
-            f"n_negatives={n} > {MAX_DP_NEGATIVES} with {a} > {MAX_SUBSET_CLASSES} non-uniform "
-            f"classes to cover: beyond what p_cc computes exactly"
+            f"n_negatives={n} > {MAX_DP_NEGATIVES} with {a} > {MAX_SUBSET_CLASSES} "
+            f"non-uniform classes to cover: beyond what p_cc computes exactly"
         )
     return _cover_inclusion_exclusion(n, rho, required)
 
 
 def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
-    r"""p^ρ_cc(N): the probability that N i.i.d. draws from ρ collect all N_C classes (Lemma 2).
+    r"""p^ρ_cc(N): the probability that N i.i.d. draws from ρ collect all N_C classes
+    (Lemma 2).
 
-    As in the proof of Lemma 2, the N draws are the classes I ~ ρ^{⊗N} of the N **negatives**
-    only (the positive's class is not counted): with J = {I_1, …, I_N},
+    As in the proof of Lemma 2, the N draws are the classes I ~ ρ^{⊗N} of the N
+    **negatives** only (the positive's class is not counted): with J = {I_1, …, I_N},
 
         p^ρ_cc(N) = P(|J| = N_C) = Σ_{S ⊆ C} (−1)^{|S|} (1 − ρ(S))^N
                   = N! Σ_{n_c ≥ 1, Σ n_c = N} Π_c ρ(c)^{n_c} / n_c!,
 
-    zero for N < N_C. Computed to a relative accuracy of 1e-10 or better (usually ~1e-14):
+    zero for N < N_C. Computed to a relative accuracy of 1e-10 or better (usually
+    ~1e-14):
 
-    - uniform ρ (all entries equal): the closed form Σ_j (−1)^j C(N_C, j) (1 − j/N_C)^N summed in
-      exact integer arithmetic (correctly rounded) while N·log₂ N_C ≤ 2^20, beyond it in float64
-      (there the j ≥ 1 terms are tiny; a rounding-error bound is checked);
-    - other ρ, N ≤ 1024: a dynamic programme over the classes whose terms are all non-negative
-      (the multinomial counts drawn class by class), so no cancellation, any N_C (only lgamma's
-      rounding: relative error ≲ 1e-12 at N = 1024); inclusion–exclusion in float64 would lose
-      all digits when p_cc is small (e.g. N = N_C = 10: terms ~0.2, value 3.6e-4);
-    - other ρ, N > 1024: inclusion–exclusion over the 2^{N_C} subsets (N_C ≤ 20), vectorised,
-      with a rounding-error bound.
+    - uniform ρ (all entries equal): the closed form Σ_j (−1)^j C(N_C, j) (1 − j/N_C)^N
+      summed in exact integer arithmetic (correctly rounded) while N·log₂ N_C ≤ 2^20,
+      beyond it in float64 (there the j ≥ 1 terms are tiny; a rounding-error bound is
+      checked);
+    - other ρ, N ≤ 1024: a dynamic programme over the classes whose terms are all
+      non-negative (the multinomial counts drawn class by class), so no cancellation,
+      any N_C (only lgamma's rounding: relative error ≲ 1e-12 at N = 1024);
+      inclusion–exclusion in float64 would lose all digits when p_cc is small (e.g.
+      N = N_C = 10: terms ~0.2, value 3.6e-4);
+    - other ρ, N > 1024: inclusion–exclusion over the 2^{N_C} subsets (N_C ≤ 20),
+      vectorised, with a rounding-error bound.
 
     Args:
         n_negatives: N, an integer ≥ 1.
         class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
     Returns: a float in [0, 1].
-    Raises: ValueError for bad arguments, or where the value cannot be computed to a relative
-        accuracy of 1e-10 (non-uniform ρ with N > 1024 and either N_C > 20 or tiny p_cc).
+    Raises: ValueError for bad arguments, or where the value cannot be computed to a
+        relative accuracy of 1e-10 (non-uniform ρ with N > 1024 and either N_C > 20 or
+        tiny p_cc).
     """
     n = check_int("n_negatives", n_negatives)
     rho = probability_vector(class_probs)
@@ -220,13 +237,15 @@ def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
 def p_cc_anchor_excluded(
     n_negatives: int, class_probs: Tensor | Sequence[float]
 ) -> float:
-    r"""min_c P(J ⊇ C∖{c}): the N negatives' classes J cover every class but the anchor's.
+    r"""min_c P(J ⊇ C∖{c}): the N negatives' classes J cover every class but the
+    anchor's.
 
-    Lemma 2's proof lower-bounds LSE(0, f(x)ᵀ(µ_{I_1} − µ_c), …) by the mean-classifier loss
-    LSE_{c'∈C}(f(x)ᵀ(µ_{c'} − µ_c)) whenever J ∪ {c} = C, because the leading 0 (the positive) is
-    the c' = c term. So L^N_un(f) ≥ Σ_c ρ(c) P(J ⊇ C∖{c}) E_{D_c}[ℓ^µ] ≥ min_c P(J ⊇ C∖{c}) · L^µ_sup(f, C),
-    a bound with a larger factor than p^ρ_cc(N) (and positive already at N = N_C − 1). For uniform ρ,
-    P(J ⊇ C∖{c}) = Σ_{j=0}^{N_C−1} (−1)^j C(N_C−1, j) (1 − j/N_C)^N for every c.
+    Lemma 2's proof lower-bounds LSE(0, f(x)ᵀ(µ_{I_1} − µ_c), …) by the mean-classifier
+    loss LSE_{c'∈C}(f(x)ᵀ(µ_{c'} − µ_c)) whenever J ∪ {c} = C, because the leading 0
+    (the positive) is the c' = c term. So L^N_un(f) ≥ Σ_c ρ(c) P(J ⊇ C∖{c}) E_{D_c}[ℓ^µ]
+    ≥ min_c P(J ⊇ C∖{c}) · L^µ_sup(f, C), a bound with a larger factor than p^ρ_cc(N)
+    (and positive already at N = N_C − 1). For uniform ρ, P(J ⊇ C∖{c}) = Σ_{j=0}^{N_C−1}
+    (−1)^j C(N_C−1, j) (1 − j/N_C)^N for every c.
 
     Args and accuracy as for :func:`p_cc` (non-uniform ρ: one computation per class).
     Returns: a float in [0, 1], ≥ p_cc(n_negatives, class_probs).
@@ -245,10 +264,12 @@ def p_cc_anchor_excluded(
 
 
 def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
-    r"""τ⁺_N = P(c_i = c for every i | (c, c_1, …, c_N) ~ ρ^{⊗(N+1)}) = Σ_c ρ(c)^{N+1} (Proposition 1).
+    r"""τ⁺_N = P(c_i = c for every i | (c, c_1, …, c_N) ~ ρ^{⊗(N+1)}) = Σ_c ρ(c)^{N+1}
+    (Proposition 1).
 
     The probability that all N negatives share the positive's class; for uniform ρ it is
-    N_C^{−N} (the source prints it garbled as "N−NC"). τ⁺_1 = Σ_c ρ(c)² is the τ of Arora et al.
+    N_C^{−N} (the source prints it garbled as "N−NC"). τ⁺_1 = Σ_c ρ(c)² is the τ of
+    Arora et al.
 
     Args:
         n_negatives: N, an integer ≥ 1.
