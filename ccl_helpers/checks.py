@@ -11,8 +11,9 @@ import torch
 
 
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
-    """``value`` as a float if it is a finite real number (not a bool) > 0 (≥ 0 with ``allow_zero``); else
-    ``ValueError`` naming ``name`` and the allowed range. Shared by every step size, temperature and scale."""
+    """``value`` as a float if it is a finite real number (not a bool) > 0 (≥ 0 with
+    ``allow_zero``); else ``ValueError`` naming ``name`` and the allowed range. Shared
+    by every step size, temperature and scale."""
     if (
         isinstance(value, bool)
         or not isinstance(value, numbers.Real)
@@ -21,14 +22,16 @@ def check_positive(name: str, value, allow_zero: bool = False) -> float:
         or (value == 0 and not allow_zero)
     ):
         raise ValueError(
-            f"{name} must be a finite real number {'≥ 0' if allow_zero else '> 0'}, got {value!r}"
+            f"{name} must be a finite real number {'≥ 0' if allow_zero else '> 0'}, "
+            f"got {value!r}"
         )
     return float(value)
 
 
 def check_int(name: str, value, minimum: int = 1, maximum: int | None = None) -> int:
-    """``value`` as an int if it is an integer (not a bool) in [minimum, maximum]; else ``ValueError``
-    naming ``name`` and the allowed range. Shared by the chapter modules' argument checks."""
+    """``value`` as an int if it is an integer (not a bool) in [minimum, maximum]; else
+    ``ValueError`` naming ``name`` and the allowed range. Shared by the chapter modules'
+    argument checks."""
     allowed = f"{minimum}..{maximum}" if maximum is not None else f"≥ {minimum}"
     try:
         if isinstance(value, bool):
@@ -173,8 +176,8 @@ def check_labels(
 
 
 def check_features(name: str, features, labels, labels_name: str = "labels") -> int:
-    """Validate features (..., n, d) of a floating dtype and their labels (n,), an integer
-    vector of classes ≥ 0 (:func:`check_labels`); return n."""
+    """Validate features (..., n, d) of a floating dtype and their labels (n,), an
+    integer vector of classes ≥ 0 (:func:`check_labels`); return n."""
     check_labels(labels_name, labels)
     n = labels.numel()
     if (

@@ -1,6 +1,7 @@
-"""Shared set-up of the unit tests: a non-interactive matplotlib backend, selected before
-``ccl_helpers`` (which imports ``matplotlib.pyplot``) is imported by any test module; and
-the small helpers several test modules use (``from conftest import randn``)."""
+"""Shared set-up of the unit tests: a non-interactive matplotlib backend, selected
+before ``ccl_helpers`` (which imports ``matplotlib.pyplot``) is imported by any test
+module; and the small helpers several test modules use (``from conftest import
+randn``)."""
 
 import math
 import os
@@ -9,8 +10,9 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 
 import torch  # noqa: E402
 
-# The unit tests use tiny tensors, for which intra-op threads only add synchronisation (on a
-# busy 2-core machine a 2-thread bmm of a few hundred numbers can take milliseconds): one thread.
+# The unit tests use tiny tensors, for which intra-op threads only add synchronisation
+# (on a busy 2-core machine a 2-thread bmm of a few hundred numbers can take
+# milliseconds): one thread.
 torch.set_num_threads(1)
 
 
@@ -35,8 +37,8 @@ def uniform(n_classes, dtype=torch.float64):
 
 
 def naive_unsupervised_loss(features, labels, rho):
-    """Σ_{x, x⁺, x⁻} ρ(c)/n_c · 1/n_c · ρ(c⁻)/n_{c⁻} · log(1 + exp(f(x)ᵀf(x⁻) − f(x)ᵀf(x⁺))),
-    x⁺ ranging over the class c of x (x⁺ = x included)."""
+    """Σ_{x, x⁺, x⁻} ρ(c)/n_c · 1/n_c · ρ(c⁻)/n_{c⁻} · log(1 + exp(f(x)ᵀf(x⁻) −
+    f(x)ᵀf(x⁺))), x⁺ ranging over the class c of x (x⁺ = x included)."""
     feats, labels, rho = features.tolist(), labels.tolist(), rho.tolist()
     counts = {c: labels.count(c) for c in set(labels)}
 

@@ -18,11 +18,12 @@ DYADIC = [0.5, 0.25, 0.125, 0.125]  # exact binary fractions: Fraction(float) is
 RHO3 = [0.5, 0.3, 0.2]
 
 
-# ---------------------------------------------------------------- independent references
+# --------------------------------------------------------------- independent references
 
 
 def brute_force_cover(n, rho, required):
-    """Σ over all N-tuples of classes of Π ρ, over the tuples whose classes include ``required``."""
+    """Σ over all N-tuples of classes of Π ρ, over the tuples whose classes include
+    ``required``."""
     total = 0.0
     for draws in itertools.product(range(len(rho)), repeat=n):
         if set(required) <= set(draws):
@@ -31,7 +32,8 @@ def brute_force_cover(n, rho, required):
 
 
 def exact_inclusion_exclusion(n, rho, required):
-    """P(draws ⊇ required) = Σ_{S ⊆ required} (−1)^{|S|} (1 − ρ(S))^N in exact rationals."""
+    """P(draws ⊇ required) = Σ_{S ⊆ required} (−1)^{|S|} (1 − ρ(S))^N in exact
+    rationals."""
     rho = [Fraction(p) for p in rho]
     total = Fraction(0)
     for size in range(len(required) + 1):
@@ -41,7 +43,8 @@ def exact_inclusion_exclusion(n, rho, required):
 
 
 def stirling_p_cc(n, n_classes):
-    """Uniform p_cc = N_C! S(N, N_C) / N_C^N with Stirling numbers of the second kind (recurrence)."""
+    """Uniform p_cc = N_C! S(N, N_C) / N_C^N with Stirling numbers of the second kind
+    (recurrence)."""
     row = [1] + [0] * n_classes  # S(0, k)
     for _ in range(n):
         row = [0] + [k * row[k] + row[k - 1] for k in range(1, n_classes + 1)]
@@ -80,7 +83,8 @@ def test_p_cc_uniform_matches_stirling_numbers(n_classes):
 
 @pytest.mark.parametrize("n", [4, 5, 10, 60, 400, 1024, 1025, 3000])
 def test_p_cc_general_matches_exact_rational_inclusion_exclusion(n):
-    # n ≤ 1024: the dynamic programme; n > 1024: float inclusion–exclusion with its error bound
+    # n ≤ 1024: the dynamic programme; n > 1024: float inclusion–exclusion with its
+    # error bound
     expected = float(exact_inclusion_exclusion(n, DYADIC, range(4)))
     assert coupon.p_cc(n, torch.tensor(DYADIC)) == pytest.approx(expected, rel=1e-11)
 
@@ -118,7 +122,8 @@ def test_p_cc_matches_monte_carlo_simulation():
     assert abs(estimate - exact) < 4 * standard_error
     # the comparison has power: the uniform ρ gives a clearly different probability
     assert abs(estimate - coupon.p_cc(n, uniform(5))) > 8 * standard_error
-    # the positive's class is not among the N draws: counting it would give a larger value
+    # the positive's class is not among the N draws: counting it would give a larger
+    # value
     anchor = torch.multinomial(
         rho, trials, replacement=True, generator=torch.Generator().manual_seed(1)
     )
@@ -196,7 +201,7 @@ def test_p_cc_rejects_bad_class_probs(bad):
         coupon.p_cc(3, bad)
 
 
-# ---------------------------------------------------------------- p_cc with the anchor's class excluded
+# ------------------------------------------------ p_cc with the anchor's class excluded
 
 
 def test_p_cc_anchor_excluded_matches_brute_force():
@@ -215,7 +220,8 @@ def test_p_cc_anchor_excluded_matches_brute_force():
 
 
 def test_p_cc_anchor_excluded_large_n_and_uniform_closed_form():
-    # inclusion–exclusion path (n > 1024) against exact rationals, excluded class by class
+    # inclusion–exclusion path (n > 1024) against exact rationals, excluded class by
+    # class
     n = 1500
     expected = min(
         float(exact_inclusion_exclusion(n, DYADIC, [c for c in range(4) if c != e]))
@@ -224,7 +230,8 @@ def test_p_cc_anchor_excluded_large_n_and_uniform_closed_form():
     assert coupon.p_cc_anchor_excluded(n, torch.tensor(DYADIC)) == pytest.approx(
         expected, rel=1e-11
     )
-    # uniform: Σ_j (−1)^j C(N_C−1, j)(1 − j/N_C)^N; positive from N = N_C − 1 on, where p_cc = 0
+    # uniform: Σ_j (−1)^j C(N_C−1, j)(1 − j/N_C)^N; positive from N = N_C − 1 on, where
+    # p_cc = 0
     assert coupon.p_cc_anchor_excluded(9, uniform(10)) == pytest.approx(
         math.factorial(9) / 10**9, rel=1e-14
     )

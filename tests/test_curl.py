@@ -1,5 +1,5 @@
-"""Tests of ccl_helpers.curl (Arora et al. 2019): the bound, the lemma L_sup ≤ L_mu ≤ bound, the block loss, the batch
-samplers, and the Monte Carlo lemma."""
+"""Tests of ccl_helpers.curl (Arora et al. 2019): the bound, the lemma L_sup ≤ L_mu ≤
+bound, the block loss, the batch samplers, and the Monte Carlo lemma."""
 
 from __future__ import annotations
 
@@ -100,7 +100,7 @@ def test_lemma_is_tight_for_the_zero_encoder():
         assert float(sides[name]) == pytest.approx(math.log(2), rel=1e-6)
 
 
-# ---------------------------------------------------------------- the block loss and the supervised loss
+# ----------------------------------------------- the block loss and the supervised loss
 
 
 def naive_block_loss(forward, anchor, positives, negatives):
@@ -274,7 +274,8 @@ def test_monte_carlo_lemma_small():
     )
     model = StackedModel(lambda: MLP(4, (8,), 5), n_seeds=2, seed=1)
     before = {name: value.detach().clone() for name, value in model.params.items()}
-    # called with gradients enabled, as a notebook would: no graph is kept, the model is untouched
+    # called with gradients enabled, as a notebook would: no graph is kept, the model is
+    # untouched
     table = curl.monte_carlo_lemma(
         model,
         latent,
@@ -364,5 +365,6 @@ def test_downstream_accuracies():
         .to_numpy()
     )
     np.testing.assert_allclose(got, mean3.double().numpy())
-    # an affine encoder keeps well-separated blobs separable: the linear head is nearly perfect
+    # an affine encoder keeps well-separated blobs separable: the linear head is nearly
+    # perfect
     assert (table.loc[table.classifier == "linear", "accuracy"] > 0.95).all()

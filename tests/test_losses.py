@@ -1,5 +1,5 @@
-"""Tests of ccl_helpers.losses: naive references, identities, extreme logits, half precision,
-gradients, argument validation, vmap, and hypothesis properties."""
+"""Tests of ccl_helpers.losses: naive references, identities, extreme logits, half
+precision, gradients, argument validation, vmap, and hypothesis properties."""
 
 from __future__ import annotations
 
@@ -34,7 +34,8 @@ def draw(*shape, seed=0, scale=1.0, dtype=torch.float64):
 def make_inputs(
     name, lead, dim=5, n_negatives=3, seed=0, scale=1.0, dtype=torch.float64
 ):
-    """Positional args and keyword args of loss ``name``; for nt_xent, ``lead`` ends with B."""
+    """Positional args and keyword args of loss ``name``; for nt_xent, ``lead`` ends
+    with B."""
 
     def x(*shape, offset):
         return draw(*shape, seed=seed * 10 + offset, scale=scale, dtype=dtype)
@@ -61,7 +62,7 @@ def per_sample_shape(name, lead):
     return (*lead[:-1], 2 * lead[-1]) if name == "nt_xent" else tuple(lead)
 
 
-# ---------------------------------------------------------------- naive references (float64)
+# ----------------------------------------------------------- naive references (float64)
 
 
 def dot(u, v):
@@ -104,7 +105,7 @@ def naive_nt_xent(z1, z2, temperature):
     return torch.tensor(losses, dtype=torch.float64)
 
 
-# ---------------------------------------------------------------- values against references
+# ------------------------------------------------------------ values against references
 
 
 def test_logistic_matches_naive_loop():
@@ -145,7 +146,8 @@ def test_nt_xent_matches_naive_loop(temperature, batch_size):
 
 
 def test_nt_xent_matches_cross_entropy_formula():
-    """SimCLR's formulation: cross-entropy over the 2B x 2B cosine logits, self masked out."""
+    """SimCLR's formulation: cross-entropy over the 2B x 2B cosine logits, self masked
+    out."""
     batch_size, temperature = 6, 0.2
     z1, z2 = draw(batch_size, 8, seed=4), draw(batch_size, 8, seed=5)
     views = F.normalize(torch.cat([z1, z2]), dim=1)
@@ -209,7 +211,7 @@ def test_nt_xent_zero_embedding_gives_finite_loss_and_gradient():
     assert torch.isfinite(loss) and torch.isfinite(z1.grad).all()
 
 
-# ---------------------------------------------------------------- reductions, dtype, device
+# ------------------------------------------------------------ reductions, dtype, device
 
 
 @pytest.mark.parametrize("name", LOSSES)
@@ -260,7 +262,8 @@ def test_output_keeps_dtype(name, dtype):
 
 @pytest.mark.parametrize("name", LOSSES)
 def test_output_keeps_device(name):
-    """On the meta device nothing can be read back: no .item(), no hidden copy to the CPU."""
+    """On the meta device nothing can be read back: no .item(), no hidden copy to the
+    CPU."""
     args, kwargs = make_inputs(name, (2, 4))
     meta_args = [a.to("meta") for a in args]
     loss = LOSSES[name](*meta_args, **kwargs, reduction="none")
@@ -278,7 +281,7 @@ def test_cuda_matches_cpu(name):
     )
 
 
-# ---------------------------------------------------------------- extreme logits (up to 1e4)
+# ----------------------------------------------------------- extreme logits (up to 1e4)
 
 
 @pytest.mark.parametrize(
@@ -291,7 +294,8 @@ def test_cuda_matches_cpu(name):
     ],
 )
 def test_logistic_at_logits_1e4_is_the_hinge_limit(dtype, rtol):
-    """Inner products of ±1e4: the loss is max(0, gap), its gradient sigmoid(gap)·(n − p)."""
+    """Inner products of ±1e4: the loss is max(0, gap), its gradient
+    sigmoid(gap)·(n − p)."""
     anchor = torch.tensor([[100.0, 0.0]] * 4)
     positive = torch.tensor([[-100.0, 0.0], [100.0, 0.0], [0.0, 1.0], [0.0, 5.0]])
     negative = torch.tensor([[100.0, 0.0], [-100.0, 0.0], [100.0, 0.0], [0.0, 5.0]])
@@ -319,8 +323,8 @@ def unit_vectors(*shape, seed):
 
 @pytest.mark.parametrize("norm, temperature", [(100.0, 1.0), (10.0, 0.01), (1.0, 1e-4)])
 def test_info_nce_at_logits_1e4(norm, temperature):
-    """|logits| up to 1e4: max(0, max gap) ≤ loss ≤ max(0, max gap) + log(N + 1), and the
-    gradient with respect to the anchor is Σ_j softmax(logits)_j v_j / t − p / t."""
+    """|logits| up to 1e4: max(0, max gap) ≤ loss ≤ max(0, max gap) + log(N + 1), and
+    the gradient with respect to the anchor is Σ_j softmax(logits)_j v_j / t − p / t."""
     anchor, positive = (
         norm * unit_vectors(16, 8, seed=1),
         norm * unit_vectors(16, 8, seed=2),
@@ -355,7 +359,8 @@ def test_info_nce_at_logits_1e4(norm, temperature):
 
 
 def test_nt_xent_at_logits_1e4():
-    """t = 1e-4: max(0, max_neg − pos)/t ≤ loss ≤ that + log(2B − 1), with cosines in float64."""
+    """t = 1e-4: max(0, max_neg − pos)/t ≤ loss ≤ that + log(2B − 1), with cosines in
+    float64."""
     batch_size, temperature = 8, 1e-4
     z1, z2 = draw(batch_size, 4, seed=1), draw(batch_size, 4, seed=2)
     views = F.normalize(torch.cat([z1, z2]), dim=1)
@@ -389,9 +394,9 @@ def test_nt_xent_perfect_alignment_at_logits_1e4_gives_zero_loss():
 
 # ---------------------------------------------------------------- half precision
 
-# Tolerances against the float32 loss of the same (rounded) inputs: the inner products are taken
-# in the half dtype and the result is rounded to it, so the error is a few units of its epsilon
-# (bfloat16 2^-7, float16 2^-10) times the logits' magnitude.
+# Tolerances against the float32 loss of the same (rounded) inputs: the inner products
+# are taken in the half dtype and the result is rounded to it, so the error is a few
+# units of its epsilon (bfloat16 2^-7, float16 2^-10) times the logits' magnitude.
 HALF_TOLERANCE = {torch.bfloat16: 3e-2, torch.float16: 4e-3}
 
 
@@ -424,9 +429,10 @@ def near_parallel(norm, *shape, seed, spread=0.05):
 def test_half_precision_info_nce_with_logits_beyond_the_float16_range(
     dtype, norm, temperature
 ):
-    """Inner products ≈ 900 (float16) or 1e4 (bfloat16), divided by t: logits ≈ 9e4 or 1e4, past
-    float16's maximum 65504 in the first case, while the loss (a difference of logits) stays in range.
-    The inner products are rounded to the dtype, so the error bound is eps · max |logit|."""
+    """Inner products ≈ 900 (float16) or 1e4 (bfloat16), divided by t: logits ≈ 9e4 or
+    1e4, past float16's maximum 65504 in the first case, while the loss (a difference of
+    logits) stays in range. The inner products are rounded to the dtype, so the error
+    bound is eps · max |logit|."""
     anchor, positive = (
         near_parallel(norm, 16, 8, seed=1),
         near_parallel(norm, 16, 8, seed=2),
@@ -561,7 +567,7 @@ def test_reduction_error_lists_the_allowed_values():
         info_nce_loss(A, P, NEG, reduction="avg")
 
 
-# ---------------------------------------------------------------- torch.func.vmap over seeds
+# ----------------------------------------------------------- torch.func.vmap over seeds
 
 
 @pytest.mark.parametrize("reduction", ["mean", "none"])
@@ -632,7 +638,8 @@ def test_property_loss_is_nonnegative(seed, batch_size, dim, scale, n_negatives,
 def test_property_info_nce_is_bracketed_by_the_score_gaps(
     seed, dim, n_negatives, scale, temperature
 ):
-    """With gaps g_i = (aᵀn_i − aᵀp)/t: log(1 + N e^{min g}) ≤ loss ≤ log(1 + N e^{max g})."""
+    """With gaps g_i = (aᵀn_i − aᵀp)/t:
+    log(1 + N e^{min g}) ≤ loss ≤ log(1 + N e^{max g})."""
     args, _ = make_inputs(
         "info_nce", (8,), dim=dim, n_negatives=n_negatives, seed=seed, scale=scale
     )
@@ -656,7 +663,8 @@ def test_property_info_nce_is_bracketed_by_the_score_gaps(
 def test_property_info_nce_decreases_when_the_positive_score_increases(
     seed, dim, n_negatives, scale, temperature, step
 ):
-    """p → p + step·a raises aᵀp by step·|a|² and leaves the negative scores unchanged."""
+    """p → p + step·a raises aᵀp by step·|a|² and leaves the negative scores
+    unchanged."""
     (anchor, positive, negatives), _ = make_inputs(
         "info_nce", (8,), dim=dim, n_negatives=n_negatives, seed=seed, scale=scale
     )
@@ -679,7 +687,8 @@ def test_property_info_nce_decreases_when_the_positive_score_increases(
 def test_property_info_nce_invariant_to_a_common_shift_of_positive_and_negatives(
     seed, dim, n_negatives, scale, temperature
 ):
-    """Adding one vector v to p and to every n_i adds aᵀv/t to every logit: log-sum-exp − positive is unchanged."""
+    """Adding one vector v to p and to every n_i adds aᵀv/t to every logit:
+    log-sum-exp − positive is unchanged."""
     (anchor, positive, negatives), _ = make_inputs(
         "info_nce", (8,), dim=dim, n_negatives=n_negatives, seed=seed, scale=scale
     )
@@ -702,7 +711,8 @@ def test_property_info_nce_invariant_to_a_common_shift_of_positive_and_negatives
 @PROPERTY_SETTINGS
 @given(seed=seeds, dim=st.integers(1, 6), scale=scales)
 def test_property_logistic_antisymmetry(seed, dim, scale):
-    """softplus(g) − softplus(−g) = g: swapping positive and negative changes the loss by the gap."""
+    """softplus(g) − softplus(−g) = g: swapping positive and negative changes the loss
+    by the gap."""
     (anchor, positive, negative), _ = make_inputs(
         "logistic", (8,), dim=dim, seed=seed, scale=scale
     )
@@ -721,8 +731,9 @@ def test_property_logistic_antisymmetry(seed, dim, scale):
     temperature=temperatures,
 )
 def test_property_nt_xent_invariances(seed, batch_size, dim, temperature):
-    """Invariant to a positive rescaling of each embedding and to a common rotation; a permutation of
-    the pairs permutes the per-anchor losses; 0 ≤ loss ≤ log(2B − 1) + 2/t."""
+    """Invariant to a positive rescaling of each embedding and to a common rotation; a
+    permutation of the pairs permutes the per-anchor losses;
+    0 ≤ loss ≤ log(2B − 1) + 2/t."""
     (z1, z2), _ = make_inputs("nt_xent", (batch_size,), dim=dim, seed=seed)
     loss = nt_xent_loss(z1, z2, temperature=temperature, reduction="none")
     assert (loss >= 0).all() and (
@@ -746,7 +757,7 @@ def test_property_nt_xent_invariances(seed, batch_size, dim, temperature):
     torch.testing.assert_close(permuted, loss[torch.cat([order, order + batch_size])])
 
 
-# --- chunked InfoNCE (chunk_size) ---------------------------------------------------------------
+# ----------------------------------------------------- chunked InfoNCE (chunk_size)
 
 CHUNK_SIZES = [1, 2, 3, 5, 7, 12, 13, 100]
 """For N = 12 negatives: dividing N, not dividing it, N itself, and more than N."""
@@ -823,21 +834,24 @@ def test_info_nce_chunked_finite_and_equal_with_logits_up_to_1e4(chunk_size, dty
         torch.isfinite(g).all() for g in chunked_grads
     )
     torch.testing.assert_close(chunked, reference)
-    # The anchor's gradient is a difference of terms of order 100 whose softmax weights carry an
-    # absolute rounding error of order 1e4 * eps: in float32 that is ~1e-3 * 100 in absolute terms.
+    # The anchor's gradient is a difference of terms of order 100 whose softmax weights
+    # carry an absolute rounding error of order 1e4 * eps: in float32 that is ~1e-3 *
+    # 100 in absolute terms.
     tolerance = {} if dtype == torch.float64 else {"rtol": 1e-4, "atol": 0.1}
     for c, r in zip(chunked_grads, grads):
         torch.testing.assert_close(c, r, **tolerance)
-    # Anchor and positive at 1e4, the largest negative 1e4 too: a tie, the loss is log 2 exactly;
-    # the second anchor's positive is 100 below the largest negative: the loss is about 100.
-    # (float32: the logits are 1e4, whose spacing is ~1e-3, so the loss is known to ~1e-3.)
+    # Anchor and positive at 1e4, the largest negative 1e4 too: a tie, the loss is log 2
+    # exactly; the second anchor's positive is 100 below the largest negative: the loss
+    # is about 100. (float32: the logits are 1e4, whose spacing is ~1e-3, so the loss is
+    # known to ~1e-3.)
     absolute = 1e-9 if dtype == torch.float64 else 4e-3
     assert chunked[0].item() == pytest.approx(math.log(2), abs=absolute)
     assert chunked[1].item() == pytest.approx(100.0, abs=absolute)
 
 
 def test_info_nce_chunked_without_gradient_on_the_negatives():
-    # A MoCo-style queue: no gradient is asked for the negatives, only for anchor and positive.
+    # A MoCo-style queue: no gradient is asked for the negatives, only for anchor and
+    # positive.
     (anchor, positive, negatives), _ = make_inputs(
         "info_nce", (4,), dim=6, n_negatives=12
     )
@@ -878,7 +892,7 @@ def test_info_nce_chunked_half_precision_close_to_unchunked(dtype):
     torch.testing.assert_close(chunked.float(), reference.float(), rtol=2e-2, atol=2e-2)
 
 
-# ---------------------------------------------------------------- the triplet loss's entry points
+# ------------------------------------------------------ the triplet loss's entry points
 
 
 def naive_triplet_losses(anchor, positive, negative):
