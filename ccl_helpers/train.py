@@ -215,6 +215,44 @@ class _Records:
         )
 
 
+class _Target:
+    """The first step at which each seed's quantity is ≤ ε (:func:`loop`'s ``target``)."""
+
+    def __init__(self, target: tuple[str, float] | None, stop: bool):
+        self.target, self.stop, self.first = target, stop, None
+
+    def update(self, measured: Mapping[str, Tensor]) -> tuple[bool, bool]:
+        """(some seed reached it just now, every seed has and the loop should stop)."""
+        if self.target is None:
+            return False, False
+        name, threshold = self.target
+        if name not in measured:
+            raise ValueError(
+                f"target quantity must be one of {sorted(measured)}, got {name!r}"
+            )
+        hit = measured[name] <= float(threshold)
+        first = torch.zeros_like(hit) if self.first is None else self.first
+        self.first = first | hit
+        return bool((hit & ~first).any()), self.stop and bool(self.first.all())
+
+
+def _update(
+    tensors: Sequence[Tensor],
+    grads: Sequence[Tensor],
+    sizes: Sequence[float],
+    adam: torch.optim.Adam | None,
+) -> None:
+    """W ← W − η g in place (SGD), or one Adam step with learning rates η."""
+    if adam is None:
+        with torch.no_grad():
+            for p, g, size in zip(tensors, grads, sizes):
+                p.add_(g, alpha=-size)
+        return
+    for group, p, g, size in zip(adam.param_groups, tensors, grads, sizes):
+        group["lr"], p.grad = size, g
+    adam.step()
+
+
 def _check_finite(step: int, seeds: Sequence[int], measured: dict[str, Tensor]):
     """FloatingPointError unless every measured (S,) value is finite."""
     finite = torch.stack([torch.isfinite(v) for v in measured.values()]).all(0)
@@ -310,8 +348,8 @@ def loop(
             [{"params": [p], "lr": rates[name]} for name, p in zip(names, tensors)]
         )
     records = _Records(seeds)
+    reached = _Target(target, stop_at_target)
     running, since = None, 0
-    first = None
     steps = range(n_steps + 1)
     iterator = bar(steps) if bar is not None else steps
     try:
@@ -319,37 +357,19 @@ def loop(
             beta = betas[t] if betas is not None else 1.0
             evaluation = gradient(t, beta) if full_batch or t < n_steps else None
             newly = done = False
+            quantities: dict[str, Tensor] = {}
             if evaluation is not None:
                 measured = {"loss": evaluation.losses, **evaluation.quantities}
                 if full_batch:
                     _check_finite(t, seeds, measured)
                 records.add(t, {k: v for k, v in measured.items() if k in every})
-                if target is not None:
-                    if target[0] not in measured:
-                        raise ValueError(
-                            f"target quantity must be one of {sorted(measured)}, "
-                            f"got {target[0]!r}"
-                        )
-                    hit = measured[target[0]] <= float(target[1])
-                    first = torch.full_like(hit, False) if first is None else first
-                    newly = bool((hit & ~first).any())
-                    first = first | hit
-                    done = stop_at_target and bool(first.all())
+                newly, done = reached.update(measured)
+                kept = measured if full_batch else evaluation.quantities
+                quantities = {k: v for k, v in kept.items() if k not in every}
             last = done or t == n_steps
             if t in schedule or newly or last:
-                quantities: dict[str, Tensor] = {}
-                if full_batch and evaluation is not None:
-                    quantities = {k: v for k, v in measured.items() if k not in every}
-                elif since:
-                    quantities = {"train_loss": running / since}
-                if not full_batch and evaluation is not None:
-                    quantities.update(
-                        {
-                            k: v
-                            for k, v in evaluation.quantities.items()
-                            if k not in every
-                        }
-                    )
+                if since:
+                    quantities = {"train_loss": running / since, **quantities}
                 if on_checkpoint is not None:
                     with torch.no_grad():
                         quantities.update(on_checkpoint(t, evaluation))
@@ -358,23 +378,12 @@ def loop(
             if last:
                 break
             if not full_batch:
-                losses = evaluation.losses.detach()
-                running, since = (
-                    losses if running is None else running + losses,
-                    since + 1,
-                )
+                losses = evaluation.losses
+                running = losses if running is None else running + losses
+                since += 1
             factor = factors[t] if factors is not None else 1.0
-            step_sizes = [rates[name] * factor / beta for name in names]
-            if adam is not None:
-                for group, p, g, size in zip(
-                    adam.param_groups, tensors, evaluation.grads, step_sizes
-                ):
-                    group["lr"], p.grad = size, g
-                adam.step()
-            else:
-                with torch.no_grad():
-                    for p, g, size in zip(tensors, evaluation.grads, step_sizes):
-                        p.add_(g, alpha=-size)
+            sizes = [rates[name] * factor / beta for name in names]
+            _update(tensors, evaluation.grads, sizes, adam)
     finally:
         getattr(iterator, "close", lambda: None)()
     return records.frame()
