@@ -48,8 +48,19 @@ class MLP(nn.Module):
 
 
 class ConvNet(nn.Module):
-    """A small conv net for small square images: [conv3×3 → ReLU] × len(channels), each conv
-    after the first with stride 2, then flatten and a linear map to R^out_features.
+    """The small conv net of Merad et al.'s image experiments: ``len(channels)`` blocks
+    [conv k×k (zero padding p) → ReLU → 2×2 max-pool], then flatten and a linear map to
+    R^out_features. No BatchNorm, so stacked seeds run under vmap.
+
+    Default: 1 → 8 → 16 channels, 5×5 kernels, no padding, 28×28 inputs (FashionMNIST):
+    28 → 24 → 12 → 8 → 4, 16·4·4 = 256 features → d = 32. Each block maps the side s to
+    ⌊(s + 2p − k + 1) / 2⌋; 8×8 digits need ``padding=2`` (8 → 4 → 2, 64 features).
+
+    Time per training step (forward, loss, backward, Adam) of the default net on 256
+    anchors + 256 positives (28×28), one seed, NT-Xent / InfoNCE with the 255 other
+    positives as negatives, on the book's CPU machine kind (2 cores): one thread
+    77 / 91 ms, two threads 49 / 64 ms (medians of 20 steps, best of 5 runs on a
+    machine shared with other jobs; an idle one is at most as slow).
 
     Shapes: x (n, in_channels, image_size, image_size) → (n, out_features).
     """
@@ -57,9 +68,12 @@ class ConvNet(nn.Module):
     def __init__(
         self,
         in_channels: int = 1,
-        image_size: int = 8,
-        channels: Sequence[int] = (32, 64),
-        out_features: int = 64,
+        image_size: int = 28,
+        channels: Sequence[int] = (8, 16),
+        out_features: int = 32,
+        *,
+        kernel_size: int = 5,
+        padding: int = 0,
     ):
         super().__init__()
         _check_sizes(
@@ -67,24 +81,37 @@ class ConvNet(nn.Module):
             image_size=image_size,
             channels=channels,
             out_features=out_features,
+            kernel_size=kernel_size,
         )
+        if not isinstance(padding, int) or not 0 <= padding < kernel_size:
+            raise ValueError(
+                f"padding must be an int in 0..{kernel_size - 1}, got {padding!r}"
+            )
         layers: list[nn.Module] = []
         fan_in, size = in_channels, image_size
-        for i, fan_out in enumerate(channels):
-            stride = 1 if i == 0 else 2
+        for fan_out in channels:
+            size = size + 2 * padding - kernel_size + 1
+            if size < 2:
+                raise ValueError(
+                    f"image_size must leave each block's convolution ≥ 2 pixels wide "
+                    f"(kernel_size {kernel_size}, padding {padding}, "
+                    f"{len(channels)} blocks), got {image_size}"
+                )
             layers += [
-                nn.Conv2d(fan_in, fan_out, 3, stride=stride, padding=1),
+                nn.Conv2d(fan_in, fan_out, kernel_size, padding=padding),
                 nn.ReLU(),
+                nn.MaxPool2d(2),
             ]
-            fan_in, size = fan_out, (size - 1) // stride + 1
+            fan_in, size = fan_out, size // 2
         layers += [nn.Flatten(), nn.Linear(fan_in * size * size, out_features)]
         self.net = nn.Sequential(*layers)
-        self.out_features = out_features
+        self.image_size, self.out_features = image_size, out_features
 
     def forward(self, x: Tensor) -> Tensor:
-        if x.ndim != 4:
+        if x.ndim != 4 or x.shape[-2:] != (self.image_size, self.image_size):
             raise ValueError(
-                f"x must have shape (n, channels, H, W), got {tuple(x.shape)}"
+                f"x must have shape (n, channels, {self.image_size}, "
+                f"{self.image_size}), got {tuple(x.shape)}"
             )
         return self.net(x)
 

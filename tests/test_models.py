@@ -78,32 +78,89 @@ def test_mlp_matches_explicit_relu_network():
     torch.testing.assert_close(model(x), expected)
 
 
-@pytest.mark.parametrize("channels", [(4,), (4, 6), (3, 5, 2)])
-@pytest.mark.parametrize("image_size", [8, 7])
-def test_convnet_shapes(channels, image_size):
-    model = ConvNet(
-        in_channels=1, image_size=image_size, channels=channels, out_features=5
-    )
-    assert model(randn(3, 1, image_size, image_size)).shape == (3, 5)
-    assert model.out_features == 5
-
-
-def test_convnet_default_on_digits_shape():
+def test_convnet_default_layout_on_28_by_28():
     model = ConvNet()
-    assert model(randn(4, 1, 8, 8)).shape == (4, 64)
-    # 8×8 → conv stride 1 keeps 8×8 → conv stride 2 gives 4×4, 64 channels
-    assert model.net[-1].in_features == 64 * 4 * 4
+    assert model(randn(4, 1, 28, 28)).shape == (4, 32)
+    convs = [m for m in model.modules() if isinstance(m, nn.Conv2d)]
+    assert [(c.in_channels, c.out_channels, c.kernel_size) for c in convs] == [
+        (1, 8, (5, 5)),
+        (8, 16, (5, 5)),
+    ]
+    assert sum(isinstance(m, nn.MaxPool2d) for m in model.modules()) == 2
+    # 28 → conv 24 → pool 12 → conv 8 → pool 4: 16 · 4 · 4 features
+    assert model.net[-1].in_features == 16 * 4 * 4
+
+
+@pytest.mark.parametrize(
+    "image_size, kernel_size, padding, channels, side",
+    [
+        (8, 5, 2, (8, 16), 2),
+        (7, 5, 2, (4,), 3),
+        (12, 3, 0, (3, 5), 1),
+        (9, 3, 1, (2, 2, 2), 1),
+    ],
+)
+def test_convnet_sizes_follow_the_block_formula(
+    image_size, kernel_size, padding, channels, side
+):
+    # side s ↦ ⌊(s + 2p − k + 1) / 2⌋ per block, worked out by hand in ``side``
+    model = ConvNet(
+        1, image_size, channels, 5, kernel_size=kernel_size, padding=padding
+    )
+    x = randn(3, 1, image_size, image_size)
+    assert model(x).shape == (3, 5)
+    assert model.net[-1].in_features == channels[-1] * side * side
+    assert model.net[:-2](x).shape[-1] == side
 
 
 def test_convnet_multichannel_input():
-    model = ConvNet(in_channels=3, image_size=6, channels=(2, 2), out_features=3)
+    model = ConvNet(
+        in_channels=3,
+        image_size=6,
+        channels=(2, 2),
+        out_features=3,
+        kernel_size=3,
+        padding=1,
+    )
     assert model(randn(2, 3, 6, 6)).shape == (2, 3)
 
 
-@pytest.mark.parametrize("shape", [(1, 8, 8), (8, 8), (2, 1, 1, 8, 8), (64,)])
-def test_convnet_rejects_wrong_rank(shape):
+@pytest.mark.parametrize(
+    "shape", [(1, 28, 28), (28, 28), (2, 1, 1, 28, 28), (784,), (2, 1, 27, 28)]
+)
+def test_convnet_rejects_wrong_shapes(shape):
     with pytest.raises(ValueError, match="x must have shape"):
-        ConvNet(channels=(2,), out_features=2)(randn(*shape))
+        ConvNet()(randn(*shape))
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"image_size": 8}, "image_size"),  # 8 → 4 → pool 2 → conv 5×5 fails
+        ({"image_size": 15}, "image_size"),
+        ({"padding": 5}, "padding"),
+        ({"padding": -1}, "padding"),
+        ({"kernel_size": 0}, "kernel_size"),
+    ],
+)
+def test_convnet_bad_sizes_raise(kwargs, argument):
+    with pytest.raises(ValueError, match=argument):
+        ConvNet(**kwargs)
+
+
+def test_convnet_under_stacked_vmap_and_gradients():
+    model = StackedModel(lambda: ConvNet(image_size=8, padding=2), n_seeds=3, seed=2)
+    x = randn(5, 1, 8, 8, seed=1)
+    out = model(x)
+    assert out.shape == (3, 5, 32)
+    for i in range(3):
+        torch.testing.assert_close(
+            out[i], model.seed_module(i)(x), rtol=1e-5, atol=1e-6
+        )
+    assert not torch.allclose(out[0], out[1])
+    out.square().sum().backward()
+    for p in model.params.values():
+        assert p.grad is not None and bool((p.grad.flatten(1).abs().sum(1) > 0).all())
 
 
 def test_classifier_shapes_and_composition():
@@ -118,7 +175,7 @@ def test_classifier_shapes_and_composition():
     )
     assert model.encoder is encoder
     conv = Classifier(ConvNet(channels=(2, 3), out_features=7), n_classes=10)
-    assert conv(randn(3, 1, 8, 8)).shape == (3, 10)
+    assert conv(randn(3, 1, 28, 28)).shape == (3, 10)
 
 
 @pytest.mark.parametrize(
