@@ -176,9 +176,10 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
         \qquad G_r = \frac{\partial L_r}{\partial Y} \text{ (held by rank } r\text{)},
 
     the :math:`q`-th block of the sum over ranks of the incoming gradients: the backward all-reduces
-    (sums) :math:`G_r` and returns the local slice: ``torch.distributed.nn.functional.all_gather``,
-    whose backward is this reduce-scatter. (Plain ``torch.distributed.all_gather`` returns
-    tensors without autograd history, and so drops every term :math:`r \ne q`.) This is the gradient
+    (sums) :math:`G_r` and returns the local slice, a reduce-scatter: the backward of
+    ``torch.distributed.nn.functional.all_gather``. (Plain
+    ``torch.distributed.all_gather`` returns tensors without autograd history, and so
+    drops every term :math:`r \ne q`.) This is the gradient
     of the *sum* of the ranks' losses; DistributedDataParallel then *averages* the parameter
     gradients over the ranks, so the parameters get the gradient of the mean of the ranks' losses,
     the single-process gradient when that mean is the single-process loss.
@@ -428,8 +429,8 @@ def ddp_train(
 ) -> tuple[nn.Module, list[float]]:
     """Train ``model`` with Adam for ``n_steps``; the whole ``torchrun`` path.
 
-    Each step is one :func:`ddp_train_step` (distributed NT-Xent, gradients averaged by DDP),
-    driven by the training loop :func:`ccl_helpers.train.loop` (Adam, per-step loss records).
+    Each step is one :func:`ddp_train_step` (distributed NT-Xent, gradients averaged
+    by DDP), driven by :func:`ccl_helpers.train.loop` (Adam, per-step loss records).
 
     Wraps the model with :func:`wrap_ddp`, then for ``step = 1 .. n_steps`` calls
     ``sample_views(step)`` for this rank's two views ``(x1, x2)`` (each ``(b, ...)``, a different

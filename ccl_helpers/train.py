@@ -216,7 +216,7 @@ class _Records:
 
 
 class _Target:
-    """The first step at which each seed's quantity is ≤ ε (:func:`loop`'s ``target``)."""
+    """Which seeds have reached :func:`loop`'s ``target`` (quantity ≤ ε) so far."""
 
     def __init__(self, target: tuple[str, float] | None, stop: bool):
         self.target, self.stop, self.first = target, stop, None
