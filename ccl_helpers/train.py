@@ -239,17 +239,22 @@ class _Target:
 def _update(
     tensors: Sequence[Tensor],
     grads: Sequence[Tensor],
-    sizes: Sequence[float],
+    rates: Sequence[float],
+    factor: float,
+    beta: float,
     adam: torch.optim.Adam | None,
 ) -> None:
-    """W ← W − η g in place (SGD), or one Adam step with learning rates η."""
+    """W ← W − (η a / β) g in place (SGD), or one Adam step with learning rates η a / β
+    (Adam's parameter groups: one per distinct η, holding it as ``"eta"``)."""
     if adam is None:
         with torch.no_grad():
-            for p, g, size in zip(tensors, grads, sizes):
-                p.add_(g, alpha=-size)
+            for p, g, rate in zip(tensors, grads, rates):
+                p.add_(g, alpha=-(rate * factor / beta))
         return
-    for group, p, g, size in zip(adam.param_groups, tensors, grads, sizes):
-        group["lr"], p.grad = size, g
+    for p, g in zip(tensors, grads):
+        p.grad = g
+    for group in adam.param_groups:
+        group["lr"] = group["eta"] * factor / beta
     adam.step()
 
 
@@ -344,8 +349,11 @@ def loop(
     tensors = [params[name] for name in names]
     adam = None
     if optimizer == "adam":
+        groups: dict[float, list[Tensor]] = {}
+        for name, p in zip(names, tensors):
+            groups.setdefault(rates[name], []).append(p)
         adam = torch.optim.Adam(
-            [{"params": [p], "lr": rates[name]} for name, p in zip(names, tensors)]
+            [{"params": ps, "lr": eta, "eta": eta} for eta, ps in groups.items()]
         )
     records = _Records(seeds)
     reached = _Target(target, stop_at_target)
@@ -382,8 +390,8 @@ def loop(
                 running = losses if running is None else running + losses
                 since += 1
             factor = factors[t] if factors is not None else 1.0
-            sizes = [rates[name] * factor / beta for name in names]
-            _update(tensors, evaluation.grads, sizes, adam)
+            etas = [rates[name] for name in names]
+            _update(tensors, evaluation.grads, etas, factor, beta, adam)
     finally:
         getattr(iterator, "close", lambda: None)()
     return records.frame()
