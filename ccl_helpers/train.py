@@ -258,7 +258,7 @@ def _update(
     adam.step()
 
 
-def _check_finite(step: int, seeds: Sequence[int], measured: dict[str, Tensor]):
+def _check_finite(step: int, seeds: Sequence[int], measured: dict[str, Tensor]) -> None:
     """FloatingPointError unless every measured (S,) value is finite."""
     finite = torch.stack([torch.isfinite(v) for v in measured.values()]).all(0)
     if not bool(finite.all()):
@@ -368,6 +368,12 @@ def loop(
             quantities: dict[str, Tensor] = {}
             if evaluation is not None:
                 measured = {"loss": evaluation.losses, **evaluation.quantities}
+                for name, value in measured.items():
+                    if value.shape != (len(seeds),):
+                        raise ValueError(
+                            f"gradient must give {name} of shape (len(seeds),) = "
+                            f"({len(seeds)},), got {tuple(value.shape)}"
+                        )
                 if full_batch:
                     _check_finite(t, seeds, measured)
                 records.add(t, {k: v for k, v in measured.items() if k in every})

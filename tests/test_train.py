@@ -890,6 +890,13 @@ def test_loop_bad_arguments_raise(kwargs, argument):
     assert torch.equal(params["w"], before)
 
 
+def test_loop_checks_the_shapes_of_the_evaluations():
+    params = fresh_w()
+    with pytest.raises(ValueError, match=r"loss of shape \(len\(seeds\),\) = \(3,\)"):
+        loop(params, quadratic(params, []), 2, seeds=[0, 1, 2], lr=0.1)
+    assert torch.equal(params["w"], fresh_w()["w"])
+
+
 def test_check_stages():
     assert check_stages("s", [(0.5, 2), (3, 0)]) == [(0.5, 2), (3.0, 0)]
     with pytest.raises(ValueError, match="s must not be empty"):
