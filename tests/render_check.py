@@ -39,6 +39,9 @@ ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_build" / "render-check"
 HTML = OUT / "book" / "_build" / "html"
 MATHJAX = ROOT / "_build" / "mathjax" / "node_modules" / "mathjax" / "es5"
+# the jupyter-book beside this interpreter (the venv's), else the one on PATH
+BESIDE = Path(sys.executable).with_name("jupyter-book")
+JUPYTER_BOOK = str(BESIDE) if BESIDE.is_file() else "jupyter-book"
 TILE_HEIGHT = 3000  # px of page per screenshot file
 KINDS = ("code", "output", "equation", "table", "out-table", "figure")
 
@@ -129,7 +132,7 @@ def build() -> None:
     OUT.mkdir(parents=True, exist_ok=True)
     (OUT / "_config.yml").write_text(yaml.safe_dump(config))
     subprocess.run(
-        ["jupyter-book", "build", str(ROOT), "--config", str(OUT / "_config.yml")]
+        [JUPYTER_BOOK, "build", str(ROOT), "--config", str(OUT / "_config.yml")]
         + ["--path-output", str(OUT / "book"), "--all", "-n", "--keep-going"],
         check=True,
         stdout=subprocess.DEVNULL,
