@@ -15,7 +15,6 @@ import itertools
 import math
 
 import torch
-import torch.nn.functional as F
 from torch import Tensor
 
 from .checks import (
@@ -28,6 +27,7 @@ from .checks import (
     check_same_shape,
     check_tensor,
 )
+from .losses import softplus
 
 MAX_TASKS = 100_000
 
@@ -295,7 +295,7 @@ def exact_unsupervised_loss(
         g = gram[..., rows, :]
         g_pos = g.gather(-1, positives[rows].clamp_min(0).expand(*g.shape[:-1], -1))
         terms = (
-            F.softplus(g.unsqueeze(-2) - g_pos.unsqueeze(-1)) @ example_weight
+            softplus(g.unsqueeze(-2) - g_pos.unsqueeze(-1)) @ example_weight
         )  # (..., a, n_max)
         total += ((terms * positive_weight[rows]).sum(-1) * example_weight[rows]).sum(
             -1

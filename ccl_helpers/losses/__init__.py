@@ -1,7 +1,8 @@
 """Contrastive losses on embeddings: one loss per module, each formula written out in its docstring.
 
 - :func:`logistic_loss` — the logistic (triplet) loss of Arora et al. (2019), eq. (1): one
-  negative, unnormalised inner products (InfoNCE with ``N = 1``).
+  negative, unnormalised inner products (InfoNCE with ``N = 1``); :func:`softplus`, its
+  ζ(g) = log(1 + e^g) of the score gap, exact at every g.
 - :func:`info_nce_loss` — InfoNCE with ``N`` explicit negatives per anchor, unnormalised inner
   products and a temperature (the theory's loss; Arora et al. 2019, Merad et al. 2020).
 - :func:`nt_xent_loss` — SimCLR's NT-Xent (Chen et al. 2020): cosine similarities, the other
@@ -28,7 +29,7 @@ from ._similarity import SIMILARITIES
 from .balanced import balanced_contrastive_loss, generalized_nt_xent_loss
 from .bound_derived import bound_derived_loss
 from .info_nce import info_nce_loss
-from .logistic import logistic_loss
+from .logistic import logistic_loss, softplus
 from .nt_xent import nt_xent_loss, nt_xent_per_anchor
 
 __all__ = [
@@ -44,4 +45,5 @@ __all__ = [
     "nt_xent_per_anchor",
     "reduce",
     "result_dtype",
+    "softplus",
 ]

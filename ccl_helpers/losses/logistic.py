@@ -3,9 +3,13 @@
 from __future__ import annotations
 
 import torch
+import torch.nn.functional as F
 
 from ..checks import check_choice, check_same_shape, check_tensor
 from ._reduction import REDUCTIONS, at_least_float32, reduce, result_dtype
+
+SOFTPLUS_THRESHOLD = 20.0
+"""Above this, torch's softplus returns its argument; :func:`softplus` adds the tail."""
 
 
 def logistic_loss(
@@ -23,11 +27,10 @@ def logistic_loss(
              = \operatorname{softplus}\bigl(f(x)^\top f(x^-) - f(x)^\top f(x^+)\bigr),
 
     with unnormalised inner products and no temperature. It is :func:`info_nce_loss` with one
-    negative (:math:`N = 1`, temperature 1). Computed as
-    :math:`\operatorname{logaddexp}(g, 0)` for the gap :math:`g`: finite for any finite
-    inner products (:math:`\ell \approx \max(0, g)` for large :math:`|g|`) and exact to
-    rounding at every :math:`g`, derivatives included (torch's softplus switches to the
-    identity above :math:`g = 20`).
+    negative (:math:`N = 1`, temperature 1). Computed by :func:`softplus` of the gap
+    :math:`g`: finite for any finite inner products (:math:`\ell \approx \max(0, g)`
+    for large :math:`|g|`) and exact to rounding at every :math:`g`, derivatives
+    included.
 
     Args:
         anchor: :math:`f(x)`, shape ``(..., d)``.
@@ -55,5 +58,14 @@ def logistic_loss(
     gap = at_least_float32(torch.linalg.vecdot(anchor, negative)) - at_least_float32(
         torch.linalg.vecdot(anchor, positive)
     )
-    per_sample = torch.logaddexp(gap, torch.zeros_like(gap))
-    return reduce(per_sample, reduction).to(result_dtype(anchor))
+    return reduce(softplus(gap), reduction).to(result_dtype(anchor))
+
+
+def softplus(gap: torch.Tensor) -> torch.Tensor:
+    r""":math:`\log(1 + e^g)` elementwise, exact to rounding at every :math:`g`.
+
+    torch's softplus up to :math:`g = 20` (so values and gradients are its own there),
+    and :math:`g + \log(1 + e^{-g})` above, where torch's softplus returns :math:`g`
+    (an error of :math:`e^{-g}`, which would bias second derivatives)."""
+    tail = gap + torch.log1p(torch.exp(-gap.clamp_min(SOFTPLUS_THRESHOLD)))
+    return torch.where(gap > SOFTPLUS_THRESHOLD, tail, F.softplus(gap))
