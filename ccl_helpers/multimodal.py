@@ -46,7 +46,7 @@ from .checks import check_choice as _check_choice
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
 from .checks import check_tensor
-from .train import Evaluation, check_stages, loop, wide
+from .train import Evaluation, check_stages, loop
 
 LOSSES = ("contrastive", "non_contrastive")
 FORMS = ("primary", "alternative")
@@ -645,7 +645,9 @@ def train(
         progress: optional wrapper of the step iterator (e.g. ``ccl.progress``).
 
     Returns:
-        W_A, W_B after training and the history: one row per (step, run) with ``beta`` and the scores.
+        W_A, W_B after training and the long history (step, beta, run, quantity,
+        value) of the scores (:func:`~ccl_helpers.train.wide`: one row per step and
+        run).
     """
     schedule = _check_schedule(schedule)
     _check_choice("loss", loss, LOSSES)
@@ -701,14 +703,10 @@ def train(
         on_checkpoint=at_checkpoint,
         bar=progress,
     )
-    history = history[history.quantity != "train_loss"]
-    if history.empty:
-        return W_A, W_B, pd.DataFrame()
-    table = wide(history).rename(columns={"seed": "run"})
+    history = history[history["quantity"].isin(SCORES)].rename(columns={"seed": "run"})
     step_beta = np.array([*betas, betas[-1] if betas else schedule[-1][0]])
-    table.insert(1, "beta", step_beta[table["step"].to_numpy()])
-    columns = [c for c in SCORES if c in table.columns]
-    return W_A, W_B, table[["step", "beta", "run", *columns]]
+    history.insert(1, "beta", step_beta[history["step"].to_numpy()])
+    return W_A, W_B, history.reset_index(drop=True)
 
 
 def record_grid(total: int, n_points: int = 60) -> list[int]:

@@ -651,8 +651,17 @@ def gradient_descent(
 
 
 def wide(history: pd.DataFrame) -> pd.DataFrame:
-    """One row per (step, seed), one column per quantity."""
+    """The long history (step, seed or run, quantity, value, configuration columns) as
+    one row per (step, seed, configuration), one column per quantity, rows in their
+    order of first appearance; a quantity missing at a step (recorded only at the
+    checkpoints) is NaN there."""
+    missing = {"step", "quantity", "value"} - set(history.columns)
+    if missing:
+        raise ValueError(
+            f"history lacks the columns {sorted(missing)}; it has {list(history.columns)}"
+        )
+    keys = [c for c in history.columns if c not in ("quantity", "value")]
     table = history.pivot_table(
-        index=["step", "seed"], columns="quantity", values="value"
+        index=keys, columns="quantity", values="value", sort=False
     )
     return table.reset_index().rename_axis(columns=None)

@@ -64,7 +64,7 @@ from .checks import check_tensor
 from .losses import logistic_loss
 from .models import DeepReLU
 from .runtime import progress
-from .train import Evaluation, Forward, StackedModel, log_spaced_steps, loop, wide
+from .train import Evaluation, Forward, StackedModel, log_spaced_steps, loop
 
 MAX_SET_ELEMENTS = 2**27
 """Largest n · C(n−1, k) · k (entries of the index tensor of all negative sets) :func:`negative_sets`
@@ -469,13 +469,14 @@ def algorithm1(
         checkpoints: an int (≈ that many log-spaced steps, :func:`~ccl_helpers.train.log_spaced_steps`) or
             explicit steps at which the parameter-sized quantities are computed too; 0 and T always are.
 
-    Returns the wide history, one row per (step t = 0 … T, seed), all at (W^(t), θ^(t)):
+    Returns the long history (step, seed, quantity, value and the constants ``width``,
+    ``out_features``, ``eta``, ``gamma``; :func:`~ccl_helpers.train.wide` gives one row
+    per step and seed), all at (W^(t), θ^(t)):
         at every step: ``loss`` L_S; ``tilde_sq`` Σ_i‖loss~_i‖²; ``hat_sq`` Σ_i‖loss^_i‖²; ``loss_norm``
         ‖loss‖₂ = (tilde_sq + hat_sq)^{1/2}; ``output_norm_max`` max_i max(‖q_i‖, ‖k_i‖); ``logit_max``
         max_{i≠j} u_ij (all u < 0: every query ranks its own key first);
-        at the checkpoints (NaN elsewhere): ``grad_W_sq`` ‖∇_W L_S‖²_F; ``grad_theta_sq`` ‖∇_θ L_S‖²_F;
-        ``movement_W`` ‖W^(t) − W^(0)‖_F; ``movement_theta`` ‖θ^(t) − θ^(0)‖_F;
-        and the constants ``width``, ``out_features``, ``eta``, ``gamma``.
+        at the checkpoints only: ``grad_W_sq`` ‖∇_W L_S‖²_F; ``grad_theta_sq`` ‖∇_θ L_S‖²_F;
+        ``movement_W`` ‖W^(t) − W^(0)‖_F; ``movement_theta`` ‖θ^(t) − θ^(0)‖_F.
     Raises FloatingPointError when L_S or a loss vector becomes non-finite (lower η, γ).
     """
     if not isinstance(model, StackedModel) or not isinstance(
@@ -563,11 +564,10 @@ def algorithm1(
         bar=lambda steps: progress(steps, desc=desc),
     )
     template = model.template
-    return wide(history)[
-        ["step", "seed", *HISTORY_COLUMNS, *CHECKPOINT_COLUMNS]
-    ].assign(
+    recorded = history[history["quantity"].isin(HISTORY_COLUMNS + CHECKPOINT_COLUMNS)]
+    return recorded.assign(
         width=template.width, out_features=template.out_features, eta=eta, gamma=gamma
-    )
+    ).reset_index(drop=True)
 
 
 def run_widths(

@@ -11,6 +11,7 @@ import sympy as sp
 import torch
 
 from ccl_helpers import multimodal as mm
+from ccl_helpers import train
 
 
 def gen(seed: int = 0) -> torch.Generator:
@@ -361,9 +362,9 @@ def test_train_schedule_and_rescaling(small):
     assert torch.allclose(new_A, W_A - 0.2 * g_A) and torch.allclose(
         new_B, W_B - 0.2 * g_B
     )
-    assert list(history["step"]) == [0, 0, 1, 1] and set(history.columns) >= set(
-        mm.SCORES
-    ) - {"align"}
+    assert set(history["quantity"]) == set(mm.SCORES) - {"align"}
+    table = train.wide(history)
+    assert list(table["step"]) == [0, 0, 1, 1] and list(table["beta"]) == [0.5] * 4
     assert mm.two_stage(0.05, 3, 3.0, 4) == [(0.05, 3), (3.0, 4)]
     assert mm.two_stage(0.05, 0, 3.0, 4) == [(0.05, 0), (3.0, 4)]
     with pytest.raises(ValueError, match="steps_1 must be an integer ≥ 0"):
@@ -426,7 +427,7 @@ def test_ode_non_contrastive_rho_closed_form():
 
 
 def test_ode_matches_finite_width_short_run():
-    """The ODE tracks SGD at large width (spec §5.2 [V]): 300 steps, m = 512."""
+    """The ODE tracks SGD at large width: 300 steps, m = 512."""
     g = gen(21)
     sig = mm.geometric_sigmas(2.0, 3)
     model = mm.make_data_model(sig, 0.5, 10, g)
@@ -445,6 +446,7 @@ def test_ode_matches_finite_width_short_run():
         sig, 0.5, 7, [(0.1, 300)], tau=2.0, lr=0.2, record_steps=[300]
     )
     ode = mm.ode_scores(state, 7)
+    hist = train.wide(hist)
     assert abs(hist["kappa"].iloc[0] / ode["kappa"].iloc[0] - 1) < 0.1
     assert abs(hist["noise_ratio"].iloc[0] / ode["noise_ratio"].iloc[0] - 1) < 0.1
 

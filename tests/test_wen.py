@@ -14,7 +14,7 @@ import pandas as pd
 import pytest
 import torch
 
-from ccl_helpers import wen
+from ccl_helpers import train, wen
 from ccl_helpers.train import StackedModel
 
 
@@ -291,7 +291,18 @@ def test_algorithm1_matches_hand_written_gradient_descent():
     eta, gamma, steps = 0.3, 0.1, 4
     model = StackedModel(lambda: wen.TwoEncoders(5, 8, 2, 3), n_seeds=2, seed=3)
     references = [model.seed_module(i) for i in range(2)]
-    history = wen.algorithm1(model, x, 2, steps, eta=eta, gamma=gamma, checkpoints=[2])
+    long = wen.algorithm1(model, x, 2, steps, eta=eta, gamma=gamma, checkpoints=[2])
+    assert list(long.columns) == [
+        "step",
+        "seed",
+        "quantity",
+        "value",
+        "width",
+        "out_features",
+        "eta",
+        "gamma",
+    ]
+    history = train.wide(long)
     assert len(history) == (steps + 1) * 2 and list(history["seed"][:2]) == [3, 4]
     for i, module in enumerate(references):
         start = {name: p.detach().clone() for name, p in module.named_parameters()}
@@ -361,8 +372,10 @@ def test_run_widths_is_deterministic_and_labels_widths():
         step_scale=0.5,
         checkpoints=2,
     )
-    first = wen.run_widths(x, [4, 9], **kwargs)
-    pd.testing.assert_frame_equal(first, wen.run_widths(x, [4, 9], **kwargs))
+    first = train.wide(wen.run_widths(x, [4, 9], **kwargs))
+    pd.testing.assert_frame_equal(
+        first, train.wide(wen.run_widths(x, [4, 9], **kwargs))
+    )
     assert sorted(first["width"].unique()) == [4, 9]
     assert np.allclose(first.loc[first["width"] == 9, "eta"], 0.5 * 3 / 9)
     assert (first.loc[first["step"] == 0, "movement_W"] == 0).all()
