@@ -58,9 +58,8 @@ class ConvNet(nn.Module):
 
     Time per training step (forward, loss, backward, Adam) of the default net on 256
     anchors + 256 positives (28×28), one seed, NT-Xent / InfoNCE with the 255 other
-    positives as negatives, on the book's CPU machine kind (2 cores): one thread
-    77 / 91 ms, two threads 49 / 64 ms (medians of 20 steps, best of 5 runs on a
-    machine shared with other jobs; an idle one is at most as slow).
+    positives as negatives, on the book's CPU machine kind (2 cores, idle): one thread
+    86 / 106 ms, two threads 55 / 66 ms (medians of 20 steps after 3 warm-up steps).
 
     Shapes: x (n, in_channels, image_size, image_size) → (n, out_features).
     """
