@@ -1,14 +1,16 @@
-"""Benchmark: InfoNCE with a very large number of negatives (a MoCo queue of 65,536 keys), computed in
-chunks (``info_nce_loss(..., chunk_size=c)``) against the unchunked loss, side by side in one run:
-peak memory and time of forward + backward (gradients with respect to anchors and positives; the queue
-needs none).
+"""Benchmark: InfoNCE with a very large number of negatives (a MoCo queue of 65,536
+keys), computed in chunks (``info_nce_loss(..., chunk_size=c)``) against the unchunked
+loss, side by side in one run: peak memory and time of forward + backward (gradients
+with respect to anchors and positives; the queue needs none).
 
-Usage: python benchmarks/bench_chunked.py [--negatives N] [--batch B] [--dim d] [--chunk c] [--repeats R]
+Usage: python benchmarks/bench_chunked.py [--negatives N] [--batch B] [--dim d] [--chunk
+    c] [--repeats R]
 
-Peak memory: on CUDA ``torch.cuda.max_memory_allocated`` above the inputs; on the CPU each variant runs
-in a fresh child process and its peak resident set size (VmHWM) above the one measured right after
-the inputs are built (and the code warmed up on a tiny case). Time: median of the repetitions. The values
-of both variants are compared (float32, relative 1e-5).
+Peak memory: on CUDA ``torch.cuda.max_memory_allocated`` above the inputs; on the CPU
+each variant runs in a fresh child process and its peak resident set size (VmHWM) above
+the one measured right after the inputs are built (and the code warmed up on a tiny
+case). Time: median of the repetitions. The values of both variants are compared
+(float32, relative 1e-5).
 """
 
 from __future__ import annotations
@@ -27,8 +29,8 @@ from ccl_helpers.losses import info_nce_loss
 
 
 def _peak_rss() -> int:
-    """This process's peak resident set size in bytes: VmHWM, which (unlike ru_maxrss) is not inherited
-    from the parent across fork + exec."""
+    """This process's peak resident set size in bytes: VmHWM, which (unlike ru_maxrss)
+    is not inherited from the parent across fork + exec."""
     try:
         with open("/proc/self/status") as status:
             return next(
@@ -43,7 +45,8 @@ def _peak_rss() -> int:
 def _measure(
     negatives: int, batch: int, dim: int, chunk: int | None, repeats: int, device: str
 ) -> dict:
-    """Run in the current process: peak memory above the inputs (bytes), median time (s), loss value."""
+    """Run in the current process: peak memory above the inputs (bytes), median time
+    (s), loss value."""
     device = torch.device(device)
     generator = torch.Generator().manual_seed(0)
 
@@ -185,11 +188,13 @@ def main(argv: list[str] | None = None) -> int:
     )
     for name in ("unchunked", "chunked"):
         print(
-            f"{name:<10} peak {r[name]['peak_bytes'] / 2**20:>8.1f} MiB  time {r[name]['time_s'] * 1e3:>8.1f} ms  "
+            f"{name:<10} peak {r[name]['peak_bytes'] / 2**20:>8.1f} MiB  "
+            f"time {r[name]['time_s'] * 1e3:>8.1f} ms  "
             f"loss {r[name]['value']:.6f}"
         )
     print(
-        f"N={r['negatives']} B={r['batch']} d={r['dim']} chunk={r['chunk']}: memory unchunked/chunked "
+        f"N={r['negatives']} B={r['batch']} d={r['dim']} "
+        f"chunk={r['chunk']}: memory unchunked/chunked "
         f"{r['memory_ratio']:.1f}x, time chunked/unchunked {r['time_ratio']:.2f}x, "
         f"relative difference {r['relative_difference']:.1e}"
     )

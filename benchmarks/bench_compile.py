@@ -1,14 +1,17 @@
-"""Probe (not part of ``make bench``): would compiling the stacked step reach the seed-stacking goal?
+"""Probe (not part of ``make bench``): would compiling the stacked step reach the
+seed-stacking goal?
 
 Usage: python benchmarks/bench_compile.py [--cases 0 3] [--steps T] [--threads N]
 
-For each case of ``bench_vmap_seeds`` (the chapters' standard models), times one Adam/SGD step of the stacked
-models with the ``vmap``-ed loss as the book runs it (eager) and with the same function passed through
-``torch.compile``, and the time that compiling took (the first compiled step). The one-by-one reference is
-``bench_vmap_seeds``'s sequential side, per step. Prints, per case: compile time, the per-step times and the
-speed-up of each stacked variant over one by one, and the number of steps after which compiling pays off
-against the eager stacked step. Compiling starts from an empty cache (a fresh ``TORCHINDUCTOR_CACHE_DIR``), as on a
-first run of a notebook.
+For each case of ``bench_vmap_seeds`` (the chapters' standard models), times one
+Adam/SGD step of the stacked models with the ``vmap``-ed loss as the book runs it
+(eager) and with the same function passed through ``torch.compile``, and the time that
+compiling took (the first compiled step). The one-by-one reference is
+``bench_vmap_seeds``'s sequential side, per step. Prints, per case: compile time, the
+per-step times and the speed-up of each stacked variant over one by one, and the number
+of steps after which compiling pays off against the eager stacked step. Compiling starts
+from an empty cache (a fresh ``TORCHINDUCTOR_CACHE_DIR``), as on a first run of a
+notebook.
 """
 
 from __future__ import annotations
@@ -29,7 +32,8 @@ from ccl_helpers import train  # noqa: E402
 
 
 def _stacked_step_times(case, batches, device) -> tuple[float, float, float]:
-    """(compile seconds, eager seconds per step, compiled seconds per step) of the stacked models."""
+    """(compile seconds, eager seconds per step, compiled seconds per step) of the
+    stacked models."""
     model = train.StackedModel(case.make_module, case.n_models, seed=0, device=device)
     eager = train._batched_loss(model, case.loss_fn)
     compiled = torch.compile(eager)
@@ -73,7 +77,8 @@ def main(argv: list[str] | None = None) -> int:
     cases = bench_vmap_seeds.cases(device)
     chosen = range(len(cases)) if not args.cases else args.cases
     print(
-        f"{'case':<84} {'compile':>8} {'one by one':>11} {'eager':>9} {'compiled':>9} {'ratio e/c':>10} {'pays after':>11}"
+        f"{'case':<84} {'compile':>8} {'one by one':>11} {'eager':>9} "
+        f"{'compiled':>9} {'ratio e/c':>10} {'pays after':>11}"
     )
     for index in chosen:
         case = cases[index]
@@ -85,8 +90,11 @@ def main(argv: list[str] | None = None) -> int:
         saving = eager - compiled
         pays = f"{compile_s / saving:,.0f} steps" if saving > 0 else "never"
         print(
-            f"{case.name:<84} {compile_s:>7.1f}s {one_by_one * 1e3:>9.2f}ms {eager * 1e3:>7.2f}ms "
-            f"{compiled * 1e3:>7.2f}ms {one_by_one / eager:>4.1f}/{one_by_one / compiled:<4.1f}x {pays:>11}"
+            f"{case.name:<84} {compile_s:>7.1f}s "
+            f"{one_by_one * 1e3:>9.2f}ms {eager * 1e3:>7.2f}ms "
+            f"{compiled * 1e3:>7.2f}ms "
+            f"{one_by_one / eager:>4.1f}/{one_by_one / compiled:<4.1f}x "
+            f"{pays:>11}"
         )
     return 0
 

@@ -1,14 +1,16 @@
-"""Benchmark: Wen's L_S (eq. 3.2) with its exact expectation over all C(n−1, k) negative sets,
-vectorised (index tensor + log-sum-exp, ``ccl_helpers.wen.contrastive_loss``) against the direct
-Python loop over anchors and sets (``ccl_helpers.wen.contrastive_loss_loop``), side by side in one run.
+"""Benchmark: Wen's L_S (eq. 3.2) with its exact expectation over all C(n−1, k) negative
+sets, vectorised (index tensor + log-sum-exp, ``ccl_helpers.wen.contrastive_loss``)
+against the direct Python loop over anchors and sets
+(``ccl_helpers.wen.contrastive_loss_loop``), side by side in one run.
 
-Usage: python benchmarks/bench_exact_expectation.py [--repeats R] [--loop-repeats R] [--threads N]
+Usage: python benchmarks/bench_exact_expectation.py [--repeats R] [--loop-repeats R]
+    [--threads N]
 
-Prints, for each (n, k), the number of (anchor, set) pairs, the median wall-clock time of each
-implementation, their ratio and the absolute difference of the two values, and exits with status 1
-if the vectorised version is less than 50 times faster on any case with at least 1,000 (anchor, set)
-pairs (below that, the loop is too short for the ratio to mean much: its fixed cost per
-call dominates the vectorised version).
+Prints, for each (n, k), the number of (anchor, set) pairs, the median wall-clock time
+of each implementation, their ratio and the absolute difference of the two values, and
+exits with status 1 if the vectorised version is less than 50 times faster on any case
+with at least 1,000 (anchor, set) pairs (below that, the loop is too short for the ratio
+to mean much: its fixed cost per call dominates the vectorised version).
 """
 
 from __future__ import annotations
@@ -21,7 +23,8 @@ import torch
 from ccl_helpers import wen
 
 CASES = [(8, 2), (12, 3), (16, 3), (20, 2), (24, 2)]
-"""(n, k) pairs both implementations can run in seconds (at most a few thousand sets per anchor)."""
+"""(n, k) pairs both implementations can run in seconds (at most a few thousand sets per
+anchor)."""
 
 TARGET = 50.0
 MIN_SETS = 1000
@@ -44,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     generator = torch.Generator().manual_seed(0)
     print(
-        f"{'n':>3} {'k':>2} {'sets':>7} {'vectorised':>11} {'loop':>10} {'ratio':>7} {'|diff|':>9}"
+        f"{'n':>3} {'k':>2} {'sets':>7} {'vectorised':>11} "
+        f"{'loop':>10} {'ratio':>7} {'|diff|':>9}"
     )
     worst = float("inf")
     for n, k in CASES:
@@ -56,11 +60,14 @@ def main(argv: list[str] | None = None) -> int:
         if result["n_sets"] >= MIN_SETS:
             worst = min(worst, result["ratio"])
         print(
-            f"{n:>3} {k:>2} {result['n_sets']:>7} {result['vectorised_s'] * 1e3:>9.2f}ms "
-            f"{result['loop_s'] * 1e3:>8.1f}ms {result['ratio']:>6.0f}x {result['abs_difference']:>9.1e}"
+            f"{n:>3} {k:>2} {result['n_sets']:>7} "
+            f"{result['vectorised_s'] * 1e3:>9.2f}ms "
+            f"{result['loop_s'] * 1e3:>8.1f}ms {result['ratio']:>6.0f}x "
+            f"{result['abs_difference']:>9.1e}"
         )
     print(
-        f"smallest speed-up on cases with ≥ {MIN_SETS} sets: {worst:.0f}x (target ≥ {TARGET:.0f}x)"
+        f"smallest speed-up on cases with ≥ {MIN_SETS} sets: "
+        f"{worst:.0f}x (target ≥ {TARGET:.0f}x)"
     )
     return 0 if worst >= TARGET else 1
 

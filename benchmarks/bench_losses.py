@@ -1,23 +1,26 @@
-"""Benchmark: the package's NT-Xent (``nt_xent_loss``) and InfoNCE (``info_nce_loss``), forward + backward,
-against pytorch-metric-learning's ``NTXentLoss`` on the same inputs, side by side in one run.
+"""Benchmark: the package's NT-Xent (``nt_xent_loss``) and InfoNCE (``info_nce_loss``),
+forward + backward, against pytorch-metric-learning's ``NTXentLoss`` on the same inputs,
+side by side in one run.
 
 Usage: python benchmarks/bench_losses.py [--full] [--repeats R] [--threads N]
 
 Same quantity on both sides:
-- NT-Xent: pml's ``NTXentLoss(temperature)`` on ``embeddings = cat(z1, z2)`` (2B rows) with
-  ``labels = cat(arange(B), arange(B))``: each row's positive is its other view, its negatives the 2B − 2
-  rows of other labels, the positive is in the denominator, cosine similarity, mean over the 2B positive
-  pairs — exactly ``nt_xent_loss(z1, z2, temperature)``.
-- InfoNCE (MoCo-style: anchors q, their keys k, a queue of K shared negatives, unit vectors): pml's
-  ``NTXentLoss`` on ``embeddings = q`` with ``ref_emb = cat(k, queue)`` and ``indices_tuple`` = the pairs
-  (i, i) as positives and (i, B + j) as negatives — exactly ``info_nce_loss(q, k, queue.expand(B, K, d),
-  temperature)`` (the package's InfoNCE takes unnormalised inner products; the inputs are unit vectors).
-The values are compared in float64 on the same inputs (must agree to 1e-6); the times are float32
-forward + backward (gradients with respect to the embeddings), median of the repetitions, interleaved.
-pml's NTXentLoss needs memory cubic in the batch size (see PML_MAX_BYTES): where it would not fit,
-only the package's side is timed and the case is reported as not compared.
-Exits with status 1 if a value differs; the time goal (the package at most as slow as pml, ratio ≥ 1)
-is reported per case.
+- NT-Xent: pml's ``NTXentLoss(temperature)`` on ``embeddings = cat(z1, z2)`` (2B rows)
+  with ``labels = cat(arange(B), arange(B))``: each row's positive is its other view,
+  its negatives the 2B − 2 rows of other labels, the positive is in the denominator,
+  cosine similarity, mean over the 2B positive pairs — exactly ``nt_xent_loss(z1, z2,
+  temperature)``.
+- InfoNCE (MoCo-style: anchors q, their keys k, a queue of K shared negatives, unit
+  vectors): pml's ``NTXentLoss`` on ``embeddings = q`` with ``ref_emb = cat(k, queue)``
+  and ``indices_tuple`` = the pairs (i, i) as positives and (i, B + j) as negatives —
+  exactly ``info_nce_loss(q, k, queue.expand(B, K, d), temperature)`` (the package's
+  InfoNCE takes unnormalised inner products; the inputs are unit vectors).
+The values are compared in float64 on the same inputs (must agree to 1e-6); the times
+are float32 forward + backward (gradients with respect to the embeddings), median of the
+repetitions, interleaved. pml's NTXentLoss needs memory cubic in the batch size (see
+PML_MAX_BYTES): where it would not fit, only the package's side is timed and the case is
+reported as not compared. Exits with status 1 if a value differs; the time goal (the
+package at most as slow as pml, ratio ≥ 1) is reported per case.
 """
 
 from __future__ import annotations
@@ -35,13 +38,14 @@ from ccl_helpers.losses import info_nce_loss, nt_xent_loss
 DEFAULT_BATCHES, DEFAULT_DIMS = (256, 1024, 2048), (128, 512)
 FULL_BATCHES, FULL_DIMS = (256, 1024, 2048, 4096, 8192), (128, 512, 2048)
 QUEUE = 256
-"""Number K of shared negatives in the InfoNCE cases (given to the package's InfoNCE as the (B, K, d) view
-``queue.expand(B, K, d)``: its batched matmul does not copy it)."""
+"""Number K of shared negatives in the InfoNCE cases (given to the package's InfoNCE as
+the (B, K, d) view ``queue.expand(B, K, d)``: its batched matmul does not copy it)."""
 TEMPERATURE, TOLERANCE = 0.1, 1e-6
 PML_MAX_BYTES = 2**31
-"""pml's NTXentLoss compares every positive pair's anchor with every negative pair's anchor: a
-(P, M) matrix for P positive and M negative pairs (NT-Xent: 2B × 2B(2B − 2), cubic in B; 69 GB at
-B = 1024 in float64). Cases where it would exceed this many bytes are not run on pml's side."""
+"""pml's NTXentLoss compares every positive pair's anchor with every negative pair's
+anchor: a (P, M) matrix for P positive and M negative pairs (NT-Xent: 2B × 2B(2B − 2),
+cubic in B; 69 GB at B = 1024 in float64). Cases where it would exceed this many bytes
+are not run on pml's side."""
 
 
 def _pml_bytes(name, batch, element_size=8):
@@ -172,7 +176,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--full",
         action="store_true",
-        help=f"the full sweep: batch {FULL_BATCHES}, dim {FULL_DIMS} (default: {DEFAULT_BATCHES}, {DEFAULT_DIMS})",
+        help=(
+            f"the full sweep: batch {FULL_BATCHES}, dim {FULL_DIMS} "
+            f"(default: {DEFAULT_BATCHES}, {DEFAULT_DIMS})"
+        ),
     )
     parser.add_argument(
         "--repeats", type=int, default=5, help="repetitions of each side (median)"
@@ -183,19 +190,25 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     rows = run(args.full, args.repeats, args.device)
     print(
-        f"{'loss':<9} {'B':>5} {'d':>5} {'N':>6} {'ours':>9} {'pml':>9} {'pml/ours':>8} {'|diff| f64':>10}"
+        f"{'loss':<9} {'B':>5} {'d':>5} {'N':>6} {'ours':>9} "
+        f"{'pml':>9} {'pml/ours':>8} {'|diff| f64':>10}"
     )
     for r in rows:
         print(
-            f"{r['loss']:<9} {r['batch']:>5} {r['dim']:>5} {r['negatives']:>6} {r['ours_s'] * 1e3:>7.1f}ms "
-            f"{r['pml_s'] * 1e3:>7.1f}ms {r['ratio']:>7.2f}x {r['abs_difference']:>10.1e}"
+            f"{r['loss']:<9} {r['batch']:>5} {r['dim']:>5} "
+            f"{r['negatives']:>6} {r['ours_s'] * 1e3:>7.1f}ms "
+            f"{r['pml_s'] * 1e3:>7.1f}ms {r['ratio']:>7.2f}x "
+            f"{r['abs_difference']:>10.1e}"
         )
     compared = [r for r in rows if r["pml_fits"]]
     slow = [r for r in compared if r["ratio"] < 1]
     print(
-        f"cases where the package is slower than pml: {len(slow)} of {len(compared)} compared "
-        f"({len(rows) - len(compared)} not run on pml's side: its pair matrix would exceed "
-        f"{PML_MAX_BYTES / 2**30:.0f} GiB); values equal to {TOLERANCE:g}: {all(r['equal'] for r in compared)}"
+        f"cases where the package is slower than pml: {len(slow)} of "
+        f"{len(compared)} compared "
+        f"({len(rows) - len(compared)} not run on pml's side: its pair "
+        "matrix would exceed "
+        f"{PML_MAX_BYTES / 2**30:.0f} GiB); values equal to "
+        f"{TOLERANCE:g}: {all(r['equal'] for r in compared)}"
     )
     return 0 if all(r["equal"] for r in compared) else 1
 

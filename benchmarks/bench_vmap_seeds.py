@@ -1,21 +1,26 @@
-"""Benchmark: several seeds trained at once (parameters stacked, forward passes vectorised with
-``torch.func.vmap``: ``ccl_helpers.train.StackedModel`` + ``train.train``) against the same seeds trained
-one after another (one ``nn.Module`` and one optimiser per seed, a plain loop), side by side in one run.
+"""Benchmark: several seeds trained at once (parameters stacked, forward passes
+vectorised with ``torch.func.vmap``: ``ccl_helpers.train.StackedModel`` +
+``train.train``) against the same seeds trained one after another (one ``nn.Module`` and
+one optimiser per seed, a plain loop), side by side in one run.
 
-Usage: python benchmarks/bench_vmap_seeds.py [--steps T] [--repeats R] [--threads N] [--device D]
+Usage: python benchmarks/bench_vmap_seeds.py [--steps T] [--repeats R] [--threads N]
+    [--device D]
 
-One case per model the chapters train at the ``standard`` scale, with the chapter's loss, batch size,
-optimiser and number of stacked models (seeds, or seeds × configurations in Chapter 5). Both sides take
-the same pre-sampled batches (drawn before the clock starts), the same initialisations and the same
-number of steps. Prints, per case, the median wall-clock time of each side over the repetitions, their
-ratio, the largest final parameter difference between the sides (each model follows its own trajectory,
-so it is rounding only, amplified by Adam's normalisation), and the share of each side's time spent in
-matrix products (``torch.profiler``). Stacking performs the same matrix products (the same FLOPs, batched),
-so it can only remove the rest of the time: the speed-up is at most the Amdahl ceiling
-1 / (matrix-product share of the one-by-one side), reported per case. A case whose ceiling is below the goal
-is compute-bound and cannot meet it by stacking; one whose ceiling is above the goal but whose ratio is not
-spends the difference in the stacked step's fixed costs (``vmap`` and ``functional_call``). Exits with status 1 if any ratio is below the goal
-(≥ 3× on a CPU, ≥ 5× on a GPU).
+One case per model the chapters train at the ``standard`` scale, with the chapter's
+loss, batch size, optimiser and number of stacked models (seeds, or seeds ×
+configurations in Chapter 5). Both sides take the same pre-sampled batches (drawn before
+the clock starts), the same initialisations and the same number of steps. Prints, per
+case, the median wall-clock time of each side over the repetitions, their ratio, the
+largest final parameter difference between the sides (each model follows its own
+trajectory, so it is rounding only, amplified by Adam's normalisation), and the share of
+each side's time spent in matrix products (``torch.profiler``). Stacking performs the
+same matrix products (the same FLOPs, batched), so it can only remove the rest of the
+time: the speed-up is at most the Amdahl ceiling 1 / (matrix-product share of the
+one-by-one side), reported per case. A case whose ceiling is below the goal is
+compute-bound and cannot meet it by stacking; one whose ceiling is above the goal but
+whose ratio is not spends the difference in the stacked step's fixed costs (``vmap`` and
+``functional_call``). Exits with status 1 if any ratio is below the goal (≥ 3× on a CPU,
+≥ 5× on a GPU).
 """
 
 from __future__ import annotations
@@ -42,8 +47,9 @@ MATMUL_OPS = ("aten::mm", "aten::addmm", "aten::bmm", "aten::baddbmm", "aten::ad
 
 @dataclass
 class Case:
-    """One chapter's training: ``n_models`` copies of ``make_module`` trained on ``batches[t]`` (a pytree of
-    tensors with leading dimension n_models) by ``optimizer`` (``"adam"`` or ``"sgd"``)."""
+    """One chapter's training: ``n_models`` copies of ``make_module`` trained on
+    ``batches[t]`` (a pytree of tensors with leading dimension n_models) by
+    ``optimizer`` (``"adam"`` or ``"sgd"``)."""
 
     name: str
     make_module: Callable[[], torch.nn.Module]
@@ -107,7 +113,8 @@ def cases(device) -> list[Case]:
             multineg.contrastive_batches(digits, 5, 32, 15, generator),
         ),
         Case(
-            "Ch. 3 DeepReLU(64,100,1,10), 16 points full batch (240 triplets), GD, 3 seeds",
+            "Ch. 3 DeepReLU(64,100,1,10), 16 points full batch (240 "
+            "triplets), GD, 3 seeds",
             lambda: models.DeepReLU(64, 100, 1, 10),
             wen.triplet_loss,
             3,
@@ -119,7 +126,8 @@ def cases(device) -> list[Case]:
             lr=wen.step_size(100, 10, 0.25),
         ),
         Case(
-            "Ch. 5 MLP(64,(256,),32) digits, 2 views, batch 64, 64 models (2 seeds × 32 configs)",
+            "Ch. 5 MLP(64,(256,),32) digits, 2 views, batch 64, 64 models "
+            "(2 seeds × 32 configs)",
             lambda: models.MLP(64, hidden=(256,), out_features=32),
             _two_views(generalized_nt_xent_loss),
             n_ch5,
@@ -170,7 +178,8 @@ def _sequential(case: Case, batches, device):
 
 
 def _matmul_share(side, case: Case, batches, device) -> float:
-    """The fraction of one run's self CPU time spent in matrix-product kernels (torch.profiler)."""
+    """The fraction of one run's self CPU time spent in matrix-product kernels
+    (torch.profiler)."""
     with profile(activities=[ProfilerActivity.CPU]) as prof:
         side(case, batches, device)
     events = prof.key_averages()
@@ -179,8 +188,9 @@ def _matmul_share(side, case: Case, batches, device) -> float:
 
 
 def run(steps: int = 30, repeats: int = 5, device=None) -> list[dict]:
-    """One row per case: median times of both sides, their ratio, the goal, the parameter difference,
-    the matrix-product share of each side's time and the Amdahl ceiling of the ratio."""
+    """One row per case: median times of both sides, their ratio, the goal, the
+    parameter difference, the matrix-product share of each side's time and the Amdahl
+    ceiling of the ratio."""
     device = torch.device(device) if device is not None else runtime.device()
     goal = GOAL_GPU if device.type == "cuda" else GOAL_CPU
     rows = []
@@ -246,17 +256,21 @@ def main(argv: list[str] | None = None) -> int:
     torch.set_num_threads(args.threads)
     rows = run(args.steps, args.repeats, args.device)
     print(
-        f"{'case':<84} {'stacked':>8} {'one by one':>10} {'ratio':>6} {'max |Δθ|':>9} {'matmul share':>13} {'ceiling':>8}"
+        f"{'case':<84} {'stacked':>8} {'one by one':>10} {'ratio':>6} "
+        f"{'max |Δθ|':>9} {'matmul share':>13} {'ceiling':>8}"
     )
     for r in rows:
         print(
-            f"{r['model']:<84} {r['stacked_s'] * 1e3:>6.0f}ms {r['sequential_s'] * 1e3:>8.0f}ms "
+            f"{r['model']:<84} {r['stacked_s'] * 1e3:>6.0f}ms "
+            f"{r['sequential_s'] * 1e3:>8.0f}ms "
             f"{r['ratio']:>5.1f}x {r['max_param_difference']:>9.1e} "
-            f"{r['matmul_share_stacked']:>5.0%} / {r['matmul_share_sequential']:.0%} {r['ceiling']:>7.1f}x"
+            f"{r['matmul_share_stacked']:>5.0%} / "
+            f"{r['matmul_share_sequential']:.0%} {r['ceiling']:>7.1f}x"
         )
     worst = min(r["ratio"] for r in rows)
     print(
-        f"smallest speed-up: {worst:.1f}x (goal ≥ {rows[0]['goal']:.0f}x, {rows[0]['device']})"
+        f"smallest speed-up: {worst:.1f}x (goal ≥ "
+        f"{rows[0]['goal']:.0f}x, {rows[0]['device']})"
     )
     return 0 if worst >= rows[0]["goal"] else 1
 

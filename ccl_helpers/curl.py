@@ -5,7 +5,8 @@ The "simple lemma", in nats, with τ = P(c⁺ = c⁻) = Σ_c ρ(c)² (the collis
 
     L_sup(f) ≤ L^µ_sup(f) ≤ (L_un(f) − τ·log 2) / (1 − τ).
 
-(The paper writes ℓ with log₂, where the collision term τ·ℓ(0) is τ·1; in nats it is τ·log 2.)
+(The paper writes ℓ with log₂, where the collision term τ·ℓ(0) is τ·1; in nats it is
+τ·log 2.)
 """
 
 from __future__ import annotations
@@ -36,10 +37,12 @@ def mean_classifier_bound(
 def block_contrastive_loss(
     forward: Forward, batch: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
-    """Mean over the batch of ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), ℓ(z) = log(1 + e^z), f̄^± the mean of f over a block.
+    """Mean over the batch of ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), ℓ(z) = log(1 + e^z), f̄^± the mean of
+    f over a block.
 
-    batch: x (B, *input), positives (B, b, *input), negatives (B, b, *input). With b = 1 this is
-    L_un of eq. (1); with b > 1 it is the block variant (averages of b positives / b negatives).
+    batch: x (B, *input), positives (B, b, *input), negatives (B, b, *input). With b = 1
+    this is L_un of eq. (1); with b > 1 it is the block variant (averages of b positives
+    / b negatives).
     """
     anchor, positives, negatives = batch
     if (
@@ -48,7 +51,8 @@ def block_contrastive_loss(
         or positives.ndim != anchor.ndim + 1
     ):
         raise ValueError(
-            f"need x (B, ...), positives and negatives (B, b, ...); got {tuple(anchor.shape)}, "
+            "need x (B, ...), positives and negatives (B, b, ...); got "
+            f"{tuple(anchor.shape)}, "
             f"{tuple(positives.shape)}, {tuple(negatives.shape)}"
         )
     blocks = forward(torch.cat([positives, negatives]).flatten(0, 1)).unflatten(
@@ -59,7 +63,8 @@ def block_contrastive_loss(
 
 
 def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor:
-    """Supervised training loss: mean cross-entropy of logits forward(x) (B, N_C) against labels (B,)."""
+    """Supervised training loss: mean cross-entropy of logits forward(x) (B, N_C)
+    against labels (B,)."""
     inputs, labels = batch
     return F.cross_entropy(forward(inputs), labels)
 
@@ -71,8 +76,9 @@ def contrastive_batches(
     generator: torch.Generator,
     block_size: int = 1,
 ):
-    """step ↦ (x, positives, negatives), each with leading shape (n_seeds, batch_size), drawn from
-    D_sim and D_neg of ``latent``; positives and negatives are blocks of ``block_size``."""
+    """step ↦ (x, positives, negatives), each with leading shape (n_seeds, batch_size),
+    drawn from D_sim and D_neg of ``latent``; positives and negatives are blocks of
+    ``block_size``."""
     shape = (n_seeds, batch_size)
 
     def sample(step: int):
@@ -92,7 +98,8 @@ def labelled_batches(
     batch_size: int,
     generator: torch.Generator,
 ):
-    """step ↦ (x, y) with leading shape (n_seeds, batch_size), examples drawn uniformly with replacement."""
+    """step ↦ (x, y) with leading shape (n_seeds, batch_size), examples drawn uniformly
+    with replacement."""
 
     def sample(step: int):
         index = torch.randint(
@@ -109,11 +116,12 @@ def labelled_batches(
 def lemma_quantities(
     features: Tensor, labels: Tensor, *, max_iter: int = 500
 ) -> dict[str, Tensor]:
-    """The three sides of the lemma on a finite distribution (D_c uniform over class c's examples,
-    ρ the label frequencies), for binary tasks: ``L_un`` (exact), ``L_mu`` (mean classifier, µ from
-    the same data), ``L_sup`` (best linear classifier fitted on the same data), ``bound`` =
-    (L_un − τ log 2)/(1 − τ), and the mean classifier's AVG-2 ``accuracy_mu``. Each (...).
-    Computed in float64, so the lemma (an exact inequality on this distribution) holds to rounding."""
+    """The three sides of the lemma on a finite distribution (D_c uniform over class c's
+    examples, ρ the label frequencies), for binary tasks: ``L_un`` (exact), ``L_mu``
+    (mean classifier, µ from the same data), ``L_sup`` (best linear classifier fitted on
+    the same data), ``bound`` = (L_un − τ log 2)/(1 − τ), and the mean classifier's
+    AVG-2 ``accuracy_mu``. Each (...). Computed in float64, so the lemma (an exact
+    inequality on this distribution) holds to rounding."""
     features = features.double()
     rho = metrics.class_frequencies(labels)
     unsupervised = metrics.exact_unsupervised_loss(features, labels, rho)
@@ -140,19 +148,22 @@ def monte_carlo_lemma(
     n_fit: int = 20_000,
     max_iter: int = 200,
 ) -> pd.DataFrame:
-    """The lemma's quantities on the population of a Gaussian latent-class model, by Monte Carlo.
+    """The lemma's quantities on the population of a Gaussian latent-class model, by
+    Monte Carlo.
 
-    The means µ_c are computed from a first sample of ``n_samples`` points and the best binary
-    linear classifiers W on its first ``n_fit`` points; L_un, L^µ_sup and L_sup(W) are then estimated on ``n_samples`` fresh
-    triplets and points, in ``n_batches`` batches whose spread gives the standard error (batch
-    means). A fitted W is one particular classifier, so its loss estimates an upper bound of
-    L_sup = inf_W. Returns one row per seed: ``L_un``, ``L_mu``, ``L_sup``, ``bound`` and their
+    The means µ_c are computed from a first sample of ``n_samples`` points and the best
+    binary linear classifiers W on its first ``n_fit`` points; L_un, L^µ_sup and
+    L_sup(W) are then estimated on ``n_samples`` fresh triplets and points, in
+    ``n_batches`` batches whose spread gives the standard error (batch means). A fitted
+    W is one particular classifier, so its loss estimates an upper bound of L_sup =
+    inf_W. Returns one row per seed: ``L_un``, ``L_mu``, ``L_sup``, ``bound`` and their
     standard errors ``se_L_un``, ... .
     """
     n_batches = check_int("n_batches", n_batches, 2)
     if check_int("n_samples", n_samples, 2) < n_batches:
         raise ValueError(
-            f"need n_batches ≥ 2 and n_samples ≥ n_batches, got {n_samples}, {n_batches}"
+            "need n_batches ≥ 2 and n_samples ≥ n_batches, got "
+            f"{n_samples}, {n_batches}"
         )
     rho, tau = latent.class_probs, coupon.tau_plus(1, latent.class_probs)
     tasks = metrics.all_tasks(latent.n_classes, 2, rho.device)
@@ -200,10 +211,11 @@ def downstream_accuracies(
     task_sizes: tuple[int, ...] = (2, 10),
     max_iter: int = 500,
 ) -> pd.DataFrame:
-    """AVG-m test accuracy of the linear head (fitted on the training features) and of the mean
-    classifier (µ from the training features), for each m in ``task_sizes``.
+    """AVG-m test accuracy of the linear head (fitted on the training features) and of
+    the mean classifier (µ from the training features), for each m in ``task_sizes``.
 
-    features (S, n, d) for S seeds → tidy frame: seed, task_size, classifier ("linear" | "mean"), accuracy.
+    features (S, n, d) for S seeds → tidy frame: seed, task_size, classifier ("linear" |
+    "mean"), accuracy.
     """
     frames = []
     for m in task_sizes:

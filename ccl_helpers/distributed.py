@@ -1,23 +1,26 @@
-r"""Contrastive losses across processes: a gather that keeps gradients, NT-Xent against the global
-batch, and a small DistributedDataParallel (DDP) training path for ``torchrun``.
+r"""Contrastive losses across processes: a gather that keeps gradients, NT-Xent against
+the global batch, and a small DistributedDataParallel (DDP) training path for
+``torchrun``.
 
-With data parallelism over :math:`W` ranks, rank :math:`r` holds a local batch :math:`x_r` of
-:math:`b` samples and their embeddings :math:`z_r = f(x_r)`. A contrastive loss wants each anchor
-to be contrasted with the negatives of the *global* batch :math:`Z = (z_0; \dots; z_{W-1})` of
-:math:`B = W b` samples, as on one device. Two things go wrong with plain
-``torch.distributed.all_gather``:
+With data parallelism over :math:`W` ranks, rank :math:`r` holds a local batch
+:math:`x_r` of :math:`b` samples and their embeddings :math:`z_r = f(x_r)`. A
+contrastive loss wants each anchor to be contrasted with the negatives of the *global*
+batch :math:`Z = (z_0; \dots; z_{W-1})` of :math:`B = W b` samples, as on one device.
+Two things go wrong with plain ``torch.distributed.all_gather``:
 
-1. the tensors it fills carry no autograd history, so the loss does not reach the other ranks'
-   encoders through the negatives (at best, a rank that writes its own :math:`z_r` back into its
-   slot gets the gradient of its own anchors only, a biased gradient);
-2. the gradient of a rank's loss with respect to *another* rank's embeddings is never sent back.
+1. the tensors it fills carry no autograd history, so the loss does not reach the other
+   ranks' encoders through the negatives (at best, a rank that writes its own
+   :math:`z_r` back into its slot gets the gradient of its own anchors only, a biased
+   gradient);
+2. the gradient of a rank's loss with respect to *another* rank's embeddings is never
+   sent back.
 
-:func:`gather_with_grad` fixes both: its forward is ``all_gather``; its backward all-reduces (sums)
-the incoming gradients over the ranks and returns each rank the slice of its own input. With
-:func:`nt_xent_loss_distributed` the mean of the ranks' losses equals
-:func:`ccl_helpers.losses.nt_xent_loss` on the concatenated batch, and, after DDP averages the
-parameter gradients, so do the gradients (tested against the single-process run in
-``tests/test_distributed.py``).
+:func:`gather_with_grad` fixes both: its forward is ``all_gather``; its backward
+all-reduces (sums) the incoming gradients over the ranks and returns each rank the slice
+of its own input. With :func:`nt_xent_loss_distributed` the mean of the ranks' losses
+equals :func:`ccl_helpers.losses.nt_xent_loss` on the concatenated batch, and, after DDP
+averages the parameter gradients, so do the gradients (tested against the single-process
+run in ``tests/test_distributed.py``).
 
 Typical use under ``torchrun --nproc_per_node=G script.py``::
 
@@ -32,9 +35,11 @@ Typical use under ``torchrun --nproc_per_node=G script.py``::
                                           distributed.local_shard(x2), temperature=0.5)
     distributed.cleanup()
 
-``python -m ccl_helpers.launch`` is such a script for Chapter 5's encoder (see the README).
+``python -m ccl_helpers.launch`` is such a script for Chapter 5's encoder (see the
+README).
 
-Every function works unchanged in a single process (``torch.distributed`` not initialised, or
+Every function works unchanged in a single process (``torch.distributed`` not
+initialised, or
 world size 1): then the gather is the identity and the loss is ``nt_xent_loss``.
 """
 
@@ -61,8 +66,8 @@ from .runtime import progress
 from .train import Evaluation, loop
 
 MAX_DIMS = 16
-"""The most dimensions a tensor given to :func:`gather_with_grad` may have (its shape is checked
-across ranks with a fixed-size message)."""
+"""The most dimensions a tensor given to :func:`gather_with_grad` may have (its shape is
+checked across ranks with a fixed-size message)."""
 
 __all__ = [
     "MAX_DIMS",
@@ -85,7 +90,8 @@ __all__ = [
 
 
 def is_distributed() -> bool:
-    """True when ``torch.distributed`` is available and its default process group is initialised."""
+    """True when ``torch.distributed`` is available and its default process group is
+    initialised."""
     return dist.is_available() and dist.is_initialized()
 
 
@@ -95,7 +101,8 @@ def rank() -> int:
 
 
 def world_size() -> int:
-    """The number of processes :math:`W` in the default group, 1 when not distributed."""
+    """The number of processes :math:`W` in the default group, 1 when not
+    distributed."""
     return dist.get_world_size() if is_distributed() else 1
 
 
@@ -111,10 +118,11 @@ def _check_tensor_and_dim(tensor: Tensor, dim: int) -> int:
 
 
 def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
-    """Raise ``ValueError`` (on every rank alike) unless every rank holds a tensor of this shape.
+    """Raise ``ValueError`` (on every rank alike) unless every rank holds a tensor of
+    this shape.
 
-    ``all_gather`` needs equal shapes; a mismatch (typically a smaller last batch) would otherwise
-    fail deep inside the backend, or hang it.
+    ``all_gather`` needs equal shapes; a mismatch (typically a smaller last batch) would
+    otherwise fail deep inside the backend, or hang it.
     """
     message = torch.full((MAX_DIMS + 1,), -1, dtype=torch.long, device=tensor.device)
     message[0] = tensor.ndim
@@ -124,34 +132,39 @@ def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
     shapes = [tuple(m[1 : int(m[0]) + 1].tolist()) for m in messages]
     if any(shape != shapes[0] for shape in shapes):
         raise ValueError(
-            f"tensor must have the same shape on every rank (use drop_last=True or pad the "
+            "tensor must have the same shape on every rank (use "
+            "drop_last=True or pad the "
             f"last batch), got shapes by rank {shapes}"
         )
 
 
 def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
-    r"""This rank's shard of a global batch: block :math:`r` of :math:`W` equal contiguous blocks along ``dim``.
+    r"""This rank's shard of a global batch: block :math:`r` of :math:`W` equal
+     contiguous blocks along ``dim``.
 
-    When every rank draws the same global batch of :math:`B` samples (a generator seeded alike on all
-    ranks), the shards partition it in rank order, the order in which :func:`gather_with_grad`
-    reassembles it; so the training run is that of one process on the global batch, for any :math:`W`
-    dividing :math:`B` (up to rounding).
+    When every rank draws the same global batch of :math:`B` samples (a generator seeded
+    alike on all ranks), the shards partition it in rank order, the order in which
+    :func:`gather_with_grad` reassembles it; so the training run is that of one process
+    on the global batch, for any :math:`W` dividing :math:`B` (up to rounding).
 
     Args:
         batch: the global batch, shape ``(..., B, ...)`` with :math:`B` at ``dim``, 1 to
-            :data:`MAX_DIMS` dimensions; :math:`B` a multiple of the world size :math:`W`.
+            :data:`MAX_DIMS` dimensions; :math:`B` a multiple of the world size
+            :math:`W`.
         dim: the batch dimension (default 0).
 
     Returns:
-        Rows :math:`r b, \dots, r b + b - 1` along ``dim``, :math:`b = B / W`, as a view (the whole
-        batch when not distributed).
+        Rows :math:`r b, \dots, r b + b - 1` along ``dim``, :math:`b = B / W`, as a view
+        (the whole batch when not distributed).
     """
     dim = _check_tensor_and_dim(batch, dim)
     total, n_ranks = batch.shape[dim], world_size()
     if total % n_ranks:
         raise ValueError(
-            f"batch must split into world_size = {n_ranks} equal shards along dim {dim}, got "
-            f"{total} samples (shape {tuple(batch.shape)}); make the global batch a multiple of "
+            f"batch must split into world_size = {n_ranks} equal shards "
+            f"along dim {dim}, got "
+            f"{total} samples (shape {tuple(batch.shape)}); make the "
+            "global batch a multiple of "
             f"{n_ranks}"
         )
     local = total // n_ranks
@@ -163,38 +176,41 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
 
 
 def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
-    r"""Concatenate every rank's ``tensor`` along ``dim``, keeping gradients to every rank's input.
+    r"""Concatenate every rank's ``tensor`` along ``dim``, keeping gradients to every
+     rank's input.
 
-    Forward: rank :math:`q` holds :math:`x_q`; every rank gets :math:`Y = (x_0; x_1; \dots; x_{W-1})`
-    (``torch.cat`` along ``dim``, in rank order).
+    Forward: rank :math:`q` holds :math:`x_q`; every rank gets :math:`Y = (x_0; x_1;
+    \dots; x_{W-1})` (``torch.cat`` along ``dim``, in rank order).
 
-    Backward: each rank's loss :math:`L_r` depends, through :math:`Y`, on *all* ranks' inputs, so the
-    gradient of the objective :math:`\sum_r L_r` with respect to rank :math:`q`'s input is
+    Backward: each rank's loss :math:`L_r` depends, through :math:`Y`, on *all* ranks'
+    inputs, so the gradient of the objective :math:`\sum_r L_r` with respect to rank
+    :math:`q`'s input is
 
     .. math::
         \frac{\partial \sum_r L_r}{\partial x_q} = \Bigl(\sum_{r=0}^{W-1} G_r\Bigr)_{[q]},
         \qquad G_r = \frac{\partial L_r}{\partial Y} \text{ (held by rank } r\text{)},
 
-    the :math:`q`-th block of the sum over ranks of the incoming gradients: the backward all-reduces
-    (sums) :math:`G_r` and returns the local slice, a reduce-scatter: the backward of
-    ``torch.distributed.nn.functional.all_gather``. (Plain
+    the :math:`q`-th block of the sum over ranks of the incoming gradients: the backward
+    all-reduces (sums) :math:`G_r` and returns the local slice, a reduce-scatter: the
+    backward of ``torch.distributed.nn.functional.all_gather``. (Plain
     ``torch.distributed.all_gather`` returns tensors without autograd history, and so
-    drops every term :math:`r \ne q`.) This is the gradient
-    of the *sum* of the ranks' losses; DistributedDataParallel then *averages* the parameter
-    gradients over the ranks, so the parameters get the gradient of the mean of the ranks' losses,
-    the single-process gradient when that mean is the single-process loss.
+    drops every term :math:`r \ne q`.) This is the gradient of the *sum* of the ranks'
+    losses; DistributedDataParallel then *averages* the parameter gradients over the
+    ranks, so the parameters get the gradient of the mean of the ranks' losses, the
+    single-process gradient when that mean is the single-process loss.
 
-    The backward is a collective: every rank must call ``backward`` through the gather, in the same
-    order (as DDP training does).
+    The backward is a collective: every rank must call ``backward`` through the gather,
+    in the same order (as DDP training does).
 
     Args:
-        tensor: :math:`x_q`, any shape with 1 to :data:`MAX_DIMS` dimensions; the same shape on every
-            rank (checked: ``ValueError`` otherwise).
+        tensor: :math:`x_q`, any shape with 1 to :data:`MAX_DIMS` dimensions; the same
+            shape on every rank (checked: ``ValueError`` otherwise).
         dim: the dimension to concatenate along (default 0, the batch dimension).
 
     Returns:
-        :math:`Y`, shape ``tensor.shape`` with ``dim`` multiplied by :math:`W`; ``tensor`` itself when
-        ``torch.distributed`` is not initialised or :math:`W = 1`.
+        :math:`Y`, shape ``tensor.shape`` with ``dim`` multiplied by :math:`W`;
+        ``tensor`` itself when ``torch.distributed`` is not initialised or :math:`W =
+        1`.
     """
     dim = _check_tensor_and_dim(tensor, dim)
     if world_size() == 1:
@@ -210,12 +226,14 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
 def nt_xent_loss_distributed(
     z1: Tensor, z2: Tensor, temperature: float = 0.5, reduction: str = "mean"
 ) -> Tensor:
-    r"""NT-Xent of this rank's anchors against the global batch of all ranks (negatives with gradients).
+    r"""NT-Xent of this rank's anchors against the global batch of all ranks (negatives
+     with gradients).
 
-    Rank :math:`r` holds :math:`b` samples (rows :math:`rb, \dots, rb + b - 1` of the global batch of
-    :math:`B = W b`). Both views are gathered with :func:`gather_with_grad` and stacked as in
-    :func:`ccl_helpers.losses.nt_xent_loss`, :math:`z = (z^{(1)}_1, \dots, z^{(1)}_B, z^{(2)}_1, \dots,
-    z^{(2)}_B)`, with :math:`s_{ij}` the cosine similarity and :math:`\operatorname{pos}(i) = i \pm B`.
+    Rank :math:`r` holds :math:`b` samples (rows :math:`rb, \dots, rb + b - 1` of the
+    global batch of :math:`B = W b`). Both views are gathered with
+    :func:`gather_with_grad` and stacked as in :func:`ccl_helpers.losses.nt_xent_loss`,
+    :math:`z = (z^{(1)}_1, \dots, z^{(1)}_B, z^{(2)}_1, \dots, z^{(2)}_B)`, with
+    :math:`s_{ij}` the cosine similarity and :math:`\operatorname{pos}(i) = i \pm B`.
     Rank :math:`r` computes the :math:`2b` per-anchor losses of its own anchors
     :math:`A_r = \{rb + k\}_{k<b} \cup \{B + rb + k\}_{k<b}`,
 
@@ -223,32 +241,35 @@ def nt_xent_loss_distributed(
         \ell_i = \operatorname{logsumexp}_{j \ne i}(s_{ij} / t) - s_{i,\operatorname{pos}(i)} / t,
         \qquad i \in A_r,\; j \in \{0, \dots, 2B - 1\},
 
-    so each anchor is contrasted with the :math:`2B - 2` other samples of the *global* batch. The
-    anchor sets :math:`A_0, \dots, A_{W-1}` partition the :math:`2B` anchors, hence
+    so each anchor is contrasted with the :math:`2B - 2` other samples of the *global*
+    batch. The anchor sets :math:`A_0, \dots, A_{W-1}` partition the :math:`2B` anchors,
+    hence
 
     .. math::
         \frac{1}{W} \sum_{r} L_r^{\text{mean}} = \text{nt\_xent\_loss}(Z^{(1)}, Z^{(2)}),
         \qquad \sum_r L_r^{\text{sum}} = \text{nt\_xent\_loss}(Z^{(1)}, Z^{(2)}, \text{reduction="sum"}).
 
-    Gradients: calling ``backward`` on every rank gives each rank's ``z1``, ``z2`` the gradient of
-    :math:`\sum_r L_r` (see :func:`gather_with_grad`), i.e. :math:`W` times the single-process
-    gradient of the mean loss; DistributedDataParallel's averaging over ranks divides by :math:`W`,
-    so the encoder's parameter gradients equal the single-process ones. Precision as in
-    ``nt_xent_loss``. Compute: :math:`O(b \cdot B \cdot d)` per rank (the :math:`2b \times 2B`
-    similarities), memory :math:`O(B d + b B)`. Not distributed: exactly ``nt_xent_loss``.
+    Gradients: calling ``backward`` on every rank gives each rank's ``z1``, ``z2`` the
+    gradient of :math:`\sum_r L_r` (see :func:`gather_with_grad`), i.e. :math:`W` times
+    the single-process gradient of the mean loss; DistributedDataParallel's averaging
+    over ranks divides by :math:`W`, so the encoder's parameter gradients equal the
+    single-process ones. Precision as in ``nt_xent_loss``. Compute: :math:`O(b \cdot B
+    \cdot d)` per rank (the :math:`2b \times 2B` similarities), memory :math:`O(B d + b
+    B)`. Not distributed: exactly ``nt_xent_loss``.
 
     Args:
-        z1: this rank's first views, shape ``(..., b, d)`` with ``b >= 1`` and a global ``B = W b >= 2``;
-            the same shape on every rank.
-        z2: this rank's second views, same shape as ``z1``; ``z2[..., k, :]`` is the positive of
-            ``z1[..., k, :]``.
+        z1: this rank's first views, shape ``(..., b, d)`` with ``b >= 1`` and a global
+            ``B = W b >= 2``; the same shape on every rank.
+        z2: this rank's second views, same shape as ``z1``; ``z2[..., k, :]`` is the
+            positive of ``z1[..., k, :]``.
         temperature: :math:`t`, a finite real number > 0.
-        reduction: ``"mean"`` or ``"sum"`` over this rank's :math:`2b` anchors (and leading
-            dimensions), or ``"none"``.
+        reduction: ``"mean"`` or ``"sum"`` over this rank's :math:`2b` anchors (and
+            leading dimensions), or ``"none"``.
 
     Returns:
-        The per-anchor losses of this rank, shape ``(..., 2b)`` ordered ``[z1 rows, z2 rows]``, if
-        ``reduction="none"``; otherwise a 0-dim tensor (this rank's :math:`L_r`).
+        The per-anchor losses of this rank, shape ``(..., 2b)`` ordered ``[z1 rows, z2
+        rows]``, if ``reduction="none"``; otherwise a 0-dim tensor (this rank's
+        :math:`L_r`).
     """
     check_tensor("z1", z1, min_ndim=2, floating=True)
     check_tensor("z2", z2, min_ndim=2, floating=True)
@@ -259,8 +280,10 @@ def nt_xent_loss_distributed(
     n_ranks, me = world_size(), rank()
     if local < 1 or n_ranks * local < 2:
         raise ValueError(
-            f"z1 and z2 must hold b >= 1 samples per rank and B = world_size * b >= 2 in all "
-            f"(shape (..., b, d)), got shape {tuple(z1.shape)} with world_size {n_ranks}"
+            "z1 and z2 must hold b >= 1 samples per rank and B = "
+            "world_size * b >= 2 in all "
+            f"(shape (..., b, d)), got shape {tuple(z1.shape)} with "
+            f"world_size {n_ranks}"
         )
     views = gather_with_grad(
         torch.cat([z1, z2], dim=-2), dim=-2
@@ -286,14 +309,17 @@ def nt_xent_loss_distributed(
 def init_from_env(
     backend: str | None = None, timeout_s: float = 1800.0
 ) -> torch.device:
-    """Initialise the default process group from ``torchrun``'s environment; return this rank's device.
+    """Initialise the default process group from ``torchrun``'s environment; return this
+    rank's device.
 
-    Reads ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT`` (set by
-    ``torchrun``). Without ``WORLD_SIZE`` (a plain ``python`` run) nothing is initialised and
-    :func:`ccl_helpers.device` is returned, so a script runs unchanged with and without ``torchrun``.
+    Reads ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``
+    (set by ``torchrun``). Without ``WORLD_SIZE`` (a plain ``python`` run) nothing is
+    initialised and :func:`ccl_helpers.device` is returned, so a script runs unchanged
+    with and without ``torchrun``.
 
     Args:
-        backend: ``"nccl"`` or ``"gloo"``; default NCCL when CUDA is available, gloo otherwise.
+        backend: ``"nccl"`` or ``"gloo"``; default NCCL when CUDA is available, gloo
+            otherwise.
         timeout_s: how long a collective may wait for the other ranks, seconds > 0.
 
     Returns:
@@ -320,21 +346,23 @@ def init_from_env(
 
 
 def cleanup() -> None:
-    """Destroy the default process group if there is one (call at the end of a ``torchrun`` script)."""
+    """Destroy the default process group if there is one (call at the end of a
+    ``torchrun`` script)."""
     if is_distributed():
         dist.destroy_process_group()
 
 
 def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.Module:
-    """Move ``model`` to ``device`` and wrap it in DistributedDataParallel; unchanged when not distributed.
+    """Move ``model`` to ``device`` and wrap it in DistributedDataParallel; unchanged
+    when not distributed.
 
-    DDP broadcasts rank 0's parameters at construction, so every rank starts from the same model,
-    and averages the parameter gradients over the ranks during ``backward``.
+    DDP broadcasts rank 0's parameters at construction, so every rank starts from the
+    same model, and averages the parameter gradients over the ranks during ``backward``.
 
     Args:
         model: the encoder, an ``nn.Module`` with at least one parameter.
-        device: where to put it (default: its current device); a CUDA device is passed to DDP as
-            ``device_ids``.
+        device: where to put it (default: its current device); a CUDA device is passed
+            to DDP as ``device_ids``.
     """
     if not isinstance(model, nn.Module):
         raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -362,25 +390,27 @@ def ddp_train_step(
     x2: Tensor,
     temperature: float = 0.5,
 ) -> Tensor:
-    r"""One SimCLR step with negatives from all ranks: forward, distributed NT-Xent, backward, step.
+    r"""One SimCLR step with negatives from all ranks: forward, distributed NT-Xent,
+     backward, step.
 
-    The two views go through the encoder in one forward pass, :math:`(z^{(1)}; z^{(2)}) =
-    f((x^{(1)}; x^{(2)}))`, the loss is :func:`nt_xent_loss_distributed` (mean over this rank's
-    :math:`2b` anchors), and DDP averages the gradients, so the update equals one single-process step
-    of ``nt_xent_loss`` on the concatenated global batch. The gradients stay in ``.grad`` after the
-    step (they are zeroed at the start of the next one).
+    The two views go through the encoder in one forward pass, :math:`(z^{(1)}; z^{(2)})
+    = f((x^{(1)}; x^{(2)}))`, the loss is :func:`nt_xent_loss_distributed` (mean over
+    this rank's :math:`2b` anchors), and DDP averages the gradients, so the update
+    equals one single-process step of ``nt_xent_loss`` on the concatenated global batch.
+    The gradients stay in ``.grad`` after the step (they are zeroed at the start of the
+    next one).
 
     Args:
-        model: the encoder, wrapped by :func:`wrap_ddp` (or a plain module when not distributed),
-            mapping ``(2b, ...)`` inputs to ``(2b, d)`` embeddings.
+        model: the encoder, wrapped by :func:`wrap_ddp` (or a plain module when not
+            distributed), mapping ``(2b, ...)`` inputs to ``(2b, d)`` embeddings.
         optimizer: an optimiser over ``model``'s parameters.
         x1: this rank's first views, shape ``(b, ...)``; the same ``b`` on every rank.
         x2: this rank's second views, same shape as ``x1``.
         temperature: :math:`t`, a finite real number > 0.
 
     Returns:
-        The global loss (the mean of the ranks' losses, the same on every rank), a detached 0-dim
-        tensor.
+        The global loss (the mean of the ranks' losses, the same on every rank), a
+        detached 0-dim tensor.
     """
     if not isinstance(model, nn.Module):
         raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
@@ -433,9 +463,10 @@ def ddp_train(
     by DDP), driven by :func:`ccl_helpers.train.loop` (Adam, per-step loss records).
 
     Wraps the model with :func:`wrap_ddp`, then for ``step = 1 .. n_steps`` calls
-    ``sample_views(step)`` for this rank's two views ``(x1, x2)`` (each ``(b, ...)``, a different
-    shard of the global batch on each rank, e.g. via ``DistributedSampler`` or :func:`local_shard` of a
-    batch drawn with a seed shared by all ranks) and takes one step.
+    ``sample_views(step)`` for this rank's two views ``(x1, x2)`` (each ``(b, ...)``, a
+    different shard of the global batch on each rank, e.g. via ``DistributedSampler`` or
+    :func:`local_shard` of a batch drawn with a seed shared by all ranks) and takes one
+    step.
 
     Args:
         model: the encoder (see :func:`ddp_train_step`).
@@ -443,18 +474,22 @@ def ddp_train(
         n_steps: number of steps, an int ≥ 1.
         temperature: :math:`t` of NT-Xent, > 0.
         lr: Adam's learning rate, a finite number > 0.
-        device: where to train (default: the model's device; use :func:`init_from_env`'s result).
-        desc: the label of a progress bar (:func:`ccl_helpers.progress`) shown by rank 0 only; None: no bar.
+        device: where to train (default: the model's device; use :func:`init_from_env`'s
+            result).
+        desc: the label of a progress bar (:func:`ccl_helpers.progress`) shown by rank 0
+            only; None: no bar.
 
     Returns:
-        ``(model, losses)``: the trained encoder ``model`` itself (not the DDP wrapper; it is trained
-        in place) and the global loss of every step, identical on all ranks.
+        ``(model, losses)``: the trained encoder ``model`` itself (not the DDP wrapper;
+        it is trained in place) and the global loss of every step, identical on all
+        ranks.
     """
     n_steps = check_int("n_steps", n_steps)
     check_positive("lr", lr)
     if not callable(sample_views):
         raise ValueError(
-            f"sample_views must be callable (step ↦ (x1, x2)), got {type(sample_views).__name__}"
+            "sample_views must be callable (step ↦ (x1, x2)), got "
+            f"{type(sample_views).__name__}"
         )
     check_positive("temperature", temperature)
     wrapped = wrap_ddp(model, device)

@@ -1,18 +1,19 @@
-"""Chapter 5's SimCLR run on one or several processes:
-``torchrun --nproc_per_node=G -m ccl_helpers.launch [options]``, or ``python -m ccl_helpers.launch``.
+"""Chapter 5's SimCLR run on one or several processes: ``torchrun --nproc_per_node=G -m
+ccl_helpers.launch [options]``, or ``python -m ccl_helpers.launch``.
 
-It trains the chapter's encoder (an MLP on the 8×8 digits, 32-dimensional output) with NT-Xent and
-Adam on two views of each digit drawn with the chapter's base augmentation
+It trains the chapter's encoder (an MLP on the 8×8 digits, 32-dimensional output) with
+NT-Xent and Adam on two views of each digit drawn with the chapter's base augmentation
 (:data:`ccl_helpers.data.BASE`). Every rank draws the same global batch of
 ``--batch-size`` digits from a generator seeded with ``--seed`` and trains on its shard
-(:func:`ccl_helpers.distributed.local_shard`); :func:`ccl_helpers.distributed.ddp_train` contrasts
-every anchor with the whole global batch, so the run is that of one process on the global batch for
-any number of processes dividing it (up to rounding). Rank 0 then evaluates the encoder on the
-chapter's held-out 30 % of the digits (linear probe on all 10 classes, 5-NN), prints one summary line
-and writes ``--out`` (JSON).
+(:func:`ccl_helpers.distributed.local_shard`); :func:`ccl_helpers.distributed.ddp_train`
+contrasts every anchor with the whole global batch, so the run is that of one process on
+the global batch for any number of processes dividing it (up to rounding). Rank 0 then
+evaluates the encoder on the chapter's held-out 30 % of the digits (linear probe on all
+10 classes, 5-NN), prints one summary line and writes ``--out`` (JSON).
 
-Sizes follow ``--scale`` (default ``CCL_SCALE``) as in the chapter; ``--steps`` and ``--batch-size``
-override them. One torch thread per process unless ``CCL_THREADS`` says otherwise.
+Sizes follow ``--scale`` (default ``CCL_SCALE``) as in the chapter; ``--steps`` and
+``--batch-size`` override them. One torch thread per process unless ``CCL_THREADS`` says
+otherwise.
 """
 
 from __future__ import annotations
@@ -44,7 +45,8 @@ KNN_K = 5
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
-    """The command-line options, with ``steps`` and ``batch_size`` filled in from ``--scale``."""
+    """The command-line options, with ``steps`` and ``batch_size`` filled in from
+    ``--scale``."""
     parser = argparse.ArgumentParser(
         prog="python -m ccl_helpers.launch", description=__doc__.split("\n\n")[0]
     )
@@ -86,11 +88,13 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def check_options(options: argparse.Namespace, world_size: int) -> None:
-    """Raise ``ValueError`` naming the option unless every option is in range for ``world_size`` processes."""
+    """Raise ``ValueError`` naming the option unless every option is in range for
+    ``world_size`` processes."""
     checks.check_int("--steps", options.steps)
     if options.batch_size < 2 or options.batch_size % world_size:
         raise ValueError(
-            f"--batch-size (the global batch) must be ≥ 2 and a multiple of the number of "
+            "--batch-size (the global batch) must be ≥ 2 and a multiple "
+            "of the number of "
             f"processes ({world_size}), got {options.batch_size}"
         )
     for name in ("temperature", "lr"):
@@ -106,7 +110,8 @@ def evaluate(
     y_test: Tensor,
     probe_iter: int,
 ) -> dict[str, float]:
-    """Held-out accuracy of the encoder's features: linear probe (10-way) and k-NN, fitted on ``x_train``."""
+    """Held-out accuracy of the encoder's features: linear probe (10-way) and k-NN,
+    fitted on ``x_train``."""
     with torch.no_grad():
         train_features, test_features = encoder(x_train), encoder(x_test)  # (n, d)
     probe = metrics.linear_probe(
@@ -133,16 +138,21 @@ def summary(results: dict) -> str:
         else results["device"]
     )
     return (
-        f"{n_processes} process{'es' if n_processes > 1 else ''} ({where}), scale {results['scale']}: "
-        f"{results['steps']} steps, global batch {results['batch_size']}, NT-Xent {losses[0]:.4f} -> "
-        f"{losses[-1]:.4f} in {results['train_seconds']:.2f} s; held-out digits: linear probe "
-        f"{results['linear_probe_accuracy']:.1%}, {KNN_K}-NN {results['knn_accuracy']:.1%}"
+        f"{n_processes} process{'es' if n_processes > 1 else ''} "
+        f"({where}), scale {results['scale']}: "
+        f"{results['steps']} steps, global batch "
+        f"{results['batch_size']}, NT-Xent {losses[0]:.4f} -> "
+        f"{losses[-1]:.4f} in {results['train_seconds']:.2f} s; "
+        "held-out digits: linear probe "
+        f"{results['linear_probe_accuracy']:.1%}, {KNN_K}-NN "
+        f"{results['knn_accuracy']:.1%}"
     )
 
 
 def run(options: argparse.Namespace, device: torch.device) -> dict | None:
-    """Train on this rank's shards; on rank 0 evaluate, print the summary line and return the results
-    (options, world size, backend, per-step global losses, accuracies); None on the other ranks."""
+    """Train on this rank's shards; on rank 0 evaluate, print the summary line and
+    return the results (options, world size, backend, per-step global losses,
+    accuracies); None on the other ranks."""
     sizes = CHAPTER_5[options.scale]
     images, labels = data.load_digits(device)
     x_train, y_train, x_test, y_test = data.train_test_split(
@@ -201,7 +211,8 @@ def run(options: argparse.Namespace, device: torch.device) -> dict | None:
 
 
 def main(argv: list[str] | None = None) -> dict | None:
-    """The entry point: parse, join the process group (if under ``torchrun``), train, evaluate, write."""
+    """The entry point: parse, join the process group (if under ``torchrun``), train,
+    evaluate, write."""
     options = parse_args(argv)
     device = distributed.init_from_env()
     try:

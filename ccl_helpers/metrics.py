@@ -3,8 +3,9 @@
 A task T is a set of m distinct classes. Following Arora et al. (2019), tasks are drawn
 from ρ^m conditioned on distinct classes, so P(T) ∝ Π_{c∈T} ρ(c), and inside a task each
 class has weight 1/m and each example of class c weight 1/n_c. A linear classifier on T
-has one row w_c ∈ R^d per class (no bias) and loss ℓ(x, c) = −log softmax_{c'∈T}(w_{c'}ᵀf(x))_c.
-The averages over all C(N_C, m) tasks (AVG-m) are computed exactly and vectorised.
+has one row w_c ∈ R^d per class (no bias) and loss ℓ(x, c) = −log
+softmax_{c'∈T}(w_{c'}ᵀf(x))_c. The averages over all C(N_C, m) tasks (AVG-m) are
+computed exactly and vectorised.
 
 Every function accepts features with leading batch dimensions (e.g. seeds): (..., n, d).
 """
@@ -35,12 +36,14 @@ MAX_TASKS = 100_000
 def all_tasks(
     n_classes: int, task_size: int, device: torch.device | str = "cpu"
 ) -> Tensor:
-    """Every set of ``task_size`` distinct classes out of ``n_classes``, in lexicographic order → (T, m)."""
+    """Every set of ``task_size`` distinct classes out of ``n_classes``, in
+    lexicographic order → (T, m)."""
     n_classes = check_int("n_classes", n_classes, 2)
     task_size = check_int("task_size", task_size, 2, n_classes)
     if math.comb(n_classes, task_size) > MAX_TASKS:
         raise ValueError(
-            f"C({n_classes}, {task_size}) tasks exceed {MAX_TASKS}: too many to average exactly"
+            f"C({n_classes}, {task_size}) tasks exceed {MAX_TASKS}: too "
+            "many to average exactly"
         )
     return torch.tensor(
         list(itertools.combinations(range(n_classes), task_size)), device=device
@@ -48,7 +51,8 @@ def all_tasks(
 
 
 def task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:
-    """P(T) ∝ Π_{c∈T} ρ(c) for tasks (T, m) drawn from ρ^m conditioned on distinct classes → (T,)."""
+    """P(T) ∝ Π_{c∈T} ρ(c) for tasks (T, m) drawn from ρ^m conditioned on distinct
+    classes → (T,)."""
     check_probabilities("class_probs", class_probs)
     weight = class_probs.to(tasks.device)[tasks].prod(-1)
     return weight / weight.sum()
@@ -63,7 +67,8 @@ def class_frequencies(labels: Tensor, n_classes: int | None = None) -> Tensor:
 def class_means(
     features: Tensor, labels: Tensor, n_classes: int | None = None
 ) -> Tensor:
-    """µ_c = mean of f(x) over the examples of class c: features (..., n, d) → (..., N_C, d)."""
+    """µ_c = mean of f(x) over the examples of class c: features (..., n, d) → (...,
+    N_C, d)."""
     check_features("features", features, labels)
     one_hot = torch.nn.functional.one_hot(
         labels, n_classes or int(labels.max()) + 1
@@ -77,8 +82,8 @@ def class_means(
 def class_members(
     labels: Tensor, n_classes: int | None = None
 ) -> tuple[Tensor, Tensor]:
-    """The examples of each class: members (N_C, n_max) of indices into labels, padded with −1,
-    and counts (N_C,) = n_c."""
+    """The examples of each class: members (N_C, n_max) of indices into labels, padded
+    with −1, and counts (N_C,) = n_c."""
     check_labels("labels", labels, n_classes=n_classes)
     counts = torch.bincount(labels, minlength=n_classes or 0)
     order = torch.argsort(labels, stable=True)
@@ -146,12 +151,13 @@ def task_loss_and_accuracy(
     *,
     sample_weight: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    """Average loss and accuracy over the tasks (weighted by P(T)) of linear classifiers.
+    """Average loss and accuracy over the tasks (weighted by P(T)) of linear
+    classifiers.
 
     Args:
         features: (..., n, d); labels: (n,); tasks: (T, m); class_probs: ρ (N_C,).
-        classifier: (..., N_C, d) one row per class (rows of T gathered, e.g. the means µ),
-            or (..., T, m, d) rows fitted per task.
+        classifier: (..., N_C, d) one row per class (rows of T gathered, e.g. the means
+            µ), or (..., T, m, d) rows fitted per task.
         sample_weight: w (n,) > 0, the examples' weights inside a task, normalised over
             its examples; default 1/n_c (each class of a task weighs 1/m).
     Returns: loss (...), accuracy (...).
@@ -341,12 +347,13 @@ def mean_classifier(
     task_size: int = 2,
     class_probs: Tensor | None = None,
 ) -> dict[str, Tensor]:
-    """The mean classifier W^µ (rows µ_c from the training features), evaluated on AVG-``task_size``.
+    """The mean classifier W^µ (rows µ_c from the training features), evaluated on
+    AVG-``task_size``.
 
-    L^µ_sup(f) = E_T E_{c∈T} E_{x~D_c} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c, and its accuracy.
-    Evaluated on (eval_features, eval_labels), by default the training data (the population
-    quantity when the data is the distribution). ρ defaults to the evaluation labels' frequencies.
-    Returns {"loss": (...), "accuracy": (...)}.
+    L^µ_sup(f) = E_T E_{c∈T} E_{x~D_c} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c, and its
+    accuracy. Evaluated on (eval_features, eval_labels), by default the training data
+    (the population quantity when the data is the distribution). ρ defaults to the
+    evaluation labels' frequencies. Returns {"loss": (...), "accuracy": (...)}.
     """
     return _evaluate(
         train_features,
@@ -398,10 +405,11 @@ def knn_accuracy(
 ) -> Tensor:
     """k-nearest-neighbour accuracy with cosine similarity and majority vote → (...,).
 
-    Each evaluation point gets the most frequent label among its ``k`` most cosine-similar training
-    points; ties go to the class whose members rank nearer (votes weighted 1 + 10⁻³·(k − rank)/k).
-    Features (..., n, d) with leading batch dimensions (e.g. seeds); evaluated in blocks of ``block``
-    evaluation points to bound memory.
+    Each evaluation point gets the most frequent label among its ``k`` most
+    cosine-similar training points; ties go to the class whose members rank nearer
+    (votes weighted 1 + 10⁻³·(k − rank)/k). Features (..., n, d) with leading batch
+    dimensions (e.g. seeds); evaluated in blocks of ``block`` evaluation points to bound
+    memory.
     """
     check_features("train_features", train_features, train_labels, "train_labels")
     check_features("eval_features", eval_features, eval_labels, "eval_labels")

@@ -1,8 +1,10 @@
-"""Encoders f: inputs → R^d. No BatchNorm, so that seeds can be trained together under vmap.
+"""Encoders f: inputs → R^d. No BatchNorm, so that seeds can be trained together under
+vmap.
 
 :class:`MLP`, :class:`ConvNet` and :class:`Classifier` for the experiments on real data;
-:class:`DeepReLU`, the bias-free deep ReLU network with the Allen-Zhu et al. (2019) initialisation,
-for the convergence theorems (Merad et al., Theorem 1; Wen 2020, Theorem 4.2).
+:class:`DeepReLU`, the bias-free deep ReLU network with the Allen-Zhu et al. (2019)
+initialisation, for the convergence theorems (Merad et al., Theorem 1; Wen 2020, Theorem
+4.2).
 """
 
 from __future__ import annotations
@@ -22,9 +24,11 @@ def _check_sizes(**sizes: int | Sequence[int]) -> None:
 
 
 class MLP(nn.Module):
-    """f(x) = W_L relu(… relu(W_1 vec(x) + b_1) …) + b_L (affine when ``hidden`` is empty).
+    """f(x) = W_L relu(… relu(W_1 vec(x) + b_1) …) + b_L (affine when ``hidden`` is
+    empty).
 
-    Shapes: x (n, *input_shape) with prod(input_shape) = in_features → (n, out_features).
+    Shapes: x (n, *input_shape) with prod(input_shape) = in_features → (n,
+        out_features).
     """
 
     def __init__(
@@ -118,7 +122,8 @@ class ConvNet(nn.Module):
 class Classifier(nn.Module):
     """An encoder followed by a linear head: x ↦ W f(x) + b, logits (n, n_classes).
 
-    ``encoder`` is the representation f (the penultimate layer of the supervised network).
+    ``encoder`` is the representation f (the penultimate layer of the supervised
+    network).
     """
 
     def __init__(self, encoder: nn.Module, n_classes: int):
@@ -132,14 +137,15 @@ class Classifier(nn.Module):
 
 
 TRAINABLE = ("hidden", "all")
-"""Which layers of :class:`DeepReLU` gradient descent trains: ``"hidden"`` (W_1 … W_L only,
-A and B fixed at their initialisation, as in Allen-Zhu et al. 2019 and hence Merad et al.'s
-Theorem 1) or ``"all"`` (A, W_1 … W_L and B, as in Wen 2020, Algorithm 1)."""
+"""Which layers of :class:`DeepReLU` gradient descent trains: ``"hidden"`` (W_1 … W_L
+only, A and B fixed at their initialisation, as in Allen-Zhu et al. 2019 and hence Merad
+et al.'s Theorem 1) or ``"all"`` (A, W_1 … W_L and B, as in Wen 2020, Algorithm 1)."""
 
 
 class DeepReLU(nn.Module):
-    """The deep ReLU encoder of Allen-Zhu, Li & Song (2019), used by Merad et al. (Section 4,
-    Theorem 1) and, as each of its two encoders, by Wen (2020, Definitions 3.1–3.2). No biases.
+    """The deep ReLU encoder of Allen-Zhu, Li & Song (2019), used by Merad et al.
+    (Section 4, Theorem 1) and, as each of its two encoders, by Wen (2020, Definitions
+    3.1–3.2). No biases.
 
     f(x) = B h_L,  h_l = relu(W_l h_{l−1}) for l = 1 … L,  h_0 = relu(A x),
 
@@ -153,19 +159,21 @@ class DeepReLU(nn.Module):
     E[‖f(x)‖² | h_L] = ‖h_L‖², so ‖h_L‖² → 1 as m → ∞ (fluctuations O(√(L/m))) and
     ‖f(x)‖² ≈ ‖h_L‖² · χ²_d / d.
 
-    Depth conventions: Merad et al. (and Allen-Zhu et al.) count the L square layers
-    W_1 … W_L; Wen's "(L+1)-layer" network W_L σ(… W_1 σ(W_0 x)) has W_0 = A, W_L = B and
-    L − 1 square layers, i.e. ``depth = L_Wen − 1`` here (``depth = 0`` is the two-layer net
-    B relu(A x)).
+    Depth conventions: Merad et al. (and Allen-Zhu et al.) count the L square layers W_1
+    … W_L; Wen's "(L+1)-layer" network W_L σ(… W_1 σ(W_0 x)) has W_0 = A, W_L = B and L
+    − 1 square layers, i.e. ``depth = L_Wen − 1`` here (``depth = 0`` is the two-layer
+    net B relu(A x)).
 
     Args:
-        trainable: ``"hidden"`` (default): A and B are fixed at their random initialisation and
-            stored as buffers, only W_1 … W_L are parameters — Allen-Zhu et al.'s setting, to
-            which Merad et al. defer for Theorem 1. ``"all"``: A, W_1 … W_L and B are all
-            parameters — Wen's Algorithm 1 updates every layer.
+        trainable: ``"hidden"`` (default): A and B are fixed at their random
+            initialisation and stored as buffers, only W_1 … W_L are parameters —
+            Allen-Zhu et al.'s setting, to which Merad et al. defer for Theorem 1.
+            ``"all"``: A, W_1 … W_L and B are all parameters — Wen's Algorithm 1 updates
+            every layer.
 
     Parameter (or buffer) names: ``A``, ``W1`` … ``W{depth}``, ``B``.
-    Shapes: x (n, *input_shape) with prod(input_shape) = in_features → (n, out_features).
+    Shapes: x (n, *input_shape) with prod(input_shape) = in_features → (n,
+        out_features).
     """
 
     def __init__(

@@ -1,4 +1,5 @@
-"""Chapter 4: Ren & Li, *On the Importance of Contrastive Loss in Multimodal Learning* (arXiv 2304.03717).
+"""Chapter 4: Ren & Li, *On the Importance of Contrastive Loss in Multimodal Learning*
+(arXiv 2304.03717).
 
 The model is written out in the book's appendix, *The multimodal model of Chapter 4*
 (``book/appendix_multimodal_model.md``), which marks each equation as stated in the
@@ -10,9 +11,9 @@ Data model (A.1)–(A.4). A positive pair shares z ∈ {±1}^r and has independe
     x_A = M_A z + H_A ξ_A,   x_B = M_B z + H_B ξ_B,
     M_*ᵀM_* = diag(σ_p²),  H_*ᵀH_* = σ_ξ² I,  M_*ᵀH_* = 0   (Haar: M = U[:, :r] diag σ, H = σ_ξ U[:, r:]).
 
-Learners (A.6)–(A.7): f_A(x) = W_A x / N_A with
-N_A² = E‖W_A x_A‖² = ‖W_A M_A‖_F² + ‖W_A H_A‖_F² = tr(W_A Σ_A W_Aᵀ) (population) or the batch mean of
-‖W_A x‖² (batch). Reparametrised: S_A = W_A M_A/N_A, Ξ_A = W_A H_A/N_A, so f_A = S_A z + Ξ_A ξ_A and
+Learners (A.6)–(A.7): f_A(x) = W_A x / N_A with N_A² = E‖W_A x_A‖² = ‖W_A M_A‖_F² + ‖W_A
+H_A‖_F² = tr(W_A Σ_A W_Aᵀ) (population) or the batch mean of ‖W_A x‖² (batch).
+Reparametrised: S_A = W_A M_A/N_A, Ξ_A = W_A H_A/N_A, so f_A = S_A z + Ξ_A ξ_A and
 ‖S_A‖_F² + ‖Ξ_A‖_F² = 1. W_A, W_B start with iid N(0, 1/m) entries.
 
 Losses (A.8)–(A.10), τ the negative strength (the book's τ_neg): with
@@ -25,8 +26,8 @@ s_ij = ⟨f_A^i, f_B^j⟩ on a batch of n pairs (the other rows are the negative
 Algorithm 3.1 (A.11): fresh batch each step, W ← W − (η/β_t) ∇_W L̂; contrastive:
 β₁ for T₁ steps then β₂ for T₂; non-contrastive: one β (only a learning rate).
 
-Everything is batched over a leading *run* axis R (seeds, or different σ's): tensors (R, ...).
-The infinite-width ODE (A.18)–(A.22) is :func:`integrate_ode`.
+Everything is batched over a leading *run* axis R (seeds, or different σ's): tensors (R,
+...). The infinite-width ODE (A.18)–(A.22) is :func:`integrate_ode`.
 """
 
 from __future__ import annotations
@@ -92,7 +93,8 @@ def haar_orthogonal(
     dtype=torch.float64,
     device=None,
 ) -> Tensor:
-    """(n_runs, dim, dim) Haar-random orthogonal matrices (QR of a Gaussian with the sign fix)."""
+    """(n_runs, dim, dim) Haar-random orthogonal matrices (QR of a Gaussian with the
+    sign fix)."""
     n_runs, dim = _check_int("n_runs", n_runs), _check_int("dim", dim)
     device = device if device is not None else generator.device
     g = torch.randn(n_runs, dim, dim, generator=generator, dtype=dtype, device=device)
@@ -132,7 +134,8 @@ class DataModel(NamedTuple):
         return self.M_A.shape[0]
 
     def covariances(self) -> tuple[Tensor, Tensor]:
-        """Σ_A = M_A M_Aᵀ + H_A H_Aᵀ and Σ_B (each (R, d, d)): E x xᵀ, as E zzᵀ = I and E ξξᵀ = I."""
+        """Σ_A = M_A M_Aᵀ + H_A H_Aᵀ and Σ_B (each (R, d, d)): E x xᵀ, as E zzᵀ = I and
+        E ξξᵀ = I."""
         return (
             self.M_A @ self.M_A.mT + self.H_A @ self.H_A.mT,
             self.M_B @ self.M_B.mT + self.H_B @ self.H_B.mT,
@@ -169,7 +172,8 @@ def make_data_model(
         or bool((sigmas <= 0).any())
     ):
         raise ValueError(
-            f"sigmas must be finite and positive, of shape (r,) or (runs, r), got {tuple(sigmas.shape)}"
+            "sigmas must be finite and positive, of shape (r,) or (runs, "
+            f"r), got {tuple(sigmas.shape)}"
         )
     noise_std = _check_positive("noise_std", noise_std)
     n_runs, r = sigmas.shape
@@ -179,7 +183,8 @@ def make_data_model(
     )
     if r + noise_dim > input_dim or noise_dim < 1:
         raise ValueError(
-            f"input_dim must be ≥ latent_dim + noise_dim = {r} + {noise_dim}, got {input_dim}"
+            f"input_dim must be ≥ latent_dim + noise_dim = {r} + "
+            f"{noise_dim}, got {input_dim}"
         )
     device = generator.device
     sigmas = sigmas.to(device)
@@ -206,7 +211,8 @@ def _signs(shape, generator: torch.Generator, dtype) -> Tensor:
 
 
 class Pairs(NamedTuple):
-    """A batch of positive pairs: latents z (R, n, r), noises (R, n, d_ξ), inputs x_A, x_B (R, n, d)."""
+    """A batch of positive pairs: latents z (R, n, r), noises (R, n, d_ξ), inputs x_A,
+    x_B (R, n, d)."""
 
     z: Tensor
     xi_A: Tensor
@@ -216,7 +222,8 @@ class Pairs(NamedTuple):
 
 
 def sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs:
-    """n positive pairs per run (shared z, independent ±1 noises). Negatives of pair i: the other rows."""
+    """n positive pairs per run (shared z, independent ±1 noises). Negatives of pair i:
+    the other rows."""
     n = _check_int("n", n)
     R, dt = model.n_runs, model.M_A.dtype
     z = _signs((R, n, model.latent_dim), generator, dt)
@@ -288,7 +295,8 @@ def embed(
 
 
 class Reparametrised(NamedTuple):
-    """S_A = W_A M_A/N_A (R, m, r), Ξ_A = W_A H_A/N_A (R, m, d_ξ), likewise for B; N_A, N_B (R,)."""
+    """S_A = W_A M_A/N_A (R, m, r), Ξ_A = W_A H_A/N_A (R, m, d_ξ), likewise for B; N_A,
+    N_B (R,)."""
 
     S_A: Tensor
     Xi_A: Tensor
@@ -323,7 +331,8 @@ def _contrastive_from_similarities(
     n = s.shape[-1]
     if n < 2:
         raise ValueError(
-            f"the batch must hold n ≥ 2 pairs (the other rows are the negatives), got {n}"
+            "the batch must hold n ≥ 2 pairs (the other rows are the "
+            f"negatives), got {n}"
         )
     s = beta * s
     diag = torch.diagonal(s, dim1=-2, dim2=-1)
@@ -380,8 +389,9 @@ def batch_loss(
 ) -> Tensor:
     """The empirical loss of Algorithm 3.1 on one batch, per run (R,).
 
-    Computed through the d×d Gram matrices W_AᵀW_B, W_AᵀW_A, W_BᵀW_B (cost O(md² + n²d), not O(n²m)):
-    s_ij = x_A^iᵀ W_AᵀW_B x_B^j / (N_A N_B); equal to :func:`contrastive_loss` of :func:`embed` outputs.
+    Computed through the d×d Gram matrices W_AᵀW_B, W_AᵀW_A, W_BᵀW_B (cost O(md² + n²d),
+    not O(n²m)): s_ij = x_A^iᵀ W_AᵀW_B x_B^j / (N_A N_B); equal to
+    :func:`contrastive_loss` of :func:`embed` outputs.
     """
     _check_choice("loss", loss, LOSSES)
     _check_choice("form", form, FORMS)
@@ -412,7 +422,8 @@ def batch_loss(
 def gradients(
     W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_options
 ) -> tuple[Tensor, Tensor]:
-    """∇_{W_A} L̂, ∇_{W_B} L̂ by autograd (each run's gradient of its own loss), shapes (R, m, d)."""
+    """∇_{W_A} L̂, ∇_{W_B} L̂ by autograd (each run's gradient of its own loss), shapes
+    (R, m, d)."""
     return _loss_and_gradients(W_A, W_B, model, pairs, **loss_options)[1]
 
 
@@ -441,8 +452,9 @@ def closed_form_gradients(
 
     Population normalisation, primary form of the contrastive loss.
 
-    ∇_W L̂ = (1/N)[Σ_i G^i x^iᵀ − (Σ_i⟨G^i, f^i⟩) WΣ/N]; InfoNCE: G_A = β dS F_B, G_B = β dSᵀ F_A with
-    dS = (P^{AB} − I + (P^{BA} − I)ᵀ)/n; L_NC: G_A = 2(F_A − F_B)/n = −G_B.
+    ∇_W L̂ = (1/N)[Σ_i G^i x^iᵀ − (Σ_i⟨G^i, f^i⟩) WΣ/N]; InfoNCE: G_A = β dS F_B, G_B =
+    β dSᵀ F_A with dS = (P^{AB} − I + (P^{BA} − I)ᵀ)/n; L_NC: G_A = 2(F_A − F_B)/n =
+    −G_B.
     """
     _check_choice("loss", loss, LOSSES)
     cov_A, cov_B = model.covariances()
@@ -522,11 +534,12 @@ def alignment_score(
 
     Align = P[‖f_A(x_A) − f_B(x_B)‖ < ‖f_A(x_A) − f_B(x_B⁻)‖] (strict).
 
-    f_A(x_A) = S_A z + Ξ_A ξ_A etc.; (z⁻, ξ_B⁻) fresh; with ``exclude_collisions`` z⁻ is redrawn until z⁻ ≠ z.
-    Since z⁻ = z with probability 2^{−r} and then the two distances differ only by noise, the score is
-    capped near 1 − 2^{−(r+1)} unless collisions are excluded. ``ties="half"`` counts exact ties (up to
-    1e-12 relative) as 1/2 (random tie-breaking): needed for the infinite-width matrices of :func:`ode_matrices`,
-    whose collision distances are exactly equal.
+    f_A(x_A) = S_A z + Ξ_A ξ_A etc.; (z⁻, ξ_B⁻) fresh; with ``exclude_collisions`` z⁻ is
+    redrawn until z⁻ ≠ z. Since z⁻ = z with probability 2^{−r} and then the two
+    distances differ only by noise, the score is capped near 1 − 2^{−(r+1)} unless
+    collisions are excluded. ``ties="half"`` counts exact ties (up to 1e-12 relative) as
+    1/2 (random tie-breaking): needed for the infinite-width matrices of
+    :func:`ode_matrices`, whose collision distances are exactly equal.
     """
     n_samples = _check_int("n_samples", n_samples)
     _check_choice("ties", ties, ("strict", "half"))
@@ -577,8 +590,8 @@ def scores(
     generator: torch.Generator | None = None,
     ties: str = "strict",
 ) -> dict[str, Tensor]:
-    """Every score of the chapter for each run (R,): max_p(1 − ρ_p), ‖Ξ_A‖²/‖S_A‖², κ(S_A), both balances,
-    and (if ``n_align`` > 0) the Monte Carlo alignment."""
+    """Every score of the chapter for each run (R,): max_p(1 − ρ_p), ‖Ξ_A‖²/‖S_A‖²,
+    κ(S_A), both balances, and (if ``n_align`` > 0) the Monte Carlo alignment."""
     out = {
         "max_one_minus_rho": (1 - alignment_cosines(parts.S_A, parts.S_B)).amax(-1),
         "noise_ratio": noise_ratio(parts.S_A, parts.Xi_A),
@@ -601,7 +614,8 @@ def scores(
 def two_stage(
     beta_1: float, steps_1: int, beta_2: float, steps_2: int
 ) -> list[tuple[float, int]]:
-    """The contrastive schedule of Algorithm 3.1: β₁ for T₁ steps, then β₂ for T₂ steps."""
+    """The contrastive schedule of Algorithm 3.1: β₁ for T₁ steps, then β₂ for T₂
+    steps."""
     return [
         (_check_positive("beta_1", beta_1), _check_int("steps_1", steps_1, 0)),
         (_check_positive("beta_2", beta_2), _check_int("steps_2", steps_2, 0)),
@@ -636,12 +650,16 @@ def train(
     β_t comes from ``schedule``.
 
     Args:
-        schedule: [(β, steps), …] (:func:`two_stage`; the non-contrastive case uses [(1, T)]).
+        schedule: [(β, steps), …] (:func:`two_stage`; the non-contrastive case uses [(1,
+            T)]).
         lr: η; the step is η/β (the 1/β rescaling).
-        record_steps: steps (0 … total) at which :func:`scores` are recorded (step k = after k updates).
-        n_align: Monte Carlo samples of the alignment score at recorded steps (0: not computed).
-        align_every: the alignment is computed at every ``align_every``-th recorded step, the last one and the
-            recorded stage boundaries (NaN elsewhere); it dominates the cost of recording.
+        record_steps: steps (0 … total) at which :func:`scores` are recorded (step k =
+            after k updates).
+        n_align: Monte Carlo samples of the alignment score at recorded steps (0: not
+            computed).
+        align_every: the alignment is computed at every ``align_every``-th recorded
+            step, the last one and the recorded stage boundaries (NaN elsewhere); it
+            dominates the cost of recording.
         progress: optional wrapper of the step iterator (e.g. ``ccl.progress``).
 
     Returns:
@@ -710,7 +728,8 @@ def train(
 
 
 def record_grid(total: int, n_points: int = 60) -> list[int]:
-    """About ``n_points`` recording steps in 0..total: dense early (geometric), then evenly spaced."""
+    """About ``n_points`` recording steps in 0..total: dense early (geometric), then
+    evenly spaced."""
     total, n_points = _check_int("total", total, 0), _check_int("n_points", n_points, 2)
     geometric = np.unique(
         np.round(np.geomspace(1, max(total, 1), n_points // 2)).astype(int)
@@ -755,7 +774,8 @@ def _ode_rhs(
     if loss == "non_contrastive":
         w, speed = np.ones_like(a), 4 * lr * np.ones(B)
     elif form == "primary":
-        # 1 − p_+ = τΠcosh(βc)/(e^{βΣc} + τΠcosh(βc)), log cosh(x) = logaddexp(x, −x) − log 2
+        # 1 − p_+ = τΠcosh(βc)/(e^{βΣc} + τΠcosh(βc)), log cosh(x) = logaddexp(x, −x) −
+        # log 2
         log_neg = math.log(tau) + (np.logaddexp(beta * c, -beta * c) - math.log(2)).sum(
             -1
         )
@@ -800,12 +820,14 @@ def integrate_ode(
         d ln e = γ[−Ω σ_ξ²(1 − e) − Σ_q a_q σ_q²(u_q − Ω)],   dN² = γN²[Σ_q a_q σ_q² u_q − Ω E],
         E = Σ_q a_q σ_q² + σ_ξ² e;   start ρ = 0, N² = Σσ² + d_ξσ_ξ², a = σ²/N², e = d_ξσ_ξ²/N².
 
-    Non-contrastive: w ≡ 1, γ = 4η/N². Alternative form: w = 1 − τ tanh(βc), γ = 4η/N². Solved with scipy's
-    ``solve_ivp`` (DOP853) for a batch of σ rows at once; ρ is carried as ln(1 − ρ) (accurate near 1).
+    Non-contrastive: w ≡ 1, γ = 4η/N². Alternative form: w = 1 − τ tanh(βc), γ = 4η/N².
+    Solved with scipy's ``solve_ivp`` (DOP853) for a batch of σ rows at once; ρ is
+    carried as ln(1 − ρ) (accurate near 1).
 
     Args:
         sigmas: (r,) or (B, r) σ_p.
-        schedule: [(β, steps), …] as for :func:`train` (β is ignored for the non-contrastive loss).
+        schedule: [(β, steps), …] as for :func:`train` (β is ignored for the
+            non-contrastive loss).
         record_steps: output steps (default: every step).
     """
     from scipy.integrate import solve_ivp
@@ -814,7 +836,8 @@ def integrate_ode(
     sig = sig[None] if sig.ndim == 1 else sig
     if sig.ndim != 2 or not np.isfinite(sig).all() or (sig <= 0).any():
         raise ValueError(
-            f"sigmas must be finite and positive, of shape (r,) or (B, r), got {sig.shape}"
+            "sigmas must be finite and positive, of shape (r,) or (B, r), "
+            f"got {sig.shape}"
         )
     noise_std = _check_positive("noise_std", noise_std)
     noise_dim = _check_int("noise_dim", noise_dim)
@@ -824,7 +847,8 @@ def integrate_ode(
     lr, tau = _check_positive("lr", lr), _check_positive("tau", tau)
     if form == "alternative" and tau > 1 and loss == "contrastive":
         raise ValueError(
-            f"tau must be ≤ 1 for form='alternative' (else the alignment pull turns negative), got {tau}"
+            "tau must be ≤ 1 for form='alternative' (else the alignment "
+            f"pull turns negative), got {tau}"
         )
     total = sum(s for _, s in schedule)
     steps = (
@@ -887,9 +911,11 @@ def integrate_ode(
 def ode_matrices(
     a: Tensor, rho: Tensor, noise: Tensor, noise_dim: int
 ) -> Reparametrised:
-    """Infinite-width S_A, Ξ_A, S_B, Ξ_B realised in R^{2r + 2d_ξ} from a state (any leading shape flattened
-    to runs): orthogonal columns, ‖[S_A]_p‖² = ‖[S_B]_p‖² = a_p, ⟨[S_A]_p, [S_B]_p⟩ = ρ_p a_p, noise columns
-    of squared norm e/d_ξ, A's and B's noise orthogonal. N_A = N_B = 1 (placeholders)."""
+    """Infinite-width S_A, Ξ_A, S_B, Ξ_B realised in R^{2r + 2d_ξ} from a state (any
+    leading shape flattened
+    to runs): orthogonal columns, ‖[S_A]_p‖² = ‖[S_B]_p‖² = a_p, ⟨[S_A]_p, [S_B]_p⟩ =
+    ρ_p a_p, noise columns of squared norm e/d_ξ, A's and B's noise orthogonal. N_A =
+    N_B = 1 (placeholders)."""
     a, rho, noise = (torch.as_tensor(v, dtype=torch.float64) for v in (a, rho, noise))
     r = a.shape[-1]
     a, rho, noise = a.reshape(-1, r), rho.reshape(-1, r), noise.reshape(-1)
@@ -917,10 +943,12 @@ def ode_scores(
     generator: torch.Generator | None = None,
     align_every: int = 1,
 ) -> pd.DataFrame:
-    """:func:`scores` along the ODE (tidy: step, run, beta, scores); κ = (max a/min a)^{1/2} exactly.
+    """:func:`scores` along the ODE (tidy: step, run, beta, scores); κ = (max a/min
+    a)^{1/2} exactly.
 
-    The alignment (Monte Carlo on :func:`ode_matrices`, exact ties counted 1/2) is computed at every
-    ``align_every``-th step only, on ``generator``'s device (the matrices are built on the CPU in float64)."""
+    The alignment (Monte Carlo on :func:`ode_matrices`, exact ties counted 1/2) is
+    computed at every ``align_every``-th step only, on ``generator``'s device (the
+    matrices are built on the CPU in float64)."""
     B, T, r = state.a.shape
     parts = ode_matrices(state.a, state.rho, state.noise, noise_dim)
     values = scores(parts)
@@ -960,8 +988,9 @@ def ode_scores(
 def symbolic_norm_identity(
     width: int = 2, input_dim: int = 3, latent_dim: int = 2, noise_dim: int = 1
 ) -> sp.Expr:
-    """E‖W x‖² − (‖W M‖_F² + ‖W H‖_F²) for symbolic W (m×d), M (d×r), H (d×d_ξ), x = Mz + Hξ, the
-    expectation taken exactly over all z ∈ {±1}^r, ξ ∈ {±1}^{d_ξ}; simplifies to 0 (no M ⊥ H needed)."""
+    """E‖W x‖² − (‖W M‖_F² + ‖W H‖_F²) for symbolic W (m×d), M (d×r), H (d×d_ξ), x = Mz
+    + Hξ, the expectation taken exactly over all z ∈ {±1}^r, ξ ∈ {±1}^{d_ξ}; simplifies
+    to 0 (no M ⊥ H needed)."""
     width, input_dim = _check_int("width", width), _check_int("input_dim", input_dim)
     latent_dim, noise_dim = (
         _check_int("latent_dim", latent_dim),
@@ -969,7 +998,8 @@ def symbolic_norm_identity(
     )
     if latent_dim + noise_dim > 6:
         raise ValueError(
-            f"latent_dim + noise_dim must be ≤ 6 (2^(r+d_ξ) terms), got {latent_dim + noise_dim}"
+            "latent_dim + noise_dim must be ≤ 6 (2^(r+d_ξ) terms), got "
+            f"{latent_dim + noise_dim}"
         )
     W = sp.Matrix(width, input_dim, lambda i, j: sp.Symbol(f"w_{i}{j}"))
     M = sp.Matrix(input_dim, latent_dim, lambda i, j: sp.Symbol(f"m_{i}{j}"))
@@ -990,8 +1020,8 @@ def symbolic_negative_expectations(latent_dim: int = 2) -> dict[str, sp.Expr]:
 
     For every z ∈ {±1}^r, exactly over z⁻ uniform on {±1}^r:
 
-    ``cosh``: E_{z⁻} e^{β Σ_p c_p z_p z⁻_p} − Π_q cosh(β c_q);
-    ``tanh_p``: E[z⁻_p e^{…}] − z_p tanh(β c_p) E[e^{…}]  (i.e. E[z⁻_p e^{…}]/E[e^{…}] = z_p tanh(β c_p)).
+    ``cosh``: E_{z⁻} e^{β Σ_p c_p z_p z⁻_p} − Π_q cosh(β c_q); ``tanh_p``: E[z⁻_p e^{…}]
+    − z_p tanh(β c_p) E[e^{…}]  (i.e. E[z⁻_p e^{…}]/E[e^{…}] = z_p tanh(β c_p)).
     Returned as the sum over z of squared differences (rewritten in exponentials)."""
     r = _check_int("latent_dim", latent_dim)
     if r > 4:

@@ -1,42 +1,45 @@
-"""Chapter 2: multiple negatives — Merad, Yu, Bacry, Gaïffas, *About contrastive unsupervised
-representation learning for classification and its convergence* (arXiv 2012.01064), Section 3.
+"""Chapter 2: multiple negatives — Merad, Yu, Bacry, Gaïffas, *About contrastive
+unsupervised representation learning for classification and its convergence* (arXiv
+2012.01064), Section 3.
 
-The setting is the latent-class model of :mod:`ccl_helpers.data`: classes c with probabilities
-ρ(c) > 0 over a set C of N_C classes, D_c one distribution per class, (x, x⁺) ~ D_sim (c ~ ρ,
-x, x⁺ i.i.d. D_c), N negatives x⁻_1 … x⁻_N i.i.d. D_neg = Σ_c ρ(c) D_c. All losses are in nats.
+The setting is the latent-class model of :mod:`ccl_helpers.data`: classes c with
+probabilities ρ(c) > 0 over a set C of N_C classes, D_c one distribution per class, (x,
+x⁺) ~ D_sim (c ~ ρ, x, x⁺ i.i.d. D_c), N negatives x⁻_1 … x⁻_N i.i.d. D_neg = Σ_c ρ(c)
+D_c. All losses are in nats.
 
 - L^N_un(f) = E −log( e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)}) )   (eq. 6), L_un = L^1_un;
-- L^µ_sup(f, T) = E_{(x,c)~D_T} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c with µ_c = E_{D_c} f(x) and
+- L^µ_sup(f, T) = E_{(x,c)~D_T} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c with µ_c = E_{D_c}
+  f(x) and
   D_T(c) = ρ(c | c ∈ T)   (eq. 5); L^µ_sup,k(f) = E_{T ~ D_{k+1}} L^µ_sup(f, T), D_{k+1} uniform
   over the C(N_C, k+1) sets of k + 1 distinct classes   (eq. 10).
 
 The results, as implemented here (right-hand sides in nats):
 
 - Lemma 1:  L^µ_sup(f, C) ≤ L_un(f) / p_min + log N_C,  p_min = min_c ρ(c)
-  (:func:`lemma1_bound`). The log N_C is not needed: Σ_{c⁻} log(1 + e^{a_{c⁻}}) ≥ log(1 + Σ_{c⁻} e^{a_{c⁻}})
-  replaces the proof's max-then-log-sum-exp step, so L^µ_sup(f, C) ≤ L_un(f)/p_min already
-  (``with_log_term=False``; unit-tested on random encoders).
+  (:func:`lemma1_bound`). The log N_C is not needed: Σ_{c⁻} log(1 + e^{a_{c⁻}}) ≥ log(1
+  + Σ_{c⁻} e^{a_{c⁻}}) replaces the proof's max-then-log-sum-exp step, so L^µ_sup(f, C)
+  ≤ L_un(f)/p_min already (``with_log_term=False``; unit-tested on random encoders).
 - Lemma 2:  L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N)   (:func:`lemma2_bound`), p^ρ_cc(N) = P(|J| = N_C)
-  with J the set of classes of the N *negatives* (:func:`ccl_helpers.coupon.p_cc`).
-  The proof only needs the negatives
-  to cover C∖{c} (the positive term e^0 stands for the anchor's own class), so the larger
-  min_c P(J ⊇ C∖{c}) (:func:`ccl_helpers.coupon.p_cc_anchor_excluded`) also works
+  with J the set of classes of the N *negatives* (:func:`ccl_helpers.coupon.p_cc`). The
+  proof only needs the negatives to cover C∖{c} (the positive term e^0 stands for the
+  anchor's own class), so the larger min_c P(J ⊇ C∖{c})
+  (:func:`ccl_helpers.coupon.p_cc_anchor_excluded`) also works
   (``anchor_excluded=True``).
-- Proposition 1 (ρ uniform, 2 ≤ k + 1 ≤ N_C), part (2):
-  L^µ_sup,k(f) ≤ k/(1 − τ⁺_N) · (L^N_un(f) − τ⁺_N log(N + 1)),  τ⁺_N = Σ_c ρ(c)^{N+1} = N_C^{−N}
-  (:func:`proposition1_bound`, :func:`ccl_helpers.coupon.tau_plus`); part (1), N = 1,
-  in nats:
-  k/(1 − τ⁺) · (L_un(f) − τ⁺ log 2), τ⁺ = Σ_c ρ(c)² (:func:`proposition1_part1_bound`). The source
-  prints part (1) with "− τ⁺" because its proof uses log₂, where the collision term ζ(0) is 1;
-  with L_un in nats that form (:func:`proposition1_part1_bound_as_printed`) is wrong: the zero
-  encoder has L^µ_sup,1 = log 2 above it for every N_C ≥ 2.
+- Proposition 1 (ρ uniform, 2 ≤ k + 1 ≤ N_C), part (2): L^µ_sup,k(f) ≤ k/(1 − τ⁺_N) ·
+  (L^N_un(f) − τ⁺_N log(N + 1)),  τ⁺_N = Σ_c ρ(c)^{N+1} = N_C^{−N}
+  (:func:`proposition1_bound`, :func:`ccl_helpers.coupon.tau_plus`); part (1), N = 1, in
+  nats: k/(1 − τ⁺) · (L_un(f) − τ⁺ log 2), τ⁺ = Σ_c ρ(c)²
+  (:func:`proposition1_part1_bound`). The source prints part (1) with "− τ⁺" because its
+  proof uses log₂, where the collision term ζ(0) is 1; with L_un in nats that form
+  (:func:`proposition1_part1_bound_as_printed`) is wrong: the zero encoder has L^µ_sup,1
+  = log 2 above it for every N_C ≥ 2.
 
 Exact quantities on a finite labelled set (D_c uniform over the examples of class c):
-:func:`average_mean_classifier_loss` (all C(N_C, k+1) tasks, exactly) and, since L^N_un is an
-N-fold sum over the examples, the unbiased Monte Carlo estimators :func:`unsupervised_loss_curve`
-and :func:`unsupervised_loss_monte_carlo` (with standard errors). The figures' helpers:
-:func:`make_evaluator`, :func:`proposition1_grid`, :func:`contrastive_batches`,
-:func:`contrastive_loss`, :func:`output_norm_range`.
+:func:`average_mean_classifier_loss` (all C(N_C, k+1) tasks, exactly) and, since L^N_un
+is an N-fold sum over the examples, the unbiased Monte Carlo estimators
+:func:`unsupervised_loss_curve` and :func:`unsupervised_loss_monte_carlo` (with standard
+errors). The figures' helpers: :func:`make_evaluator`, :func:`proposition1_grid`,
+:func:`contrastive_batches`, :func:`contrastive_loss`, :func:`output_norm_range`.
 """
 
 from __future__ import annotations
@@ -82,7 +85,8 @@ def _check_labelled(
     counts = torch.bincount(labels, minlength=n_classes)
     if n_classes < 2 or bool((counts == 0).any()):
         raise ValueError(
-            f"every class 0..{n_classes - 1} (N_C ≥ 2) must have at least one example in labels"
+            f"every class 0..{n_classes - 1} (N_C ≥ 2) must have at least "
+            "one example in labels"
         )
     check_finite("features", features)
     return n_classes, counts
@@ -91,7 +95,8 @@ def _check_labelled(
 def _class_weights(
     class_probs, n_classes: int, counts: Tensor, uniform_default: bool
 ) -> Tensor:
-    """ρ on the labels' device (float64): the given one, else uniform or the label frequencies."""
+    """ρ on the labels' device (float64): the given one, else uniform or the label
+    frequencies."""
     if class_probs is None:
         rho = (
             torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
@@ -102,12 +107,14 @@ def _class_weights(
         rho = coupon.probability_vector(class_probs)
         if rho.numel() != n_classes:
             raise ValueError(
-                f"class_probs must have one entry per class ({n_classes}), got {rho.numel()}"
+                f"class_probs must have one entry per class ({n_classes}), got "
+                f"{rho.numel()}"
             )
     return rho.to(counts.device)
 
 
-# ---------------------------------------------------------------- the bounds (right-hand sides, in nats)
+# ---------------------------------------------------------------- the bounds
+# (right-hand sides, in nats)
 
 
 def lemma1_bound(
@@ -116,15 +123,18 @@ def lemma1_bound(
     *,
     with_log_term: bool = True,
 ) -> Tensor | float:
-    r"""Lemma 1's right-hand side: L^µ_sup(f, C) ≤ L_un(f)/p^ρ_min + log N_C, p^ρ_min = min_c ρ(c).
+    r"""Lemma 1's right-hand side: L^µ_sup(f, C) ≤ L_un(f)/p^ρ_min + log N_C, p^ρ_min =
+     min_c ρ(c).
 
-    With ``with_log_term=False``: L_un(f)/p^ρ_min, which also holds — in the proof, replace
-    "E_{c⁻~ρ} ζ(a_{c⁻}) ≥ p_min max_{c⁻} ζ(a_{c⁻})" and the LSE ≤ max + log N_C step by
-    E_{c⁻~ρ} ζ(a_{c⁻}) ≥ p_min Σ_{c⁻} log(1 + e^{a_{c⁻}}) ≥ p_min log(1 + Σ_{c⁻} e^{a_{c⁻}}) ≥ p_min ℓ^µ(x, c),
-    with a_{c⁻} = f(x)ᵀ(µ_{c⁻} − µ_c) (a_c = 0), since Π(1 + e^{a}) ≥ 1 + Σ e^{a}.
+    With ``with_log_term=False``: L_un(f)/p^ρ_min, which also holds — in the proof,
+    replace "E_{c⁻~ρ} ζ(a_{c⁻}) ≥ p_min max_{c⁻} ζ(a_{c⁻})" and the LSE ≤ max + log N_C
+    step by E_{c⁻~ρ} ζ(a_{c⁻}) ≥ p_min Σ_{c⁻} log(1 + e^{a_{c⁻}}) ≥ p_min log(1 + Σ_{c⁻}
+    e^{a_{c⁻}}) ≥ p_min ℓ^µ(x, c), with a_{c⁻} = f(x)ᵀ(µ_{c⁻} − µ_c) (a_c = 0), since
+    Π(1 + e^{a}) ≥ 1 + Σ e^{a}.
 
     Args:
-        unsupervised_loss: L_un(f) in nats (N = 1), a finite float or tensor of any shape.
+        unsupervised_loss: L_un(f) in nats (N = 1), a finite float or tensor of any
+            shape.
         class_probs: ρ, shape (N_C,), every entry > 0.
     Returns: the bound, of the type and shape of ``unsupervised_loss``.
     """
@@ -144,14 +154,16 @@ def lemma2_bound(
     r"""Lemma 2's right-hand side: L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N)
     (see :func:`ccl_helpers.coupon.p_cc`).
 
-    The source assumes N = Ω(N_C log N_C) but the inequality holds for every N ≥ 1 (the bound is
-    +∞ when p^ρ_cc(N) = 0, i.e. N < N_C). With ``anchor_excluded=True`` the factor is the larger
-    :func:`ccl_helpers.coupon.p_cc_anchor_excluded` (a tighter bound, see there).
+    The source assumes N = Ω(N_C log N_C) but the inequality holds for every N ≥ 1 (the
+    bound is +∞ when p^ρ_cc(N) = 0, i.e. N < N_C). With ``anchor_excluded=True`` the
+    factor is the larger :func:`ccl_helpers.coupon.p_cc_anchor_excluded` (a tighter
+    bound, see there).
 
     Args:
         unsupervised_loss: L^N_un(f) in nats, a finite float or tensor of any shape.
         n_negatives: N ≥ 1; class_probs: ρ (N_C,), every entry > 0.
-    Returns: the bound, of the type and shape of ``unsupervised_loss`` (+∞ where the factor is 0).
+    Returns: the bound, of the type and shape of ``unsupervised_loss`` (+∞ where the
+        factor is 0).
     """
     loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     probability = (coupon.p_cc_anchor_excluded if anchor_excluded else coupon.p_cc)(
@@ -168,7 +180,8 @@ def _check_task(task_size: int, n_classes: int) -> tuple[int, int]:
 
 
 def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> float:
-    """k / (1 − τ⁺_N) of Proposition 1 for uniform ρ over n_classes classes, k = task_size − 1.
+    """k / (1 − τ⁺_N) of Proposition 1 for uniform ρ over n_classes classes, k =
+    task_size − 1.
 
     It decreases to k as N grows (τ⁺_N = N_C^{−N} → 0). Args: n_negatives N ≥ 1,
     task_size k + 1 in 2..n_classes, n_classes N_C ≥ 2. Returns: a float."""
@@ -182,12 +195,13 @@ def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> flo
 def proposition1_bound(
     unsupervised_loss: Tensor | float, n_negatives: int, task_size: int, n_classes: int
 ) -> Tensor | float:
-    r"""Proposition 1 (2) (ρ uniform over N_C classes, k = task_size − 1, 1 ≤ k ≤ N_C − 1):
+    r"""Proposition 1 (2) (ρ uniform over N_C classes, k = task_size − 1, 1 ≤ k ≤ N_C −
+     1):
 
         L^µ_sup,k(f) ≤ k / (1 − τ⁺_N) · (L^N_un(f) − τ⁺_N log(N + 1)),   τ⁺_N = N_C^{−N},
 
-    the term τ⁺_N log(N + 1) being the loss when all N negatives share the positive's class
-    (all logits equal: log(N + 1) nats). At N = 1 this is part (1) in nats.
+    the term τ⁺_N log(N + 1) being the loss when all N negatives share the positive's
+    class (all logits equal: log(N + 1) nats). At N = 1 this is part (1) in nats.
 
     Args:
         unsupervised_loss: L^N_un(f) in nats, a finite float or tensor of any shape.
@@ -210,9 +224,11 @@ def proposition1_part1_bound(
 
         L^µ_sup,k(f) ≤ k / (1 − τ⁺) · (L_un(f) − τ⁺ log 2),   τ⁺ = P(c = c⁻) = Σ_c ρ(c)² = 1/N_C,
 
-    log 2 = ζ(0) being the loss of a collision c⁻ = c. Equals :func:`proposition1_bound` at N = 1
-    and, for k = 1, the CURL lemma (:func:`ccl_helpers.curl.mean_classifier_bound`).
-    Args: unsupervised_loss L_un(f) (float or tensor); task_size in 2..n_classes; n_classes ≥ 2.
+    log 2 = ζ(0) being the loss of a collision c⁻ = c. Equals :func:`proposition1_bound`
+    at N = 1 and, for k = 1, the CURL lemma
+    (:func:`ccl_helpers.curl.mean_classifier_bound`).
+    Args: unsupervised_loss L_un(f) (float or tensor); task_size in 2..n_classes;
+        n_classes ≥ 2.
     """
     loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     task_size, n_classes = _check_task(task_size, n_classes)
@@ -223,11 +239,13 @@ def proposition1_part1_bound(
 def proposition1_part1_bound_as_printed(
     unsupervised_loss: Tensor | float, task_size: int, n_classes: int
 ) -> Tensor | float:
-    r"""Proposition 1 (1) as the source prints it: k/(1 − τ⁺) · (L_un(f) − τ⁺), τ⁺ = 1/N_C.
+    r"""Proposition 1 (1) as the source prints it: k/(1 − τ⁺) · (L_un(f) − τ⁺), τ⁺ =
+     1/N_C.
 
-    Correct only with L_un in bits (the proof sets log = log₂, so ζ(0) = 1). With L_un in nats it
-    is smaller than the true bound by k τ⁺ (1 − log 2)/(1 − τ⁺) and fails, e.g. for the zero
-    encoder at k = 1: L^µ_sup,1 = log 2 > (log 2 − 1/N_C)/(1 − 1/N_C). Kept to show that.
+    Correct only with L_un in bits (the proof sets log = log₂, so ζ(0) = 1). With L_un
+    in nats it is smaller than the true bound by k τ⁺ (1 − log 2)/(1 − τ⁺) and fails,
+    e.g. for the zero encoder at k = 1: L^µ_sup,1 = log 2 > (log 2 − 1/N_C)/(1 − 1/N_C).
+    Kept to show that.
     Args: as :func:`proposition1_part1_bound`.
     """
     loss = check_finite_real("unsupervised_loss", unsupervised_loss)
@@ -236,7 +254,8 @@ def proposition1_part1_bound_as_printed(
     return (task_size - 1) * (loss - tau) / (1 - tau)
 
 
-# ---------------------------------------------------------------- exact supervised quantities on a labelled set
+# ---------------------------------------------------------------- exact supervised
+# quantities on a labelled set
 
 
 def average_mean_classifier_loss(
@@ -247,25 +266,28 @@ def average_mean_classifier_loss(
     class_probs: Tensor | None = None,
     means: Tensor | None = None,
 ) -> Tensor:
-    r"""L^µ_sup,k(f) = E_{T~D_{k+1}} L^µ_sup(f, T), averaged exactly over all C(N_C, k+1) tasks (eq. 10).
+    r"""L^µ_sup,k(f) = E_{T~D_{k+1}} L^µ_sup(f, T), averaged exactly over all C(N_C,
+     k+1) tasks (eq. 10).
 
         L^µ_sup,k(f) = C(N_C, k+1)^{−1} Σ_{|T| = k+1} Σ_{c∈T} ρ(c)/ρ(T) · mean_{x ∈ class c}
                        −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c,
 
-    D_{k+1} uniform over the sets of k + 1 distinct classes and D_T(c) = ρ(c | c ∈ T), as in the
-    source; D_c uniform over the examples of class c. For uniform ρ (the default, as Proposition 1
-    assumes) this is :func:`ccl_helpers.metrics.mean_classifier`'s AVG-(k+1) loss (whose tasks are
-    drawn ∝ Π_{c∈T} ρ(c), with weight 1/(k+1) per class: the same for uniform ρ only). With
+    D_{k+1} uniform over the sets of k + 1 distinct classes and D_T(c) = ρ(c | c ∈ T),
+    as in the source; D_c uniform over the examples of class c. For uniform ρ (the
+    default, as Proposition 1 assumes) this is
+    :func:`ccl_helpers.metrics.mean_classifier`'s AVG-(k+1) loss (whose tasks are drawn
+    ∝ Π_{c∈T} ρ(c), with weight 1/(k+1) per class: the same for uniform ρ only). With
     task_size = N_C it is L^µ_sup(f, C) = Σ_c ρ(c) E_{D_c}[ℓ^µ] of Lemmas 1 and 2.
 
     Args:
-        features: f(x), shape (..., n, d); labels: (n,) covering 0..N_C−1 (N_C = means.shape[-2]
-            if means is given).
+        features: f(x), shape (..., n, d); labels: (n,) covering 0..N_C−1 (N_C =
+            means.shape[-2] if means is given).
         task_size: k + 1, in 2..N_C (at most 100,000 tasks).
         class_probs: ρ (N_C,), every entry > 0; default uniform.
-        means: µ_c, shape (..., N_C, d) broadcastable with features; default the class means of
-            ``features`` (the population value on this finite distribution).
-    Returns: (...) float64, on the features' device. Vectorised over tasks (in memory-bounded chunks).
+        means: µ_c, shape (..., N_C, d) broadcastable with features; default the class
+            means of ``features`` (the population value on this finite distribution).
+    Returns: (...) float64, on the features' device. Vectorised over tasks (in
+        memory-bounded chunks).
     """
     n_classes = None if means is None else means.shape[-2]
     n_classes, counts = _check_labelled(features, labels, n_classes)
@@ -355,7 +377,8 @@ def best_linear_loss(
 
 
 def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
-    """min_x ‖f(x)‖ and max_x ‖f(x)‖ over the n examples (Assumption 2's η < ‖f(x)‖ < C).
+    """min_x ‖f(x)‖ and max_x ‖f(x)‖ over the n examples (Assumption 2's η < ‖f(x)‖ <
+    C).
 
     features (..., n, d) → (min (...), max (...)), in the features' dtype and device."""
     check_tensor("features", features, min_ndim=2, floating=True)
@@ -369,7 +392,8 @@ def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
 
 
 class UnsupervisedSamples(NamedTuple):
-    """Indices into a labelled set of M draws of (x, x⁺, x⁻_1 … x⁻_N) from D_sim ⊗ D_neg^{⊗N}."""
+    """Indices into a labelled set of M draws of (x, x⁺, x⁻_1 … x⁻_N) from D_sim ⊗
+    D_neg^{⊗N}."""
 
     anchor: Tensor  #: (M,) x
     positive: Tensor  #: (M,) x⁺, of the anchor's class
@@ -383,17 +407,20 @@ def draw_unsupervised_samples(
     generator: torch.Generator | None = None,
     class_probs: Tensor | None = None,
 ) -> UnsupervisedSamples:
-    r"""Draw M = n_samples tuples (x, x⁺, x⁻_1, …, x⁻_N), as indices into a labelled set.
+    r"""Draw M = n_samples tuples (x, x⁺, x⁻_1, …, x⁻_N), as indices into a labelled
+     set.
 
-    D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform over class c
-    (x⁺ = x has its share, as in :func:`ccl_helpers.metrics.exact_unsupervised_loss`);
-    each x⁻_i
-    independently: c⁻ ~ ρ, x⁻ uniform over class c⁻ — i.e. example i has weight ρ(y_i)/n_{y_i}.
+    D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform
+    over class c (x⁺ = x has its share, as in
+    :func:`ccl_helpers.metrics.exact_unsupervised_loss`); each x⁻_i
+    independently: c⁻ ~ ρ, x⁻ uniform over class c⁻ — i.e. example i has weight
+        ρ(y_i)/n_{y_i}.
 
     Args:
         labels: (n,) LongTensor covering 0..N_C−1. n_negatives: N ≥ 1. n_samples: M ≥ 2.
-        generator: a torch.Generator on the labels' device (default: a new one seeded 0), for
-            determinism. class_probs: ρ (N_C,), entries > 0; default the label frequencies.
+        generator: a torch.Generator on the labels' device (default: a new one seeded
+            0), for determinism. class_probs: ρ (N_C,), entries > 0; default the label
+            frequencies.
     Returns: :class:`UnsupervisedSamples` on the labels' device.
     """
     n = check_int("n_negatives", n_negatives)
@@ -420,18 +447,22 @@ def draw_unsupervised_samples(
 def unsupervised_loss_curve(
     features: Tensor, samples: UnsupervisedSamples
 ) -> tuple[Tensor, Tensor]:
-    r"""Unbiased estimates of L^N_un(f) for every N = 1 … N_max at once, with standard errors.
+    r"""Unbiased estimates of L^N_un(f) for every N = 1 … N_max at once, with standard
+     errors.
 
-    For draw t with scores s⁺_t = f(x_t)ᵀf(x⁺_t) and s_{t,i} = f(x_t)ᵀf(x⁻_{t,i}), the N-negative
-    loss uses the first N negatives: ℓ_{t,N} = log(e^{s⁺_t} + Σ_{i≤N} e^{s_{t,i}}) − s⁺_t (eq. 6,
-    cumulative log-sum-exp), and L̂^N_un = mean_t ℓ_{t,N}, standard error std_t(ℓ_{t,N})/√M. The
-    estimates for different N share draws (common random numbers); each is unbiased.
+    For draw t with scores s⁺_t = f(x_t)ᵀf(x⁺_t) and s_{t,i} = f(x_t)ᵀf(x⁻_{t,i}), the
+    N-negative
+    loss uses the first N negatives: ℓ_{t,N} = log(e^{s⁺_t} + Σ_{i≤N} e^{s_{t,i}}) −
+    s⁺_t (eq. 6, cumulative log-sum-exp), and L̂^N_un = mean_t ℓ_{t,N}, standard error
+    std_t(ℓ_{t,N})/√M. The estimates for different N share draws (common random
+    numbers); each is unbiased.
 
     Args:
         features: f(x), shape (..., n, d) (the seeds' features of the labelled set).
-        samples: from :func:`draw_unsupervised_samples` (N_max = samples.negatives.shape[1]).
-    Returns: estimate (..., N_max) and standard error (..., N_max), float64; column N − 1 is L^N_un.
-    Computed in float64 in memory-bounded chunks of draws.
+        samples: from :func:`draw_unsupervised_samples` (N_max =
+            samples.negatives.shape[1]).
+    Returns: estimate (..., N_max) and standard error (..., N_max), float64; column N −
+    1 is L^N_un. Computed in float64 in memory-bounded chunks of draws.
     """
     anchor, positive, negatives = samples
     check_tensor("features", features, min_ndim=2, floating=True)
@@ -490,15 +521,17 @@ def unsupervised_loss_monte_carlo(
     generator: torch.Generator | None = None,
     class_probs: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
-    r"""Unbiased Monte Carlo estimate of L^N_un(f) (eq. 6) on a finite labelled set, and its standard error.
+    r"""Unbiased Monte Carlo estimate of L^N_un(f) (eq. 6) on a finite labelled set, and
+     its standard error.
 
-    D_c uniform over the examples of class c, ρ the label frequencies unless given; M = n_samples
-    draws of (x, x⁺, x⁻_1 … x⁻_N) (:func:`draw_unsupervised_samples`), estimate = mean of
-    −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)})), standard error = std/√M.
-    (For N = 1 the exact value is :func:`ccl_helpers.metrics.exact_unsupervised_loss`.)
+    D_c uniform over the examples of class c, ρ the label frequencies unless given; M =
+    n_samples draws of (x, x⁺, x⁻_1 … x⁻_N) (:func:`draw_unsupervised_samples`),
+    estimate = mean of −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)})),
+    standard error = std/√M. (For N = 1 the exact value is
+    :func:`ccl_helpers.metrics.exact_unsupervised_loss`.)
 
-    Args: features (..., n, d); labels (n,); n_negatives N ≥ 1; n_samples M ≥ 2; generator on the
-        labels' device (default seeded 0); class_probs ρ (N_C,).
+    Args: features (..., n, d); labels (n,); n_negatives N ≥ 1; n_samples M ≥ 2;
+        generator on the labels' device (default seeded 0); class_probs ρ (N_C,).
     Returns: estimate (...) and standard error (...), float64.
     """
     _check_labelled(features, labels)
@@ -509,7 +542,8 @@ def unsupervised_loss_monte_carlo(
     return estimate[..., -1], standard_error[..., -1]
 
 
-# ---------------------------------------------------------------- training and the figures
+# ---------------------------------------------------------------- training and the
+# figures
 
 
 def contrastive_batches(
@@ -520,8 +554,9 @@ def contrastive_batches(
     generator: torch.Generator,
 ) -> Callable[[int], tuple[Tensor, Tensor, Tensor]]:
     """step ↦ (x, x⁺, negatives): x and x⁺ (n_seeds, batch_size, *input) from D_sim, and
-    negatives (n_seeds, batch_size, N, *input), N = n_negatives i.i.d. draws from D_neg per anchor
-    (each of its own class, so collisions with the positive's class happen, as in eq. 6)."""
+    negatives (n_seeds, batch_size, N, *input), N = n_negatives i.i.d. draws from D_neg
+    per anchor (each of its own class, so collisions with the positive's class happen,
+    as in eq. 6)."""
     n_seeds = check_int("n_seeds", n_seeds)
     batch_size = check_int("batch_size", batch_size)
     n = check_int("n_negatives", n_negatives)
@@ -536,10 +571,12 @@ def contrastive_batches(
 
 def contrastive_loss(forward: Forward, batch: tuple[Tensor, Tensor, Tensor]) -> Tensor:
     r"""The empirical L^N_un of one seed on a batch: mean over anchors of
-    −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_{i=1}^N e^{f(x)ᵀf(x⁻_i)})) (:func:`ccl_helpers.losses.info_nce_loss`).
+    −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_{i=1}^N e^{f(x)ᵀf(x⁻_i)}))
+    (:func:`ccl_helpers.losses.info_nce_loss`).
 
     batch: x (B, *input), x⁺ (B, *input), negatives (B, N, *input) (one seed's slice of
-    :func:`contrastive_batches`). One forward pass over all 2B + BN inputs. Returns a scalar."""
+    :func:`contrastive_batches`). One forward pass over all 2B + BN inputs. Returns a
+    scalar."""
     anchor, positive, negatives = batch
     if (
         positive.shape != anchor.shape
@@ -567,26 +604,33 @@ def make_evaluator(
     max_iter: int = 100,
     confidence: float = 4.0,
 ) -> Callable[[Callable[[Tensor], Tensor]], dict[str, Tensor]]:
-    r"""An ``evaluate`` for :func:`ccl_helpers.train.train` (Figures 1–3): model ↦ {quantity: (S,)}.
+    r"""An ``evaluate`` for :func:`ccl_helpers.train.train` (Figures 1–3): model ↦
+     {quantity: (S,)}.
 
-    On the labelled set (inputs, labels), D_c uniform over class c's examples, ρ = class_probs
-    (default the label frequencies), features = model(inputs) of shape (S, n, d):
+    On the labelled set (inputs, labels), D_c uniform over class c's examples, ρ =
+    class_probs (default the label frequencies), features = model(inputs) of shape (S,
+    n, d):
 
     - ``L_un``: L^N_un(f) — exact for N = 1
-      (:func:`ccl_helpers.metrics.exact_unsupervised_loss`),
-      else the Monte Carlo estimate on M = n_samples draws made once, here, so that every
-      checkpoint uses the same draws; ``L_un_se`` its standard error (0 for N = 1);
-    - ``L_mu``: L^µ_sup(f, C) (µ from the same features; :func:`average_mean_classifier_loss`);
-    - ``L_sup``: the upper estimate of L_sup(f, C) of :func:`best_linear_loss` (if ``fit_linear``);
-    - ``bound``: Lemma 1's bound (N = 1) or Lemma 2's (N > 1), evaluated at L_un − confidence·se,
-      so that ``L_mu ≤ bound`` is a valid check of the lemma despite the Monte Carlo error;
-    - ``norm_min``, ``norm_max``: min and max of ‖f(x)‖ over the set (Assumption 2, Figure 3).
+      (:func:`ccl_helpers.metrics.exact_unsupervised_loss`), else the Monte Carlo
+      estimate on M = n_samples draws made once, here, so that every checkpoint uses the
+      same draws; ``L_un_se`` its standard error (0 for N = 1);
+    - ``L_mu``: L^µ_sup(f, C) (µ from the same features;
+      :func:`average_mean_classifier_loss`);
+    - ``L_sup``: the upper estimate of L_sup(f, C) of :func:`best_linear_loss` (if
+      ``fit_linear``);
+    - ``bound``: Lemma 1's bound (N = 1) or Lemma 2's (N > 1), evaluated at L_un −
+      confidence·se, so that ``L_mu ≤ bound`` is a valid check of the lemma despite the
+      Monte Carlo error;
+    - ``norm_min``, ``norm_max``: min and max of ‖f(x)‖ over the set (Assumption 2,
+      Figure 3).
     """
     n = check_int("n_negatives", n_negatives)
     n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
     if inputs.shape[0] != labels.numel():
         raise ValueError(
-            f"inputs must have n = len(labels) = {labels.numel()} rows, got {tuple(inputs.shape)}"
+            f"inputs must have n = len(labels) = {labels.numel()} rows, "
+            f"got {tuple(inputs.shape)}"
         )
     confidence = check_positive("confidence", confidence, allow_zero=True)
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
@@ -643,19 +687,21 @@ def proposition1_grid(
     means: Tensor | None = None,
     confidence: float = 4.0,
 ) -> pd.DataFrame:
-    r"""Proposition 1 on a k × N grid: L^µ_sup,k(f) against k/(1 − τ⁺_N)(L^N_un(f) − τ⁺_N log(N + 1)).
+    r"""Proposition 1 on a k × N grid: L^µ_sup,k(f) against k/(1 − τ⁺_N)(L^N_un(f) −
+     τ⁺_N log(N + 1)).
 
-    ρ uniform over the N_C classes of ``labels`` (as the proposition assumes), D_c uniform over the
-    examples of class c. For every k = 1 … N_C − 1 the exact :func:`average_mean_classifier_loss`;
-    for every N in ``n_negatives`` L^N_un, exact for N = 1, else the Monte Carlo estimate of
-    :func:`unsupervised_loss_curve` (one set of M = n_samples draws with max(N) negatives; N uses
-    the first N).
+    ρ uniform over the N_C classes of ``labels`` (as the proposition assumes), D_c
+    uniform over the examples of class c. For every k = 1 … N_C − 1 the exact
+    :func:`average_mean_classifier_loss`; for every N in ``n_negatives`` L^N_un, exact
+    for N = 1, else the Monte Carlo estimate of :func:`unsupervised_loss_curve` (one set
+    of M = n_samples draws with max(N) negatives; N uses the first N).
 
-    Args: features (S, n, d) or (n, d); labels (n,); n_negatives: N values ≥ 1; generator on the
-        labels' device; means: µ (…, N_C, d), default the class means of ``features``; confidence: z.
-    Returns: a tidy frame, one row per (seed, n_negatives, task_size): k, L_mu, L_un, L_un_se,
-        tau_plus, factor = k/(1 − τ⁺_N), bound, and bound_conservative (the bound at L_un − z·se;
-        the proposition is checked by L_mu ≤ bound_conservative).
+    Args: features (S, n, d) or (n, d); labels (n,); n_negatives: N values ≥ 1;
+        generator on the labels' device; means: µ (…, N_C, d), default the class means
+        of ``features``; confidence: z.
+    Returns: a tidy frame, one row per (seed, n_negatives, task_size): k, L_mu, L_un,
+        L_un_se, tau_plus, factor = k/(1 − τ⁺_N), bound, and bound_conservative (the
+        bound at L_un − z·se; the proposition is checked by L_mu ≤ bound_conservative).
     """
     values = [check_int("n_negatives", n) for n in n_negatives]
     if not values:
@@ -736,55 +782,65 @@ def proposition1_grid(
     return pd.concat(frames, ignore_index=True)
 
 
-# ---------------------------------------------------------------- Section 4: gradient descent on fixed triplets
+# ---------------------------------------------------------------- Section 4: gradient
+# descent on fixed triplets
 
 
 def triplet_objective(
     forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
-    r"""L̂_un(f) = Σ_{i=1}^n ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺))), ζ(u) = log(1 + eᵘ) — eq. (11), a *sum* over the n
-    fixed triplets. triplets: (anchor, positive, negative), each (n, …) → a 0-dim tensor. A ``loss_fn`` for
-    :func:`ccl_helpers.train.gradient_descent`.
+    r"""L̂_un(f) = Σ_{i=1}^n ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺))), ζ(u) = log(1 + eᵘ) — eq. (11),
+     a *sum* over the n
+    fixed triplets. triplets: (anchor, positive, negative), each (n, …) → a 0-dim
+    tensor. A ``loss_fn`` for :func:`ccl_helpers.train.gradient_descent`.
 
-    One forward pass over the 3n inputs, then :func:`ccl_helpers.losses.logistic_loss` with
-    ``reduction="sum"`` (it takes ζ(f(xᵢ)ᵀf(xᵢ⁻) − f(xᵢ)ᵀf(xᵢ⁺)), the same argument). Chapter 3's
-    :func:`ccl_helpers.wen.triplet_loss` is the same loss on index triplets, divided by their number."""
+    One forward pass over the 3n inputs, then :func:`ccl_helpers.losses.logistic_loss`
+    with ``reduction="sum"`` (it takes ζ(f(xᵢ)ᵀf(xᵢ⁻) − f(xᵢ)ᵀf(xᵢ⁺)), the same
+    argument). Chapter 3's :func:`ccl_helpers.wen.triplet_loss` is the same loss on
+    index triplets, divided by their number."""
     inputs, n = _stack_triplets(triplets)
     return logistic_loss(*_split_triplets(forward(inputs), n), reduction="sum")
 
 
 def _stack_triplets(triplets: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, int]:
-    """(the 3n inputs: anchors, then positives, then negatives; n) for one forward pass."""
+    """(the 3n inputs: anchors, then positives, then negatives; n) for one forward
+    pass."""
     anchor, positive, negative = triplets
     if not (anchor.shape == positive.shape == negative.shape) or anchor.ndim < 2:
         raise ValueError(
-            f"triplets must be three tensors of one shape (n, …), got {tuple(anchor.shape)}, "
+            "triplets must be three tensors of one shape (n, …), got "
+            f"{tuple(anchor.shape)}, "
             f"{tuple(positive.shape)}, {tuple(negative.shape)}"
         )
     return torch.cat([anchor, positive, negative]), anchor.shape[0]
 
 
 def _split_triplets(outputs: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
-    """Outputs (…, 3n, d) of :func:`_stack_triplets`'s inputs → (z₁, z₂, z₃) = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), each (…, n, d)."""
+    """Outputs (…, 3n, d) of :func:`_stack_triplets`'s inputs → (z₁, z₂, z₃) = (f(xᵢ),
+    f(xᵢ⁺), f(xᵢ⁻)), each (…, n, d)."""
     return outputs.unflatten(-2, (3, n)).unbind(-3)
 
 
 def triplet_evaluator(
     triplets: tuple[Tensor, Tensor, Tensor],
 ) -> Callable[[Callable[[Tensor], Tensor]], dict[str, Tensor]]:
-    r"""An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` on fixed triplets (Lemma 4, Assumption 2).
+    r"""An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` on fixed triplets
+     (Lemma 4, Assumption 2).
 
-    With zᵢ = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) and ℓ(zᵢ) = ζ(uᵢ) (per triplet,
-    :func:`ccl_helpers.losses.logistic_loss` with ``reduction="none"``, as in :func:`triplet_objective`),
-    the loss vector of triplet i is ∇_{zᵢ}ℓ = σ(uᵢ)(z_{i,3} − z_{i,2}, −z_{i,1}, z_{i,1}) (σ the logistic
-    function, taken as σ(uᵢ) = 1 − e^{−ℓ(zᵢ)} since ℓ = log(1 + eᵘ)). As the 3n inputs are distinct
-    (Assumption 1), the gradient of L̂_un with respect to all outputs stacks them. Computed in float64.
-    Returns, per seed (S,):
+    With zᵢ = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) and ℓ(zᵢ) =
+    ζ(uᵢ) (per triplet, :func:`ccl_helpers.losses.logistic_loss` with
+    ``reduction="none"``, as in :func:`triplet_objective`), the loss vector of triplet i
+    is ∇_{zᵢ}ℓ = σ(uᵢ)(z_{i,3} − z_{i,2}, −z_{i,1}, z_{i,1}) (σ the logistic function,
+    taken as σ(uᵢ) = 1 − e^{−ℓ(zᵢ)} since ℓ = log(1 + eᵘ)). As the 3n inputs are
+    distinct (Assumption 1), the gradient of L̂_un with respect to all outputs stacks
+    them. Computed in float64. Returns, per seed (S,):
 
-    - ``loss_max`` max_i ℓ(zᵢ); ``output_grad_norm`` ε = ‖∇_z L̂_un‖ = (Σᵢ ‖∇_{zᵢ}ℓ‖²)^{1/2};
-    - ``norm_min`` η and ``norm_max`` C: the min and max of ‖f(x)‖ over the 3n inputs (Assumption 2);
-    - ``lemma4_bound`` 2ε/η, which bounds every ℓ(zᵢ) when ε < η/2 (Lemma 4); ``lemma4_applies`` 1.0
-      where ε < η/2, else 0.0.
+    - ``loss_max`` max_i ℓ(zᵢ); ``output_grad_norm`` ε = ‖∇_z L̂_un‖ = (Σᵢ
+      ‖∇_{zᵢ}ℓ‖²)^{1/2};
+    - ``norm_min`` η and ``norm_max`` C: the min and max of ‖f(x)‖ over the 3n inputs
+      (Assumption 2);
+    - ``lemma4_bound`` 2ε/η, which bounds every ℓ(zᵢ) when ε < η/2 (Lemma 4);
+      ``lemma4_applies`` 1.0 where ε < η/2, else 0.0.
     """
     inputs, n = _stack_triplets(triplets)
 

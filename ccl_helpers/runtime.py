@@ -1,4 +1,5 @@
-"""Run-time set-up: device choice, seeding, determinism, experiment scale, precision, progress bars."""
+"""Run-time set-up: device choice, seeding, determinism, experiment scale, precision,
+progress bars."""
 
 from __future__ import annotations
 
@@ -35,7 +36,8 @@ def scale() -> str:
 
 
 def by_scale(*, smoke: T, standard: T, paper: T) -> T:
-    """The value given for the current :func:`scale`, e.g. ``by_scale(smoke=50, standard=2000, paper=20000)``."""
+    """The value given for the current :func:`scale`, e.g. ``by_scale(smoke=50,
+    standard=2000, paper=20000)``."""
     return {"smoke": smoke, "standard": standard, "paper": paper}[scale()]
 
 
@@ -58,11 +60,12 @@ def device() -> torch.device:
 
 
 def precision() -> str:
-    """The precision of minibatch training, ``"fp32"`` or ``"bf16"``, read from ``CCL_PRECISION`` (unset or blank:
-    the default).
+    """The precision of minibatch training, ``"fp32"`` or ``"bf16"``, read from
+    ``CCL_PRECISION`` (unset or blank: the default).
 
-    Default: ``"bf16"`` at the ``paper`` scale on a CUDA :func:`device` that supports bfloat16, else ``"fp32"``
-    (so the ``smoke`` and ``standard`` runs, the stored outputs among them, and every CPU run stay in float32).
+    Default: ``"bf16"`` at the ``paper`` scale on a CUDA :func:`device` that supports
+    bfloat16, else ``"fp32"`` (so the ``smoke`` and ``standard`` runs, the stored
+    outputs among them, and every CPU run stay in float32).
     """
     value = os.environ.get("CCL_PRECISION", "").strip().lower()
     if not value:
@@ -74,14 +77,16 @@ def precision() -> str:
 
 
 def autocast(device: torch.device | str) -> contextlib.AbstractContextManager:
-    """``torch.autocast`` to bfloat16 on ``device``'s type when :func:`precision` is ``"bf16"``, else a no-op
-    (``contextlib.nullcontext``: the float32 path runs exactly the code it runs without this).
+    """``torch.autocast`` to bfloat16 on ``device``'s type when :func:`precision` is
+    ``"bf16"``, else a no-op (``contextlib.nullcontext``: the float32 path runs exactly
+    the code it runs without this).
 
-    Safe where it is used: around the forward pass and loss of :func:`~ccl_helpers.train.train`'s minibatch
-    steps, the losses reducing in at least float32 (``at_least_float32``), the parameters, their gradients
-    and the optimiser state staying float32. Not used for evaluation, exact expectations, bounds, the
-    convergence checks of full-batch :func:`~ccl_helpers.train.gradient_descent` or sympy: those stay in
-    float32/float64, where the theory's inequalities are asserted.
+    Safe where it is used: around the forward pass and loss of
+    :func:`~ccl_helpers.train.train`'s minibatch steps, the losses reducing in at least
+    float32 (``at_least_float32``), the parameters, their gradients and the optimiser
+    state staying float32. Not used for evaluation, exact expectations, bounds, the
+    convergence checks of full-batch :func:`~ccl_helpers.train.gradient_descent` or
+    sympy: those stay in float32/float64, where the theory's inequalities are asserted.
     """
     if precision() == "bf16":
         return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
@@ -89,19 +94,23 @@ def autocast(device: torch.device | str) -> contextlib.AbstractContextManager:
 
 
 def under_ci() -> bool:
-    """True when the environment variable ``CI`` is set to a true value (as CI services do)."""
+    """True when the environment variable ``CI`` is set to a true value (as CI services
+    do)."""
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
 def setup(seed: int = 0, threads: int | None = None) -> torch.device:
-    """Seed every generator, make torch deterministic and fix the display; return :func:`device`.
+    """Seed every generator, make torch deterministic and fix the display; return
+    :func:`device`.
 
     Args:
         seed: seed for ``random``, NumPy and torch (all devices); must be ≥ 0.
-        threads: CPU threads for torch. Default: ``CCL_THREADS`` if set, else 1 at the ``smoke`` and
-            ``standard`` scales and all cores at ``paper``. One thread makes the stored (``standard``)
-            outputs independent of the machine's core count, and the book's small tensors gain little
-            from more: on a busy machine several threads per process slow them down many times.
+        threads: CPU threads for torch. Default: ``CCL_THREADS`` if set, else 1 at the
+            ``smoke`` and ``standard`` scales and all cores at ``paper``. One thread
+            makes the stored (``standard``) outputs independent of the machine's core
+            count, and the book's small tensors gain little
+            from more: on a busy machine several threads per process slow them down many
+                times.
     """
     seed = check_int("seed", seed, minimum=0)
     if threads is None:
@@ -133,7 +142,8 @@ def setup(seed: int = 0, threads: int | None = None) -> torch.device:
 
 
 def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
-    """Wrap ``iterable`` in a ``tqdm.auto`` progress bar, silent under CI (see :func:`under_ci`)."""
+    """Wrap ``iterable`` in a ``tqdm.auto`` progress bar, silent under CI (see
+    :func:`under_ci`)."""
     from tqdm.auto import tqdm
 
     kwargs.setdefault("disable", under_ci())
@@ -142,12 +152,12 @@ def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
 
 
 def glue(name: str, value, display: bool = False) -> None:
-    """Store ``value`` under ``name`` for the book's ``{glue}`` roles (MyST-NB); a no-op without MyST-NB
-    (e.g. on Colab).
+    """Store ``value`` under ``name`` for the book's ``{glue}`` roles (MyST-NB); a no-op
+    without MyST-NB (e.g. on Colab).
 
-    NumPy scalars and one-element tensors are stored as plain Python numbers: MyST-NB formats a glued
-    value by evaluating its ``repr``, and ``np.float64(0.5)`` (NumPy ≥ 2) or ``tensor(0.5)`` would not
-    take a format such as ``:.3f``.
+    NumPy scalars and one-element tensors are stored as plain Python numbers: MyST-NB
+    formats a glued value by evaluating its ``repr``, and ``np.float64(0.5)`` (NumPy ≥
+    2) or ``tensor(0.5)`` would not take a format such as ``:.3f``.
     """
     try:
         from myst_nb import glue as myst_glue
@@ -157,8 +167,8 @@ def glue(name: str, value, display: bool = False) -> None:
 
 
 def plain_number(value):
-    """``value`` as a Python ``int``/``float``/``bool`` if it is a NumPy scalar or a one-element tensor,
-    else unchanged."""
+    """``value`` as a Python ``int``/``float``/``bool`` if it is a NumPy scalar or a
+    one-element tensor, else unchanged."""
     if isinstance(value, np.generic) or (
         isinstance(value, torch.Tensor) and value.numel() == 1
     ):

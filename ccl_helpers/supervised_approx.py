@@ -1,20 +1,21 @@
-"""What only Chapter 5 needs: Lee (2025), *Understanding Self-supervised Contrastive Learning through
-Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
+"""What only Chapter 5 needs: Lee (2025), *Understanding Self-supervised Contrastive
+Learning through Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
 
 - The augmentations T are :func:`ccl_helpers.data.augment`'s strategies, by name
   (:data:`ccl_helpers.data.STRATEGIES`), with parameters drawn per image or shared along
   chosen dimensions (one transformation t applied to many images).
-- The attracting bound, Theorem 4.4 / eq. (8) (:func:`attracting_terms`, :func:`attracting_bound`).
-- The repelling bound, Theorem 4.6 / eq. (10), in the source's form and in a corrected form
-  (:func:`repelling_terms`, :func:`repelling_bound`).
+- The attracting bound, Theorem 4.4 / eq. (8) (:func:`attracting_terms`,
+  :func:`attracting_bound`).
+- The repelling bound, Theorem 4.6 / eq. (10), in the source's form and in a corrected
+  form (:func:`repelling_terms`, :func:`repelling_bound`).
 - The prototype representation bias, eq. (16), estimated as in eq. (51) and directly
   (:func:`prototype_bias`).
 - Training helpers for the (α, λ) grid: :func:`tiled_model`, :func:`two_view_batches`
   (the subsets are :mod:`ccl_helpers.data`'s).
 
-Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders are
-callables images (N, C, H, W) → (..., N, d), e.g. a :class:`ccl_helpers.train.StackedModel`
-(leading seed dimension) or an ``nn.Module``.
+Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders
+are callables images (N, C, H, W) → (..., N, d), e.g. a
+:class:`ccl_helpers.train.StackedModel` (leading seed dimension) or an ``nn.Module``.
 """
 
 from __future__ import annotations
@@ -41,22 +42,25 @@ def _normalise(z: Tensor) -> Tensor:
 
 
 def _encode(encoder: Encoder, images: Tensor) -> Tensor:
-    """f(images) for images (K, N, C, H, W) → (..., K, N, d), normalised; the encoder sees (K·N, C, H, W)."""
+    """f(images) for images (K, N, C, H, W) → (..., K, N, d), normalised; the encoder
+    sees (K·N, C, H, W)."""
     k, n = images.shape[:2]
     z = encoder(images.reshape(k * n, *images.shape[2:]))
     return _normalise(z.reshape(*z.shape[:-2], k, n, z.shape[-1]))
 
 
-# ---------------------------------------------------------------- Theorem 4.4 (attracting component)
+# ---------------------------------------------------------------- Theorem 4.4
+# (attracting component)
 
 
 class AttractingTerms(NamedTuple):
     """Per-sample terms of Theorem 4.4, each (..., n).
 
-    lhs: −s(f(t(x)), m̂) with m̂ = (1/K) Σ_k f(t_k(x)); rhs: −(1/K) Σ_k s(f(t(x)), f(t_k(x)));
+    lhs: −s(f(t(x)), m̂) with m̂ = (1/K) Σ_k f(t_k(x)); rhs: −(1/K) Σ_k s(f(t(x)),
+        f(t_k(x)));
     gap: rhs − lhs; mean_norm: ‖m̂‖ (= 1 iff every view maps to the same unit vector);
-    hemisphere: f(t(x))·m̂ (Assumption 4.3 asks ≥ 0); gap_stderr: the jackknife standard error of
-    the gap as an estimate of the population gap (over the K transformations).
+    hemisphere: f(t(x))·m̂ (Assumption 4.3 asks ≥ 0); gap_stderr: the jackknife standard
+    error of the gap as an estimate of the population gap (over the K transformations).
     """
 
     lhs: Tensor
@@ -68,15 +72,18 @@ class AttractingTerms(NamedTuple):
 
 
 def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
-    """Theorem 4.4 on representations: anchors f(t(x)) (..., n, d), views f(t_k(x)) (..., K, n, d), K ≥ 2.
+    """Theorem 4.4 on representations: anchors f(t(x)) (..., n, d), views f(t_k(x))
+    (..., K, n, d), K ≥ 2.
 
-    Both sides use the same K views, i.e. T is uniform over the K drawn transformations; the theorem
-    holds exactly for this distribution (so ``gap ≥ 0`` whenever ``hemisphere ≥ 0``), and the sides
-    estimate their population values with the stated jackknife standard error.
+    Both sides use the same K views, i.e. T is uniform over the K drawn transformations;
+    the theorem holds exactly for this distribution (so ``gap ≥ 0`` whenever
+    ``hemisphere ≥ 0``), and the sides estimate their population values with the stated
+    jackknife standard error.
     """
     if anchors.ndim < 2 or views.ndim < 3 or views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
-            f"views must have shape (..., K, n, d) with (..., n, d) = {tuple(anchors.shape)}, "
+            "views must have shape (..., K, n, d) with (..., n, d) = "
+            f"{tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
     k = views.shape[-3]
@@ -115,8 +122,9 @@ def attracting_bound(
     *,
     n_transforms: int = 16,
 ) -> AttractingTerms:
-    """Theorem 4.4 for every image x of ``images`` (n, C, H, W): the anchor view t(x) and K = ``n_transforms``
-    independent views t_k(x), all drawn from ``strategy``; see :func:`attracting_terms`."""
+    """Theorem 4.4 for every image x of ``images`` (n, C, H, W): the anchor view t(x)
+    and K = ``n_transforms`` independent views t_k(x), all drawn from ``strategy``; see
+    :func:`attracting_terms`."""
     check_tensor("images", images, min_ndim=3, floating=True)
     check_int("n_transforms", n_transforms, 2)
     views = augment(images.expand(n_transforms + 1, *images.shape), strategy, generator)
@@ -124,7 +132,8 @@ def attracting_bound(
     return attracting_terms(z[..., 0, :, :], z[..., 1:, :, :])
 
 
-# ---------------------------------------------------------------- Theorem 4.6 (repelling component)
+# ---------------------------------------------------------------- Theorem 4.6
+# (repelling component)
 
 
 class RepellingTerms(NamedTuple):
@@ -132,8 +141,9 @@ class RepellingTerms(NamedTuple):
 
     lhs: max_{y' ≠ y} s(f(t(x)), µ_{y'}), µ_{y'} = E_{T',X'|y'} f(T'(X'));
     nu: ν = min_{y' ≠ y} ‖µ_{y'}‖;
-    smooth: B = E_{T'}[(1/α) log E_{X'} exp(α s(f(t(x)), f(T'(X'))))] + (1/α) log(1/p_min)
-    (p_min the smallest class probability of X'; log(1/p_min) = log n under Assumption 4.5);
+    smooth: B = E_{T'}[(1/α) log E_{X'} exp(α s(f(t(x)), f(T'(X'))))] + (1/α)
+    log(1/p_min) (p_min the smallest class probability of X'; log(1/p_min) = log n under
+    Assumption 4.5);
     rhs: B/ν, the right-hand side of eq. (10); gap: rhs − lhs;
     rhs_corrected: max(B, B/ν), which bounds lhs without the sign condition B ≥ 0;
     gap_stderr: standard error of B/ν over the K' transformations (std/√K').
@@ -159,9 +169,11 @@ def repelling_terms(
 
     Args:
         anchors: f(t(x)) (..., n, d); anchor_labels: y (n,).
-        views: f(t'_k(x'_j)) (..., K, M, d), transformation t'_k shared by row k (T' independent of X');
-            (T', X') is taken uniform over the K rows × M images, so the theorem holds exactly for it.
-        view_labels: y'_j (M,), every class of ``anchor_labels`` present, at least two classes.
+        views: f(t'_k(x'_j)) (..., K, M, d), transformation t'_k shared by row k (T'
+            independent of X'); (T', X') is taken uniform over the K rows × M images, so
+            the theorem holds exactly for it.
+        view_labels: y'_j (M,), every class of ``anchor_labels`` present, at least two
+            classes.
         alpha: α > 0.
     """
     alpha = check_positive("alpha", alpha)
@@ -172,7 +184,8 @@ def repelling_terms(
         or views.shape[:-3] != anchors.shape[:-2]
     ):
         raise ValueError(
-            f"views must have shape (..., K, M, d) with (..., n, d) = {tuple(anchors.shape)}, "
+            "views must have shape (..., K, M, d) with (..., n, d) = "
+            f"{tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
     check_labels("anchor_labels", anchor_labels, n=anchors.shape[-2])
@@ -182,7 +195,8 @@ def repelling_terms(
     present = counts > 0
     if int(present.sum()) < 2 or not bool(present[anchor_labels].all()):
         raise ValueError(
-            "view_labels must hold at least two classes, including every class of anchor_labels"
+            "view_labels must hold at least two classes, including every "
+            "class of anchor_labels"
         )
     a, v = _normalise(anchors), _normalise(views)
     k = v.shape[-3]
@@ -227,10 +241,11 @@ def repelling_bound(
     alpha: float = 1.0,
     n_transforms: int = 4,
 ) -> RepellingTerms:
-    """Theorem 4.6 for every image x of ``images`` (n, C, H, W) with labels (n,): one anchor view t(x); X'
-    uniform over ``pool_images`` (M, C, H, W) with ``pool_labels`` (M,) (balanced for Assumption 4.5, see
-    :func:`ccl_helpers.data.balanced_subset`); T' uniform over K = ``n_transforms`` transformations drawn from ``strategy``,
-    each applied to the whole pool. See :func:`repelling_terms`."""
+    """Theorem 4.6 for every image x of ``images`` (n, C, H, W) with labels (n,): one
+    anchor view t(x); X' uniform over ``pool_images`` (M, C, H, W) with ``pool_labels``
+    (M,) (balanced for Assumption 4.5, see :func:`ccl_helpers.data.balanced_subset`); T'
+    uniform over K = ``n_transforms`` transformations drawn from ``strategy``, each
+    applied to the whole pool. See :func:`repelling_terms`."""
     check_tensor("images", images, min_ndim=3, floating=True)
     check_tensor("pool_images", pool_images, min_ndim=3, floating=True)
     check_int("n_transforms", n_transforms, 1)
@@ -246,7 +261,8 @@ def repelling_bound(
     return repelling_terms(anchors, labels, _encode(encoder, pool), pool_labels, alpha)
 
 
-# ---------------------------------------------------------------- prototype representation bias
+# ---------------------------------------------------------------- prototype
+# representation bias
 
 
 def prototype_bias(
@@ -259,13 +275,15 @@ def prototype_bias(
     method: str = "eq51",
     n_transforms: int = 8,
 ) -> Tensor:
-    """The prototype representation bias, eq. (16): E_{(X0,Y0)} ‖E_{T,X|Y0} f(T(X)) − E_T f(T(X0))‖ → (...,).
+    """The prototype representation bias, eq. (16): E_{(X0,Y0)} ‖E_{T,X|Y0} f(T(X)) −
+    E_T f(T(X0))‖ → (...,).
 
-    ``method="eq51"`` (the source's estimator, A.3.2): for each (x_i, y_i) draw x'_i uniformly among the
-    images of class y_i and one t_i, and average ‖f(t_i(x'_i)) − f(t_i(x_i))‖ (the same t_i on both);
-    by Jensen's inequality its expectation is ≥ eq. (16).
-    ``method="plugin"``: eq. (16) with the expectations replaced by K = ``n_transforms`` views per image:
-    ‖µ̂_{y_i} − m̂_i‖ averaged over i, µ̂ the class mean of all views. Representations are normalised.
+    ``method="eq51"`` (the source's estimator, A.3.2): for each (x_i, y_i) draw x'_i
+    uniformly among the images of class y_i and one t_i, and average ‖f(t_i(x'_i)) −
+    f(t_i(x_i))‖ (the same t_i on both); by Jensen's inequality its expectation is ≥ eq.
+    (16). ``method="plugin"``: eq. (16) with the expectations replaced by K =
+    ``n_transforms`` views per image: ‖µ̂_{y_i} − m̂_i‖ averaged over i, µ̂ the class
+    mean of all views. Representations are normalised.
     """
     check_tensor("images", images, min_ndim=3, floating=True)
     check_labels("labels", labels, n=images.shape[0])
@@ -306,8 +324,9 @@ def tiled_model(
     n_configs: int,
     device: torch.device | str = "cpu",
 ):
-    """A :class:`~ccl_helpers.train.StackedModel` of ``n_configs × n_seeds`` copies, config-major: copy
-    ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so the configurations share their starts."""
+    """A :class:`~ccl_helpers.train.StackedModel` of ``n_configs × n_seeds`` copies,
+    config-major: copy ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so
+    the configurations share their starts."""
     from .train import StackedModel
 
     check_int("n_seeds", n_seeds)
@@ -334,12 +353,14 @@ def two_view_batches(
     *,
     n_streams: int | None = None,
 ) -> Callable[[int], tuple[Tensor, Tensor]]:
-    """step ↦ (view1, view2), each (n_models, batch_size, C, H, W): ``batch_size`` distinct images drawn
-    uniformly from ``images``, each transformed twice, independently.
+    """step ↦ (view1, view2), each (n_models, batch_size, C, H, W): ``batch_size``
+    distinct images drawn uniformly from ``images``, each transformed twice,
+    independently.
 
-    ``n_streams`` (dividing ``n_models``; default ``n_models``) independent batches are drawn and tiled
-    config-major (model i gets stream i mod n_streams), matching :func:`tiled_model`. ``strategy`` may be a
-    list with one strategy name (:data:`ccl_helpers.data.STRATEGIES`) per stream.
+    ``n_streams`` (dividing ``n_models``; default ``n_models``) independent batches are
+    drawn and tiled config-major (model i gets stream i mod n_streams), matching
+    :func:`tiled_model`. ``strategy`` may be a list with one strategy name
+    (:data:`ccl_helpers.data.STRATEGIES`) per stream.
     """
     check_tensor("images", images, min_ndim=3, floating=True)
     check_int("n_models", n_models)
@@ -385,7 +406,8 @@ def two_view_batches(
     return sample
 
 
-# ---------------------------------------------------------------- both bounds at once (trained encoders)
+# ---------------------------------------------------------------- both bounds at once
+# (trained encoders)
 
 
 def bound_terms(
@@ -401,10 +423,12 @@ def bound_terms(
     n_transforms_attract: int = 16,
     n_transforms_repel: int = 4,
 ) -> tuple[AttractingTerms, RepellingTerms]:
-    """Theorem 4.4 and Theorem 4.6 per sample for an encoder with leading model dimension S.
+    """Theorem 4.4 and Theorem 4.6 per sample for an encoder with leading model
+    dimension S.
 
-    One anchor view t(x) per image serves both theorems. ``alphas``: the α of Theorem 4.6, a float or one
-    per model (S,) (e.g. each model's training α). Returns (AttractingTerms, RepellingTerms), fields (S, n).
+    One anchor view t(x) per image serves both theorems. ``alphas``: the α of Theorem
+    4.6, a float or one per model (S,) (e.g. each model's training α). Returns
+    (AttractingTerms, RepellingTerms), fields (S, n).
     """
     check_tensor("images", images, min_ndim=3, floating=True)
     check_tensor("pool_images", pool_images, min_ndim=3, floating=True)
@@ -440,7 +464,8 @@ def bound_terms(
         or not bool(torch.isfinite(alphas).all())
     ):
         raise ValueError(
-            f"alphas must be finite, > 0, one or one per model ({n_models}), got {alphas.tolist()}"
+            "alphas must be finite, > 0, one or one per model "
+            f"({n_models}), got {alphas.tolist()}"
         )
     repel = None
     for alpha in alphas.unique().tolist():
@@ -459,10 +484,11 @@ def bound_terms(
 def summarise_bounds(
     attract: AttractingTerms, repel: RepellingTerms
 ) -> dict[str, Tensor]:
-    """Per-model summaries (S,) of :func:`bound_terms`: mean gaps (Figure 6 of the source), smallest
-    per-sample gaps (Theorem 4.4: over the samples that satisfy Assumption 4.3, f(t(x))·m̂ ≥ 0), the
-    fraction of samples satisfying it and its smallest value, and the smallest gap of the corrected
-    repelling form."""
+    """Per-model summaries (S,) of :func:`bound_terms`: mean gaps (Figure 6 of the
+    source), smallest
+    per-sample gaps (Theorem 4.4: over the samples that satisfy Assumption 4.3,
+    f(t(x))·m̂ ≥ 0), the fraction of samples satisfying it and its smallest value, and
+    the smallest gap of the corrected repelling form."""
     holds = attract.hemisphere >= 0
     return {
         "attract_gap": attract.gap.mean(-1),
@@ -489,7 +515,8 @@ def model_subset(model, indices: list[int]) -> Encoder:
         or int(index.max()) >= model.n_seeds
     ):
         raise ValueError(
-            f"indices must be a non-empty list of model indices in 0..{model.n_seeds - 1}, got {indices!r}"
+            "indices must be a non-empty list of model indices in "
+            f"0..{model.n_seeds - 1}, got {indices!r}"
         )
     call = model.functional()
 

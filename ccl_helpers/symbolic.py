@@ -1,7 +1,9 @@
-"""sympy derivations and their torch counterparts: Hessians, smoothness constants, log-sum-exp.
+"""sympy derivations and their torch counterparts: Hessians, smoothness constants,
+log-sum-exp.
 
-Chapter 2 (Merad et al., Lemma 3 = Lemma 5 of the appendix). The triplet loss on the outputs
-z = (z₁, z₂, z₃) ∈ (R^d)³ (anchor, positive, negative), flattened block by block into R^{3d}, is
+Chapter 2 (Merad et al., Lemma 3 = Lemma 5 of the appendix). The triplet loss on the
+outputs z = (z₁, z₂, z₃) ∈ (R^d)³ (anchor, positive, negative), flattened block by block
+into R^{3d}, is
 
     ℓ(z) = log(1 + exp(u)),   u = z₁ᵀ(z₃ − z₂) = cos₁₃ − cos₁₂   (cos_ij = z_iᵀz_j, unnormalised).
 
@@ -14,11 +16,12 @@ g = ∇u = (w, −z₁, z₁) ∈ R^{3d},
 
     ∇²u = M ⊗ I_d,  M = [[0, −1, 1], [−1, 0, 0], [1, 0, 0]],  eigenvalues √2, −√2, 0.
 
-The source's expression is right (v₂ = σ(u), v₁ − 1 = −σ(u), diag v − vvᵀ = σ'(u)[[1, −1], [−1, 1]]);
-its norm estimates are loose: the ∂²cos terms (norm 1 each) combine into s·(M ⊗ I_d), of norm √2·s,
-not 2; ‖∂cos_ij‖ = (‖z_i‖² + ‖z_j‖²)^{1/2} ≤ √2·max, not 2·max; and even its own estimates give
-½·(‖∂cos₁₂‖² + ‖∂cos₁₃‖²) ≤ 4C², not 8C², for the rank-two term.
-The spectral norm has a closed form (the secular equation of a rank-one update):
+The source's expression is right (v₂ = σ(u), v₁ − 1 = −σ(u), diag v − vvᵀ = σ'(u)[[1,
+−1], [−1, 1]]);
+its norm estimates are loose: the ∂²cos terms (norm 1 each) combine into s·(M ⊗ I_d), of
+norm √2·s, not 2; ‖∂cos_ij‖ = (‖z_i‖² + ‖z_j‖²)^{1/2} ≤ √2·max, not 2·max; and even its
+own estimates give ½·(‖∂cos₁₂‖² + ‖∂cos₁₃‖²) ≤ 4C², not 8C², for the rank-two term. The
+spectral norm has a closed form (the secular equation of a rank-one update):
 
     ‖∇²ℓ(z)‖ = φ(u, G) = ½[aG + √(a²G² + 8s² + 16·a·s·u)],   G = ‖g‖² = 2‖z₁‖² + ‖w‖²,
 
@@ -26,13 +29,14 @@ and on B₃ = {max_j ‖z_j‖ ≤ C} (d ≥ 2) its supremum is the one-dimensio
 
     sup_{B₃} ‖∇²ℓ‖ = max_{0 ≤ u ≤ 2C²} φ(u, 6C²)  ≈ 1.5·C² + 1/(3C²)  for large C,
 
-far below the source's L_smooth ≤ 2 + 8C². :func:`smoothness_bound_tight` is a closed-form,
-proven bound in between (see its docstring).
+far below the source's L_smooth ≤ 2 + 8C². :func:`smoothness_bound_tight` is a
+closed-form, proven bound in between (see its docstring).
 
-Chapter 3 (Wen, Lemma D.1). g(u) = log(1 + Σ_{j=1}^k exp(u_j)) has Hessian diag(p) − ppᵀ with
-p_j = e^{u_j}/(1 + Σ_i e^{u_i}); its largest eigenvalue is < 1/2 for every k (Gershgorin:
-row j gives p_j(2 − 2p_j − p₀) = 1/2 − (1 − 2p_j)²/2 − p₀p_j, p₀ = 1 − Σp_j > 0), ≤ 1/4 for
-k = 1, and 1/2 is the supremum for k ≥ 2 — tighter than the source's "1-Lipschitz smooth".
+Chapter 3 (Wen, Lemma D.1). g(u) = log(1 + Σ_{j=1}^k exp(u_j)) has Hessian diag(p) − ppᵀ
+with p_j = e^{u_j}/(1 + Σ_i e^{u_i}); its largest eigenvalue is < 1/2 for every k
+(Gershgorin: row j gives p_j(2 − 2p_j − p₀) = 1/2 − (1 − 2p_j)²/2 − p₀p_j, p₀ = 1 − Σp_j
+> 0), ≤ 1/4 for k = 1, and 1/2 is the supremum for k ≥ 2 — tighter than the source's
+"1-Lipschitz smooth".
 
 Lee (2025), Lemma A.1: max_i x_i ≤ (1/α) log Σ_i exp(α x_i) ≤ max_i x_i + log(n)/α.
 """
@@ -53,14 +57,16 @@ SQRT2 = math.sqrt(2.0)
 
 
 def _lambert_w_of_inverse_e() -> float:
-    """W(1/e) ≈ 0.27846: the v with v·e^v = 1/e, by Newton's method (it is max_u u/(1 + e^u))."""
+    """W(1/e) ≈ 0.27846: the v with v·e^v = 1/e, by Newton's method (it is max_u u/(1 +
+    e^u))."""
     v = 0.3
     for _ in range(50):
         v -= (v * math.exp(v) - math.exp(-1.0)) / ((1.0 + v) * math.exp(v))
     return v
 
 
-#: W(1/e) = max_{u ∈ R} u/(1 + e^u) = max_u u·(1 − σ(u)) ≈ 0.2784645, attained at u = 1 + W(1/e).
+# : W(1/e) = max_{u ∈ R} u/(1 + e^u) = max_u u·(1 − σ(u)) ≈ 0.2784645, attained at u = 1
+# + W(1/e).
 LAMBERT_W_INV_E = _lambert_w_of_inverse_e()
 
 #: M with ∇²u = M ⊗ I_d for u = z₁ᵀ(z₃ − z₂).
@@ -98,9 +104,11 @@ def _check_logits(u: Tensor, name: str = "u") -> None:
 
 
 def _exp_to_symbols(expr: sp.Expr) -> sp.Expr:
-    """Replace every exp(Σ_t c_t·m_t) (m_t a monomial) by Π_t X_{m_t}^{c_t}, X positive symbols.
+    """Replace every exp(Σ_t c_t·m_t) (m_t a monomial) by Π_t X_{m_t}^{c_t}, X positive
+    symbols.
 
-    Turns the expressions below into rational functions, which ``sympy.cancel`` decides exactly."""
+    Turns the expressions below into rational functions, which ``sympy.cancel`` decides
+    exactly."""
 
     def to_powers(arg):
         result = sp.Integer(1)
@@ -117,7 +125,8 @@ def _exp_to_symbols(expr: sp.Expr) -> sp.Expr:
 
 
 def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
-    """Entrywise: rewrite exponentials as symbols and cancel the rational function (0 iff identity)."""
+    """Entrywise: rewrite exponentials as symbols and cancel the rational function (0
+    iff identity)."""
     return matrix.applyfunc(
         lambda entry: sp.cancel(sp.together(_exp_to_symbols(entry)))
     )
@@ -147,13 +156,15 @@ def triplet_gradient_symbolic(dim: int = 1) -> sp.Matrix:
 
 
 def triplet_hessian_symbolic(dim: int = 1) -> sp.Matrix:
-    """∇²ℓ(z) ∈ R^{3d×3d}, by sympy differentiation of ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂)))."""
+    """∇²ℓ(z) ∈ R^{3d×3d}, by sympy differentiation of ℓ(z) = log(1 + exp(z₁ᵀ(z₃ −
+    z₂)))."""
     z, loss = triplet_loss_symbolic(dim)
     return sp.hessian(loss, list(z))
 
 
 def _source_pieces(dim: int):
-    """The source's objects: A_i, cos_ij = z_iᵀz_j, ∂cos_ij = (A_iA_jᵀ + A_jA_iᵀ)z, ∂²cos_ij, v."""
+    """The source's objects: A_i, cos_ij = z_iᵀz_j, ∂cos_ij = (A_iA_jᵀ + A_jA_iᵀ)z,
+    ∂²cos_ij, v."""
     z1, z2, z3 = triplet_symbols(dim)
     z = sp.Matrix.vstack(z1, z2, z3)
     eye, zero = sp.eye(dim), sp.zeros(dim)
@@ -200,15 +211,17 @@ def triplet_hessian_block_form(dim: int = 1) -> sp.Matrix:
 
 
 def lemma3_gradient_difference(dim: int = 1) -> sp.Matrix:
-    """sympy's ∇ℓ minus the source's (v₁ − 1)∂cos₁₂ + v₂∂cos₁₃, simplified: the zero vector."""
+    """sympy's ∇ℓ minus the source's (v₁ − 1)∂cos₁₂ + v₂∂cos₁₃, simplified: the zero
+    vector."""
     return _zero_if_identity(
         triplet_gradient_symbolic(dim) - triplet_gradient_source_form(dim)
     )
 
 
 def lemma3_hessian_difference(dim: int = 1, form: str = "source") -> sp.Matrix:
-    """sympy's ∇²ℓ minus the ``form`` ("source": (v₁ − 1)∂²cos₁₂ + v₂∂²cos₁₃ + (∂cos₁₂ ∂cos₁₃)∂v;
-    "block": σ'(u)g gᵀ + σ(u)(M ⊗ I_d)), simplified exactly: the 3d × 3d zero matrix."""
+    """sympy's ∇²ℓ minus the ``form`` ("source": (v₁ − 1)∂²cos₁₂ + v₂∂²cos₁₃ + (∂cos₁₂
+    ∂cos₁₃)∂v; "block": σ'(u)g gᵀ + σ(u)(M ⊗ I_d)), simplified exactly: the 3d × 3d zero
+    matrix."""
     forms = {"source": triplet_hessian_source_form, "block": triplet_hessian_block_form}
     if form not in forms:
         raise ValueError(f"form must be one of {sorted(forms)}, got {form!r}")
@@ -217,15 +230,18 @@ def lemma3_hessian_difference(dim: int = 1, form: str = "source") -> sp.Matrix:
 
 def u_hessian_eigenvalues() -> dict:
     """Eigenvalues {√2: 1, −√2: 1, 0: 1} of M (∇²u = M ⊗ I_d): ‖∇²u‖ = √2, whereas
-    ‖∂²cos_ij‖ = 1 (eigenvalues ±1): the source's ∂²cos terms combine to s·(M ⊗ I), norm √2·s."""
+    ‖∂²cos_ij‖ = 1 (eigenvalues ±1): the source's ∂²cos terms combine to s·(M ⊗ I), norm
+    √2·s."""
     return sp.Matrix(U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify).eigenvals()
 
 
 def triplet_hessian_charpoly_difference() -> sp.Expr:
-    """For d = 1 and independent symbols a, s, x = z₁, w = z₃ − z₂: the characteristic polynomial of
-    a·g gᵀ + s·M (g = (w, −x, x)) minus λ(λ² − aGλ − 2s² − 4asu), G = w² + 2x², u = xw: zero.
+    """For d = 1 and independent symbols a, s, x = z₁, w = z₃ − z₂: the characteristic
+    polynomial of a·g gᵀ + s·M (g = (w, −x, x)) minus λ(λ² − aGλ − 2s² − 4asu), G = w² +
+    2x², u = xw: zero.
 
-    Its largest root is φ = ½[aG + √(a²G² + 8s² + 16asu)], the closed-form spectral norm."""
+    Its largest root is φ = ½[aG + √(a²G² + 8s² + 16asu)], the closed-form spectral
+    norm."""
     a, s, x, w, lam = sp.symbols("a s x w lambda", real=True)
     g = sp.Matrix([w, -x, x])
     hessian = a * g * g.T + s * sp.Matrix(U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify)
@@ -247,9 +263,11 @@ def triplet_loss(z: Tensor) -> Tensor:
 
 
 def triplet_hessian(z: Tensor) -> Tensor:
-    """∇²ℓ(z) = σ'(u)·g gᵀ + σ(u)·(M ⊗ I_d) for z (..., 3, d) → (..., 3d, 3d), block order z₁, z₂, z₃.
+    """∇²ℓ(z) = σ'(u)·g gᵀ + σ(u)·(M ⊗ I_d) for z (..., 3, d) → (..., 3d, 3d), block
+    order z₁, z₂, z₃.
 
-    u = z₁ᵀ(z₃ − z₂), g = (z₃ − z₂, −z₁, z₁), M = [[0, −1, 1], [−1, 0, 0], [1, 0, 0]]."""
+    u = z₁ᵀ(z₃ − z₂), g = (z₃ − z₂, −z₁, z₁), M = [[0, −1, 1], [−1, 0, 0], [1, 0,
+    0]]."""
     _check_triplets(z)
     z1, z2, z3 = z.unbind(-2)
     w = z3 - z2
@@ -265,8 +283,9 @@ def triplet_hessian(z: Tensor) -> Tensor:
 
 
 def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
-    """φ(u, G) = ½[aG + √(a²G² + 8s² + 16·a·s·u)], s = σ(u), a = s(1 − s): the spectral norm of
-    a·g gᵀ + s(M ⊗ I) with u = z₁ᵀw, G = ‖g‖² = 2‖z₁‖² + ‖w‖² (broadcast; G ≥ 2√2|u| for real z)."""
+    """φ(u, G) = ½[aG + √(a²G² + 8s² + 16·a·s·u)], s = σ(u), a = s(1 − s): the spectral
+    norm of a·g gᵀ + s(M ⊗ I) with u = z₁ᵀw, G = ‖g‖² = 2‖z₁‖² + ‖w‖² (broadcast; G ≥
+    2√2|u| for real z)."""
     if not isinstance(u, Tensor) or not isinstance(grad_sq_norm, Tensor):
         raise ValueError("u and grad_sq_norm must be tensors")
     if bool((grad_sq_norm < 0).any()):
@@ -277,12 +296,13 @@ def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
 
 
 def triplet_hessian_norm(z: Tensor) -> Tensor:
-    """‖∇²ℓ(z)‖₂ in closed form, φ(u, G) of :func:`hessian_norm_formula`, for z (..., 3, d) → (...,).
+    """‖∇²ℓ(z)‖₂ in closed form, φ(u, G) of :func:`hessian_norm_formula`, for z (..., 3,
+    d) → (...,).
 
-    Proof: with p, q, r the unit eigenvectors of M (eigenvalues √2, −√2, 0), g = p⊗α + q⊗β with
-    α = z₁ + w/√2, β = z₁ − w/√2, ‖α‖² − ‖β‖² = 2√2u, ‖α‖² + ‖β‖² = G; for λ > √2s, λ is an
-    eigenvalue iff 1 = a[‖α‖²/(λ − √2s) + ‖β‖²/(λ + √2s)], whose root is φ; every other eigenvalue
-    lies in [−√2s, √2s] ⊂ [−φ, φ]."""
+    Proof: with p, q, r the unit eigenvectors of M (eigenvalues √2, −√2, 0), g = p⊗α +
+    q⊗β with α = z₁ + w/√2, β = z₁ − w/√2, ‖α‖² − ‖β‖² = 2√2u, ‖α‖² + ‖β‖² = G; for λ >
+    √2s, λ is an eigenvalue iff 1 = a[‖α‖²/(λ − √2s) + ‖β‖²/(λ + √2s)], whose root is φ;
+    every other eigenvalue lies in [−√2s, √2s] ⊂ [−φ, φ]."""
     _check_triplets(z)
     z1, z2, z3 = z.unbind(-2)
     w = z3 - z2
@@ -298,7 +318,8 @@ def _eig_norm(z: Tensor) -> Tensor:
 def _uniform_ball_points(
     n_points: int, dim: int, radius: float, generator: torch.Generator
 ) -> Tensor:
-    """n_points triplets (n_points, 3, dim), each z_j uniform in the ball of the given radius (float64, CPU)."""
+    """n_points triplets (n_points, 3, dim), each z_j uniform in the ball of the given
+    radius (float64, CPU)."""
     direction = torch.randn(n_points, 3, dim, generator=generator, dtype=torch.float64)
     length = torch.rand(n_points, 3, 1, generator=generator, dtype=torch.float64) ** (
         1.0 / dim
@@ -312,12 +333,14 @@ def _uniform_ball_points(
 
 
 def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> float:
-    """sup_{z ∈ B₃} ‖∇²ℓ(z)‖ = max_{0 ≤ u ≤ 2C²} φ(u, 6C²) (d ≥ 2), by a grid refined ``rounds`` times.
+    """sup_{z ∈ B₃} ‖∇²ℓ(z)‖ = max_{0 ≤ u ≤ 2C²} φ(u, 6C²) (d ≥ 2), by a grid refined
+    ``rounds`` times.
 
     Why: φ(u, G) increases with G; on B₃, G = 2‖z₁‖² + ‖w‖² ≤ 2C² + (2C)² = 6C² and
     |u| = |z₁ᵀw| ≤ ‖z₁‖‖w‖ ≤ 2C²; every |u| ≤ 2C² is reached with G = 6C² when d ≥ 2
-    (‖z₁‖ = C, z₃ = −z₂ = w/2, ‖w‖ = 2C, cos∠(z₁, w) = u/(2C²)); φ(−u, G) ≤ φ(u, G) for u ≥ 0.
-    By rotation invariance (ℓ depends on z through z₁ and w only) d = 2 attains every value."""
+    (‖z₁‖ = C, z₃ = −z₂ = w/2, ‖w‖ = 2C, cos∠(z₁, w) = u/(2C²)); φ(−u, G) ≤ φ(u, G) for
+    u ≥ 0. By rotation invariance (ℓ depends on z through z₁ and w only) d = 2 attains
+    every value."""
     C = _check_radius(radius)
     points = check_int("points", points, 16)
     rounds = check_int("rounds", rounds, 0, 50)
@@ -346,25 +369,27 @@ def smoothness_sup_search(
     device: torch.device | str | None = None,
     lr: float = 0.1,
 ) -> tuple[float, Tensor]:
-    """Numerical sup_{z ∈ B₃} ‖∇²ℓ(z)‖₂ by projected gradient ascent from ``n_starts`` uniform random
-    starts in B₃ = {max_j ‖z_j‖ ≤ C}, all optimised at once, with continuation in C.
+    """Numerical sup_{z ∈ B₃} ‖∇²ℓ(z)‖₂ by projected gradient ascent from ``n_starts``
+    uniform random starts in B₃ = {max_j ‖z_j‖ ≤ C}, all optimised at once, with
+    continuation in C.
 
-    The objective is the largest |eigenvalue| (torch.linalg.eigvalsh) of the explicit Hessian
-    :func:`triplet_hessian` — not the closed form — so it checks :func:`smoothness_sup_exact`
-    independently. Each stage runs ``n_steps`` Adam steps (cosine-decayed from
-    ``lr``·min(C_j, 1/C_j), so that u = z₁ᵀ(z₃ − z₂) moves by O(lr) per step) on the ascent
-    direction projected onto the tangent cone of the active constraints (the outward radial part
-    dropped where ‖z_j‖ = C_j), then projects every z_j back onto the ball of radius C_j.
-    The stages use C_j = C/2^{J−j}, j = 0 … J, with C_0 ≤ 1; between stages the better half of the
-    points is scaled by 2 and the other half replaced by fresh uniform starts. Why: for large C
-    the Hessian's norm is flat (σ'(u) ≈ e^{−|u|}, below rounding for |u| ≳ 35) except in a band
+    The objective is the largest |eigenvalue| (torch.linalg.eigvalsh) of the explicit
+    Hessian :func:`triplet_hessian` — not the closed form — so it checks
+    :func:`smoothness_sup_exact` independently. Each stage runs ``n_steps`` Adam steps
+    (cosine-decayed from ``lr``·min(C_j, 1/C_j), so that u = z₁ᵀ(z₃ − z₂) moves by O(lr)
+    per step) on the ascent direction projected onto the tangent cone of the active
+    constraints (the outward radial part dropped where ‖z_j‖ = C_j), then projects every
+    z_j back onto the ball of radius C_j. The stages use C_j = C/2^{J−j}, j = 0 … J,
+    with C_0 ≤ 1; between stages the better half of the points is scaled by 2 and the
+    other half replaced by fresh uniform starts. Why: for large C the Hessian's norm is
+    flat (σ'(u) ≈ e^{−|u|}, below rounding for |u| ≳ 35) except in a band
     |u| = O(1) that random starts rarely hit (probability ~ 1/C²); continuation follows the
-    maximiser into it, and the fresh starts cover the small-C regime, where the maximiser is
-    z₁ ∥ z₃ − z₂ (a stationary point in the angle for every C).
+    maximiser into it, and the fresh starts cover the small-C regime, where the
+    maximiser is z₁ ∥ z₃ − z₂ (a stationary point in the angle for every C).
 
-    d = 2 suffices (ℓ depends on z only through z₁ and w = z₃ − z₂, which span ≤ 2 dimensions);
-    d = 1 gives in general a smaller value. Returns (the best value, the maximiser z of shape
-    (3, d)); deterministic for a given seed on a given device.
+    d = 2 suffices (ℓ depends on z only through z₁ and w = z₃ − z₂, which span ≤ 2
+    dimensions); d = 1 gives in general a smaller value. Returns (the best value, the
+    maximiser z of shape (3, d)); deterministic for a given seed on a given device.
     """
     C = _check_radius(radius)
     dim = check_int("dim", dim, 1)
@@ -440,11 +465,12 @@ def smoothness_bound_weyl(radius: float) -> float:
 
 
 def smoothness_bound_secular(radius: float) -> float:
-    """B₂(C) = ¾C² + ½√(9C⁴/4 + Ȳ), Ȳ = 8σ(2C²)²·(1 + 2·min(C², W(1/e))), W(1/e) ≈ 0.2785.
+    """B₂(C) = ¾C² + ½√(9C⁴/4 + Ȳ), Ȳ = 8σ(2C²)²·(1 + 2·min(C², W(1/e))), W(1/e) ≈
+    0.2785.
 
-    From the closed form φ = ½[aG + √(a²G² + Y)], Y = 8s² + 16asu, increasing in aG ≤ 6C²/4 and
-    in Y; for u ∈ [0, 2C²], s ≤ σ(2C²) and a·s·u = s²·(1 − s)u with (1 − s)u ≤ min(u/2, W(1/e)).
-    For large C it is 1.5C² + Ȳ/(6C²) + O(C⁻⁶) ≈ 1.5C² + 2.08/C²."""
+    From the closed form φ = ½[aG + √(a²G² + Y)], Y = 8s² + 16asu, increasing in aG ≤
+    6C²/4 and in Y; for u ∈ [0, 2C²], s ≤ σ(2C²) and a·s·u = s²·(1 − s)u with (1 − s)u ≤
+    min(u/2, W(1/e)). For large C it is 1.5C² + Ȳ/(6C²) + O(C⁻⁶) ≈ 1.5C² + 2.08/C²."""
     C = _check_radius(radius)
     s_max = 1 / (1 + math.exp(-2 * C * C))
     y_bar = 8 * s_max**2 * (1 + 2 * min(C * C, LAMBERT_W_INV_E))
@@ -452,9 +478,9 @@ def smoothness_bound_secular(radius: float) -> float:
 
 
 def smoothness_bound_tight(radius: float) -> float:
-    """B(C) = min(B₁(C), B₂(C)) (:func:`smoothness_bound_weyl`, :func:`smoothness_bound_secular`):
-    a proven bound sup_{B₃} ‖∇²ℓ‖ ≤ B(C) ≤ 1.5C² + √2 < 2 + 8C². B(C)/sup → 1 as C → 0 (both → 1/√2)
-    and as C → ∞ (both ~ 1.5C²)."""
+    """B(C) = min(B₁(C), B₂(C)) (:func:`smoothness_bound_weyl`,
+    :func:`smoothness_bound_secular`): a proven bound sup_{B₃} ‖∇²ℓ‖ ≤ B(C) ≤ 1.5C² + √2
+    < 2 + 8C². B(C)/sup → 1 as C → 0 (both → 1/√2) and as C → ∞ (both ~ 1.5C²)."""
     return min(smoothness_bound_weyl(radius), smoothness_bound_secular(radius))
 
 
@@ -466,8 +492,8 @@ def smoothness_table(
     seed: int = 0,
     device: torch.device | str | None = None,
 ):
-    """pandas DataFrame, one row per C: the searched sup, the exact sup, B₁, B₂, B = min, 2 + 8C²,
-    and the ratios source/sup and sup/C²."""
+    """pandas DataFrame, one row per C: the searched sup, the exact sup, B₁, B₂, B =
+    min, 2 + 8C², and the ratios source/sup and sup/C²."""
     import pandas as pd
 
     rows = []
@@ -493,7 +519,8 @@ def smoothness_table(
     return pd.DataFrame(rows)
 
 
-# ---------------------------------------------------------------- Wen, Lemma D.1: log(1 + Σ exp)
+# ---------------------------------------------------------------- Wen, Lemma D.1: log(1
+# + Σ exp)
 
 
 @cache
@@ -510,7 +537,8 @@ def lse_hessian_symbolic(k: int = 2) -> sp.Matrix:
 
 
 def lse_probabilities_symbolic(k: int = 2) -> tuple[sp.Expr, list[sp.Expr]]:
-    """(p₀, [p_1 … p_k]): p_j = e^{u_j}/(1 + Σ_i e^{u_i}), p₀ = 1/(1 + Σ_i e^{u_i}) = 1 − Σ_j p_j."""
+    """(p₀, [p_1 … p_k]): p_j = e^{u_j}/(1 + Σ_i e^{u_i}), p₀ = 1/(1 + Σ_i e^{u_i}) = 1
+    − Σ_j p_j."""
     u = lse_symbols(k)
     total = 1 + sum(sp.exp(x) for x in u)
     return 1 / total, [sp.exp(x) / total for x in u]
@@ -524,7 +552,8 @@ def lse_hessian_difference(k: int = 2) -> sp.Matrix:
 
 
 def lse_gershgorin_identity(k: int = 2) -> list[sp.Expr]:
-    """For each row j: [1/2 − (center + radius)] − [(1 − 2p_j)²/2 + p₀p_j], simplified: all zero.
+    """For each row j: [1/2 − (center + radius)] − [(1 − 2p_j)²/2 + p₀p_j], simplified:
+    all zero.
 
     Center p_j(1 − p_j), radius p_j Σ_{i≠j} p_i; so every Gershgorin disc ends below
     1/2 − p₀p_j < 1/2, and λ_max(diag(p) − ppᵀ) < 1/2 for every u and k."""
@@ -542,8 +571,8 @@ def lse_gershgorin_identity(k: int = 2) -> list[sp.Expr]:
 
 
 def lse_k1_gap() -> sp.Expr:
-    """k = 1: 1/4 − p(1 − p) with p = t/(1 + t), t = e^u, factored: (t − 1)²/(4(t + 1)²) ≥ 0,
-    zero only at u = 0, so the k = 1 Hessian is ≤ 1/4 with equality at u = 0."""
+    """k = 1: 1/4 − p(1 − p) with p = t/(1 + t), t = e^u, factored: (t − 1)²/(4(t + 1)²)
+    ≥ 0, zero only at u = 0, so the k = 1 Hessian is ≤ 1/4 with equality at u = 0."""
     t = sp.Symbol("t", positive=True)
     p = t / (1 + t)
     return sp.factor(sp.Rational(1, 4) - p * (1 - p))
@@ -562,7 +591,8 @@ def lse_hessian_lambda_max(u: Tensor) -> Tensor:
 
 
 def lse_hessian_gershgorin_bound(u: Tensor) -> Tensor:
-    """max_j p_j(2 − 2p_j − p₀) (the largest Gershgorin disc end) at u (..., k) → (...,): < 1/2."""
+    """max_j p_j(2 − 2p_j − p₀) (the largest Gershgorin disc end) at u (..., k) →
+    (...,): < 1/2."""
     _check_logits(u)
     probs = torch.softmax(torch.cat([torch.zeros_like(u[..., :1]), u], -1), -1)
     p0, p = probs[..., :1], probs[..., 1:]
@@ -570,8 +600,9 @@ def lse_hessian_gershgorin_bound(u: Tensor) -> Tensor:
 
 
 def lse_hessian_lambda_max_sup(k: int) -> float:
-    """sup_u λ_max(diag(p) − ppᵀ): 1/4 for k = 1 (attained at u = 0), 1/2 for k ≥ 2 (approached by
-    u = (t, t, −∞, …), t → ∞, where λ_max = e^t/(1 + 2e^t); never attained since p₀ > 0)."""
+    """sup_u λ_max(diag(p) − ppᵀ): 1/4 for k = 1 (attained at u = 0), 1/2 for k ≥ 2
+    (approached by u = (t, t, −∞, …), t → ∞, where λ_max = e^t/(1 + 2e^t); never
+    attained since p₀ > 0)."""
     check_int("k", k, 1)
     return 0.25 if k == 1 else 0.5
 
@@ -580,7 +611,8 @@ def lse_hessian_lambda_max_sup(k: int) -> float:
 
 
 def smooth_max(x: Tensor, alpha: float = 1.0) -> Tensor:
-    """(1/α) log Σ_i exp(α x_i) over the last dimension of x (..., n) → (...,), α > 0."""
+    """(1/α) log Σ_i exp(α x_i) over the last dimension of x (..., n) → (...,), α >
+    0."""
     _check_logits(x, "x")
     if (
         isinstance(alpha, bool)
@@ -592,7 +624,8 @@ def smooth_max(x: Tensor, alpha: float = 1.0) -> Tensor:
 
 
 def smooth_max_bounds(x: Tensor, alpha: float = 1.0) -> tuple[Tensor, Tensor, Tensor]:
-    """Lemma A.1: (max_i x_i, (1/α) LSE(αx), max_i x_i + log(n)/α), each (...,); first ≤ second ≤ third."""
+    """Lemma A.1: (max_i x_i, (1/α) LSE(αx), max_i x_i + log(n)/α), each (...,); first ≤
+    second ≤ third."""
     value = smooth_max(x, alpha)
     top = x.amax(-1)
     return top, value, top + math.log(x.shape[-1]) / alpha

@@ -36,14 +36,16 @@ from .runtime import autocast, progress
 Forward = Callable[[Tensor], Tensor]
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
-"""The optimisers :func:`train` offers by name (``"sgd"``: plain gradient descent with step size ``lr``)."""
+"""The optimisers :func:`train` offers by name (``"sgd"``: plain gradient descent with
+step size ``lr``)."""
 
 
 class StackedModel:
     """``n_seeds`` independently initialised copies of one architecture.
 
-    Copy ``i`` is ``make_module()`` built right after ``torch.manual_seed(seed + i)``, so it equals
-    the model a single run with that seed would start from. Parameters: dict name → (S, ...).
+    Copy ``i`` is ``make_module()`` built right after ``torch.manual_seed(seed + i)``,
+    so it equals the model a single run with that seed would start from. Parameters:
+    dict name → (S, ...).
     """
 
     def __init__(
@@ -68,7 +70,8 @@ class StackedModel:
     def functional(
         self, submodule: str | None = None
     ) -> Callable[[dict, dict, Tensor], Tensor]:
-        """The per-seed function (params, buffers, x) ↦ module(x) (or the named submodule's)."""
+        """The per-seed function (params, buffers, x) ↦ module(x) (or the named
+        submodule's)."""
         module = self.template.get_submodule(submodule) if submodule else self.template
         prefix = f"{submodule}." if submodule else ""
 
@@ -86,11 +89,12 @@ class StackedModel:
     def __call__(
         self, x: Tensor, *, shared: bool = True, submodule: str | None = None
     ) -> Tensor:
-        """Evaluate every seed. ``shared``: x (n, ...) is fed to all seeds → (S, n, out);
-        otherwise x (S, n, ...) holds one input batch per seed."""
+        """Evaluate every seed. ``shared``: x (n, ...) is fed to all seeds → (S, n,
+        out); otherwise x (S, n, ...) holds one input batch per seed."""
         if not shared and x.shape[0] != self.n_seeds:
             raise ValueError(
-                f"x must have leading dimension n_seeds={self.n_seeds}, got {tuple(x.shape)}"
+                f"x must have leading dimension n_seeds={self.n_seeds}, got "
+                f"{tuple(x.shape)}"
             )
         return vmap(self.functional(submodule), in_dims=(0, 0, None if shared else 0))(
             self.params, self.buffers, x
@@ -112,8 +116,9 @@ def _batched_loss(
     loss_fn: Callable[[Forward, Any], Tensor],
     data_dims: int | None = 0,
 ) -> Callable[[dict, dict, Any], Tensor]:
-    """(params, buffers, data) ↦ (S,) losses, seed i's loss ``loss_fn(forward_i, data_i)``; ``data_dims``:
-    0 when the data carry a leading seed axis, None when all seeds share them."""
+    """(params, buffers, data) ↦ (S,) losses, seed i's loss ``loss_fn(forward_i,
+    data_i)``; ``data_dims``: 0 when the data carry a leading seed axis, None when all
+    seeds share them."""
     call = model.functional()
 
     def seed_loss(p: dict, b: dict, batch: Any) -> Tensor:
@@ -455,17 +460,22 @@ def train(
     """Train all seeds of ``model`` in place on minibatches; return the tidy history.
 
     Args:
-        loss_fn: (forward, batch) ↦ scalar loss of one seed, ``forward`` being that seed's model.
+        loss_fn: (forward, batch) ↦ scalar loss of one seed, ``forward`` being that
+            seed's model.
         sample_batch: step ↦ the batch of update step 1 … n_steps (any pytree of
             tensors) with leading dimension S = n_seeds.
-        evaluate: model ↦ {quantity: (S,) tensor}, called at step 0, at ``eval_steps`` and at the end.
-        optimizer: ``"adam"`` or ``"sgd"`` (plain gradient descent with step size ``lr``).
+        evaluate: model ↦ {quantity: (S,) tensor}, called at step 0, at ``eval_steps``
+            and at the end.
+        optimizer: ``"adam"`` or ``"sgd"`` (plain gradient descent with step size
+            ``lr``).
         lr_factor: :data:`Stages` a_t multiplying ``lr`` at step t (see :func:`loop`).
-    Records ``train_loss`` (mean minibatch loss since the last checkpoint) and every quantity of ``evaluate``.
-    Each step's forward pass and loss run under :func:`~ccl_helpers.runtime.autocast` (bfloat16 when
-    :func:`~ccl_helpers.runtime.precision` is ``"bf16"``); the losses are summed and back-propagated in at least
-    float32, the parameters stay in their dtype, and ``evaluate`` runs outside autocast, in full precision.
-    For full-batch gradient descent on a fixed training set, see :func:`gradient_descent`.
+    Records ``train_loss`` (mean minibatch loss since the last checkpoint) and every
+    quantity of ``evaluate``. Each step's forward pass and loss run under
+    :func:`~ccl_helpers.runtime.autocast` (bfloat16 when
+    :func:`~ccl_helpers.runtime.precision` is ``"bf16"``); the losses are summed and
+    back-propagated in at least float32, the parameters stay in their dtype, and
+    ``evaluate`` runs outside autocast, in full precision. For full-batch gradient
+    descent on a fixed training set, see :func:`gradient_descent`.
     """
     n_steps = check_int("n_steps", n_steps)
     gradient = stacked_gradient(
@@ -486,8 +496,9 @@ def train(
 
 
 def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
-    """About ``n_points`` integer steps in [0, n_steps], log-spaced: 0, then the distinct roundings of
-    geomspace(1, n_steps, n_points − 1); always contains 0, 1 and n_steps (for n_points ≥ 3)."""
+    """About ``n_points`` integer steps in [0, n_steps], log-spaced: 0, then the
+    distinct roundings of geomspace(1, n_steps, n_points − 1); always contains 0, 1 and
+    n_steps (for n_points ≥ 3)."""
     n_steps = check_int("n_steps", n_steps)
     n_points = check_int("n_points", n_points)
     inner = (
@@ -497,15 +508,17 @@ def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
 
 
 TARGETS = ("loss", "grad_norm")
-"""The quantities :func:`gradient_descent` can stop on (they are computed at every step)."""
+"""The quantities :func:`gradient_descent` can stop on (they are computed at every
+step)."""
 
 
 class Descent(NamedTuple):
     """The outcome of :func:`gradient_descent`.
 
     history: tidy (step, seed, quantity, value) records at the checkpoints;
-    first_step: per seed (index), the first step t at which the target held (pandas ``Int64``,
-    ``<NA>`` for a seed that never reached it; all ``<NA>`` without a target);
+    first_step: per seed (index), the first step t at which the target held (pandas
+    ``Int64``, ``<NA>`` for a seed that never reached it; all ``<NA>`` without a
+    target);
     n_steps: the number of gradient steps taken (the last recorded step).
     """
 
@@ -517,13 +530,15 @@ class Descent(NamedTuple):
 def _prefix_values(
     names: Iterable[str], values: Mapping[str, Any], argument: str
 ) -> dict[str, Any]:
-    """For each parameter name, the value of the longest key of ``values`` that prefixes it."""
+    """For each parameter name, the value of the longest key of ``values`` that prefixes
+    it."""
     chosen = {}
     for name in names:
         keys = [k for k in values if name.startswith(k)]
         if not keys:
             raise ValueError(
-                f"{argument} must have a key prefixing every parameter name; none for {name!r} "
+                f"{argument} must have a key prefixing every parameter name; "
+                f"none for {name!r} "
                 f"(keys {sorted(values)})"
             )
         chosen[name] = values[max(keys, key=len)]
@@ -536,8 +551,9 @@ def _movement(
     initial_sq: dict[str, Tensor],
     groups: Mapping[str, str],
 ) -> dict[str, Tensor]:
-    """movement/<name> = ‖W^(t) − W^(0)‖_F and relative_movement/<name> = that / ‖W^(0)‖_F, per seed (S,),
-    for every parameter, every group (name ↦ prefix) and in total (``movement``, ``relative_movement``)."""
+    """movement/<name> = ‖W^(t) − W^(0)‖_F and relative_movement/<name> = that /
+    ‖W^(0)‖_F, per seed (S,), for every parameter, every group (name ↦ prefix) and in
+    total (``movement``, ``relative_movement``)."""
     squared = {
         name: (p.detach() - initial[name]).flatten(1).square().sum(1)
         for name, p in params.items()
@@ -575,34 +591,43 @@ def gradient_descent(
     shared: bool = True,
     desc: str = "gradient descent",
 ) -> Descent:
-    """Full-batch gradient descent on a fixed training set, all seeds of ``model`` at once (in place).
+    """Full-batch gradient descent on a fixed training set, all seeds of ``model`` at
+    once (in place).
 
-    Every seed s follows W_s^(t+1) = W_s^(t) − lr · ∇L̂_s(W_s^(t)), t = 0, 1, …, exactly its own
-    single-seed trajectory (the seeds' losses are summed, so the gradients do not mix). Only
-    ``model.params`` move; buffers (e.g. :class:`~ccl_helpers.models.DeepReLU`'s fixed A, B) stay.
+    Every seed s follows W_s^(t+1) = W_s^(t) − lr · ∇L̂_s(W_s^(t)), t = 0, 1, …, exactly
+    its own single-seed trajectory (the seeds' losses are summed, so the gradients do
+    not mix). Only ``model.params`` move; buffers (e.g.
+    :class:`~ccl_helpers.models.DeepReLU`'s fixed A, B) stay.
 
     Args:
         loss_fn: (forward, data) ↦ scalar L̂ of one seed on the whole training set.
-        data: the training set (any pytree of tensors), shared by all seeds; with ``shared=False`` it has a
-            leading seed axis S.
+        data: the training set (any pytree of tensors), shared by all seeds; with
+            ``shared=False`` it has a leading seed axis S.
         max_steps: the largest number of gradient steps T (≥ 1).
-        lr: the step size, or a mapping parameter-name prefix ↦ step size (longest prefix wins; e.g.
-            {"query.": η, "key.": γ} for Wen's Algorithm 1); every parameter needs one.
-        target: (quantity, ε) with quantity in :data:`TARGETS`: seed s reaches it at the first step t with
-            quantity_s(W^(t)) ≤ ε. With ``stop_at_target``, descent stops once every seed has reached it.
-        checkpoints: an int k (≈ k log-spaced steps, :func:`log_spaced_steps`) or explicit steps. Step 0, the
-            last step and every step at which some seed first reaches the target are recorded too.
-        evaluate: model ↦ {quantity: (S,) tensor}, called at every checkpoint under ``torch.no_grad()``
-            (wrap its body in ``torch.enable_grad()`` to differentiate, e.g. for loss vectors ∂ℓ/∂z).
-        groups: name ↦ parameter-name prefix; movement is also recorded per group (e.g. {"W": "query."}).
+        lr: the step size, or a mapping parameter-name prefix ↦ step size (longest
+            prefix wins; e.g. {"query.": η, "key.": γ} for Wen's Algorithm 1); every
+            parameter needs one.
+        target: (quantity, ε) with quantity in :data:`TARGETS`: seed s reaches it at the
+            first step t with quantity_s(W^(t)) ≤ ε. With ``stop_at_target``, descent
+            stops once every seed has reached it.
+        checkpoints: an int k (≈ k log-spaced steps, :func:`log_spaced_steps`) or
+            explicit steps. Step 0, the last step and every step at which some seed
+            first reaches the target are recorded too.
+        evaluate: model ↦ {quantity: (S,) tensor}, called at every checkpoint under
+            ``torch.no_grad()`` (wrap its body in ``torch.enable_grad()`` to
+            differentiate, e.g. for loss vectors ∂ℓ/∂z).
+        groups: name ↦ parameter-name prefix; movement is also recorded per group (e.g.
+            {"W": "query."}).
 
-    Recorded at each checkpoint t, per seed, all at the parameters W^(t) (before step t + 1):
-        ``loss`` L̂(W^(t)); ``grad_norm`` ‖∇L̂(W^(t))‖₂ over all trained parameters;
-        ``movement/<name>`` ‖W^(t) − W^(0)‖_F and ``relative_movement/<name>`` (divided by ‖W^(0)‖_F,
-        omitted when ‖W^(0)‖_F = 0) per parameter, per group, and in total (``movement``,
-        ``relative_movement``, over the concatenation of all trained parameters); and ``evaluate``'s.
+    Recorded at each checkpoint t, per seed, all at the parameters W^(t) (before step t
+        + 1): ``loss`` L̂(W^(t)); ``grad_norm`` ‖∇L̂(W^(t))‖₂ over all trained
+        parameters; ``movement/<name>`` ‖W^(t) − W^(0)‖_F and
+        ``relative_movement/<name>`` (divided by ‖W^(0)‖_F, omitted when ‖W^(0)‖_F = 0)
+        per parameter, per group, and in total (``movement``, ``relative_movement``,
+        over the concatenation of all trained parameters); and ``evaluate``'s.
 
-    Raises FloatingPointError when a loss or gradient becomes non-finite (step size too large).
+    Raises FloatingPointError when a loss or gradient becomes non-finite (step size too
+    large).
     """
     max_steps = check_int("max_steps", max_steps)
     names = list(model.params)
@@ -658,7 +683,8 @@ def wide(history: pd.DataFrame) -> pd.DataFrame:
     missing = {"step", "quantity", "value"} - set(history.columns)
     if missing:
         raise ValueError(
-            f"history lacks the columns {sorted(missing)}; it has {list(history.columns)}"
+            f"history lacks the columns {sorted(missing)}; it has "
+            f"{list(history.columns)}"
         )
     keys = [c for c in history.columns if c not in ("quantity", "value")]
     table = history.pivot_table(

@@ -1,47 +1,54 @@
-"""Chapter 3: Wen, *Convergence of End-to-End Training in Deep Unsupervised Contrastive Learning*
-(arXiv 2002.06979).
+"""Chapter 3: Wen, *Convergence of End-to-End Training in Deep Unsupervised Contrastive
+Learning* (arXiv 2002.06979).
 
-Setting. A training set S = {x_1 … x_n} on the unit sphere (Assumption 1) with separation
-δ = min_{i≠j} ‖x_i − x_j‖₂ > 0 (Assumption 2); two (L+1)-layer ReLU networks, the query encoder
-f^q_W and the key encoder f^k_θ (Definition 3.1), each W_L σ(… W_1 σ(W_0 x)) with the
-initialisation of Definition 3.2 (:class:`TwoEncoders`). With q_i = f^q_W(x_i), k_i = f^k_θ(x_i)
-and u_ij = q_iᵀ(k_j − k_i), the loss of anchor i against a set N ⊂ [n]∖{i} of k negatives is
+Setting. A training set S = {x_1 … x_n} on the unit sphere (Assumption 1) with
+separation δ = min_{i≠j} ‖x_i − x_j‖₂ > 0 (Assumption 2); two (L+1)-layer ReLU networks,
+the query encoder f^q_W and the key encoder f^k_θ (Definition 3.1), each W_L σ(… W_1
+σ(W_0 x)) with the initialisation of Definition 3.2 (:class:`TwoEncoders`). With q_i =
+f^q_W(x_i), k_i = f^k_θ(x_i) and u_ij = q_iᵀ(k_j − k_i), the loss of anchor i against a
+set N ⊂ [n]∖{i} of k negatives is
 
     ℓ_i(N) = −log( e^{q_iᵀk_i} / (e^{q_iᵀk_i} + Σ_{j∈N} e^{q_iᵀk_j}) ) = log(1 + Σ_{j∈N} e^{u_ij})   (3.1)
 
-and the objective is its exact expectation over the C(n−1, k) equally likely negative sets,
+and the objective is its exact expectation over the C(n−1, k) equally likely negative
+sets,
 
     L_S(W, θ) = (1/n) Σ_i E^{Neg(i)} ℓ_i(N) = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N ⊂ [n]∖{i}, |N| = k} ℓ_i(N)  (3.2)
 
-(:func:`contrastive_loss`, vectorised with an index tensor of all negative sets (:func:`negative_sets`,
-:func:`negative_set_logits`) and :func:`log_one_plus_sum_exp`; :func:`contrastive_loss_loop` is the
-direct loop, :func:`time_exact_expectation` times the two side by side).
+(:func:`contrastive_loss`, vectorised with an index tensor of all negative sets
+(:func:`negative_sets`, :func:`negative_set_logits`) and :func:`log_one_plus_sum_exp`;
+:func:`contrastive_loss_loop` is the direct loop, :func:`time_exact_expectation` times
+the two side by side).
 
-Loss vectors (Definition 4.1): loss~_i = ∂L_S/∂q_i, loss^_i = ∂L_S/∂k_i, loss = (loss~, loss^).
-With p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) and P̄_ij = E^{Neg(i)}[1{j ∈ N} p_ij(N)]
-(:func:`negative_weights`), the closed forms are (:func:`loss_vectors`)
+Loss vectors (Definition 4.1): loss~_i = ∂L_S/∂q_i, loss^_i = ∂L_S/∂k_i, loss = (loss~,
+loss^). With p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) and P̄_ij = E^{Neg(i)}[1{j ∈ N}
+p_ij(N)] (:func:`negative_weights`), the closed forms are (:func:`loss_vectors`)
 
     loss~_i = (1/n) E^{Neg(i)}[ Σ_{j∈N} p_ij(N) (k_j − k_i) ] = (1/n) Σ_j P̄_ij (k_j − k_i)       (Fact 1)
     loss^_i = (1/n) Σ_{j≠i} ( loss^(x_j, x_i) − loss^(x_i, x_j) ),  loss^(x_i, x_j) = P̄_ij q_i  (Fact 2)
 
-The main text prints Fact 1 with the denominator 1 + Σ_{s=1}^{j} e^{u_is} (a partial sum) and without
-the 1/n of L_S; Appendix C.1 has the full denominator, still without 1/n, i.e. n·∂L_S/∂q_i; Fact 2 also
-omits the 1/n. :func:`loss_tilde` computes all three forms, :func:`loss_vectors_autograd` the
-definition itself.
+The main text prints Fact 1 with the denominator 1 + Σ_{s=1}^{j} e^{u_is} (a partial
+sum) and without the 1/n of L_S; Appendix C.1 has the full denominator, still without
+1/n, i.e. n·∂L_S/∂q_i; Fact 2 also omits the 1/n. :func:`loss_tilde` computes all three
+forms, :func:`loss_vectors_autograd` the definition itself.
 
-Algorithm 1 (:func:`algorithm1`): simultaneous full-batch gradient descent
-W ← W − η∇_W L_S, θ ← θ − γ∇_θ L_S, for several seeds at once (a :class:`~ccl_helpers.train.StackedModel`
-of :class:`TwoEncoders`), recording at every step the loss, the loss-vector norms and the output norms,
-and at log-spaced checkpoints the gradient norms of Lemma 4.3 and the movement from initialisation. Theorem 4.2's step sizes are
-Θ(d ε² δ² / (n⁷ L² k m)); :func:`step_size` keeps their width dependence η, γ ∝ d/m.
+Algorithm 1 (:func:`algorithm1`): simultaneous full-batch gradient descent W ← W − η∇_W
+L_S, θ ← θ − γ∇_θ L_S, for several seeds at once (a
+:class:`~ccl_helpers.train.StackedModel` of :class:`TwoEncoders`), recording at every
+step the loss, the loss-vector norms and the output norms, and at log-spaced checkpoints
+the gradient norms of Lemma 4.3 and the movement from initialisation. Theorem 4.2's step
+sizes are Θ(d ε² δ² / (n⁷ L² k m)); :func:`step_size` keeps their width dependence η, γ
+∝ d/m.
 
-Analysis of the histories: :func:`running_average` (Theorem 4.2's left side), :func:`descent_constant`
-(the proof's one-step descent), :func:`lemma43_ratios`, :func:`power_law_fit` (movement against m),
-:func:`theorem42_orders` (the theorem's sizes with constants 1).
+Analysis of the histories: :func:`running_average` (Theorem 4.2's left side),
+:func:`descent_constant` (the proof's one-step descent), :func:`lemma43_ratios`,
+:func:`power_law_fit` (movement against m), :func:`theorem42_orders` (the theorem's
+sizes with constants 1).
 
-Chapter 2's single shared encoder on the same data: :func:`all_triplets` and :func:`triplet_loss`
-(Merad et al., eq. (11), on the fixed triplets (x_i, x_i, x_j), j ≠ i, which is L_S with k = 1 and
-f^q = f^k), :func:`shared_loss_vectors` and :func:`shared_evaluator`.
+Chapter 2's single shared encoder on the same data: :func:`all_triplets` and
+:func:`triplet_loss` (Merad et al., eq. (11), on the fixed triplets (x_i, x_i, x_j), j ≠
+i, which is L_S with k = 1 and f^q = f^k), :func:`shared_loss_vectors` and
+:func:`shared_evaluator`.
 """
 
 from __future__ import annotations
@@ -67,13 +74,15 @@ from .runtime import progress
 from .train import Evaluation, Forward, StackedModel, log_spaced_steps, loop
 
 MAX_SET_ELEMENTS = 2**27
-"""Largest n · C(n−1, k) · k (entries of the index tensor of all negative sets) :func:`negative_sets`
-builds; beyond it the exact expectation needs more memory than it is worth (raise ValueError)."""
+"""Largest n · C(n−1, k) · k (entries of the index tensor of all negative sets)
+:func:`negative_sets` builds; beyond it the exact expectation needs more memory than it
+is worth (raise ValueError)."""
 
 FACT1_FORMS = ("corrected", "appendix", "main_text")
-"""The forms of Fact 1 :func:`loss_tilde` computes: ``"corrected"`` (1/n, full denominator) = ∂L_S/∂q_i;
-``"appendix"`` (Appendix C.1: full denominator, no 1/n) = n·∂L_S/∂q_i; ``"main_text"`` (Section 5.1:
-denominator 1 + Σ_{s=1}^{j} e^{u_is}, no 1/n, negatives of a set in ascending index order)."""
+"""The forms of Fact 1 :func:`loss_tilde` computes: ``"corrected"`` (1/n, full
+denominator) = ∂L_S/∂q_i; ``"appendix"`` (Appendix C.1: full denominator, no 1/n) =
+n·∂L_S/∂q_i; ``"main_text"`` (Section 5.1: denominator 1 + Σ_{s=1}^{j} e^{u_is}, no 1/n,
+negatives of a set in ascending index order)."""
 
 
 # ---------------------------------------------------------------- argument checks
@@ -115,15 +124,16 @@ def _check_sets(sets: Tensor, n: int, n_negatives: int) -> Tensor:
 
 
 def n_negative_sets(n: int, n_negatives: int) -> int:
-    """C(n − 1, k): the number of negative sets {x_{i,1} … x_{i,k}} ⊂ S∖{x_i} of one anchor."""
+    """C(n − 1, k): the number of negative sets {x_{i,1} … x_{i,k}} ⊂ S∖{x_i} of one
+    anchor."""
     n = _check_int("n", n, 2)
     n_negatives = _check_int("n_negatives", n_negatives, 1, n - 1)
     return math.comb(n - 1, n_negatives)
 
 
 def _combinations(size: int, r: int, device) -> Tensor:
-    """All r-subsets of range(size) in lexicographic order, (C(size, r), r), built level by level
-    (a loop over the r positions, never over the subsets)."""
+    """All r-subsets of range(size) in lexicographic order, (C(size, r), r), built level
+    by level (a loop over the r positions, never over the subsets)."""
     combos = torch.arange(size, device=device).unsqueeze(1)
     candidates = torch.arange(size, device=device)
     for _ in range(r - 1):
@@ -137,15 +147,17 @@ def negative_sets(
 ) -> Tensor:
     """Every negative set of every anchor: a LongTensor (n, C, k), C = C(n − 1, k).
 
-    ``sets[i, c]`` lists the k indices (ascending) of the c-th k-subset of [n]∖{i}, in lexicographic
-    order; built by vectorised index arithmetic (position p among the others is index p + [p ≥ i]).
-    Raises ValueError when n·C·k exceeds :data:`MAX_SET_ELEMENTS`.
+    ``sets[i, c]`` lists the k indices (ascending) of the c-th k-subset of [n]∖{i}, in
+    lexicographic order; built by vectorised index arithmetic (position p among the
+    others is index p + [p ≥ i]). Raises ValueError when n·C·k exceeds
+    :data:`MAX_SET_ELEMENTS`.
     """
     count = n_negative_sets(n, n_negatives)
     if n * count * n_negatives > MAX_SET_ELEMENTS:
         raise ValueError(
             f"n_negatives = {n_negatives} with n = {n} gives n·C(n−1, k)·k = "
-            f"{n * count * n_negatives:,} index entries (> {MAX_SET_ELEMENTS:,}); lower n or n_negatives"
+            f"{n * count * n_negatives:,} index entries (> "
+            f"{MAX_SET_ELEMENTS:,}); lower n or n_negatives"
         )
     positions = _combinations(
         n - 1, n_negatives, device
@@ -155,7 +167,8 @@ def negative_sets(
 
 
 def pairwise_logits(q: Tensor, k: Tensor) -> Tensor:
-    """u_ij = q_iᵀ(k_j − k_i) = q_iᵀk_j − q_iᵀk_i for q, k (..., n, d) → (..., n, n) (u_ii = 0)."""
+    """u_ij = q_iᵀ(k_j − k_i) = q_iᵀk_j − q_iᵀk_i for q, k (..., n, d) → (..., n, n)
+    (u_ii = 0)."""
     _check_outputs(q, k, 1, minimum_n=2)
     products = q @ k.transpose(-1, -2)
     return products - products.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)
@@ -172,8 +185,9 @@ def _set_logits(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
 def negative_set_logits(
     q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> Tensor:
-    """The logits u_ij = q_iᵀ(k_j − k_i) of every negative set: (..., n, C, k), entry [i, c, s] for the s-th
-    member j of anchor i's c-th set (:func:`negative_sets`); ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]})."""
+    """The logits u_ij = q_iᵀ(k_j − k_i) of every negative set: (..., n, C, k), entry
+    [i, c, s] for the s-th member j of anchor i's c-th set (:func:`negative_sets`);
+    ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]})."""
     n = _check_outputs(q, k, n_negatives)
     sets = (
         negative_sets(n, n_negatives, q.device)
@@ -184,11 +198,13 @@ def negative_set_logits(
 
 
 def log_one_plus_sum_exp(u: Tensor) -> Tensor:
-    """g(u) = log(1 + Σ_j e^{u_j}) over the last axis of u (..., k) → (...,), accurate at both ends.
+    """g(u) = log(1 + Σ_j e^{u_j}) over the last axis of u (..., k) → (...,), accurate
+    at both ends.
 
-    With M = max(0, max_j u_j): M + log(e^{−M} + Σ_j e^{u_j − M}) when M > 0 (no overflow), and
-    log1p(Σ_j e^{u_j}) when every u_j ≤ 0, so that values as small as e^{u} (≪ machine epsilon) keep
-    their relative precision — a plain log-sum-exp of [0, u] rounds them to 0. Exact gradients.
+    With M = max(0, max_j u_j): M + log(e^{−M} + Σ_j e^{u_j − M}) when M > 0 (no
+    overflow), and log1p(Σ_j e^{u_j}) when every u_j ≤ 0, so that values as small as
+    e^{u} (≪ machine epsilon) keep their relative precision — a plain log-sum-exp of [0,
+    u] rounds them to 0. Exact gradients.
     """
     if not isinstance(u, Tensor) or u.ndim < 1 or not u.is_floating_point():
         raise ValueError(
@@ -221,15 +237,19 @@ def contrastive_loss(
 ) -> Tensor:
     """L_S of eq. (3.2), the expectation over negatives computed exactly.
 
-    L_S = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N} log(1 + Σ_{j∈N} exp(q_iᵀ(k_j − k_i))), N over all k-subsets of
-    [n]∖{i} — eq. (3.1) rewritten as log(1 + Σ e^{u}) (:func:`log_one_plus_sum_exp`: no overflow, and
-    full relative precision when the loss is tiny).
+    L_S = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N} log(1 + Σ_{j∈N} exp(q_iᵀ(k_j − k_i))), N over
+    all k-subsets of [n]∖{i} — eq. (3.1) rewritten as log(1 + Σ e^{u})
+    (:func:`log_one_plus_sum_exp`: no overflow, and full relative precision when the
+    loss is tiny).
 
     Args:
-        q: query outputs q_i = f^q_W(x_i), shape (..., n, d); k: key outputs k_i = f^k_θ(x_i), same shape.
+        q: query outputs q_i = f^q_W(x_i), shape (..., n, d); k: key outputs k_i =
+            f^k_θ(x_i), same shape.
         n_negatives: k, the number of negatives per anchor, 1 ≤ k ≤ n − 1.
-        reduction: ``"mean"`` → L_S, shape (...); ``"none"`` → E^{Neg(i)} ℓ_i per anchor, shape (..., n).
-        sets: the index tensor of :func:`negative_sets` (built if None; pass it to reuse it).
+        reduction: ``"mean"`` → L_S, shape (...); ``"none"`` → E^{Neg(i)} ℓ_i per
+            anchor, shape (..., n).
+        sets: the index tensor of :func:`negative_sets` (built if None; pass it to reuse
+            it).
     """
     n = _check_outputs(q, k, n_negatives)
     if reduction not in ("mean", "none"):
@@ -245,10 +265,13 @@ def contrastive_loss(
 
 
 def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
-    """L_S of eq. (3.2) by the direct loop (the reference for tests and the speed comparison).
+    """L_S of eq. (3.2) by the direct loop (the reference for tests and the speed
+    comparison).
 
-    For each anchor i and each k-subset N of [n]∖{i} (``itertools.combinations``), eq. (3.1) as
-    printed: −log softmax(q_iᵀk_i, q_iᵀk_{j₁}, …, q_iᵀk_{j_k})₀; then the mean over N and over i.
+    For each anchor i and each k-subset N of [n]∖{i} (``itertools.combinations``), eq.
+    (3.1) as
+    printed: −log softmax(q_iᵀk_i, q_iᵀk_{j₁}, …, q_iᵀk_{j_k})₀; then the mean over N
+        and over i.
     q, k: (n, d) (no batch axes). Returns a 0-dim tensor (differentiable).
     """
     n = _check_outputs(q, k, n_negatives)
@@ -266,7 +289,8 @@ def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     return total / (n * count)
 
 
-# ---------------------------------------------------------------- loss vectors, Facts 1 and 2
+# ---------------------------------------------------------------- loss vectors, Facts 1
+# and 2
 
 
 def negative_weights(
@@ -277,12 +301,14 @@ def negative_weights(
     sets: Tensor | None = None,
     form: str = "full",
 ) -> Tensor:
-    """P̄ (..., n, n): P̄_ij = E^{Neg(i)}[1{j ∈ N} p_ij(N)], the expected softmax weight of negative j for anchor i.
+    """P̄ (..., n, n): P̄_ij = E^{Neg(i)}[1{j ∈ N} p_ij(N)], the expected softmax weight
+    of negative j for anchor i.
 
-    ``form="full"``: p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) (the derivative of log(1 + Σ_{s∈N} e^{u_is}));
-    ``form="partial"``: the main text's p_ij(N) = e^{u_ij} / (1 + Σ_{s ≤ j} e^{u_is}), s running over the
-    members of N up to j in ascending index order. P̄_ii = 0; rows of the full form sum to
-    E^{Neg(i)}[1 − p_i0(N)] < 1. Scatter-add of the per-set weights into the n × n matrix, divided by C(n−1, k).
+    ``form="full"``: p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) (the derivative of
+    log(1 + Σ_{s∈N} e^{u_is})); ``form="partial"``: the main text's p_ij(N) = e^{u_ij} /
+    (1 + Σ_{s ≤ j} e^{u_is}), s running over the members of N up to j in ascending index
+    order. P̄_ii = 0; rows of the full form sum to E^{Neg(i)}[1 − p_i0(N)] < 1.
+    Scatter-add of the per-set weights into the n × n matrix, divided by C(n−1, k).
     """
     n = _check_outputs(q, k, n_negatives)
     if form not in ("full", "partial"):
@@ -314,9 +340,10 @@ def loss_tilde(
 ) -> Tensor:
     """The loss~ vectors (..., n, d) of Fact 1 in one of the forms :data:`FACT1_FORMS`.
 
-    ``"corrected"``: loss~_i = (1/n) E^{Neg(i)}[Σ_{j∈N} e^{u_ij}/(1 + Σ_{s∈N} e^{u_is}) · z_ij] = ∂L_S/∂q_i;
-    ``"appendix"`` (C.1): the same without 1/n; ``"main_text"`` (Section 5.1): denominator
-    1 + Σ_{s=1}^{j} e^{u_is}, without 1/n. Here z_ij = k_j − k_i, evaluated as (P̄ k)_i − (Σ_j P̄_ij) k_i.
+    ``"corrected"``: loss~_i = (1/n) E^{Neg(i)}[Σ_{j∈N} e^{u_ij}/(1 + Σ_{s∈N} e^{u_is})
+    · z_ij] = ∂L_S/∂q_i; ``"appendix"`` (C.1): the same without 1/n; ``"main_text"``
+    (Section 5.1): denominator 1 + Σ_{s=1}^{j} e^{u_is}, without 1/n. Here z_ij = k_j −
+    k_i, evaluated as (P̄ k)_i − (Σ_j P̄_ij) k_i.
     """
     if form not in FACT1_FORMS:
         raise ValueError(f"form must be one of {FACT1_FORMS}, got {form!r}")
@@ -330,11 +357,12 @@ def loss_tilde(
 def loss_vectors(
     q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
-    """(loss~, loss^) of Definition 4.1 by the closed forms of Facts 1 and 2 (with the 1/n of L_S), each (..., n, d).
+    """(loss~, loss^) of Definition 4.1 by the closed forms of Facts 1 and 2 (with the
+    1/n of L_S), each (..., n, d).
 
-    loss~_i = ∂L_S/∂q_i = (1/n) Σ_j P̄_ij (k_j − k_i);
-    loss^_i = ∂L_S/∂k_i = (1/n) Σ_{j≠i} (loss^(x_j, x_i) − loss^(x_i, x_j)) = (1/n) [Σ_j P̄_ji q_j − (Σ_j P̄_ij) q_i],
-    with loss^(x_i, x_j) = P̄_ij q_i and P̄ from :func:`negative_weights`.
+    loss~_i = ∂L_S/∂q_i = (1/n) Σ_j P̄_ij (k_j − k_i); loss^_i = ∂L_S/∂k_i = (1/n)
+    Σ_{j≠i} (loss^(x_j, x_i) − loss^(x_i, x_j)) = (1/n) [Σ_j P̄_ji q_j − (Σ_j P̄_ij)
+    q_i], with loss^(x_i, x_j) = P̄_ij q_i and P̄ from :func:`negative_weights`.
     """
     weights = negative_weights(q, k, n_negatives, sets=sets)
     n = q.shape[-2]
@@ -347,8 +375,9 @@ def loss_vectors(
 def loss_vectors_autograd(
     q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
-    """(∂L_S/∂q, ∂L_S/∂k), each (..., n, d), by autograd through :func:`contrastive_loss` — Definition 4.1 itself.
-    With batch axes, each batch element's L_S is differentiated separately."""
+    """(∂L_S/∂q, ∂L_S/∂k), each (..., n, d), by autograd through
+    :func:`contrastive_loss` — Definition 4.1 itself. With batch axes, each batch
+    element's L_S is differentiated separately."""
     _check_outputs(q, k, n_negatives)
     with torch.enable_grad():
         q_, k_ = q.detach().requires_grad_(True), k.detach().requires_grad_(True)
@@ -359,8 +388,9 @@ def loss_vectors_autograd(
 def fact1_comparison(
     q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> pd.DataFrame:
-    """One row per form of Fact 1 (:data:`FACT1_FORMS`): its relative error ‖form − ∂L_S/∂q‖_F / ‖∂L_S/∂q‖_F
-    against autograd and the least-squares factor c minimising ‖form − c·∂L_S/∂q‖ (n for a missing 1/n).
+    """One row per form of Fact 1 (:data:`FACT1_FORMS`): its relative error ‖form −
+    ∂L_S/∂q‖_F / ‖∂L_S/∂q‖_F against autograd and the least-squares factor c minimising
+    ‖form − c·∂L_S/∂q‖ (n for a missing 1/n).
     q, k: (n, d) (one network's outputs)."""
     _check_outputs(q, k, n_negatives)
     if q.ndim != 2:
@@ -383,19 +413,22 @@ def fact1_comparison(
     return pd.DataFrame(rows)
 
 
-# ---------------------------------------------------------------- the two encoders, Definitions 3.1–3.2
+# ---------------------------------------------------------------- the two encoders,
+# Definitions 3.1–3.2
 
 
 class TwoEncoders(nn.Module):
-    """Wen's query encoder f^q_W and key encoder f^k_θ (Definition 3.1) with the initialisation of
+    """Wen's query encoder f^q_W and key encoder f^k_θ (Definition 3.1) with the
+    initialisation of
     Definition 3.2: two independent (L+1)-layer bias-free ReLU networks
 
         f(x) = W_L σ(W_{L−1} … σ(W_1 σ(W_0 x))),   (W_0)_ij, (W_l)_ij ~ N(0, 2/m),   (W_L)_ij ~ N(0, 1/d),
 
     W_0 ∈ R^{m×b}, W_l ∈ R^{m×m} (1 ≤ l ≤ L−1), W_L ∈ R^{d×m}: each a
-    :class:`~ccl_helpers.models.DeepReLU` of depth L − 1 with every layer trained (``trainable="all"``,
-    Algorithm 1 updates all of W and θ). Parameter names ``query.A``, ``query.W1`` …, ``query.B`` (W) and
-    ``key.A`` … (θ); A = W_0, B = W_L. ``forward``: x (n, b) → (q, k), each (n, d).
+    :class:`~ccl_helpers.models.DeepReLU` of depth L − 1 with every layer trained
+    (``trainable="all"``, Algorithm 1 updates all of W and θ). Parameter names
+    ``query.A``, ``query.W1`` …, ``query.B`` (W) and ``key.A`` … (θ); A = W_0, B = W_L.
+    ``forward``: x (n, b) → (q, k), each (n, d).
     """
 
     def __init__(self, in_features: int, width: int, n_layers: int, out_features: int):
@@ -417,10 +450,12 @@ class TwoEncoders(nn.Module):
 
 
 def step_size(width: int, out_features: int, scale: float = 1.0) -> float:
-    """η = γ = scale · d / m: Theorem 4.2's Θ(d ε² δ² / (n⁷ L² k m)) with ε²δ²/(n⁷L²k) folded into ``scale``.
+    """η = γ = scale · d / m: Theorem 4.2's Θ(d ε² δ² / (n⁷ L² k m)) with ε²δ²/(n⁷L²k)
+    folded into ``scale``.
 
-    With it the function-space step η‖∇_W f‖² ~ scale is the same for every width (Lemma 4.3:
-    ‖∇_W L_S‖²_F ∝ m/d), so the trajectory radius ‖W^(t) − W^(0)‖_F ~ η ‖∇_W L_S‖_F · t shrinks like m^{−1/2}.
+    With it the function-space step η‖∇_W f‖² ~ scale is the same for every width (Lemma
+    4.3: ‖∇_W L_S‖²_F ∝ m/d), so the trajectory radius ‖W^(t) − W^(0)‖_F ~ η ‖∇_W L_S‖_F
+    · t shrinks like m^{−1/2}.
     """
     return (
         _check_positive("scale", scale)
@@ -440,7 +475,8 @@ HISTORY_COLUMNS = (
 """Quantities :func:`algorithm1` records at every step (see its docstring)."""
 
 CHECKPOINT_COLUMNS = ("grad_W_sq", "grad_theta_sq", "movement_W", "movement_theta")
-"""Quantities :func:`algorithm1` records at its checkpoints only (NaN at the other steps)."""
+"""Quantities :func:`algorithm1` records at its checkpoints only (NaN at the other
+steps)."""
 
 
 def algorithm1(
@@ -454,29 +490,37 @@ def algorithm1(
     checkpoints: int | Sequence[int] = 60,
     desc: str = "Algorithm 1",
 ) -> pd.DataFrame:
-    """Algorithm 1 (end-to-end training by gradient descent) for every seed of ``model`` at once (in place).
+    """Algorithm 1 (end-to-end training by gradient descent) for every seed of ``model``
+    at once (in place).
 
-    W^(t+1) = W^(t) − η ∇_W L_S(W^(t), θ^(t)),  θ^(t+1) = θ^(t) − γ ∇_θ L_S(W^(t), θ^(t)),  t = 0 … T − 1,
+    W^(t+1) = W^(t) − η ∇_W L_S(W^(t), θ^(t)),  θ^(t+1) = θ^(t) − γ ∇_θ L_S(W^(t),
+    θ^(t)),  t = 0 … T − 1,
 
-    with L_S exact (:func:`contrastive_loss`). The seeds' losses are summed, so each seed follows its own
-    trajectory. One forward and one backward per step give L_S, its parameter gradients and the loss
-    vectors ∂L_S/∂q_i, ∂L_S/∂k_i (Definition 4.1, by autograd w.r.t. the outputs).
+    with L_S exact (:func:`contrastive_loss`). The seeds' losses are summed, so each
+    seed follows its own trajectory. One forward and one backward per step give L_S, its
+    parameter gradients and the loss vectors ∂L_S/∂q_i, ∂L_S/∂k_i (Definition 4.1, by
+    autograd w.r.t. the outputs).
 
     Args:
-        model: a StackedModel of :class:`TwoEncoders` (parameters ``query.*`` = W, ``key.*`` = θ).
-        x: the training set S, (n, b), on the model's device (unit norm rows for Assumption 1).
-        n_negatives: k; n_steps: T ≥ 1; eta, gamma: the step sizes η (query) and γ (key), > 0.
-        checkpoints: an int (≈ that many log-spaced steps, :func:`~ccl_helpers.train.log_spaced_steps`) or
-            explicit steps at which the parameter-sized quantities are computed too; 0 and T always are.
+        model: a StackedModel of :class:`TwoEncoders` (parameters ``query.*`` = W,
+            ``key.*`` = θ).
+        x: the training set S, (n, b), on the model's device (unit norm rows for
+            Assumption 1).
+        n_negatives: k; n_steps: T ≥ 1; eta, gamma: the step sizes η (query) and γ
+            (key), > 0.
+        checkpoints: an int (≈ that many log-spaced steps,
+            :func:`~ccl_helpers.train.log_spaced_steps`) or explicit steps at which the
+            parameter-sized quantities are computed too; 0 and T always are.
 
     Returns the long history (step, seed, quantity, value and the constants ``width``,
     ``out_features``, ``eta``, ``gamma``; :func:`~ccl_helpers.train.wide` gives one row
     per step and seed), all at (W^(t), θ^(t)):
-        at every step: ``loss`` L_S; ``tilde_sq`` Σ_i‖loss~_i‖²; ``hat_sq`` Σ_i‖loss^_i‖²; ``loss_norm``
-        ‖loss‖₂ = (tilde_sq + hat_sq)^{1/2}; ``output_norm_max`` max_i max(‖q_i‖, ‖k_i‖); ``logit_max``
-        max_{i≠j} u_ij (all u < 0: every query ranks its own key first);
-        at the checkpoints only: ``grad_W_sq`` ‖∇_W L_S‖²_F; ``grad_theta_sq`` ‖∇_θ L_S‖²_F;
-        ``movement_W`` ‖W^(t) − W^(0)‖_F; ``movement_theta`` ‖θ^(t) − θ^(0)‖_F.
+        at every step: ``loss`` L_S; ``tilde_sq`` Σ_i‖loss~_i‖²; ``hat_sq``
+        Σ_i‖loss^_i‖²; ``loss_norm`` ‖loss‖₂ = (tilde_sq + hat_sq)^{1/2};
+        ``output_norm_max`` max_i max(‖q_i‖, ‖k_i‖); ``logit_max`` max_{i≠j} u_ij (all u
+        < 0: every query ranks its own key first);
+        at the checkpoints only: ``grad_W_sq`` ‖∇_W L_S‖²_F; ``grad_theta_sq`` ‖∇_θ
+        L_S‖²_F; ``movement_W`` ‖W^(t) − W^(0)‖_F; ``movement_theta`` ‖θ^(t) − θ^(0)‖_F.
     Raises FloatingPointError when L_S or a loss vector becomes non-finite (lower η, γ).
     """
     if not isinstance(model, StackedModel) or not isinstance(
@@ -503,7 +547,8 @@ def algorithm1(
         }
     else:
         raise ValueError(
-            f"checkpoints must be an int ≥ 1 or a sequence of steps, got {checkpoints!r}"
+            "checkpoints must be an int ≥ 1 or a sequence of steps, got "
+            f"{checkpoints!r}"
         )
     names = list(model.params)
     params = [model.params[name] for name in names]
@@ -583,9 +628,10 @@ def run_widths(
     seed: int = 0,
     checkpoints: int | Sequence[int] = 60,
 ) -> pd.DataFrame:
-    """:func:`algorithm1` for each width m (η = γ = :func:`step_size`(m, d, step_scale)), ``n_seeds`` seeds each
-    (seeds ``seed`` …, the same for every width), L = ``n_layers``, d = ``out_features``, k = ``n_negatives``;
-    the concatenated histories (column ``width``)."""
+    """:func:`algorithm1` for each width m (η = γ = :func:`step_size`(m, d,
+    step_scale)), ``n_seeds`` seeds each (seeds ``seed`` …, the same for every width), L
+    = ``n_layers``, d = ``out_features``, k = ``n_negatives``; the concatenated
+    histories (column ``width``)."""
     if not isinstance(widths, Sequence) or not widths:
         raise ValueError(
             f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}"
@@ -615,7 +661,8 @@ def run_widths(
     return pd.concat(frames, ignore_index=True)
 
 
-# ---------------------------------------------------------------- analysis of the histories
+# ---------------------------------------------------------------- analysis of the
+# histories
 
 
 def running_average(
@@ -623,8 +670,8 @@ def running_average(
     column: str = "loss_norm",
     by: Sequence[str] = ("width", "seed"),
 ) -> pd.Series:
-    """(1/T) Σ_{t=0}^{T−1} value^(t) at T = step + 1, per group ``by`` (the left side of Theorem 4.2 for
-    ``column="loss_norm"``); aligned with ``history``'s index."""
+    """(1/T) Σ_{t=0}^{T−1} value^(t) at T = step + 1, per group ``by`` (the left side of
+    Theorem 4.2 for ``column="loss_norm"``); aligned with ``history``'s index."""
     missing = {column, "step", *by} - set(history.columns)
     if missing:
         raise ValueError(f"history lacks the columns {sorted(missing)}")
@@ -636,9 +683,10 @@ def running_average(
 def descent_constant(
     history: pd.DataFrame, by: Sequence[str] = ("width", "seed")
 ) -> pd.Series:
-    """c = min_t (L_S^(t) − L_S^(t+1)) / ‖loss^(t)‖² per group: the measured constant of the proof's
-    one-step descent L_S^(t+1) ≤ L_S^(t) − c‖loss^(t)‖² (Theorem 4.2's Ω(min(η, γ) δ m / (n³ d))).
-    With c > 0, Cauchy–Schwarz and telescoping give (1/T) Σ_{t<T} ‖loss^(t)‖ ≤ (L_S^(0) / (c T))^{1/2}."""
+    """c = min_t (L_S^(t) − L_S^(t+1)) / ‖loss^(t)‖² per group: the measured constant of
+    the proof's one-step descent L_S^(t+1) ≤ L_S^(t) − c‖loss^(t)‖² (Theorem 4.2's
+    Ω(min(η, γ) δ m / (n³ d))). With c > 0, Cauchy–Schwarz and telescoping give (1/T)
+    Σ_{t<T} ‖loss^(t)‖ ≤ (L_S^(0) / (c T))^{1/2}."""
     missing = {"loss", "loss_norm", "step", *by} - set(history.columns)
     if missing:
         raise ValueError(f"history lacks the columns {sorted(missing)}")
@@ -656,9 +704,10 @@ def descent_constant(
 
 
 def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
-    """Lemma 4.3's ratios divided by m/d: ``ratio_W`` = ‖∇_W L_S‖²_F / Σ_i‖loss~_i‖² / (m/d) and ``ratio_theta`` =
-    ‖∇_θ L_S‖²_F / Σ_i‖loss^_i‖² / (m/d), for every row of an :func:`algorithm1` history (Definition 4.1's
-    loss vectors, with the 1/n; the source's bounds then read Ω(δ/n) ≤ ratio ≤ O(L n))."""
+    """Lemma 4.3's ratios divided by m/d: ``ratio_W`` = ‖∇_W L_S‖²_F / Σ_i‖loss~_i‖² /
+    (m/d) and ``ratio_theta`` = ‖∇_θ L_S‖²_F / Σ_i‖loss^_i‖² / (m/d), for every row of
+    an :func:`algorithm1` history (Definition 4.1's loss vectors, with the 1/n; the
+    source's bounds then read Ω(δ/n) ≤ ratio ≤ O(L n))."""
     missing = {
         "grad_W_sq",
         "tilde_sq",
@@ -680,11 +729,13 @@ def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
 
 
 def power_law_fit(x, y) -> tuple[float, float]:
-    """(slope, prefactor) of the least-squares line log y = slope · log x + log prefactor; x, y > 0, ≥ 2 points."""
+    """(slope, prefactor) of the least-squares line log y = slope · log x + log
+    prefactor; x, y > 0, ≥ 2 points."""
     x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or x.size < 2:
         raise ValueError(
-            f"x and y must be 1-d of the same length ≥ 2, got shapes {x.shape} and {y.shape}"
+            "x and y must be 1-d of the same length ≥ 2, got shapes "
+            f"{x.shape} and {y.shape}"
         )
     if not (
         np.all(x > 0)
@@ -700,9 +751,10 @@ def power_law_fit(x, y) -> tuple[float, float]:
 def theorem42_orders(
     n: int, n_layers: int, n_negatives: int, delta: float, epsilon: float
 ) -> dict[str, float]:
-    """Theorem 4.2's requirements with every hidden constant set to 1 and log m dropped (log10 of each):
-    ``log10_m`` of m ≥ n¹⁵ L¹² δ⁻⁵ ε⁻² (main text; the appendix has n¹²: ``log10_m_appendix``),
-    ``log10_T`` of T = n¹⁰ L² k δ⁻³ ε⁻⁴, and ``log10_eta_m_over_d`` of η·m/d = ε² δ² / (n⁷ L² k)."""
+    """Theorem 4.2's requirements with every hidden constant set to 1 and log m dropped
+    (log10 of each): ``log10_m`` of m ≥ n¹⁵ L¹² δ⁻⁵ ε⁻² (main text; the appendix has
+    n¹²: ``log10_m_appendix``), ``log10_T`` of T = n¹⁰ L² k δ⁻³ ε⁻⁴, and
+    ``log10_eta_m_over_d`` of η·m/d = ε² δ² / (n⁷ L² k)."""
     n = _check_int("n", n, 2)
     n_layers = _check_int("n_layers", n_layers, 1)
     n_negatives = _check_int("n_negatives", n_negatives, 1, n - 1)
@@ -730,12 +782,15 @@ def theorem42_orders(
     }
 
 
-# ---------------------------------------------------------------- the single shared encoder (Chapter 2)
+# ---------------------------------------------------------------- the single shared
+# encoder (Chapter 2)
 
 
 def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
-    """The n(n − 1) fixed triplets (x_i, x_i⁺, x_i⁻) = (x_i, x_i, x_j), j ≠ i, as a LongTensor (n(n−1), 3) of
-    indices into S: instance discrimination with one negative, written as Merad et al.'s fixed triplets."""
+    """The n(n − 1) fixed triplets (x_i, x_i⁺, x_i⁻) = (x_i, x_i, x_j), j ≠ i, as a
+    LongTensor (n(n−1), 3) of
+    indices into S: instance discrimination with one negative, written as Merad et al.'s
+        fixed triplets."""
     n = _check_int("n", n, 2)
     pairs = negative_sets(n, 1, device).reshape(n * (n - 1))
     anchors = torch.arange(n, device=device).repeat_interleave(n - 1)
@@ -744,14 +799,17 @@ def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
 
 def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
     """Merad et al.'s eq. (11) for one encoder f, divided by the number of triplets:
-    (1/M) Σ_t log(1 + exp(f(x_t)ᵀ(f(x_t⁻) − f(x_t⁺)))) (:func:`ccl_helpers.losses.logistic_loss`).
+    (1/M) Σ_t log(1 + exp(f(x_t)ᵀ(f(x_t⁻) − f(x_t⁺))))
+    (:func:`ccl_helpers.losses.logistic_loss`).
 
-    data: (x (n, b), triplets (M, 3) of indices, e.g. :func:`all_triplets`). One forward pass over the n
-    inputs of x, then ``logistic_loss(..., reduction="mean")`` on the indexed outputs: the same value as
-    :func:`ccl_helpers.multineg.triplet_objective` (the sum, one forward pass over 3M inputs) of
-    (x[triplets[:, 0]], x[triplets[:, 1]], x[triplets[:, 2]]), divided by M.
-    With :func:`all_triplets` it equals L_S(f, f) with k = 1 (:func:`contrastive_loss` of (f(x), f(x), 1)).
-    A ``loss_fn`` for :func:`ccl_helpers.train.gradient_descent` (shape checks only, so it runs under vmap)."""
+    data: (x (n, b), triplets (M, 3) of indices, e.g. :func:`all_triplets`). One forward
+    pass over the n inputs of x, then ``logistic_loss(..., reduction="mean")`` on the
+    indexed outputs: the same value as :func:`ccl_helpers.multineg.triplet_objective`
+    (the sum, one forward pass over 3M inputs) of (x[triplets[:, 0]], x[triplets[:, 1]],
+    x[triplets[:, 2]]), divided by M. With :func:`all_triplets` it equals L_S(f, f) with
+    k = 1 (:func:`contrastive_loss` of (f(x), f(x), 1)). A ``loss_fn`` for
+    :func:`ccl_helpers.train.gradient_descent` (shape checks only, so it runs under
+    vmap)."""
     x, triplets = data
     if triplets.ndim != 2 or triplets.shape[1] != 3:
         raise ValueError(
@@ -764,16 +822,18 @@ def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
 def shared_loss_vectors(
     f: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> Tensor:
-    """∂L_S(f, f)/∂f_i (..., n, d) for one shared encoder (f^q = f^k = f, outputs f (..., n, d)):
-    by the chain rule the sum loss~_i + loss^_i of the two closed forms at q = k = f."""
+    """∂L_S(f, f)/∂f_i (..., n, d) for one shared encoder (f^q = f^k = f, outputs f
+    (..., n, d)): by the chain rule the sum loss~_i + loss^_i of the two closed forms at
+    q = k = f."""
     tilde, hat = loss_vectors(f, f, n_negatives, sets=sets)
     return tilde + hat
 
 
 def shared_evaluator(x: Tensor, n_negatives: int):
-    """An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` of one shared encoder f on S = x (n, b):
-    model ↦ {``loss_norm``: ‖(∂L_S(f, f)/∂f_i)_i‖₂ (:func:`shared_loss_vectors`), ``L_S``: L_S(f, f),
-    ``output_norm_max``: max_i ‖f(x_i)‖}, each (S,) over the stacked seeds."""
+    """An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` of one shared
+    encoder f on S = x (n, b): model ↦ {``loss_norm``: ‖(∂L_S(f, f)/∂f_i)_i‖₂
+    (:func:`shared_loss_vectors`), ``L_S``: L_S(f, f), ``output_norm_max``: max_i
+    ‖f(x_i)‖}, each (S,) over the stacked seeds."""
     if not isinstance(x, Tensor) or x.ndim != 2:
         got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
         raise ValueError(f"x must be a tensor (n, b), got {got}")
@@ -792,17 +852,19 @@ def shared_evaluator(x: Tensor, n_negatives: int):
     return evaluate
 
 
-# ---------------------------------------------------------------- speed of the exact expectation
+# ---------------------------------------------------------------- speed of the exact
+# expectation
 
 
 def time_exact_expectation(
     q: Tensor, k: Tensor, n_negatives: int, *, repeats: int = 5, loop_repeats: int = 3
 ) -> dict[str, float]:
-    """Median wall-clock seconds of :func:`contrastive_loss` (vectorised, index tensor built each call) and of
-    :func:`contrastive_loss_loop` on the same q, k (n, d), measured side by side (no gradient).
+    """Median wall-clock seconds of :func:`contrastive_loss` (vectorised, index tensor
+    built each call) and of :func:`contrastive_loss_loop` on the same q, k (n, d),
+    measured side by side (no gradient).
 
-    Returns ``vectorised_s``, ``loop_s``, ``ratio`` = loop_s / vectorised_s, ``abs_difference`` of the
-    two values, ``n_sets`` = n·C(n−1, k)."""
+    Returns ``vectorised_s``, ``loop_s``, ``ratio`` = loop_s / vectorised_s,
+    ``abs_difference`` of the two values, ``n_sets`` = n·C(n−1, k)."""
     n = _check_outputs(q, k, n_negatives)
     repeats, loop_repeats = (
         _check_int("repeats", repeats, 1),

@@ -1,7 +1,8 @@
-"""Tests of ccl_helpers.data: the latent-class samplers (shapes, class consistency, frequencies,
-collision probability, Gaussian moments), the digits data, the stratified split, validation; the
-fixed training sets of the convergence theorems (unit sphere, separation δ, fixed triplets).
-The file readers are tested in test_data_files.py, subsets and augmentations in their own files."""
+"""Tests of ccl_helpers.data: the latent-class samplers (shapes, class consistency,
+frequencies, collision probability, Gaussian moments), the digits data, the stratified
+split, validation; the fixed training sets of the convergence theorems (unit sphere,
+separation δ, fixed triplets). The file readers are tested in test_data_files.py,
+subsets and augmentations in their own files."""
 
 from __future__ import annotations
 
@@ -32,8 +33,9 @@ def gen(seed=0):
 
 
 def indexed_set(counts=(3, 5, 2), width=2):
-    """An EmpiricalClasses whose example i has every input entry equal to i (so a sampled input
-    reveals its index, hence its class). Labels are interleaved, not sorted, to exercise the order."""
+    """An EmpiricalClasses whose example i has every input entry equal to i (so a
+    sampled input reveals its index, hence its class). Labels are interleaved, not
+    sorted, to exercise the order."""
     labels = torch.cat([torch.full((n,), c) for c, n in enumerate(counts)])
     labels = labels[torch.randperm(labels.numel(), generator=gen(123))]
     inputs = (
@@ -45,7 +47,8 @@ def indexed_set(counts=(3, 5, 2), width=2):
 
 
 def index_of(sampled, input_ndim=2):
-    """The example index of sampled inputs (..., *input_shape), checking all entries agree."""
+    """The example index of sampled inputs (..., *input_shape), checking all entries
+    agree."""
     flat = sampled.flatten(-input_ndim)
     assert torch.equal(flat.min(-1).values, flat.max(-1).values)
     return flat[..., 0].long()
@@ -86,7 +89,8 @@ def test_gaussian_sampler_shapes(shape, block_size):
     )
 
 
-# ---------------------------------------------------------------- classes of the samples
+# ---------------------------------------------------------------- classes of the
+# samples
 
 
 @pytest.mark.parametrize("block_size", [None, 1, 5])
@@ -114,7 +118,8 @@ def test_empirical_block_positives_are_independent_draws():
     latent = EmpiricalClasses(inputs, labels)
     _, positive, _ = latent.sample_sim((200,), gen(4), block_size=4)
     index = index_of(positive)
-    # i.i.d. uniform over 6 examples: a block of 4 has 4 distinct members with probability 6·5·4·3/6⁴.
+    # i.i.d. uniform over 6 examples: a block of 4 has 4 distinct members with
+    # probability 6·5·4·3/6⁴.
     distinct = (
         torch.tensor([len(set(row.tolist())) == 4 for row in index]).double().mean()
     )
@@ -148,7 +153,8 @@ def test_empirical_uniform_within_class():
     assert stats.chisquare(observed).pvalue > 1e-3
 
 
-# ---------------------------------------------------------------- class frequencies and τ
+# ---------------------------------------------------------------- class frequencies and
+# τ
 
 
 @pytest.mark.parametrize("rho", [[0.5, 0.3, 0.2], [0.1, 0.1, 0.7, 0.1], [0.25, 0.75]])
@@ -251,7 +257,8 @@ def test_gaussian_random():
     assert latent.means.shape == (5, 400)
     torch.testing.assert_close(latent.class_probs, torch.full((5,), 0.2))
     assert latent.noise_std == 0.2
-    # ‖m_c‖² ~ separation² · χ²_dim / dim, whose std is separation² · √(2/dim) ≈ 0.64 here
+    # ‖m_c‖² ~ separation² · χ²_dim / dim, whose std is separation² · √(2/dim) ≈ 0.64
+    # here
     assert torch.all(
         (latent.means.norm(dim=1) ** 2 - 9.0).abs() < 4 * 9.0 * math.sqrt(2 / 400)
     )
@@ -408,7 +415,8 @@ def test_split_length_mismatch_raises():
         train_test_split(inputs[:-1], labels)
 
 
-# ---------------------------------------------------------------- unit sphere and separation δ
+# ---------------------------------------------------------------- unit sphere and
+# separation δ
 
 
 def test_unit_sphere_flattens_and_normalises():

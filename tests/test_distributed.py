@@ -1,11 +1,11 @@
-"""Tests of ccl_helpers.distributed: two CPU processes (gloo) against the single-process run on the
-concatenated batch (loss, embedding gradients, a DDP step, a short DDP training run), each rank's
-shard of a global batch, the failure of plain all_gather that gather_with_grad fixes, and argument
-validation.
+"""Tests of ccl_helpers.distributed: two CPU processes (gloo) against the single-process
+run on the concatenated batch (loss, embedding gradients, a DDP step, a short DDP
+training run), each rank's shard of a global batch, the failure of plain all_gather that
+gather_with_grad fixes, and argument validation.
 
-The two processes are started once per module (spawn, a free port found at run time, every join
-under a timeout); each writes its results to a file that the tests compare with the single-process
-reference in float64.
+The two processes are started once per module (spawn, a free port found at run time,
+every join under a timeout); each writes its results to a file that the tests compare
+with the single-process reference in float64.
 """
 
 from __future__ import annotations
@@ -36,7 +36,8 @@ TOL = 1e-6
 
 
 def make_inputs() -> dict[str, torch.Tensor]:
-    """The fixed global batch: embeddings (B, d) of two views, and encoder inputs (B, d_in)."""
+    """The fixed global batch: embeddings (B, d) of two views, and encoder inputs (B,
+    d_in)."""
     g = torch.Generator().manual_seed(1234)
     B = WORLD_SIZE * LOCAL_BATCH
     return {
@@ -75,14 +76,16 @@ def free_port() -> int:
 
 
 def plain_all_gather(tensor: torch.Tensor, dim: int = 0) -> torch.Tensor:
-    """The common mistake: torch.distributed.all_gather, whose outputs carry no autograd history."""
+    """The common mistake: torch.distributed.all_gather, whose outputs carry no autograd
+    history."""
     parts = [torch.empty_like(tensor) for _ in range(distributed.world_size())]
     torch.distributed.all_gather(parts, tensor.contiguous())
     return torch.cat(parts, dim=dim)
 
 
 def plain_all_gather_own_slot(tensor: torch.Tensor, dim: int = 0) -> torch.Tensor:
-    """The usual workaround: plain all_gather, then the local tensor (with grad) put back in its slot."""
+    """The usual workaround: plain all_gather, then the local tensor (with grad) put
+    back in its slot."""
     parts = [torch.empty_like(tensor) for _ in range(distributed.world_size())]
     torch.distributed.all_gather(parts, tensor.contiguous())
     parts[distributed.rank()] = tensor
@@ -113,7 +116,8 @@ def run_checks(rank: int, inputs: dict[str, torch.Tensor]) -> dict:
     out["gathered_requires_grad"] = gathered.requires_grad
     out["gathered"] = gathered.detach()
 
-    # The failure that gather_with_grad fixes, by swapping the gather inside the same loss.
+    # The failure that gather_with_grad fixes, by swapping the gather inside the same
+    # loss.
     original = distributed.gather_with_grad
     try:
         distributed.gather_with_grad = plain_all_gather
@@ -162,7 +166,8 @@ def run_checks(rank: int, inputs: dict[str, torch.Tensor]) -> dict:
     )
     out["train_params"] = {n: p.detach().clone() for n, p in trained.named_parameters()}
 
-    # Each rank's shard of a global batch: rows rank * b .. rank * b + b - 1, along any dim.
+    # Each rank's shard of a global batch: rows rank * b .. rank * b + b - 1, along any
+    # dim.
     out["shard"] = distributed.local_shard(inputs["x1"])
     out["shard_dim1"] = distributed.local_shard(inputs["x1"].T, dim=1)
     try:
@@ -182,7 +187,8 @@ def run_checks(rank: int, inputs: dict[str, torch.Tensor]) -> dict:
 
 
 def worker(rank: int, port: int, inputs_path: str, out_dir: str) -> None:
-    """One rank: join the gloo group, run the checks, save the results (or the traceback)."""
+    """One rank: join the gloo group, run the checks, save the results (or the
+    traceback)."""
     os.environ.update(
         MASTER_ADDR="127.0.0.1",
         MASTER_PORT=str(port),
@@ -318,7 +324,8 @@ def test_gather_concatenates_in_rank_order(ranks):
 
 
 def test_loss_equals_single_process(ranks, single):
-    # (a) the mean over ranks of the ranks' mean losses is nt_xent_loss on the concatenated batch
+    # (a) the mean over ranks of the ranks' mean losses is nt_xent_loss on the
+    # concatenated batch
     close(sum(r["loss"] for r in ranks) / WORLD_SIZE, single["loss"])
     close(sum(r["loss_sum"] for r in ranks), single["loss_sum"])
     # per anchor: rank r holds [z1 rows of its shard, z2 rows of its shard]
@@ -334,9 +341,10 @@ def test_loss_equals_single_process(ranks, single):
 
 
 def test_embedding_gradients_equal_single_process(ranks, single):
-    # (b) each rank's backward gives its local embeddings the gradient of the sum of the ranks'
-    # losses, sum_r L_r = W * nt_xent_loss(concatenated): W times the single-process gradient
-    # (DDP's average over ranks divides by W, see the parameter test below).
+    # (b) each rank's backward gives its local embeddings the gradient of the sum of the
+    # ranks' losses, sum_r L_r = W * nt_xent_loss(concatenated): W times the
+    # single-process gradient (DDP's average over ranks divides by W, see the parameter
+    # test below).
     for rank, r in enumerate(ranks):
         close(r["z1_grad"], WORLD_SIZE * shard(single["z1_grad"], rank))
         close(r["z2_grad"], WORLD_SIZE * shard(single["z2_grad"], rank))

@@ -1,7 +1,9 @@
-"""Tests of ccl_helpers.launch: the entry point under ``torchrun`` with 2 CPU processes (gloo) against a
-plain one-process run with the same global batch (same per-step losses), and its option checks.
+"""Tests of ccl_helpers.launch: the entry point under ``torchrun`` with 2 CPU processes
+(gloo) against a plain one-process run with the same global batch (same per-step
+losses), and its option checks.
 
-Both runs are started once per module, side by side, each under a timeout (~10 s on 2 cores).
+Both runs are started once per module, side by side, each under a timeout (~10 s on 2
+cores).
 """
 
 from __future__ import annotations
@@ -26,8 +28,8 @@ RTOL = 1e-5
 
 @pytest.fixture(scope="module")
 def runs(tmp_path_factory) -> dict[str, dict]:
-    """Run the entry point with 2 processes (torchrun) and with 1 (plain python); return each run's
-    exit code, output and JSON."""
+    """Run the entry point with 2 processes (torchrun) and with 1 (plain python); return
+    each run's exit code, output and JSON."""
     directory = tmp_path_factory.mktemp("launch")
     commands = {
         "two": [
@@ -111,7 +113,8 @@ def test_run_exits_0_and_writes_json(runs, name, world_size, backend):
 
 
 def test_two_processes_equal_one_process(runs):
-    # every rank trains on its shard of the same global batch, with negatives from the whole batch
+    # every rank trains on its shard of the same global batch, with negatives from the
+    # whole batch
     torch.testing.assert_close(
         torch.tensor(runs["two"]["json"]["losses"], dtype=torch.float64),
         torch.tensor(runs["one"]["json"]["losses"], dtype=torch.float64),

@@ -1,5 +1,6 @@
-"""Tests of ccl_helpers.metrics against independent computations: enumerations of tasks and
-ordered class tuples, naive loops over tasks and examples, autograd, and scikit-learn."""
+"""Tests of ccl_helpers.metrics against independent computations: enumerations of tasks
+and ordered class tuples, naive loops over tasks and examples, autograd, and
+scikit-learn."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ def blobs(counts, dim, separation, noise, seed=0, dtype=torch.float64):
 
 
 def naive_task_probabilities(n_classes, task_size, rho):
-    """P(T) for T ⊂ classes drawn as an ordered tuple from ρ^m conditioned on distinct entries."""
+    """P(T) for T ⊂ classes drawn as an ordered tuple from ρ^m conditioned on distinct
+    entries."""
     rho = rho.tolist()
     mass = {}
     for ordered in itertools.permutations(range(n_classes), task_size):
@@ -42,7 +44,8 @@ def naive_task_probabilities(n_classes, task_size, rho):
 
 
 def naive_task_loss_and_accuracy(features, labels, rows_of, n_classes, task_size, rho):
-    """Σ_T P(T) Σ_{c∈T} (1/m) mean_{x∈c} [−log softmax_{c'∈T}(w_{c'}ᵀf(x))_c], and the accuracy.
+    """Σ_T P(T) Σ_{c∈T} (1/m) mean_{x∈c} [−log softmax_{c'∈T}(w_{c'}ᵀf(x))_c], and the
+    accuracy.
 
     features (n, d) as nested lists; rows_of(task) → list of m rows."""
     feats, labels = features.tolist(), labels.tolist()
@@ -173,7 +176,8 @@ def test_class_members():
         assert row[len(real) :] == [-1] * (3 - len(real))
 
 
-# ---------------------------------------------------------------- task loss and accuracy
+# ---------------------------------------------------------------- task loss and
+# accuracy
 
 
 @pytest.mark.parametrize("task_size", [2, 3, 4])
@@ -342,11 +346,13 @@ def test_too_many_tasks_raise():
         metrics.mean_classifier(features, labels, task_size=20)
 
 
-# ---------------------------------------------------------------- best linear classifiers
+# ---------------------------------------------------------------- best linear
+# classifiers
 
 
 def overlapping_problem():
-    """Three overlapping Gaussian classes (not separable) of unequal sizes, in 3 dimensions."""
+    """Three overlapping Gaussian classes (not separable) of unequal sizes, in 3
+    dimensions."""
     return blobs((12, 9, 15), 3, 1.0, 1.2, seed=5)
 
 
@@ -393,7 +399,8 @@ def test_fitted_classifier_matches_scikit_learn():
     coefficients = torch.tensor(reference.coef_, dtype=torch.float64)
     theirs = float(naive_task_loss(features, labels, [0, 1, 2], coefficients))
     assert ours == pytest.approx(theirs, abs=1e-4)
-    # same predicted probabilities (the rows themselves are defined up to a common shift)
+    # same predicted probabilities (the rows themselves are defined up to a common
+    # shift)
     ours_p = torch.softmax(features @ rows.T, -1)
     np.testing.assert_allclose(
         ours_p.numpy(), reference.predict_proba(features.numpy()), atol=1e-3

@@ -1,6 +1,6 @@
-"""Tests of ccl_helpers.models: output shapes, the affine MLP, the conv net's layout, the
-classifier head, the deep ReLU encoder (formula, initialisation statistics, fixed vs trained
-layers, under vmap), and validation."""
+"""Tests of ccl_helpers.models: output shapes, the affine MLP, the conv net's layout,
+the classifier head, the deep ReLU encoder (formula, initialisation statistics, fixed vs
+trained layers, under vmap), and validation."""
 
 from __future__ import annotations
 
@@ -219,7 +219,8 @@ def test_models_have_no_batchnorm():
         assert len(list(model.buffers())) == 0
 
 
-# ---------------------------------------------------------------- the deep ReLU encoder (Allen-Zhu et al. / Wen)
+# ---------------------------------------------------------------- the deep ReLU encoder
+# (Allen-Zhu et al. / Wen)
 
 
 @pytest.mark.parametrize("trainable", ["hidden", "all"])
@@ -268,7 +269,8 @@ def stats_kurtosis(x):
 
 
 def test_deep_relu_output_norms_concentrate_at_large_width():
-    """‖x‖ = 1 ⇒ E‖h_L‖² = 1 and E‖f(x)‖² = 1; the spread of ‖h_L‖² shrinks like √(L/m)."""
+    """‖x‖ = 1 ⇒ E‖h_L‖² = 1 and E‖f(x)‖² = 1; the spread of ‖h_L‖² shrinks like
+    √(L/m)."""
     x = randn(16, 10, seed=2, dtype=torch.float64)
     x = x / x.norm(dim=1, keepdim=True)
     spreads = {}
@@ -283,10 +285,12 @@ def test_deep_relu_output_norms_concentrate_at_large_width():
         norms, outputs = torch.cat(norms), torch.cat(outputs)
         spreads[m] = float((norms - 1).square().mean().sqrt())
         if m == 2048:
-            # per layer Var(‖h_l‖²/‖h_{l−1}‖²) = 5/m, three ReLU layers: std ≈ √(15/m) ≈ 0.086
+            # per layer Var(‖h_l‖²/‖h_{l−1}‖²) = 5/m, three ReLU layers: std ≈ √(15/m) ≈
+            # 0.086
             assert abs(float(norms.mean()) - 1) < 0.1
             assert spreads[m] < 3 * math.sqrt(15 / m)
-            # ‖f(x)‖² ≈ ‖h_L‖² χ²_d / d: mean 1, relative std √(2/d) = 0.25 per draw, 64 draws
+            # ‖f(x)‖² ≈ ‖h_L‖² χ²_d / d: mean 1, relative std √(2/d) = 0.25 per draw, 64
+            # draws
             assert abs(float(outputs.mean()) - 1) < 4 * 0.27 / 8
     assert spreads[2048] < spreads[32] / 3
 

@@ -1,4 +1,5 @@
-"""Unit tests of ccl_helpers.multimodal (Ren & Li 2023, rebuilt model): each against an independent computation."""
+"""Unit tests of ccl_helpers.multimodal (Ren & Li 2023, rebuilt model): each against an
+independent computation."""
 
 from __future__ import annotations
 
@@ -228,7 +229,8 @@ def test_autograd_matches_closed_form(small, loss):
 
 
 def test_gradient_is_orthogonal_to_weights(small):
-    """Population normalisation makes the loss scale-invariant in W: ⟨∇L, W⟩ = 0 (Euler's identity)."""
+    """Population normalisation makes the loss scale-invariant in W: ⟨∇L, W⟩ = 0
+    (Euler's identity)."""
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 12, gen(7))
     g_A, g_B = mm.gradients(W_A, W_B, model, pairs, beta=2.0, tau=4.0)
@@ -248,7 +250,8 @@ def test_scores_on_known_matrices():
     assert torch.allclose(
         mm.condition_number(S), torch.tensor([10.0], dtype=torch.float64)
     )
-    # eigenvalues of SSᵀ ∝ (1, .01, .01, .01): stable rank (1 + 3e-4), trace variant 1.03
+    # eigenvalues of SSᵀ ∝ (1, .01, .01, .01): stable rank (1 + 3e-4), trace variant
+    # 1.03
     assert torch.allclose(
         mm.balance(S, Xi, "fro"), torch.tensor([1 + 3e-4], dtype=torch.float64)
     )
@@ -315,7 +318,8 @@ def test_alignment_cap_and_collapse():
     assert (
         abs(value - mm.alignment_cap(r)) < 0.01
     )  # collisions are coin flips in the noise
-    # orthogonal noise columns of equal norms make the collision distances tie exactly: strict counts 0
+    # orthogonal noise columns of equal norms make the collision distances tie exactly:
+    # strict counts 0
     ortho = mm.alignment_score(
         S, eye[..., r : r + 2] * 1e-3, S, eye[..., r + 2 : r + 4] * 1e-3, 40_000, gen(1)
     ).item()
@@ -411,7 +415,8 @@ def test_ode_initial_state_and_conservation():
 
 
 def test_ode_non_contrastive_rho_closed_form():
-    """Non-contrastive: dρ_p/dt = γσ_p²(1 − ρ_p²) ⇒ artanh ρ_p(t) = σ_p² ∫γ, the same ∫γ for every p."""
+    """Non-contrastive: dρ_p/dt = γσ_p²(1 − ρ_p²) ⇒ artanh ρ_p(t) = σ_p² ∫γ, the same ∫γ
+    for every p."""
     sig = torch.tensor([2.0, 1.0], dtype=torch.float64)
     state = mm.integrate_ode(
         sig,

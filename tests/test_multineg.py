@@ -1,7 +1,8 @@
-"""Tests of ccl_helpers.multineg (Merad et al., Section 3) against independent computations:
-brute-force enumeration of class tuples and of negative tuples, exact rational inclusion–exclusion,
-Stirling numbers, Monte Carlo simulation, naive loops over tasks, the metrics module, and the
-lemmas and Proposition 1 checked on exactly computed finite distributions."""
+"""Tests of ccl_helpers.multineg (Merad et al., Section 3) against independent
+computations: brute-force enumeration of class tuples and of negative tuples, exact
+rational inclusion–exclusion, Stirling numbers, Monte Carlo simulation, naive loops over
+tasks, the metrics module, and the lemmas and Proposition 1 checked on exactly computed
+finite distributions."""
 
 from __future__ import annotations
 
@@ -27,11 +28,13 @@ DYADIC = [
 RHO3 = [0.5, 0.3, 0.2]
 
 
-# ---------------------------------------------------------------- independent references
+# ---------------------------------------------------------------- independent
+# references
 
 
 def exact_multi_negative_loss(features, labels, rho, n_negatives):
-    """L^N_un on a finite set by enumerating every anchor, positive and N-tuple of negatives."""
+    """L^N_un on a finite set by enumerating every anchor, positive and N-tuple of
+    negatives."""
     feats, labels = features.tolist(), labels.tolist()
     counts = {c: labels.count(c) for c in set(labels)}
     weight = [rho[c] / counts[c] for c in labels]  # D_neg (and the anchor's law)
@@ -50,7 +53,8 @@ def exact_multi_negative_loss(features, labels, rho, n_negatives):
 
 
 def naive_average_mean_classifier_loss(features, labels, task_size, rho, means=None):
-    """(1/#tasks) Σ_T Σ_{c∈T} ρ(c)/ρ(T) mean_{x∈c} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c."""
+    """(1/#tasks) Σ_T Σ_{c∈T} ρ(c)/ρ(T) mean_{x∈c} −log
+    softmax_{c'∈T}(f(x)ᵀµ_{c'})_c."""
     labels_list = labels.tolist()
     n_classes = max(labels_list) + 1
     if means is None:
@@ -146,7 +150,8 @@ def test_proposition1_as_printed_is_below_the_nats_form_and_fails_for_the_zero_e
             assert gap == pytest.approx(
                 k * tau * (1 - math.log(2)) / (1 - tau), rel=1e-12
             )
-        # f = 0: L_un = log 2 and L^µ_sup,1 = log 2; the nats bound is tight, the printed one fails
+        # f = 0: L_un = log 2 and L^µ_sup,1 = log 2; the nats bound is tight, the
+        # printed one fails
         assert multineg.proposition1_part1_bound(
             math.log(2), 2, n_classes
         ) == pytest.approx(math.log(2), rel=1e-14)
@@ -188,7 +193,8 @@ def test_bounds_reject_bad_input(call, match):
         call()
 
 
-# ---------------------------------------------------------------- the average mean-classifier loss
+# ---------------------------------------------------------------- the average
+# mean-classifier loss
 
 
 @pytest.mark.parametrize("task_size", [2, 3, 4])
@@ -325,7 +331,8 @@ def test_output_norm_range():
         multineg.output_norm_range(torch.zeros(3))
 
 
-# ---------------------------------------------------------------- the lemmas and Proposition 1, exactly
+# ---------------------------------------------------------------- the lemmas and
+# Proposition 1, exactly
 
 
 def tiny_problem(seed, scale, counts=(2, 3, 2)):
@@ -350,8 +357,9 @@ def test_lemma1_and_its_tighter_form_hold_exactly(seed, scale):
 
 
 def test_lemma1_without_the_log_term_is_asymptotically_tight():
-    # two collapsed classes on a ray, f = t·u and 2t·u: class 0 is misclassified by a margin t²,
-    # L^µ_sup ≈ t²/2 and L_un/p_min ≈ t²/2 + log 2: the factor 1/p_min cannot be improved
+    # two collapsed classes on a ray, f = t·u and 2t·u: class 0 is misclassified by a
+    # margin t², L^µ_sup ≈ t²/2 and L_un/p_min ≈ t²/2 + log 2: the factor 1/p_min cannot
+    # be improved
     labels = labels_with_counts((3, 3))
     for t2 in (4.0, 30.0):
         features = math.sqrt(t2) * torch.stack(
@@ -551,7 +559,8 @@ def test_monte_carlo_rejects_bad_input():
         multineg.draw_unsupervised_samples(labels.double(), 2, 10)
 
 
-# ---------------------------------------------------------------- training and the figures' helpers
+# ---------------------------------------------------------------- training and the
+# figures' helpers
 
 
 def indexed_latent(counts=(3, 4, 2)):
@@ -722,7 +731,8 @@ def test_proposition1_grid():
         multineg.proposition1_grid(features, labels, [])
 
 
-# ---------------------------------------------------------------- Section 4: fixed triplets
+# ---------------------------------------------------------------- Section 4: fixed
+# triplets
 
 
 def _random_triplets(n=6, dim=5, seed=0):
@@ -792,7 +802,8 @@ def test_triplet_evaluator_matches_autograd_and_lemma4():
 
 
 def test_lemma4_holds_where_it_applies():
-    """Outputs z₁ = z₂ = a·e, z₃ = −a·e: u = −2a², so ε is tiny and ε < η/2 = a/2; then ℓ ≤ 2ε/η."""
+    """Outputs z₁ = z₂ = a·e, z₃ = −a·e: u = −2a², so ε is tiny and ε < η/2 = a/2; then
+    ℓ ≤ 2ε/η."""
     triplets = _random_triplets(n=4, dim=3)
     direction = torch.nn.functional.normalize(randn(4, 3, seed=3), dim=-1)
     for scale in (2.0, 3.0, 4.0):

@@ -32,7 +32,8 @@ PROGRESS_BAR = re.compile(r"(it/s\]|s/it\]|\?it/s|\d+/\d+ \[\d\d:\d\d<)")
 WIDGET = "application/vnd.jupyter.widget-view+json"
 # Timings: "Wall time", "CPU times", "elapsed", or a number followed by a time unit.
 TIMING = re.compile(
-    r"(Wall time|CPU times|elapsed|\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|min|minutes)\b)"
+    r"(Wall time|CPU "
+    r"times|elapsed|\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|min|minutes)\b)"
 )
 
 
@@ -112,7 +113,8 @@ def test_every_code_cell_executed_in_order(nb_path):
     expected = list(range(1, len(cells) + 1))
     assert counts == expected, (
         f"{nb_path.name}: execution counts {counts}, expected {expected}: "
-        "re-run the notebook top to bottom in a fresh kernel (make outputs), and delete empty code cells"
+        "re-run the notebook top to bottom in a fresh kernel (make "
+        "outputs), and delete empty code cells"
     )
 
 
@@ -139,7 +141,8 @@ def test_no_absolute_paths_in_outputs(nb_path):
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
 def test_varying_outputs_are_tagged(nb_path):
-    """Progress bars (tqdm text or widgets) and timings must carry ``nbval-ignore-output``."""
+    """Progress bars (tqdm text or widgets) and timings must carry
+    ``nbval-ignore-output``."""
     bad = []
     for i, cell in enumerate(code_cells(read(nb_path))):
         if IGNORE_TAGS & set(cell.metadata.get("tags", [])):
@@ -152,7 +155,8 @@ def test_varying_outputs_are_tagged(nb_path):
                 bad.append(f"{where(nb_path, i, cell)}: progress bar")
             elif TIMING.search(text):
                 bad.append(
-                    f"{where(nb_path, i, cell)}: timing {TIMING.search(text).group(0)!r}"
+                    f"{where(nb_path, i, cell)}: timing "
+                    f"{TIMING.search(text).group(0)!r}"
                 )
     assert not bad, (
         f"untagged cells whose output varies (add the tag nbval-ignore-output): {bad}"
@@ -191,7 +195,8 @@ def test_headings(nb_path):
             elif fence is None and (m := re.match(r"^(#{1,6})\s", line)):
                 levels.append(len(m.group(1)))
     assert levels and levels[0] == 1, (
-        f"{nb_path.name}: the first heading must be the H1 title, got levels {levels[:3]}"
+        f"{nb_path.name}: the first heading must be the H1 title, got "
+        f"levels {levels[:3]}"
     )
     assert levels.count(1) == 1, (
         f"{nb_path.name}: {levels.count(1)} H1 headings, expected exactly one"
@@ -202,9 +207,9 @@ def test_headings(nb_path):
 
 @pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
 def test_no_semicolon_suppressed_output(nb_path):
-    """nbval (≥ 0.10) executes cells with ``store_history=False``, so IPython does not honour a
-    trailing ``;``: the value it hides in the stored run reappears under nbval and the cell fails.
-    End a plotting cell with ``plt.show()`` instead."""
+    """nbval (≥ 0.10) executes cells with ``store_history=False``, so IPython does not
+    honour a trailing ``;``: the value it hides in the stored run reappears under nbval
+    and the cell fails. End a plotting cell with ``plt.show()`` instead."""
     bad = [
         where(nb_path, i, c)
         for i, c in enumerate(code_cells(read(nb_path)))

@@ -1,8 +1,10 @@
-"""Every chapter runs top to bottom at ``CCL_SCALE=smoke`` (the seconds-long scale of every code path).
+"""Every chapter runs top to bottom at ``CCL_SCALE=smoke`` (the seconds-long scale of
+every code path).
 
-nbval checks the ``standard`` scale against the stored outputs; this test checks that the other
-code path the book promises (``smoke``, used for quick checks and by the notebooks' own asserts)
-still executes without error. The notebooks run in a fresh kernel on a copy; nothing is written back.
+nbval checks the ``standard`` scale against the stored outputs; this test checks that
+the other code path the book promises (``smoke``, used for quick checks and by the
+notebooks' own asserts) still executes without error. The notebooks run in a fresh
+kernel on a copy; nothing is written back.
 """
 
 from __future__ import annotations

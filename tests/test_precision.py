@@ -1,15 +1,19 @@
-"""Tests of the training precision policy (ccl_helpers.runtime.precision, autocast) and of every chapter's
-training loss under bfloat16 autocast against float32, on the CPU (CPU autocast supports bfloat16; CI has no
+"""Tests of the training precision policy (ccl_helpers.runtime.precision, autocast) and
+of every chapter's training loss under bfloat16 autocast against float32, on the CPU
+(CPU autocast supports bfloat16; CI has no
 GPU): same parameters, same inputs, the loss of each seed compared.
 
-Safe in bf16 (relative difference below TOLERANCE, finite): Ch1's block contrastive loss, Ch2's InfoNCE, Ch3's
-L_S and triplet loss at initialisation, Ch4's contrastive batch loss, Ch5's NT-Xent, balanced and generalized
-NT-Xent losses (every similarity). Not safe: Ch3's losses near convergence (L → 0), the regime Wen's theorem is
-about; Chapter 3 trains in float64 by full-batch gradient descent, which autocast never touches.
+Safe in bf16 (relative difference below TOLERANCE, finite): Ch1's block contrastive
+loss, Ch2's InfoNCE, Ch3's L_S and triplet loss at initialisation, Ch4's contrastive
+batch loss, Ch5's NT-Xent, balanced and generalized NT-Xent losses (every similarity).
+Not safe: Ch3's losses near convergence (L → 0), the regime Wen's theorem is about;
+Chapter 3 trains in float64 by full-batch gradient descent, which autocast never
+touches.
 
-Exact, at the level of the dispatched operations: under autocast every loss that train() runs takes its
-log-sum-exp (softplus, logaddexp) in float32 and returns float32, and the chunked InfoNCE recomputes its scores in
-its backward pass as its forward pass computed them.
+Exact, at the level of the dispatched operations: under autocast every loss that train()
+runs takes its log-sum-exp (softplus, logaddexp) in float32 and returns float32, and the
+chunked InfoNCE recomputes its scores in its backward pass as its forward pass computed
+them.
 """
 
 from __future__ import annotations
@@ -30,14 +34,17 @@ from ccl_helpers.losses.balanced import (
 )
 from ccl_helpers.losses.bound_derived import bound_derived_loss
 
-# bfloat16 keeps 8 significant bits: each rounding errs by at most 2^-9 ≈ 2.0e-3 relative (its spacing is
-# 2^-8 ≈ 3.9e-3). Under autocast every matmul of the forward pass rounds both inputs, so an embedding carries a
-# relative error of a few 1e-3 (≤ 2 roundings per layer, ≤ 3 layers, partly cancelling), and so do the logits. A
-# contrastive loss is a log-sum-exp of logits minus the positive's logit: its error is at most twice the largest
-# logit error, |logit| · (relative embedding error). With logits of a few units and a loss of order 1 that is
-# ≲ 2 · 5 · 4e-3 = 4e-2 relative, hence 5e-2: a bound on the whole effect of bf16 products, which a loss that lost
-# its digits to cancellation or overflowed would exceed. It is too wide to see a log-sum-exp taken in bfloat16
-# (≈ 1e-2 at these logits); test_losses_reduce_in_float32_under_autocast checks that one exactly.
+# bfloat16 keeps 8 significant bits: each rounding errs by at most 2^-9 ≈ 2.0e-3
+# relative (its spacing is 2^-8 ≈ 3.9e-3). Under autocast every matmul of the forward
+# pass rounds both inputs, so an embedding carries a relative error of a few 1e-3 (≤ 2
+# roundings per layer, ≤ 3 layers, partly cancelling), and so do the logits. A
+# contrastive loss is a log-sum-exp of logits minus the positive's logit: its error is
+# at most twice the largest logit error, |logit| · (relative embedding error). With
+# logits of a few units and a loss of order 1 that is ≲ 2 · 5 · 4e-3 = 4e-2 relative,
+# hence 5e-2: a bound on the whole effect of bf16 products, which a loss that lost its
+# digits to cancellation or overflowed would exceed. It is too wide to see a log-sum-exp
+# taken in bfloat16 (≈ 1e-2 at these logits);
+# test_losses_reduce_in_float32_under_autocast checks that one exactly.
 TOLERANCE = 5e-2
 N_SEEDS = 2
 
@@ -54,8 +61,9 @@ def digits_split():
 
 
 def both_precisions(model: train.StackedModel, loss_fn, batch, *, shared: bool = False):
-    """Each seed's loss (S,) of ``loss_fn(forward, batch)`` in float32 and under :func:`runtime.autocast` (bf16,
-    set by the ``bf16`` fixture), with the same parameters and inputs; the bf16 values as float32."""
+    """Each seed's loss (S,) of ``loss_fn(forward, batch)`` in float32 and under
+    :func:`runtime.autocast` (bf16, set by the ``bf16`` fixture), with the same
+    parameters and inputs; the bf16 values as float32."""
     call = model.functional()
     per_seed = vmap(
         lambda p, b, inputs: loss_fn(lambda x: call(p, b, x), inputs),
@@ -79,7 +87,8 @@ def assert_safe(fp32, bf16):
 
 
 def two_views(loss, *args, **kwargs):
-    """(forward, (view1, view2)) ↦ loss(forward(view1), forward(view2), *args, **kwargs)."""
+    """(forward, (view1, view2)) ↦ loss(forward(view1), forward(view2), *args,
+    **kwargs)."""
     return lambda forward, views: loss(
         forward(views[0]), forward(views[1]), *args, **kwargs
     )
@@ -159,7 +168,8 @@ def test_autocast_in_bf16_computes_in_bfloat16(bf16):
     assert not torch.is_autocast_enabled("cpu")
 
 
-# ---------------------------------------------------------------- each chapter's training loss, fp32 vs bf16
+# ---------------------------------------------------------------- each chapter's
+# training loss, fp32 vs bf16
 
 
 @pytest.mark.parametrize("block_size", [1, 5])
@@ -212,7 +222,8 @@ def wen_inputs():
 
 
 def wen_setups(x):
-    """(name, model, loss_fn, training set) of Chapter 3: L_S with two encoders, the triplet loss with one."""
+    """(name, model, loss_fn, training set) of Chapter 3: L_S with two encoders, the
+    triplet loss with one."""
     two = train.StackedModel(lambda: wen.TwoEncoders(x.shape[1], WIDTH, 2, OUT), 4)
     one = train.StackedModel(
         lambda: models.DeepReLU(x.shape[1], WIDTH, 1, OUT, trainable="all"), 4
@@ -236,9 +247,11 @@ def test_ch3_wen_losses_at_initialisation_are_safe_in_bf16(bf16, wen_inputs):
 def test_ch3_wen_losses_near_convergence_are_excluded_from_bf16(
     monkeypatch, wen_inputs
 ):
-    """Excluded: as L → 0, L ≈ Σ e^u with logits u ≈ log L ≈ −12 here, so bf16's absolute logit error
+    """Excluded: as L → 0, L ≈ Σ e^u with logits u ≈ log L ≈ −12 here, so bf16's
+    absolute logit error
     |u| · 2^-8 becomes the relative error of L itself (up to ≈ 5e-2 per term, growing as L shrinks), while the
-    chapter asserts descent at every step and identities to 1e-12. Chapter 3 stays in float64 full-batch descent."""
+    chapter asserts descent at every step and identities to 1e-12. Chapter 3 stays in
+    float64 full-batch descent."""
     monkeypatch.setenv("CCL_PRECISION", "fp32")
     setups = wen_setups(wen_inputs)
     for (
@@ -262,8 +275,9 @@ def test_ch3_wen_losses_near_convergence_are_excluded_from_bf16(
 
 @pytest.mark.parametrize("beta, tau", [(0.05, 4.0), (3.0, 4.0), (0.3, 1.0)])
 def test_ch4_multimodal_contrastive_loss_is_safe_in_bf16(bf16, beta, tau):
-    """Chapter 4's linear encoders at its two stages' (β, τ) and the uniform run's, in float32: its own loop
-    runs in float64 (which autocast leaves alone) outside :func:`train.train`; this checks it could use bf16."""
+    """Chapter 4's linear encoders at its two stages' (β, τ) and the uniform run's, in
+    float32: its own loop runs in float64 (which autocast leaves alone) outside
+    :func:`train.train`; this checks it could use bf16."""
     generator = torch.Generator().manual_seed(0)
     sigmas = torch.stack(
         [multimodal.geometric_sigmas(kappa, 5) for kappa in (4.0, 1.0)]
@@ -316,8 +330,9 @@ def test_ch5_losses_are_safe_in_bf16(bf16, digits_split, name, loss_fn):
 
 
 def run_training(x_train, n_steps=20):
-    """20 Adam steps of Chapter 5's encoder on the generalized NT-Xent loss, 2 seeds; returns (model, history,
-    whether autocast was on in the loss and in ``evaluate``)."""
+    """20 Adam steps of Chapter 5's encoder on the generalized NT-Xent loss, 2 seeds;
+    returns (model, history, whether autocast was on in the loss and in
+    ``evaluate``)."""
     seen = {"loss": set(), "evaluate": set()}
     sample = sa.two_view_batches(
         x_train, N_SEEDS, 64, data.BASE, torch.Generator().manual_seed(20)
@@ -353,9 +368,10 @@ def run_training(x_train, n_steps=20):
 
 
 def test_bf16_training_follows_fp32_training(monkeypatch, digits_split):
-    """Same start, same batches: after each of 20 Adam steps (each moves a parameter by ≤ lr = 1e-3) the bf16 run
-    stays next to the fp32 one, so its minibatch losses (and the held-out loss, evaluated in float32) agree to
-    TOLERANCE, the bound for one evaluation; the parameters stay float32, evaluation runs outside autocast."""
+    """Same start, same batches: after each of 20 Adam steps (each moves a parameter by
+    ≤ lr = 1e-3) the bf16 run stays next to the fp32 one, so its minibatch losses (and
+    the held-out loss, evaluated in float32) agree to TOLERANCE, the bound for one
+    evaluation; the parameters stay float32, evaluation runs outside autocast."""
     x_train = digits_split[0]
     monkeypatch.setenv("CCL_PRECISION", "fp32")
     fp32_model, fp32, fp32_seen = run_training(x_train)
@@ -378,7 +394,8 @@ def test_bf16_training_follows_fp32_training(monkeypatch, digits_split):
     ).all()  # both runs learned
 
 
-# ---------------------------------------------------------------- what runs in float32 under autocast
+# ---------------------------------------------------------------- what runs in float32
+# under autocast
 
 LOG_SUM_EXP_OPS = {
     "aten.logsumexp",
@@ -386,11 +403,13 @@ LOG_SUM_EXP_OPS = {
     "aten.logaddexp",
     "aten._log_softmax",
 }
-"""The operations in which a loss turns logits into its value: each must see float32 (or wider) inputs."""
+"""The operations in which a loss turns logits into its value: each must see float32 (or
+wider) inputs."""
 
 
 class DtypeRecorder(TorchDispatchMode):
-    """Records (operation, dtypes of its tensor inputs) of every operation dispatched, after autocast's casts."""
+    """Records (operation, dtypes of its tensor inputs) of every operation dispatched,
+    after autocast's casts."""
 
     def __init__(self):
         super().__init__()
@@ -452,9 +471,10 @@ def test_losses_reduce_in_float32_under_autocast(name):
 
 
 def test_chunked_info_nce_under_autocast_matches_the_unchunked_loss():
-    """bfloat16 anchors (a Linear under autocast) against a float32 queue, the MoCo set-up: the chunked backward
-    recomputes the scores under the forward's autocast, so its gradients are the unchunked ones up to rounding
-    (before it did, the backward mixed dtypes and failed, or with float32 inputs gave gradients 23 % off)."""
+    """bfloat16 anchors (a Linear under autocast) against a float32 queue, the MoCo
+    set-up: the chunked backward recomputes the scores under the forward's autocast, so
+    its gradients are the unchunked ones up to rounding (before it did, the backward
+    mixed dtypes and failed, or with float32 inputs gave gradients 23 % off)."""
     generator = torch.Generator().manual_seed(0)
     batch, n_negatives, dim = 8, 100, 16
     x = torch.randn(batch, 2, 32, generator=generator)

@@ -1,5 +1,5 @@
-"""Tests of ccl_helpers.runtime: scales, device choice, seeding and determinism, CI detection,
-progress bars."""
+"""Tests of ccl_helpers.runtime: scales, device choice, seeding and determinism, CI
+detection, progress bars."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Tests of Chapter 5's helpers (ccl_helpers.supervised_approx), its losses (balanced contrastive,
-generalized NT-Xent, bound-derived) and metrics.knn_accuracy: naive references, identities, extreme
-logits, argument validation, determinism."""
+"""Tests of Chapter 5's helpers (ccl_helpers.supervised_approx), its losses (balanced
+contrastive, generalized NT-Xent, bound-derived) and metrics.knn_accuracy: naive
+references, identities, extreme logits, argument validation, determinism."""
 
 from __future__ import annotations
 
@@ -86,7 +86,8 @@ def test_balanced_loss_is_below_generalized_and_converges_to_hard_negative():
         balanced_contrastive_loss(z1, z2, 2.0, 1.0, reduction="none")
         <= generalized_nt_xent_loss(z1, z2, 2.0, 1.0, reduction="none")
     ).all()
-    # eq. (18): the repelling term tends to the largest negative similarity as alpha grows
+    # eq. (18): the repelling term tends to the largest negative similarity as alpha
+    # grows
     sims = (
         F.normalize(torch.cat([z1, z2]), dim=-1)
         @ F.normalize(torch.cat([z1, z2]), dim=-1).T
@@ -316,7 +317,8 @@ def test_repelling_terms_against_loops_and_bound(alpha):
 
 
 def test_repelling_counterexample_needs_the_corrected_form():
-    """Anchor (1, 0) with every representation in the left half-plane: B < 0 and B/ν < lhs."""
+    """Anchor (1, 0) with every representation in the left half-plane: B < 0 and B/ν <
+    lhs."""
 
     def at(deg):
         return torch.tensor(
@@ -374,7 +376,8 @@ def test_encoder_level_functions_are_deterministic_and_use_leading_dims():
         )
     torch.testing.assert_close(a1.gap, a2.gap)
     assert a1.gap.shape == (2, 12) and r.gap.shape == (2, 12) and b.shape == (2,)
-    # identity augmentation: the plug-in bias is the mean distance of f(x) to its class mean
+    # identity augmentation: the plug-in bias is the mean distance of f(x) to its class
+    # mean
     z = F.normalize(encoder(images), dim=-1).detach()
     means = torch.stack([z[labels == c].mean(0) for c in range(3)])
     assert math.isclose(
@@ -459,7 +462,8 @@ def test_module_arguments_raise_value_error(call, argument):
         call()
 
 
-# ---------------------------------------------------------------- training helpers and k-NN
+# ---------------------------------------------------------------- training helpers and
+# k-NN
 
 
 def test_tiled_model_shares_initialisations_and_batches_tile():

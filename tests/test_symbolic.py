@@ -1,6 +1,7 @@
-"""Tests of ccl_helpers.symbolic: the sympy identities are exactly zero, the torch Hessians match
-autograd, the closed-form spectral norm matches eigvalsh, the supremum search reproduces the exact
-supremum and hand-solved cases, and the bounds are ordered sup ≤ tight ≤ 2 + 8C²."""
+"""Tests of ccl_helpers.symbolic: the sympy identities are exactly zero, the torch
+Hessians match autograd, the closed-form spectral norm matches eigvalsh, the supremum
+search reproduces the exact supremum and hand-solved cases, and the bounds are ordered
+sup ≤ tight ≤ 2 + 8C²."""
 
 from __future__ import annotations
 
@@ -14,7 +15,8 @@ from conftest import randn
 
 from ccl_helpers import symbolic
 
-# torch.func's forward-over-reverse hessian goes through a torch.jit.script that torch ≥ 2.10 deprecates.
+# torch.func's forward-over-reverse hessian goes through a torch.jit.script that torch ≥
+# 2.10 deprecates.
 pytestmark = pytest.mark.filterwarnings(
     "ignore:`torch.jit.script` is deprecated:DeprecationWarning"
 )
@@ -23,7 +25,8 @@ RADII = (0.5, 1.0, 2.0, 4.0, 8.0)
 
 
 def autograd_hessian(z):
-    """∇²ℓ by torch.func.hessian of ℓ on the flattened (3d,) vector, vmapped over the batch."""
+    """∇²ℓ by torch.func.hessian of ℓ on the flattened (3d,) vector, vmapped over the
+    batch."""
     d = z.shape[-1]
 
     def loss(flat):
@@ -111,7 +114,8 @@ def test_closed_form_norm_matches_eigenvalues():
 
 @pytest.mark.parametrize("radius", RADII)
 def test_hand_solved_configuration(radius):
-    # z₁ ⊥ z₂, z₃ = −z₂, all of norm C: u = 0, s = 1/2, a = 1/4, G = 6C² → ½[1.5C² + √(2.25C⁴ + 2)].
+    # z₁ ⊥ z₂, z₃ = −z₂, all of norm C: u = 0, s = 1/2, a = 1/4, G = 6C² → ½[1.5C² +
+    # √(2.25C⁴ + 2)].
     C = radius
     z = torch.tensor([[[C, 0.0], [0.0, C], [0.0, -C]]], dtype=torch.float64)
     by_hand = 0.5 * (1.5 * C**2 + math.sqrt(2.25 * C**4 + 2))
@@ -129,8 +133,9 @@ def test_hand_solved_configuration(radius):
 
 
 def test_small_radius_supremum_is_at_the_aligned_corner():
-    # For C = 1/2 the maximum of φ(u, 6C²) over [0, 2C²] is at u = 2C² (z₁ ∥ z₃ = −z₂), which d = 1
-    # already reaches: sup = φ(2C², 6C²) in closed form, found by the search in d = 1 and d = 2.
+    # For C = 1/2 the maximum of φ(u, 6C²) over [0, 2C²] is at u = 2C² (z₁ ∥ z₃ = −z₂),
+    # which d = 1 already reaches: sup = φ(2C², 6C²) in closed form, found by the search
+    # in d = 1 and d = 2.
     C = 0.5
     by_hand = phi(2 * C * C, 6 * C * C)
     assert symbolic.smoothness_sup_exact(C) == pytest.approx(by_hand, rel=1e-12)

@@ -1,7 +1,7 @@
-"""Tests of ccl_helpers.train: the stacked seeds (initialisation, forward passes), training several
-seeds at once against separate plain PyTorch loops, the tidy history, determinism, validation; the
-full-batch gradient-descent runner against a hand-written single-seed loop (trajectory, gradient
-norm, weight movement, target steps)."""
+"""Tests of ccl_helpers.train: the stacked seeds (initialisation, forward passes),
+training several seeds at once against separate plain PyTorch loops, the tidy history,
+determinism, validation; the full-batch gradient-descent runner against a hand-written
+single-seed loop (trajectory, gradient norm, weight movement, target steps)."""
 
 from __future__ import annotations
 
@@ -111,7 +111,8 @@ def test_stacked_rejects_non_positive_seed_count(n_seeds):
         StackedModel(make_mlp, n_seeds=n_seeds)
 
 
-# ---------------------------------------------------------------- training: stacked = separate
+# ---------------------------------------------------------------- training: stacked =
+# separate
 
 
 def regression_loss(forward, batch):
@@ -139,7 +140,8 @@ def fixed_batches(n_steps, n_seeds, seed=0, classes=False):
 
 
 def plain_loop(make, seed, loss_fn, x, y, n_steps, lr, optimizer):
-    """One seed trained with an ordinary PyTorch loop; returns the module and its minibatch losses."""
+    """One seed trained with an ordinary PyTorch loop; returns the module and its
+    minibatch losses."""
     torch.manual_seed(seed)
     module = make()
     opt = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}[optimizer](
@@ -370,7 +372,8 @@ def test_bad_training_arguments_raise(kwargs, argument):
         assert torch.equal(v, before[k])
 
 
-# ---------------------------------------------------------------- full-batch gradient descent
+# ---------------------------------------------------------------- full-batch gradient
+# descent
 
 D_IN, WIDTH, D_OUT, N_TRIPLETS = 6, 24, 3, 10
 
@@ -393,7 +396,8 @@ def make_deep(trainable="hidden"):
 
 
 def hand_loop(make, seed, data, n_steps, lr):
-    """One seed, written out: W ← W − lr ∇L̂(W); returns per step (loss, ‖∇L̂‖, ‖W − W⁰‖_F per parameter)."""
+    """One seed, written out: W ← W − lr ∇L̂(W); returns per step (loss, ‖∇L̂‖, ‖W −
+    W⁰‖_F per parameter)."""
     torch.manual_seed(seed)
     module = make()
     params = dict(module.named_parameters())

@@ -1,8 +1,9 @@
-"""Tests of ccl_helpers.wen (Chapter 3, Wen 2020): the negative sets against itertools, the exact
-expectation L_S against the direct loop, the closed forms of Facts 1 and 2 against autograd and against
-direct loops over the negative sets, the printed forms of Fact 1, the two encoders' initialisation,
-Algorithm 1 against a hand-written single-seed loop, the analysis helpers, the shared encoder's
-triplet objective, determinism and argument validation."""
+"""Tests of ccl_helpers.wen (Chapter 3, Wen 2020): the negative sets against itertools,
+the exact expectation L_S against the direct loop, the closed forms of Facts 1 and 2
+against autograd and against direct loops over the negative sets, the printed forms of
+Fact 1, the two encoders' initialisation, Algorithm 1 against a hand-written single-seed
+loop, the analysis helpers, the shared encoder's triplet objective, determinism and
+argument validation."""
 
 from __future__ import annotations
 
@@ -157,7 +158,8 @@ def test_loss_vectors_match_autograd_with_batch_axes():
 
 
 def direct_fact2(q, k, n_negatives):
-    """loss^_i = (1/n) Σ_{j≠i} (loss^(x_j, x_i) − loss^(x_i, x_j)), loss^(x_i, x_j) by the loop of (C.1)."""
+    """loss^_i = (1/n) Σ_{j≠i} (loss^(x_j, x_i) − loss^(x_i, x_j)), loss^(x_i, x_j) by
+    the loop of (C.1)."""
     n = q.shape[0]
     count = math.comb(n - 1, n_negatives)
     pair = {}
@@ -180,7 +182,8 @@ def direct_fact2(q, k, n_negatives):
 
 
 def direct_fact1(q, k, n_negatives, *, partial: bool, with_one_over_n: bool):
-    """Fact 1 by the loop: E^{Neg(i)} Σ_j e^{u_ij}/(1 + Σ_{s∈N, s ≤ j or all s} e^{u_is}) (k_j − k_i)."""
+    """Fact 1 by the loop: E^{Neg(i)} Σ_j e^{u_ij}/(1 + Σ_{s∈N, s ≤ j or all s}
+    e^{u_is}) (k_j − k_i)."""
     n = q.shape[0]
     count = math.comb(n - 1, n_negatives)
     rows = []
@@ -464,7 +467,8 @@ def test_triplet_objective_is_the_shared_encoder_loss_with_one_negative():
     )
 
 
-# ---------------------------------------------------------------- speed helper, devices, validation
+# ---------------------------------------------------------------- speed helper,
+# devices, validation
 
 
 def test_time_exact_expectation_agrees():

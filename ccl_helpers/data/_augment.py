@@ -92,8 +92,8 @@ def augment(
 
     Args:
         strategy: a name in :data:`STRATEGIES`.
-        generator: a ``torch.Generator`` (on any device); the result is a function of its
-            state, which advances by one draw (the seed of the call).
+        generator: a ``torch.Generator`` (on any device); the result is a function of
+            its state, which advances by one draw (the seed of the call).
         param_shape: the shape of the random parameters, broadcast against the
             leading shape ``...`` of the images (default: that shape, i.e. an
             independent transformation per image). A 1 shares one transformation

@@ -37,12 +37,14 @@ def _existing(path: str | os.PathLike, what: str) -> Path:
 
 
 def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Tensor:
-    """Parse an IDX file (the format of MNIST and FashionMNIST), gzipped or not (detected from its bytes).
+    """Parse an IDX file (the format of MNIST and FashionMNIST), gzipped or not
+    (detected from its bytes).
 
-    Format: two zero bytes, a type byte (0x08 uint8, 0x09 int8, 0x0B int16, 0x0C int32, 0x0D float32,
-    0x0E float64), the number of dimensions k, k big-endian uint32 sizes, then the values, big-endian,
-    row-major. Returns a tensor of those sizes and type on ``device``. Raises DataNotFoundError when the
-    file is absent and ValueError when it is not a well-formed IDX file.
+    Format: two zero bytes, a type byte (0x08 uint8, 0x09 int8, 0x0B int16, 0x0C int32,
+    0x0D float32, 0x0E float64), the number of dimensions k, k big-endian uint32 sizes,
+    then the values, big-endian, row-major. Returns a tensor of those sizes and type on
+    ``device``. Raises DataNotFoundError when the file is absent and ValueError when it
+    is not a well-formed IDX file.
     """
     raw = _existing(path, "IDX file").read_bytes()
     if raw[:2] == b"\x1f\x8b":
@@ -63,7 +65,8 @@ def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Ten
     expected = int(np.prod(shape, dtype=np.int64)) * dtype.itemsize
     if len(raw) - header != expected:
         raise ValueError(
-            f"path {path}: IDX data has {len(raw) - header} bytes, its header {shape} of "
+            f"path {path}: IDX data has {len(raw) - header} bytes, its "
+            f"header {shape} of "
             f"{dtype.name} needs {expected}"
         )
     values = np.frombuffer(raw, dtype=dtype, offset=header).astype(
@@ -73,7 +76,8 @@ def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Ten
 
 
 class _ArrayUnpickler(pickle.Unpickler):
-    """Unpickles only containers of plain values and NumPy arrays (the CIFAR-10 batches), nothing else."""
+    """Unpickles only containers of plain values and NumPy arrays (the CIFAR-10
+    batches), nothing else."""
 
     _allowed = {
         ("_codecs", "encode"),
@@ -153,10 +157,11 @@ def load_cifar10_batches(
 ) -> tuple[Tensor, Tensor]:
     """CIFAR-10 from its local "python version" batches.
 
-    ``directory`` (e.g. ``cifar-10-batches-py``) holds ``data_batch_1`` … ``data_batch_5`` (``train``) and
-    ``test_batch``; each is a pickled dict with ``data`` (k, 3072) uint8 — per row the 32×32 red, green and
-    blue planes, row-major — and ``labels`` (k,) in 0..9. Only arrays and plain values are unpickled.
-    Returns images (N, 3, 32, 32) scaled to [0, 1] and labels (N,) long, on ``device``.
+    ``directory`` (e.g. ``cifar-10-batches-py``) holds ``data_batch_1`` …
+    ``data_batch_5`` (``train``) and ``test_batch``; each is a pickled dict with
+    ``data`` (k, 3072) uint8 — per row the 32×32 red, green and blue planes, row-major —
+    and ``labels`` (k,) in 0..9. Only arrays and plain values are unpickled. Returns
+    images (N, 3, 32, 32) scaled to [0, 1] and labels (N,) long, on ``device``.
     """
     names = [f"data_batch_{i}" for i in range(1, 6)] if train else ["test_batch"]
     return _cifar_batches(directory, names, "labels", "CIFAR-10", device, dtype)

@@ -1,4 +1,5 @@
-"""The latent-class model of contrastive learning, scikit-learn's digits, and fixed training sets.
+"""The latent-class model of contrastive learning, scikit-learn's digits, and fixed
+training sets.
 
 The latent-class model (Arora et al., 2019): nature has classes c with probabilities
 ρ(c) and a distribution D_c per class. A similar pair (x, x⁺) ~ D_sim draws c⁺ ~ ρ and
@@ -8,9 +9,9 @@ distribution over the examples of a labelled data set (:class:`EmpiricalClasses`
 Every sampler takes a ``shape`` (e.g. ``(n_seeds, batch)``) and a ``torch.Generator``,
 and returns tensors of that leading shape on the model's device.
 
-Fixed training sets for the convergence theorems (Merad et al., Section 4; Wen 2020): inputs on the
-unit sphere (:func:`unit_sphere`), their separation δ (:func:`separation`) and fixed triplets
-(:func:`fixed_triplets`).
+Fixed training sets for the convergence theorems (Merad et al., Section 4; Wen 2020):
+inputs on the unit sphere (:func:`unit_sphere`), their separation δ (:func:`separation`)
+and fixed triplets (:func:`fixed_triplets`).
 """
 
 from __future__ import annotations
@@ -58,7 +59,8 @@ class LatentClassModel:
 
     @property
     def collision_probability(self) -> float:
-        """τ = P(c⁺ = c⁻) = Σ_c ρ(c)², the chance that a negative shares the positive's class."""
+        """τ = P(c⁺ = c⁻) = Σ_c ρ(c)², the chance that a negative shares the positive's
+        class."""
         return float((self.class_probs**2).sum())
 
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
@@ -84,8 +86,9 @@ class LatentClassModel:
         generator: torch.Generator,
         block_size: int | None = None,
     ) -> tuple[Tensor, Tensor, Tensor]:
-        """(x, x⁺, c⁺) ~ D_sim: x (*shape, *input), x⁺ (*shape, *input) — or, with ``block_size`` b,
-        a block of b positives (*shape, b, *input) all from c⁺ — and c⁺ (*shape)."""
+        """(x, x⁺, c⁺) ~ D_sim: x (*shape, *input), x⁺ (*shape, *input) — or, with
+        ``block_size`` b, a block of b positives (*shape, b, *input) all from c⁺ — and
+        c⁺ (*shape)."""
         classes = self.sample_classes(shape, generator)
         anchor = self.sample_given(classes, generator)
         positive = self.sample_given(_block(classes, block_size), generator)
@@ -97,7 +100,8 @@ class LatentClassModel:
         generator: torch.Generator,
         block_size: int | None = None,
     ) -> tuple[Tensor, Tensor]:
-        """(x⁻, c⁻) ~ D_neg: x⁻ (*shape, *input) — or a block (*shape, b, *input) from one class c⁻ — and c⁻ (*shape)."""
+        """(x⁻, c⁻) ~ D_neg: x⁻ (*shape, *input) — or a block (*shape, b, *input) from
+        one class c⁻ — and c⁻ (*shape)."""
         classes = self.sample_classes(shape, generator)
         return self.sample_given(_block(classes, block_size), generator), classes
 
@@ -132,7 +136,8 @@ class GaussianClasses(LatentClassModel):
         seed: int = 0,
         device: torch.device | str = "cpu",
     ) -> GaussianClasses:
-        """Class means drawn i.i.d. N(0, separation²/dim · I), so ‖m_c‖ ≈ separation; ρ uniform by default."""
+        """Class means drawn i.i.d. N(0, separation²/dim · I), so ‖m_c‖ ≈ separation; ρ
+        uniform by default."""
         if n_classes < 2 or dim < 1:
             raise ValueError(
                 f"need n_classes ≥ 2 and dim ≥ 1, got n_classes={n_classes}, dim={dim}"
@@ -158,10 +163,12 @@ class GaussianClasses(LatentClassModel):
 
 
 class EmpiricalClasses(LatentClassModel):
-    """D_c = uniform over the examples of class c of a labelled set; ρ = class frequencies unless given.
+    """D_c = uniform over the examples of class c of a labelled set; ρ = class
+    frequencies unless given.
 
     Args:
-        inputs: (n, *input_shape) examples; labels: (n,) classes in 0..N_C−1, every class present.
+        inputs: (n, *input_shape) examples; labels: (n,) classes in 0..N_C−1, every
+            class present.
     """
 
     def __init__(
@@ -169,7 +176,8 @@ class EmpiricalClasses(LatentClassModel):
     ):
         if labels.ndim != 1 or inputs.shape[0] != labels.shape[0]:
             raise ValueError(
-                f"inputs (n, ...) and labels (n,) must agree in n, got {tuple(inputs.shape)} "
+                "inputs (n, ...) and labels (n,) must agree in n, got "
+                f"{tuple(inputs.shape)} "
                 f"and {tuple(labels.shape)}"
             )
         counts = torch.bincount(labels)
@@ -186,7 +194,8 @@ class EmpiricalClasses(LatentClassModel):
         )
         if self.class_probs.numel() != counts.numel():
             raise ValueError(
-                f"class_probs must have {counts.numel()} entries, got {self.class_probs.numel()}"
+                f"class_probs must have {counts.numel()} entries, got "
+                f"{self.class_probs.numel()}"
             )
         self.order = torch.argsort(labels, stable=True)
         self.starts = torch.cumsum(counts, 0) - counts
@@ -204,7 +213,8 @@ def load_digits(
 ) -> tuple[Tensor, Tensor]:
     """scikit-learn's 1,797 handwritten digits (shipped with the library, no download).
 
-    Returns images (1797, 1, 8, 8) scaled to [0, 1] and labels (1797,) in 0..9, on ``device``.
+    Returns images (1797, 1, 8, 8) scaled to [0, 1] and labels (1797,) in 0..9, on
+    ``device``.
     """
     from sklearn.datasets import load_digits as sklearn_digits
 
@@ -223,7 +233,8 @@ def train_test_split(
         raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
     if inputs.shape[0] != labels.shape[0]:
         raise ValueError(
-            f"inputs and labels must have the same length, got {inputs.shape[0]} and {labels.shape[0]}"
+            "inputs and labels must have the same length, got "
+            f"{inputs.shape[0]} and {labels.shape[0]}"
         )
     from sklearn.model_selection import train_test_split as sklearn_split
 
@@ -241,14 +252,17 @@ def train_test_split(
     return inputs[train], labels[train], inputs[test], labels[test]
 
 
-# ---------------------------------------------------------------- fixed training sets (Assumption 1)
+# ---------------------------------------------------------------- fixed training sets
+# (Assumption 1)
 
 
 def unit_sphere(x: Tensor) -> Tensor:
-    """Flatten and normalise each example to the unit sphere: x (n, *input_shape) → x_i / ‖x_i‖₂, (n, D).
+    """Flatten and normalise each example to the unit sphere: x (n, *input_shape) → x_i
+    / ‖x_i‖₂, (n, D).
 
-    Assumption 1 of Merad et al. (Section 4) and of Wen (2020): ‖x‖₂ = 1 for every training input.
-    Raises ValueError when a row is all zero (it has no direction) or not finite.
+    Assumption 1 of Merad et al. (Section 4) and of Wen (2020): ‖x‖₂ = 1 for every
+    training input. Raises ValueError when a row is all zero (it has no direction) or
+    not finite.
     """
     if x.ndim < 1 or x.shape[0] < 1:
         raise ValueError(f"x must have shape (n, ...) with n ≥ 1, got {tuple(x.shape)}")
@@ -267,8 +281,9 @@ def unit_sphere(x: Tensor) -> Tensor:
 
 
 def duplicate_rows(x: Tensor) -> Tensor:
-    """Exact duplicates among the rows of x (n, *input_shape): a LongTensor (k, 2) of pairs (i, j), i < j,
-    where row j equals row i and i is the first occurrence of that row; (0, 2) when all rows differ."""
+    """Exact duplicates among the rows of x (n, *input_shape): a LongTensor (k, 2) of
+    pairs (i, j), i < j, where row j equals row i and i is the first occurrence of that
+    row; (0, 2) when all rows differ."""
     if x.ndim < 1:
         raise ValueError(f"x must have shape (n, ...), got {tuple(x.shape)}")
     flat = x.reshape(x.shape[0], -1)
@@ -287,16 +302,21 @@ def duplicate_rows(x: Tensor) -> Tensor:
 def separation(
     x: Tensor, *, return_pair: bool = False, block_elements: int = 2**24
 ) -> Tensor | tuple[Tensor, Tensor]:
-    """δ of the separation assumption: δ = min over pairs i ≠ j of ‖x_i − x_j‖₂, for x (n, *input_shape).
+    """δ of the separation assumption: δ = min over pairs i ≠ j of ‖x_i − x_j‖₂, for x
+    (n, *input_shape).
 
-    Merad et al., Assumption 1: ‖x − x′‖₂ ≥ δ for any two samples of X_data = ∪ᵢ {xᵢ, xᵢ⁺, xᵢ⁻} (the
-    paper notes it fails as soon as one sample is reused in two triplets, so repeated samples count);
-    Wen (2020), Assumption 2: ‖xᵢ − xⱼ‖₂ ≥ δ for all i ≠ j in [n]. Exact duplicates are therefore not
-    ignored: they give δ = 0, with a warning that counts them (see :func:`duplicate_rows`).
+    Merad et al., Assumption 1: ‖x − x′‖₂ ≥ δ for any two samples of X_data = ∪ᵢ {xᵢ,
+    xᵢ⁺, xᵢ⁻} (the paper notes it fails as soon as one sample is reused in two triplets,
+    so repeated samples count);
+    Wen (2020), Assumption 2: ‖xᵢ − xⱼ‖₂ ≥ δ for all i ≠ j in [n]. Exact duplicates are
+        therefore not
+    ignored: they give δ = 0, with a warning that counts them (see
+        :func:`duplicate_rows`).
 
-    Vectorised in blocks of rows (at most ``block_elements`` distances at a time): candidate nearest
-    neighbours from the Gram matrix, then their distances recomputed directly (exact, no cancellation).
-    Returns a 0-dim tensor on x's device, and with ``return_pair`` also the closest pair (i, j), i < j.
+    Vectorised in blocks of rows (at most ``block_elements`` distances at a time):
+    candidate nearest neighbours from the Gram matrix, then their distances recomputed
+    directly (exact, no cancellation). Returns a 0-dim tensor on x's device, and with
+    ``return_pair`` also the closest pair (i, j), i < j.
     """
     if x.ndim < 1 or x.shape[0] < 2:
         raise ValueError(f"x must have shape (n, ...) with n ≥ 2, got {tuple(x.shape)}")
@@ -325,7 +345,8 @@ def separation(
     if float(delta) == 0.0:
         count = duplicate_rows(flat).shape[0]
         warnings.warn(
-            f"x has {count} exactly duplicated rows: the separation assumption fails (δ = 0)",
+            f"x has {count} exactly duplicated rows: the separation "
+            "assumption fails (δ = 0)",
             stacklevel=2,
         )
     if not return_pair:
@@ -337,8 +358,9 @@ def separation(
 class Triplets(NamedTuple):
     """n fixed triplets (xᵢ, xᵢ⁺, xᵢ⁻) on the unit sphere.
 
-    anchor, positive, negative: (n, D); anchor_class c⁺ᵢ (the class of xᵢ and xᵢ⁺) and negative_class c⁻ᵢ:
-    (n,); index: (n, 3) rows of the source data set used for (xᵢ, xᵢ⁺, xᵢ⁻), all 3n distinct.
+    anchor, positive, negative: (n, D); anchor_class c⁺ᵢ (the class of xᵢ and xᵢ⁺) and
+    negative_class c⁻ᵢ: (n,); index: (n, 3) rows of the source data set used for (xᵢ,
+    xᵢ⁺, xᵢ⁻), all 3n distinct.
     """
 
     anchor: Tensor
@@ -349,13 +371,15 @@ class Triplets(NamedTuple):
     index: Tensor
 
     def inputs(self) -> Tensor:
-        """X_data of Assumption 1: every sample of every triplet, (3n, D) (anchors, positives, negatives)."""
+        """X_data of Assumption 1: every sample of every triplet, (3n, D) (anchors,
+        positives, negatives)."""
         return torch.cat([self.anchor, self.positive, self.negative])
 
 
 NEGATIVES = ("rho", "other_class")
-"""How :func:`fixed_triplets` draws the negative's class: ``"rho"``, c⁻ ~ ρ independently of c⁺ (the
-source's D_neg, so c⁻ = c⁺ with probability τ); ``"other_class"``, c⁻ ~ ρ conditioned on c⁻ ≠ c⁺."""
+"""How :func:`fixed_triplets` draws the negative's class: ``"rho"``, c⁻ ~ ρ
+independently of c⁺ (the source's D_neg, so c⁻ = c⁺ with probability τ);
+``"other_class"``, c⁻ ~ ρ conditioned on c⁻ ≠ c⁺."""
 
 
 def fixed_triplets(
@@ -367,17 +391,21 @@ def fixed_triplets(
     class_probs: Tensor | None = None,
     negatives: str = "rho",
 ) -> Triplets:
-    """n fixed training triplets from labelled data, as in Merad et al., Section 4 (eq. (11)).
+    """n fixed training triplets from labelled data, as in Merad et al., Section 4 (eq.
+    (11)).
 
-    For each i: c⁺ᵢ ~ ρ and xᵢ, xᵢ⁺ from class c⁺ᵢ (a similar pair of D_sim); c⁻ᵢ ~ ρ and xᵢ⁻ from class
-    c⁻ᵢ (a negative of D_neg; see :data:`NEGATIVES`). Classes are i.i.d.; within a class the examples are
-    drawn uniformly *without replacement* over all 3n slots, so that no example is used twice — the
-    source notes that Assumption 1 fails as soon as a sample is reused. Every sample is mapped to the unit
-    sphere (:func:`unit_sphere`).
+    For each i: c⁺ᵢ ~ ρ and xᵢ, xᵢ⁺ from class c⁺ᵢ (a similar pair of D_sim); c⁻ᵢ ~ ρ
+    and xᵢ⁻ from class c⁻ᵢ (a negative of D_neg; see :data:`NEGATIVES`). Classes are
+    i.i.d.; within a class the examples are drawn uniformly *without replacement* over
+    all 3n slots, so that no example is used twice — the source notes that Assumption 1
+    fails as soon as a sample is reused. Every sample is mapped to the unit sphere
+    (:func:`unit_sphere`).
 
     Args:
-        inputs: (N, *input_shape) examples; labels: (N,) classes 0..N_C−1, every class present.
-        n: number of triplets (≥ 1); each class must hold the examples the draw asks of it.
+        inputs: (N, *input_shape) examples; labels: (N,) classes 0..N_C−1, every class
+            present.
+        n: number of triplets (≥ 1); each class must hold the examples the draw asks of
+            it.
         generator: a torch.Generator on the inputs' device.
         class_probs: ρ (N_C,), default the label frequencies.
     """
@@ -403,10 +431,12 @@ def fixed_triplets(
         weights[torch.arange(n, device=rho.device), anchor_class] = 0
         if bool((weights.sum(1) == 0).any()):
             raise ValueError(
-                "class_probs must give positive mass to a class other than each anchor's"
+                "class_probs must give positive mass to a class other than "
+                "each anchor's"
             )
         negative_class = torch.multinomial(weights, 1, generator=generator).squeeze(1)
-    # the 3n slots' classes (c⁺ᵢ, c⁺ᵢ, c⁻ᵢ) and, for each slot, its rank among the slots of its class
+    # the 3n slots' classes (c⁺ᵢ, c⁺ᵢ, c⁻ᵢ) and, for each slot, its rank among the slots
+    # of its class
     wanted = torch.stack([anchor_class, anchor_class, negative_class], dim=1).flatten()
     order = torch.argsort(wanted, stable=True)
     demand = torch.bincount(wanted, minlength=latent.n_classes)
@@ -414,7 +444,8 @@ def fixed_triplets(
     if short.numel():
         c = int(short[0])
         raise ValueError(
-            f"n={n} triplets need {int(demand[c])} examples of class {c}, which has only "
+            f"n={n} triplets need {int(demand[c])} examples of class {c}, "
+            "which has only "
             f"{int(latent.counts[c])}; lower n"
         )
     rank = torch.empty_like(order)

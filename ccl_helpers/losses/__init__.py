@@ -1,26 +1,30 @@
-"""Contrastive losses on embeddings: one loss per module, each formula written out in its docstring.
+"""Contrastive losses on embeddings: one loss per module, each formula written out in
+its docstring.
 
-- :func:`logistic_loss` — the logistic (triplet) loss of Arora et al. (2019), eq. (1): one
-  negative, unnormalised inner products (InfoNCE with ``N = 1``); :func:`softplus`, its
-  ζ(g) = log(1 + e^g) of the score gap, exact at every g.
-- :func:`info_nce_loss` — InfoNCE with ``N`` explicit negatives per anchor, unnormalised inner
-  products and a temperature (the theory's loss; Arora et al. 2019, Merad et al. 2020).
-- :func:`nt_xent_loss` — SimCLR's NT-Xent (Chen et al. 2020): cosine similarities, the other
-  view as positive and the ``2B - 2`` other samples of the batch as negatives.
-- :func:`balanced_contrastive_loss` and :func:`generalized_nt_xent_loss` — the balanced contrastive
-  loss of Lee (2025, eq. (17)) with balancing parameters α, λ, without and with the positive in the
-  repelling term; :func:`bound_derived_loss` — the loss derived from the bounds (eq. (13)), with ν.
-  Similarities: cosine, dot product or negative Euclidean distance (:data:`SIMILARITIES`).
+- :func:`logistic_loss` — the logistic (triplet) loss of Arora et al. (2019), eq. (1):
+  one negative, unnormalised inner products (InfoNCE with ``N = 1``); :func:`softplus`,
+  its ζ(g) = log(1 + e^g) of the score gap, exact at every g.
+- :func:`info_nce_loss` — InfoNCE with ``N`` explicit negatives per anchor, unnormalised
+  inner products and a temperature (the theory's loss; Arora et al. 2019, Merad et al.
+  2020).
+- :func:`nt_xent_loss` — SimCLR's NT-Xent (Chen et al. 2020): cosine similarities, the
+  other view as positive and the ``2B - 2`` other samples of the batch as negatives.
+- :func:`balanced_contrastive_loss` and :func:`generalized_nt_xent_loss` — the balanced
+  contrastive loss of Lee (2025, eq. (17)) with balancing parameters α, λ, without and
+  with the positive in the repelling term; :func:`bound_derived_loss` — the loss derived
+  from the bounds (eq. (13)), with ν.
+  Similarities: cosine, dot product or negative Euclidean distance
+      (:data:`SIMILARITIES`).
 - :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses
   (:data:`REDUCTIONS`);
   :func:`at_least_float32` and :func:`result_dtype` — the precision policy below;
   :func:`nt_xent_per_anchor` — the NT-Xent terms of chosen anchors (for a loss over
   several processes).
 
-Every loss returns per-sample values with ``reduction="none"``; takes inner products in the
-inputs' dtype but divides by the temperature, takes the log-sum-exp / softplus and reduces in at
-least float32 (finite for float16/bfloat16 inputs at low temperature); keeps the caller's device
-and dtype; validates argument shapes only (so it works under
+Every loss returns per-sample values with ``reduction="none"``; takes inner products in
+the inputs' dtype but divides by the temperature, takes the log-sum-exp / softplus and
+reduces in at least float32 (finite for float16/bfloat16 inputs at low temperature);
+keeps the caller's device and dtype; validates argument shapes only (so it works under
 ``torch.func.vmap``); and raises ``ValueError`` naming the argument on bad input.
 """
 

@@ -12,9 +12,11 @@ REDUCTIONS = ("mean", "sum", "none")
 
 
 def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
-    """Reduce per-sample losses: their ``"mean"``, their ``"sum"``, or ``"none"`` (unchanged).
+    """Reduce per-sample losses: their ``"mean"``, their ``"sum"``, or ``"none"``
+    (unchanged).
 
-    The mean and the sum run over every element of ``per_sample`` and return a 0-dim tensor.
+    The mean and the sum run over every element of ``per_sample`` and return a 0-dim
+    tensor.
     """
     check_choice("reduction", reduction, REDUCTIONS)
     if reduction == "mean":
@@ -25,38 +27,44 @@ def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
 
 
 def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
-    """``tensor`` in float32 if it is in a narrower dtype (float16, bfloat16), else unchanged.
+    """``tensor`` in float32 if it is in a narrower dtype (float16, bfloat16), else
+    unchanged.
 
-    The losses compute logits in the caller's dtype, then divide by the temperature and take
-    the log-sum-exp in this wider dtype (as autocast does), and cast the result to :func:`result_dtype`.
+    The losses compute logits in the caller's dtype, then divide by the temperature and
+    take the log-sum-exp in this wider dtype (as autocast does), and cast the result to
+    :func:`result_dtype`.
     """
     return tensor.to(torch.promote_types(tensor.dtype, torch.float32))
 
 
 def autocast_state(device_type: str) -> tuple[torch.dtype, bool]:
-    """(autocast's dtype, whether autocast is on) for ``device_type``; off for types autocast does not know (meta)."""
+    """(autocast's dtype, whether autocast is on) for ``device_type``; off for types
+    autocast does not know (meta)."""
     if not torch.amp.is_autocast_available(device_type):
         return torch.float32, False
     return torch.get_autocast_dtype(device_type), torch.is_autocast_enabled(device_type)
 
 
 def result_dtype(tensor: torch.Tensor) -> torch.dtype:
-    """The dtype of a loss computed from inputs like ``tensor``: their own dtype, except under autocast on their
-    device, where a narrow dtype is autocast's choice for the matrix products, not the caller's, and the loss
-    keeps the at least float32 of its log-sum-exp (so a training loop records it unrounded)."""
+    """The dtype of a loss computed from inputs like ``tensor``: their own dtype, except
+    under autocast on their device, where a narrow dtype is autocast's choice for the
+    matrix products, not the caller's, and the loss keeps the at least float32 of its
+    log-sum-exp (so a training loop records it unrounded)."""
     if autocast_state(tensor.device.type)[1]:
         return torch.promote_types(tensor.dtype, torch.float32)
     return tensor.dtype
 
 
 def check_two_views(z1: torch.Tensor, z2: torch.Tensor) -> int:
-    """Validate two views (..., B, d) of one batch (floating point, same shape, B ≥ 2); return B."""
+    """Validate two views (..., B, d) of one batch (floating point, same shape, B ≥ 2);
+    return B."""
     check_tensor("z1", z1, min_ndim=2, floating=True)
     check_tensor("z2", z2, min_ndim=2, floating=True)
     check_same_shape("z2", z2, "z1", z1)
     batch_size = z1.shape[-2]
     if batch_size < 2:
         raise ValueError(
-            f"z1 and z2 must hold B >= 2 samples (shape (..., B, d)), got shape {tuple(z1.shape)}"
+            "z1 and z2 must hold B >= 2 samples (shape (..., B, d)), got "
+            f"shape {tuple(z1.shape)}"
         )
     return batch_size

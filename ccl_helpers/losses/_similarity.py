@@ -9,20 +9,24 @@ from ..checks import check_choice
 from ._reduction import at_least_float32
 
 SIMILARITIES = ("cosine", "dot", "neg_euclidean")
-"""``cosine``: s(a, b) = aᵀb/(‖a‖‖b‖); ``dot``: s(a, b) = aᵀb; ``neg_euclidean``: s(a, b) = −‖a − b‖."""
+"""``cosine``: s(a, b) = aᵀb/(‖a‖‖b‖); ``dot``: s(a, b) = aᵀb; ``neg_euclidean``: s(a,
+b) = −‖a − b‖."""
 
 NORM_EPS = 1e-12
-"""Norms below this are replaced by it when normalising (a zero vector gives similarity 0, no NaN)."""
+"""Norms below this are replaced by it when normalising (a zero vector gives similarity
+0, no NaN)."""
 
 SQUARED_DISTANCE_EPS = 1e-12
-"""Squared distances are clamped below at this before the square root (finite gradient at a = b)."""
+"""Squared distances are clamped below at this before the square root (finite gradient
+at a = b)."""
 
 
 def pairwise_similarity(
     a: torch.Tensor, b: torch.Tensor, similarity: str
 ) -> torch.Tensor:
-    """s(a_i, b_j) for a (..., n, d), b (..., m, d) → (..., n, m), in at least float32 (under autocast the
-    matrix product runs in autocast's dtype, and its result is widened again)."""
+    """s(a_i, b_j) for a (..., n, d), b (..., m, d) → (..., n, m), in at least float32
+    (under autocast the matrix product runs in autocast's dtype, and its result is
+    widened again)."""
     check_choice("similarity", similarity, SIMILARITIES)
     a, b = at_least_float32(a), at_least_float32(b)
     if similarity == "cosine":

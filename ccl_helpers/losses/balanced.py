@@ -1,4 +1,5 @@
-"""The balanced contrastive loss of Lee (2025), eq. (17), and its generalized NT-Xent variant."""
+"""The balanced contrastive loss of Lee (2025), eq. (17), and its generalized NT-Xent
+variant."""
 
 from __future__ import annotations
 
@@ -47,34 +48,40 @@ def balanced_contrastive_loss(
     similarity: str = "cosine",
     reduction: str = "mean",
 ) -> torch.Tensor:
-    r"""The balanced contrastive loss (Lee 2025, eq. (17)) over the :math:`2m` views of a batch.
+    r"""The balanced contrastive loss (Lee 2025, eq. (17)) over the :math:`2m` views of
+     a batch.
 
-    Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_m, z^{(2)}_1, \dots, z^{(2)}_m)`,
-    :math:`\operatorname{pos}(i) = i \pm m` the other view of sample :math:`i`. For each anchor
+    Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_m, z^{(2)}_1, \dots,
+    z^{(2)}_m)`, :math:`\operatorname{pos}(i) = i \pm m` the other view of sample
+    :math:`i`. For each anchor
 
     .. math::
         \ell_i = -s(z_i, z_{\operatorname{pos}(i)})
                  + \lambda \, \frac{1}{\alpha} \log \sum_{j \notin \{i, \operatorname{pos}(i)\}} e^{\alpha s(z_i, z_j)} ,
 
-    the :math:`2(m-1)` negatives being both views of the other samples; the positive is **not** in
-    the repelling term (the "decoupled" form of eq. (14)). α balances the negatives among
-    themselves (the log-sum-exp → max as α → ∞, eq. (18)); λ balances attraction and repulsion.
-    The log-sum-exp runs in at least float32: finite for similarities up to 1e4 (``dot``).
+    the :math:`2(m-1)` negatives being both views of the other samples; the positive is
+    **not** in the repelling term (the "decoupled" form of eq. (14)). α balances the
+    negatives among themselves (the log-sum-exp → max as α → ∞, eq. (18)); λ balances
+    attraction and repulsion.
+    The log-sum-exp runs in at least float32: finite for similarities up to 1e4
+        (``dot``).
 
     Args:
         z1, z2: the two views' embeddings, shape ``(..., m, d)``, ``m >= 2``.
         alpha: α > 0 (a real, or a 0-dim tensor so that it can vary under ``vmap``).
         lam: λ > 0 (idem).
-        similarity: ``"cosine"`` (normalised, the source's choice), ``"dot"`` or ``"neg_euclidean"``
-            (both unnormalised, Table 1 of the source).
-        reduction: ``"mean"``, ``"sum"`` (over the :math:`2m` anchors and leading dimensions) or ``"none"``.
+        similarity: ``"cosine"`` (normalised, the source's choice), ``"dot"`` or
+            ``"neg_euclidean"`` (both unnormalised, Table 1 of the source).
+        reduction: ``"mean"``, ``"sum"`` (over the :math:`2m` anchors and leading
+            dimensions) or ``"none"``.
 
     Returns:
-        Per-anchor losses ``(..., 2m)`` ordered ``[z1 rows, z2 rows]`` if ``reduction="none"``, else 0-dim.
+        Per-anchor losses ``(..., 2m)`` ordered ``[z1 rows, z2 rows]`` if
+        ``reduction="none"``, else 0-dim.
 
     Reference:
-        S. Lee. *Understanding Self-supervised Contrastive Learning through Supervised Objectives*.
-        TMLR 2025 (arXiv 2510.10572), Section 6, eq. (17).
+        S. Lee. *Understanding Self-supervised Contrastive Learning through Supervised
+        Objectives*. TMLR 2025 (arXiv 2510.10572), Section 6, eq. (17).
     """
     return _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive=False)
 
@@ -88,20 +95,22 @@ def generalized_nt_xent_loss(
     similarity: str = "cosine",
     reduction: str = "mean",
 ) -> torch.Tensor:
-    r"""The generalized NT-Xent loss (Lee 2025, Section 6): eq. (17) with the positive in the repelling term.
+    r"""The generalized NT-Xent loss (Lee 2025, Section 6): eq. (17) with the positive
+     in the repelling term.
 
     .. math::
         \ell_i = -s(z_i, z_{\operatorname{pos}(i)})
                  + \lambda \, \frac{1}{\alpha} \log \sum_{j \ne i} e^{\alpha s(z_i, z_j)} ,
 
-    over the :math:`2m - 1` other views (positive included, anchor excluded). At λ = 1 it is NT-Xent
-    at temperature :math:`t = 1/\alpha` divided by α:
-    ``alpha * generalized_nt_xent_loss(z1, z2, alpha, 1) == nt_xent_loss(z1, z2, 1 / alpha)``
-    (the factor 1/α rescales the gradient only; Adam is invariant to it).
+    over the :math:`2m - 1` other views (positive included, anchor excluded). At λ = 1
+    it is NT-Xent at temperature :math:`t = 1/\alpha` divided by α: ``alpha *
+    generalized_nt_xent_loss(z1, z2, alpha, 1) == nt_xent_loss(z1, z2, 1 / alpha)`` (the
+    factor 1/α rescales the gradient only; Adam is invariant to it).
 
     Args and returns as :func:`balanced_contrastive_loss`.
 
     Reference:
-        S. Lee, TMLR 2025 (arXiv 2510.10572), Section 6; NT-Xent: Chen et al., ICML 2020, eq. (1).
+        S. Lee, TMLR 2025 (arXiv 2510.10572), Section 6; NT-Xent: Chen et al., ICML
+        2020, eq. (1).
     """
     return _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive=True)

@@ -1,4 +1,5 @@
-"""The loss derived from the upper bounds of Lee (2025), eq. (12)–(13), with the prototype-norm factor ν."""
+"""The loss derived from the upper bounds of Lee (2025), eq. (12)–(13), with the
+prototype-norm factor ν."""
 
 from __future__ import annotations
 
@@ -22,8 +23,8 @@ def bound_derived_loss(
 ) -> torch.Tensor:
     r"""The bound-derived loss of Lee (2025), eq. (13) (equivalently eq. (12)).
 
-    For anchor :math:`z_i = f(t(x_i))` and :math:`K = |\hat{\mathcal T}|` transformed batches
-    :math:`v_{kj} = f(t'_k(x_j))`:
+    For anchor :math:`z_i = f(t(x_i))` and :math:`K = |\hat{\mathcal T}|` transformed
+    batches :math:`v_{kj} = f(t'_k(x_j))`:
 
     .. math::
         \ell_i = \frac{1}{\alpha K} \sum_{k=1}^{K}
@@ -31,17 +32,19 @@ def bound_derived_loss(
                = \frac{1}{K} \sum_{k} \Bigl[-s(z_i, v_{ki})
                  + \frac{\lambda}{\nu} \frac{1}{\alpha} \log \sum_{j \in \hat{\mathcal X}_i} e^{\alpha s(z_i, v_{kj})}\Bigr],
 
-    with :math:`\hat{\mathcal X}_i = [m] \setminus \{i\}` as in eq. (14) (``include_positive=False``) or
-    :math:`[m]` (``include_positive=True``). With K = 1 and λ = ν it is eq. (14) divided by α.
-    ν ∈ (0, 1] is the smallest norm of the other classes' prototypes (Theorem 4.6); it only rescales λ.
+    with :math:`\hat{\mathcal X}_i = [m] \setminus \{i\}` as in eq. (14)
+    (``include_positive=False``) or :math:`[m]` (``include_positive=True``). With K = 1
+    and λ = ν it is eq. (14) divided by α. ν ∈ (0, 1] is the smallest norm of the other
+    classes' prototypes (Theorem 4.6); it only rescales λ.
 
     Args:
         anchors: :math:`z`, shape ``(..., m, d)``, ``m >= 2``.
-        views: :math:`v`, shape ``(..., K, m, d)``; ``views[..., k, i, :]`` is the positive of anchor ``i``
-            under the k-th transformation.
+        views: :math:`v`, shape ``(..., K, m, d)``; ``views[..., k, i, :]`` is the
+            positive of anchor ``i`` under the k-th transformation.
         alpha, lam, nu: α, λ, ν > 0 (reals or 0-dim tensors).
         similarity: ``"cosine"``, ``"dot"`` or ``"neg_euclidean"``.
-        reduction: ``"mean"``, ``"sum"`` over anchors (and leading dimensions) or ``"none"``.
+        reduction: ``"mean"``, ``"sum"`` over anchors (and leading dimensions) or
+            ``"none"``.
 
     Returns:
         Per-anchor losses ``(..., m)`` if ``reduction="none"``, else 0-dim.
@@ -53,13 +56,15 @@ def bound_derived_loss(
     check_tensor("views", views, min_ndim=3, floating=True)
     if views.shape[:-3] != anchors.shape[:-2] or views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
-            f"views must have shape (..., K, m, d) with (..., m, d) = {tuple(anchors.shape)}, "
+            "views must have shape (..., K, m, d) with (..., m, d) = "
+            f"{tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
     batch_size = anchors.shape[-2]
     if batch_size < 2:
         raise ValueError(
-            f"anchors must hold m >= 2 samples (shape (..., m, d)), got shape {tuple(anchors.shape)}"
+            "anchors must hold m >= 2 samples (shape (..., m, d)), got "
+            f"shape {tuple(anchors.shape)}"
         )
     for name, value in (("alpha", alpha), ("lam", lam), ("nu", nu)):
         check_positive_or_scalar_tensor(name, value)

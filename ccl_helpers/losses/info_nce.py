@@ -1,4 +1,5 @@
-"""InfoNCE with N explicit negatives and unnormalised inner products (the theory's loss)."""
+"""InfoNCE with N explicit negatives and unnormalised inner products (the theory's
+loss)."""
 
 from __future__ import annotations
 
@@ -32,42 +33,47 @@ def info_nce_loss(
 ) -> torch.Tensor:
     r"""InfoNCE with :math:`N` explicit negatives per anchor.
 
-    With :math:`a = f(x)`, :math:`p = f(x^+)`, :math:`n_i = f(x_i^-)` and temperature :math:`t`,
+    With :math:`a = f(x)`, :math:`p = f(x^+)`, :math:`n_i = f(x_i^-)` and temperature
+    :math:`t`,
 
     .. math::
         \ell = -\log \frac{e^{a^\top p / t}}{e^{a^\top p / t} + \sum_{i=1}^{N} e^{a^\top n_i / t}}
              = \operatorname{logsumexp}\bigl(a^\top p, a^\top n_1, \dots, a^\top n_N\bigr) / t
                - a^\top p / t,
 
-    the multi-negative logistic loss of Arora et al. (2019, Section 6) and Merad et al. (2020),
-    with unnormalised inner products (no cosine similarity). **The positive is in the
-    denominator**, so :math:`\ell \ge 0` and :math:`\ell = \log(N + 1)` when all scores are equal.
-    **The negatives are exactly the ones given**: nothing else in the batch is used, and a
-    negative of the anchor's own class (a class collision, the :math:`\tau` of the CURL
-    framework) counts as a negative, visibly. With ``N = 1`` and ``temperature=1`` this is
-    :func:`logistic_loss`.
+    the multi-negative logistic loss of Arora et al. (2019, Section 6) and Merad et al.
+    (2020), with unnormalised inner products (no cosine similarity). **The positive is
+    in the denominator**, so :math:`\ell \ge 0` and :math:`\ell = \log(N + 1)` when all
+    scores are equal. **The negatives are exactly the ones given**: nothing else in the
+    batch is used, and a negative of the anchor's own class (a class collision, the
+    :math:`\tau` of the CURL framework) counts as a negative, visibly. With ``N = 1``
+    and ``temperature=1`` this is :func:`logistic_loss`.
 
-    Precision: the inner products are computed in the inputs' dtype; the division by :math:`t`,
-    the log-sum-exp and the reduction in at least float32, so a low temperature does not
-    overflow float16/bfloat16 logits; the result is cast back to the inputs' dtype (a loss
-    beyond that dtype's range, e.g. above 65504 in float16, becomes ``inf``).
+    Precision: the inner products are computed in the inputs' dtype; the division by
+    :math:`t`, the log-sum-exp and the reduction in at least float32, so a low
+    temperature does not overflow float16/bfloat16 logits; the result is cast back to
+    the inputs' dtype (a loss beyond that dtype's range, e.g. above 65504 in float16,
+    becomes ``inf``).
 
-    Chunking (``chunk_size``, for a very large :math:`N`, e.g. a MoCo queue of 65,536 keys): the
-    log-sum-exp over the negatives is taken over blocks of ``chunk_size`` negatives at a time and
-    the blocks are combined exactly, :math:`\operatorname{logsumexp}_i s_i = \operatorname{logaddexp}_c
-    \operatorname{logsumexp}_{i \in c} s_i` (each block's maximum is subtracted before it is
-    exponentiated, so logits of any size stay finite). The value equals the unchunked loss up to
-    rounding, and so does the gradient. What is bounded: every temporary tensor of the forward and
-    the backward pass has at most ``chunk_size`` negatives, i.e. size ``(..., chunk_size)`` or
-    ``(..., chunk_size, d)``, instead of ``(..., N)`` and ``(..., N, d)``; between the forward and
-    the backward pass only the inputs and one float per anchor (the log-sum-exp) are kept, not
-    the ``(..., N)`` scores (a custom autograd function recomputes each block's scores in the
-    backward pass, under the forward pass's autocast). Not bounded: the gradient with respect to
-    ``negatives`` itself has their shape ``(..., N, d)`` (filled block by block; it is not computed
-    when ``negatives`` does not require a gradient, the usual case for a queue), and so do the
-    negatives given. It costs one more pass over the negatives in the backward pass (the
-    recomputation). Works under ``torch.func.vmap`` (forward and first-order gradients) and
-    under ``torch.autocast`` (e.g. bfloat16 anchors against a float32 queue).
+    Chunking (``chunk_size``, for a very large :math:`N`, e.g. a MoCo queue of 65,536
+    keys): the log-sum-exp over the negatives is taken over blocks of ``chunk_size``
+    negatives at a time and the blocks are combined exactly,
+    :math:`\operatorname{logsumexp}_i s_i = \operatorname{logaddexp}_c
+    \operatorname{logsumexp}_{i \in c} s_i` (each block's maximum is subtracted before
+    it is exponentiated, so logits of any size stay finite). The value equals the
+    unchunked loss up to rounding, and so does the gradient. What is bounded: every
+    temporary tensor of the forward and the backward pass has at most ``chunk_size``
+    negatives, i.e. size ``(..., chunk_size)`` or ``(..., chunk_size, d)``, instead of
+    ``(..., N)`` and ``(..., N, d)``; between the forward and the backward pass only the
+    inputs and one float per anchor (the log-sum-exp) are kept, not the ``(..., N)``
+    scores (a custom autograd function recomputes each block's scores in the backward
+    pass, under the forward pass's autocast). Not bounded: the gradient with respect to
+    ``negatives`` itself has their shape ``(..., N, d)`` (filled block by block; it is
+    not computed when ``negatives`` does not require a gradient, the usual case for a
+    queue), and so do the negatives given. It costs one more pass over the negatives in
+    the backward pass (the recomputation). Works under ``torch.func.vmap`` (forward and
+    first-order gradients) and under ``torch.autocast`` (e.g. bfloat16 anchors against a
+    float32 queue).
 
     Args:
         anchor: :math:`a`, shape ``(..., d)``.
@@ -75,19 +81,20 @@ def info_nce_loss(
         negatives: :math:`n_1, \dots, n_N`, shape ``(..., N, d)`` with ``N >= 1``.
         temperature: :math:`t`, a finite real number > 0.
         reduction: ``"mean"`` or ``"sum"`` over all samples, or ``"none"``.
-        chunk_size: ``None`` (default) for the direct computation, or an int ``>= 1``: the
-            number of negatives per block of the chunked log-sum-exp (a value ``>= N`` gives a
-            single block).
+        chunk_size: ``None`` (default) for the direct computation, or an int ``>= 1``:
+            the number of negatives per block of the chunked log-sum-exp (a value ``>=
+            N`` gives a single block).
 
     Returns:
-        The per-sample losses, shape ``(...)``, if ``reduction="none"``; otherwise a 0-dim tensor.
+        The per-sample losses, shape ``(...)``, if ``reduction="none"``; otherwise a
+        0-dim tensor.
 
     References:
-        S. Arora et al. *A Theoretical Analysis of Contrastive Unsupervised Representation
-        Learning*. ICML 2019. — N. Merad, Y. Yu, E. Bacry, S. Gaïffas. *About contrastive
-        unsupervised representation learning for classification and its convergence*.
-        arXiv:2012.01064. — A. van den Oord, Y. Li, O. Vinyals. *Representation Learning with
-        Contrastive Predictive Coding*. arXiv:1807.03748.
+        S. Arora et al. *A Theoretical Analysis of Contrastive Unsupervised
+        Representation Learning*. ICML 2019. — N. Merad, Y. Yu, E. Bacry, S. Gaïffas.
+        *About contrastive unsupervised representation learning for classification and
+        its convergence*. arXiv:2012.01064. — A. van den Oord, Y. Li, O. Vinyals.
+        *Representation Learning with Contrastive Predictive Coding*. arXiv:1807.03748.
     """
     check_tensor("anchor", anchor, min_ndim=1, floating=True)
     check_tensor("positive", positive, min_ndim=1, floating=True)
@@ -130,21 +137,23 @@ def info_nce_loss(
 
 
 def _scores(anchor: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
-    """The inner products a^T n_i, (..., N), for anchor (..., d) and negatives (..., N, d): a batched
-    matmul, so neither pass builds an (..., N, d) product temporary."""
+    """The inner products a^T n_i, (..., N), for anchor (..., d) and negatives (..., N,
+    d): a batched matmul, so neither pass builds an (..., N, d) product temporary."""
     return (anchor.unsqueeze(-2) @ negatives.transpose(-2, -1)).squeeze(-2)
 
 
 def _chunk_scores(
     anchor: torch.Tensor, negatives_chunk: torch.Tensor, temperature: float
 ) -> torch.Tensor:
-    """The logits a^T n_i / t of one block of negatives, (..., c), in at least float32."""
+    """The logits a^T n_i / t of one block of negatives, (..., c), in at least
+    float32."""
     return at_least_float32(_scores(anchor, negatives_chunk)) / temperature
 
 
 class _ChunkedNegativeLogSumExp(torch.autograd.Function):
-    """logsumexp_i(a^T n_i / t) over the N negatives, (...), taken block by block; the backward
-    pass recomputes each block's scores instead of keeping the (..., N) scores."""
+    """logsumexp_i(a^T n_i / t) over the N negatives, (...), taken block by block; the
+    backward pass recomputes each block's scores instead of keeping the (..., N)
+    scores."""
 
     @staticmethod
     def forward(anchor, negatives, temperature, chunk_size):
@@ -171,8 +180,9 @@ class _ChunkedNegativeLogSumExp(torch.autograd.Function):
 
     @staticmethod
     def backward(ctx, grad_output):
-        # d lse / d s_i = softmax_i = exp(s_i - lse); s_i = a^T n_i / t, recomputed exactly as the forward pass
-        # computed it (same autocast), so that the weights of every anchor sum to 1.
+        # d lse / d s_i = softmax_i = exp(s_i - lse); s_i = a^T n_i / t, recomputed
+        # exactly as the forward pass computed it (same autocast), so that the weights
+        # of every anchor sum to 1.
         anchor, negatives, lse = ctx.saved_tensors
         need_anchor, need_negatives = ctx.needs_input_grad[0], ctx.needs_input_grad[1]
         device_type, autocast_dtype, autocast_enabled = ctx.autocast
@@ -209,7 +219,8 @@ class _ChunkedNegativeLogSumExp(torch.autograd.Function):
 
     @staticmethod
     def vmap(info, in_dims, anchor, negatives, temperature, chunk_size):
-        # The function already broadcasts over leading dimensions: move the vmapped one to the front.
+        # The function already broadcasts over leading dimensions: move the vmapped one
+        # to the front.
         def front(tensor, dim):
             return (
                 tensor.movedim(dim, 0)

@@ -20,16 +20,17 @@ def logistic_loss(
 ) -> torch.Tensor:
     r"""The logistic loss of Arora et al. (2019), eq. (1), on embeddings.
 
-    With :math:`f(x)` the anchor, :math:`f(x^+)` the positive and :math:`f(x^-)` the negative,
+    With :math:`f(x)` the anchor, :math:`f(x^+)` the positive and :math:`f(x^-)` the
+    negative,
 
     .. math::
         \ell = \log\bigl(1 + \exp(f(x)^\top f(x^-) - f(x)^\top f(x^+))\bigr)
              = \operatorname{softplus}\bigl(f(x)^\top f(x^-) - f(x)^\top f(x^+)\bigr),
 
-    with unnormalised inner products and no temperature. It is :func:`info_nce_loss` with one
-    negative (:math:`N = 1`, temperature 1). Computed by :func:`softplus` of the gap
-    :math:`g`: finite for any finite inner products (:math:`\ell \approx \max(0, g)`
-    for large :math:`|g|`) and exact to rounding at every :math:`g`, derivatives
+    with unnormalised inner products and no temperature. It is :func:`info_nce_loss`
+    with one negative (:math:`N = 1`, temperature 1). Computed by :func:`softplus` of
+    the gap :math:`g`: finite for any finite inner products (:math:`\ell \approx \max(0,
+    g)` for large :math:`|g|`) and exact to rounding at every :math:`g`, derivatives
     included.
 
     Args:
@@ -39,13 +40,14 @@ def logistic_loss(
         reduction: ``"mean"`` or ``"sum"`` over all samples, or ``"none"``.
 
     Returns:
-        The per-sample losses, shape ``(...)``, if ``reduction="none"``; otherwise a 0-dim tensor.
-        In the dtype of the inputs; the inner products are computed in it, the softplus and the
-        reduction in at least float32.
+        The per-sample losses, shape ``(...)``, if ``reduction="none"``; otherwise a
+        0-dim tensor. In the dtype of the inputs; the inner products are computed in it,
+        the softplus and the reduction in at least float32.
 
     Reference:
-        S. Arora, H. Khandeparkar, M. Khodak, O. Plevrakis, N. Saunshi. *A Theoretical Analysis
-        of Contrastive Unsupervised Representation Learning*. ICML 2019, eq. (1).
+        S. Arora, H. Khandeparkar, M. Khodak, O. Plevrakis, N. Saunshi. *A Theoretical
+        Analysis of Contrastive Unsupervised Representation Learning*. ICML 2019, eq.
+        (1).
     """
     for name, value in (
         ("anchor", anchor),

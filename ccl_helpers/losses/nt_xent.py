@@ -1,4 +1,5 @@
-"""NT-Xent, SimCLR's normalised-temperature cross-entropy over the 2B views of a batch."""
+"""NT-Xent, SimCLR's normalised-temperature cross-entropy over the 2B views of a
+batch."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from ._reduction import (
 )
 
 NORM_EPS = 1e-12
-"""Norms below this are replaced by it when normalising (a zero vector stays zero, no NaN)."""
+"""Norms below this are replaced by it when normalising (a zero vector stays zero, no
+NaN)."""
 
 
 def nt_xent_loss(
@@ -24,39 +26,44 @@ def nt_xent_loss(
     temperature: float = 0.5,
     reduction: str = "mean",
 ) -> torch.Tensor:
-    r"""NT-Xent (Chen et al., 2020): InfoNCE over the :math:`2B` views of a batch, cosine similarities.
+    r"""NT-Xent (Chen et al., 2020): InfoNCE over the :math:`2B` views of a batch,
+     cosine similarities.
 
-    Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_B, z^{(2)}_1, \dots, z^{(2)}_B)`,
-    let :math:`s_{ij} = z_i^\top z_j / (\lVert z_i\rVert \lVert z_j\rVert)` and let
-    :math:`\operatorname{pos}(i) = i \pm B` be the other view of sample :math:`i`. Then
+    Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_B, z^{(2)}_1, \dots,
+    z^{(2)}_B)`, let :math:`s_{ij} = z_i^\top z_j / (\lVert z_i\rVert \lVert z_j\rVert)`
+    and let :math:`\operatorname{pos}(i) = i \pm B` be the other view of sample
+    :math:`i`. Then
 
     .. math::
         \ell_i = -\log \frac{e^{s_{i,\operatorname{pos}(i)} / t}}{\sum_{j \ne i} e^{s_{ij} / t}}
                = \operatorname{logsumexp}_{j \ne i}(s_{ij} / t) - s_{i,\operatorname{pos}(i)} / t .
 
-    For each of the :math:`2B` anchors the positive is its other view and is in the denominator;
-    the negatives are the :math:`2B - 2` other samples of the batch (both views), whatever their
-    class; the anchor itself is excluded. Norms are clamped below at ``NORM_EPS``, so a zero
-    embedding gives similarities 0 and a finite gradient, not NaN.
+    For each of the :math:`2B` anchors the positive is its other view and is in the
+    denominator; the negatives are the :math:`2B - 2` other samples of the batch (both
+    views), whatever their class; the anchor itself is excluded. Norms are clamped below
+    at ``NORM_EPS``, so a zero embedding gives similarities 0 and a finite gradient, not
+    NaN.
 
-    Precision: the normalisation, the division by :math:`t`, the log-sum-exp and the reduction
-    run in at least float32, the similarities in the inputs' dtype; the result is cast back to
-    the inputs' dtype.
+    Precision: the normalisation, the division by :math:`t`, the log-sum-exp and the
+    reduction run in at least float32, the similarities in the inputs' dtype; the result
+    is cast back to the inputs' dtype.
 
     Args:
         z1: the first views, shape ``(..., B, d)`` with ``B >= 2``.
-        z2: the second views, same shape as ``z1``; ``z2[..., k, :]`` is the positive of ``z1[..., k, :]``.
+        z2: the second views, same shape as ``z1``; ``z2[..., k, :]`` is the positive of
+            ``z1[..., k, :]``.
         temperature: :math:`t`, a finite real number > 0.
-        reduction: ``"mean"`` or ``"sum"`` over all :math:`2B` anchors (and leading dimensions),
-            or ``"none"``.
+        reduction: ``"mean"`` or ``"sum"`` over all :math:`2B` anchors (and leading
+            dimensions), or ``"none"``.
 
     Returns:
         The per-anchor losses, shape ``(..., 2B)`` ordered ``[z1 rows, z2 rows]``, if
         ``reduction="none"``; otherwise a 0-dim tensor.
 
     Reference:
-        T. Chen, S. Kornblith, M. Norouzi, G. Hinton. *A Simple Framework for Contrastive
-        Learning of Visual Representations*. ICML 2020, eq. (1) and Algorithm 1.
+        T. Chen, S. Kornblith, M. Norouzi, G. Hinton. *A Simple Framework for
+        Contrastive Learning of Visual Representations*. ICML 2020, eq. (1) and
+        Algorithm 1.
     """
     batch_size = check_two_views(z1, z2)
     check_positive("temperature", temperature)
@@ -70,14 +77,17 @@ def nt_xent_loss(
 def nt_xent_per_anchor(
     views: torch.Tensor, anchor_index: torch.Tensor, temperature: float
 ) -> torch.Tensor:
-    r"""The NT-Xent terms :math:`\ell_i` of the anchors ``anchor_index`` among the :math:`2B` views of a batch.
+    r"""The NT-Xent terms :math:`\ell_i` of the anchors ``anchor_index`` among the
+     :math:`2B` views of a batch.
 
-    views: :math:`z`, shape ``(..., 2B, d)``, ordered ``[z1 rows, z2 rows]`` (the positive of view :math:`i`
-    is view :math:`(i + B) \bmod 2B`); anchor_index: :math:`A` distinct view indices, shape ``(A,)``, on the
-    views' device. Returns :math:`\operatorname{logsumexp}_{j \ne i}(s_{ij} / t) - s_{i,\operatorname{pos}(i)} / t`
-    for :math:`i` in ``anchor_index``, shape ``(..., A)``, in at least float32 (arguments not checked: the
-    callers, :func:`nt_xent_loss` with every anchor and
-    :func:`ccl_helpers.distributed.nt_xent_loss_distributed` with a rank's anchors, check them).
+    views: :math:`z`, shape ``(..., 2B, d)``, ordered ``[z1 rows, z2 rows]`` (the
+    positive of view :math:`i` is view :math:`(i + B) \bmod 2B`); anchor_index:
+    :math:`A` distinct view indices, shape ``(A,)``, on the views' device. Returns
+    :math:`\operatorname{logsumexp}_{j \ne i}(s_{ij} / t) - s_{i,\operatorname{pos}(i)}
+    / t` for :math:`i` in ``anchor_index``, shape ``(..., A)``, in at least float32
+    (arguments not checked: the callers, :func:`nt_xent_loss` with every anchor and
+    :func:`ccl_helpers.distributed.nt_xent_loss_distributed` with a rank's anchors,
+    check them).
     """
     total = views.shape[-2] // 2
     views = F.normalize(at_least_float32(views), dim=-1, eps=NORM_EPS).to(views.dtype)
