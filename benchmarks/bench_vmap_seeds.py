@@ -164,7 +164,7 @@ def _sequential(case: Case, batches, device):
         torch.manual_seed(i)
         module = case.make_module().to(device)
         optimizer = train.OPTIMIZERS[case.optimizer](module.parameters(), lr=case.lr)
-        own = [tree_map(lambda t: t[i], batch) for batch in batches]
+        own = [tree_map(lambda t, i=i: t[i], batch) for batch in batches]
         _sync(device)
         start = time.perf_counter()
         for batch in own:

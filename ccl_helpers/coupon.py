@@ -268,7 +268,7 @@ def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
     (Proposition 1).
 
     The probability that all N negatives share the positive's class; for uniform ρ it is
-    N_C^{−N} (the source prints it garbled as "N−NC"). τ⁺_1 = Σ_c ρ(c)² is the τ of
+    N_C^{−N}. τ⁺_1 = Σ_c ρ(c)² is the τ of
     Arora et al.
 
     Args:

@@ -26,11 +26,13 @@ Typical use under ``torchrun --nproc_per_node=G script.py``::
 
     from ccl_helpers import distributed
 
-    device = distributed.init_from_env()          # NCCL on GPUs, gloo on CPUs; no-op without torchrun
+    # NCCL on GPUs, gloo on CPUs; no-op without torchrun
+    device = distributed.init_from_env()
     model = distributed.wrap_ddp(make_encoder(), device)
     optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
     for step in range(n_steps):
-        x1, x2 = two_views_of_the_global_batch(step)      # (B, ...) each, drawn with a seed shared by all ranks
+        # (B, ...) each, drawn with a seed shared by all ranks
+        x1, x2 = two_views_of_the_global_batch(step)
         loss = distributed.ddp_train_step(model, optimizer, distributed.local_shard(x1),
                                           distributed.local_shard(x2), temperature=0.5)
     distributed.cleanup()
@@ -85,7 +87,7 @@ __all__ = [
 ]
 
 
-# --------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # Small helpers
 
 
@@ -140,7 +142,7 @@ def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
 
 def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
     r"""This rank's shard of a global batch: block :math:`r` of :math:`W` equal
-     contiguous blocks along ``dim``.
+    contiguous blocks along ``dim``.
 
     When every rank draws the same global batch of :math:`B` samples (a generator seeded
     alike on all ranks), the shards partition it in rank order, the order in which
@@ -171,13 +173,13 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
     return batch.narrow(dim, rank() * local, local)
 
 
-# --------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # The gather
 
 
 def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
     r"""Concatenate every rank's ``tensor`` along ``dim``, keeping gradients to every
-     rank's input.
+    rank's input.
 
     Forward: rank :math:`q` holds :math:`x_q`; every rank gets :math:`Y = (x_0; x_1;
     \dots; x_{W-1})` (``torch.cat`` along ``dim``, in rank order).
@@ -187,7 +189,8 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
     :math:`q`'s input is
 
     .. math::
-        \frac{\partial \sum_r L_r}{\partial x_q} = \Bigl(\sum_{r=0}^{W-1} G_r\Bigr)_{[q]},
+        \frac{\partial \sum_r L_r}{\partial x_q}
+            = \Bigl(\sum_{r=0}^{W-1} G_r\Bigr)_{[q]},
         \qquad G_r = \frac{\partial L_r}{\partial Y} \text{ (held by rank } r\text{)},
 
     the :math:`q`-th block of the sum over ranks of the incoming gradients: the backward
@@ -219,7 +222,7 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
     return torch.cat(all_gather(tensor), dim=dim)
 
 
-# --------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # The loss
 
 
@@ -227,7 +230,7 @@ def nt_xent_loss_distributed(
     z1: Tensor, z2: Tensor, temperature: float = 0.5, reduction: str = "mean"
 ) -> Tensor:
     r"""NT-Xent of this rank's anchors against the global batch of all ranks (negatives
-     with gradients).
+    with gradients).
 
     Rank :math:`r` holds :math:`b` samples (rows :math:`rb, \dots, rb + b - 1` of the
     global batch of :math:`B = W b`). Both views are gathered with
@@ -238,7 +241,8 @@ def nt_xent_loss_distributed(
     :math:`A_r = \{rb + k\}_{k<b} \cup \{B + rb + k\}_{k<b}`,
 
     .. math::
-        \ell_i = \operatorname{logsumexp}_{j \ne i}(s_{ij} / t) - s_{i,\operatorname{pos}(i)} / t,
+        \ell_i = \operatorname{logsumexp}_{j \ne i}(s_{ij} / t)
+            - s_{i,\operatorname{pos}(i)} / t,
         \qquad i \in A_r,\; j \in \{0, \dots, 2B - 1\},
 
     so each anchor is contrasted with the :math:`2B - 2` other samples of the *global*
@@ -246,8 +250,10 @@ def nt_xent_loss_distributed(
     hence
 
     .. math::
-        \frac{1}{W} \sum_{r} L_r^{\text{mean}} = \text{nt\_xent\_loss}(Z^{(1)}, Z^{(2)}),
-        \qquad \sum_r L_r^{\text{sum}} = \text{nt\_xent\_loss}(Z^{(1)}, Z^{(2)}, \text{reduction="sum"}).
+        \frac{1}{W} \sum_{r} L_r^{\text{mean}}
+            = \text{nt\_xent\_loss}(Z^{(1)}, Z^{(2)}),
+        \qquad \sum_r L_r^{\text{sum}}
+            = \text{nt\_xent\_loss}(Z^{(1)}, Z^{(2)}, \text{reduction="sum"}).
 
     Gradients: calling ``backward`` on every rank gives each rank's ``z1``, ``z2`` the
     gradient of :math:`\sum_r L_r` (see :func:`gather_with_grad`), i.e. :math:`W` times
@@ -302,7 +308,7 @@ def nt_xent_loss_distributed(
     return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
-# --------------------------------------------------------------------------------------------
+# --------------------------------------------------------------------------------------
 # DDP training under torchrun
 
 
@@ -391,7 +397,7 @@ def ddp_train_step(
     temperature: float = 0.5,
 ) -> Tensor:
     r"""One SimCLR step with negatives from all ranks: forward, distributed NT-Xent,
-     backward, step.
+    backward, step.
 
     The two views go through the encoder in one forward pass, :math:`(z^{(1)}; z^{(2)})
     = f((x^{(1)}; x^{(2)}))`, the loss is :func:`nt_xent_loss_distributed` (mean over

@@ -30,15 +30,16 @@ from torch import Tensor, nn
 from . import checks, data, distributed, metrics, models, runtime
 from . import supervised_approx as sa
 
-CHAPTER_5 = {  # book/05_supervised_approximation.ipynb, the parameter cell (n_steps, batch_size, hidden, n_probe_iter)
+# book/05_supervised_approximation.ipynb, the parameter cell
+# (n_steps, batch_size, hidden, n_probe_iter)
+CHAPTER_5 = {
     "smoke": {"steps": 8, "batch_size": 32, "hidden": (64,), "probe_iter": 20},
     "standard": {"steps": 150, "batch_size": 64, "hidden": (256,), "probe_iter": 100},
     "paper": {"steps": 2000, "batch_size": 256, "hidden": (512,), "probe_iter": 500},
 }
 EMBEDDING_DIM = 32
-TEMPERATURE = (
-    0.5  # the chapter's SimCLR: generalized NT-Xent with alpha = 2 = 1 / t, lambda = 1
-)
+# the chapter's SimCLR: generalized NT-Xent with alpha = 2 = 1 / t, lambda = 1
+TEMPERATURE = 0.5
 LR = 1e-3
 TEST_FRACTION, SPLIT_SEED = 0.3, 0
 KNN_K = 5

@@ -9,7 +9,8 @@ Data model (A.1)–(A.4). A positive pair shares z ∈ {±1}^r and has independe
 ξ_A, ξ_B ∈ {±1}^{d_ξ}:
 
     x_A = M_A z + H_A ξ_A,   x_B = M_B z + H_B ξ_B,
-    M_*ᵀM_* = diag(σ_p²),  H_*ᵀH_* = σ_ξ² I,  M_*ᵀH_* = 0   (Haar: M = U[:, :r] diag σ, H = σ_ξ U[:, r:]).
+    M_*ᵀM_* = diag(σ_p²),  H_*ᵀH_* = σ_ξ² I,  M_*ᵀH_* = 0
+        (Haar: M = U[:, :r] diag σ, H = σ_ξ U[:, r:]).
 
 Learners (A.6)–(A.7): f_A(x) = W_A x / N_A with N_A² = E‖W_A x_A‖² = ‖W_A M_A‖_F² + ‖W_A
 H_A‖_F² = tr(W_A Σ_A W_Aᵀ) (population) or the batch mean of ‖W_A x‖² (batch).
@@ -815,10 +816,13 @@ def integrate_ode(
 
     One time unit is one step of size η/β:
 
-        d ρ_p = γ σ_p² w_p (1 − ρ_p²),   γ = 4η(1 − p_+)/N²,   w_p = 1 − tanh(β ρ_p a_p),   u_p = w_p ρ_p,
-        d ln a_p = γ[σ_p²(u_p − Ω) − Σ_q a_q σ_q²(u_q − Ω) + Ω σ_ξ² e],   Ω = Σ_q a_q u_q,
-        d ln e = γ[−Ω σ_ξ²(1 − e) − Σ_q a_q σ_q²(u_q − Ω)],   dN² = γN²[Σ_q a_q σ_q² u_q − Ω E],
-        E = Σ_q a_q σ_q² + σ_ξ² e;   start ρ = 0, N² = Σσ² + d_ξσ_ξ², a = σ²/N², e = d_ξσ_ξ²/N².
+        d ρ_p = γ σ_p² w_p (1 − ρ_p²),   γ = 4η(1 − p_+)/N²,
+            w_p = 1 − tanh(β ρ_p a_p),   u_p = w_p ρ_p,
+        d ln a_p = γ[σ_p²(u_p − Ω) − Σ_q a_q σ_q²(u_q − Ω) + Ω σ_ξ² e],
+            Ω = Σ_q a_q u_q,
+        d ln e = γ[−Ω σ_ξ²(1 − e) − Σ_q a_q σ_q²(u_q − Ω)],
+        dN² = γN²[Σ_q a_q σ_q² u_q − Ω E],   E = Σ_q a_q σ_q² + σ_ξ² e;
+        start ρ = 0, N² = Σσ² + d_ξσ_ξ², a = σ²/N², e = d_ξσ_ξ²/N².
 
     Non-contrastive: w ≡ 1, γ = 4η/N². Alternative form: w = 1 − τ tanh(βc), γ = 4η/N².
     Solved with scipy's ``solve_ivp`` (DOP853) for a batch of σ rows at once; ρ is
@@ -883,7 +887,7 @@ def integrate_ode(
         wanted = steps[inside]
         t_eval = np.append(wanted[wanted < end], end).astype(float)
         solution = solve_ivp(
-            lambda t, v: _ode_rhs(
+            lambda t, v, beta=beta: _ode_rhs(
                 v, sig2, noise_var, beta=beta, tau=tau, lr=lr, loss=loss, form=form
             ),
             (start, end),

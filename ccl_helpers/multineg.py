@@ -7,11 +7,13 @@ probabilities ρ(c) > 0 over a set C of N_C classes, D_c one distribution per cl
 x⁺) ~ D_sim (c ~ ρ, x, x⁺ i.i.d. D_c), N negatives x⁻_1 … x⁻_N i.i.d. D_neg = Σ_c ρ(c)
 D_c. All losses are in nats.
 
-- L^N_un(f) = E −log( e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)}) )   (eq. 6), L_un = L^1_un;
-- L^µ_sup(f, T) = E_{(x,c)~D_T} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c with µ_c = E_{D_c}
-  f(x) and
-  D_T(c) = ρ(c | c ∈ T)   (eq. 5); L^µ_sup,k(f) = E_{T ~ D_{k+1}} L^µ_sup(f, T), D_{k+1} uniform
-  over the C(N_C, k+1) sets of k + 1 distinct classes   (eq. 10).
+- L^N_un(f) = E −log( e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)}
+                                          + Σ_i e^{f(x)ᵀf(x⁻_i)}) )   (eq. 6),
+  L_un = L^1_un;
+- L^µ_sup(f, T) = E_{(x,c)~D_T} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c with
+  µ_c = E_{D_c} f(x) and D_T(c) = ρ(c | c ∈ T)   (eq. 5);
+  L^µ_sup,k(f) = E_{T ~ D_{k+1}} L^µ_sup(f, T), D_{k+1} uniform over the C(N_C, k+1)
+  sets of k + 1 distinct classes   (eq. 10).
 
 The results, as implemented here (right-hand sides in nats):
 
@@ -19,11 +21,11 @@ The results, as implemented here (right-hand sides in nats):
   (:func:`lemma1_bound`). The log N_C is not needed: Σ_{c⁻} log(1 + e^{a_{c⁻}}) ≥ log(1
   + Σ_{c⁻} e^{a_{c⁻}}) replaces the proof's max-then-log-sum-exp step, so L^µ_sup(f, C)
   ≤ L_un(f)/p_min already (``with_log_term=False``; unit-tested on random encoders).
-- Lemma 2:  L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N)   (:func:`lemma2_bound`), p^ρ_cc(N) = P(|J| = N_C)
-  with J the set of classes of the N *negatives* (:func:`ccl_helpers.coupon.p_cc`). The
-  proof only needs the negatives to cover C∖{c} (the positive term e^0 stands for the
-  anchor's own class), so the larger min_c P(J ⊇ C∖{c})
-  (:func:`ccl_helpers.coupon.p_cc_anchor_excluded`) also works
+- Lemma 2:  L^µ_sup(f, C) ≤ L^N_un(f) / p^ρ_cc(N)   (:func:`lemma2_bound`),
+  p^ρ_cc(N) = P(|J| = N_C) with J the set of classes of the N *negatives*
+  (:func:`ccl_helpers.coupon.p_cc`). The proof only needs the negatives to cover
+  C∖{c} (the positive term e^0 stands for the anchor's own class), so the larger
+  min_c P(J ⊇ C∖{c}) (:func:`ccl_helpers.coupon.p_cc_anchor_excluded`) also works
   (``anchor_excluded=True``).
 - Proposition 1 (ρ uniform, 2 ≤ k + 1 ≤ N_C), part (2): L^µ_sup,k(f) ≤ k/(1 − τ⁺_N) ·
   (L^N_un(f) − τ⁺_N log(N + 1)),  τ⁺_N = Σ_c ρ(c)^{N+1} = N_C^{−N}
@@ -124,7 +126,7 @@ def lemma1_bound(
     with_log_term: bool = True,
 ) -> Tensor | float:
     r"""Lemma 1's right-hand side: L^µ_sup(f, C) ≤ L_un(f)/p^ρ_min + log N_C, p^ρ_min =
-     min_c ρ(c).
+    min_c ρ(c).
 
     With ``with_log_term=False``: L_un(f)/p^ρ_min, which also holds — in the proof,
     replace "E_{c⁻~ρ} ζ(a_{c⁻}) ≥ p_min max_{c⁻} ζ(a_{c⁻})" and the LSE ≤ max + log N_C
@@ -195,10 +197,11 @@ def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> flo
 def proposition1_bound(
     unsupervised_loss: Tensor | float, n_negatives: int, task_size: int, n_classes: int
 ) -> Tensor | float:
-    r"""Proposition 1 (2) (ρ uniform over N_C classes, k = task_size − 1, 1 ≤ k ≤ N_C −
-     1):
+    r"""Proposition 1 (2) (ρ uniform over N_C classes, k = task_size − 1,
+    1 ≤ k ≤ N_C − 1):
 
-        L^µ_sup,k(f) ≤ k / (1 − τ⁺_N) · (L^N_un(f) − τ⁺_N log(N + 1)),   τ⁺_N = N_C^{−N},
+        L^µ_sup,k(f) ≤ k / (1 − τ⁺_N) · (L^N_un(f) − τ⁺_N log(N + 1)),
+            τ⁺_N = N_C^{−N},
 
     the term τ⁺_N log(N + 1) being the loss when all N negatives share the positive's
     class (all logits equal: log(N + 1) nats). At N = 1 this is part (1) in nats.
@@ -222,7 +225,8 @@ def proposition1_part1_bound(
 ) -> Tensor | float:
     r"""Proposition 1 (1) in nats (ρ uniform, N = 1, k = task_size − 1):
 
-        L^µ_sup,k(f) ≤ k / (1 − τ⁺) · (L_un(f) − τ⁺ log 2),   τ⁺ = P(c = c⁻) = Σ_c ρ(c)² = 1/N_C,
+        L^µ_sup,k(f) ≤ k / (1 − τ⁺) · (L_un(f) − τ⁺ log 2),
+            τ⁺ = P(c = c⁻) = Σ_c ρ(c)² = 1/N_C,
 
     log 2 = ζ(0) being the loss of a collision c⁻ = c. Equals :func:`proposition1_bound`
     at N = 1 and, for k = 1, the CURL lemma
@@ -240,7 +244,7 @@ def proposition1_part1_bound_as_printed(
     unsupervised_loss: Tensor | float, task_size: int, n_classes: int
 ) -> Tensor | float:
     r"""Proposition 1 (1) as the source prints it: k/(1 − τ⁺) · (L_un(f) − τ⁺), τ⁺ =
-     1/N_C.
+    1/N_C.
 
     Correct only with L_un in bits (the proof sets log = log₂, so ζ(0) = 1). With L_un
     in nats it is smaller than the true bound by k τ⁺ (1 − log 2)/(1 − τ⁺) and fails,
@@ -266,11 +270,11 @@ def average_mean_classifier_loss(
     class_probs: Tensor | None = None,
     means: Tensor | None = None,
 ) -> Tensor:
-    r"""L^µ_sup,k(f) = E_{T~D_{k+1}} L^µ_sup(f, T), averaged exactly over all C(N_C,
-     k+1) tasks (eq. 10).
+    r"""L^µ_sup,k(f) = E_{T~D_{k+1}} L^µ_sup(f, T), averaged exactly over all
+    C(N_C, k+1) tasks (eq. 10).
 
-        L^µ_sup,k(f) = C(N_C, k+1)^{−1} Σ_{|T| = k+1} Σ_{c∈T} ρ(c)/ρ(T) · mean_{x ∈ class c}
-                       −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c,
+        L^µ_sup,k(f) = C(N_C, k+1)^{−1} Σ_{|T| = k+1} Σ_{c∈T} ρ(c)/ρ(T)
+                       · mean_{x ∈ class c} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c,
 
     D_{k+1} uniform over the sets of k + 1 distinct classes and D_T(c) = ρ(c | c ∈ T),
     as in the source; D_c uniform over the examples of class c. For uniform ρ (the
@@ -408,7 +412,7 @@ def draw_unsupervised_samples(
     class_probs: Tensor | None = None,
 ) -> UnsupervisedSamples:
     r"""Draw M = n_samples tuples (x, x⁺, x⁻_1, …, x⁻_N), as indices into a labelled
-     set.
+    set.
 
     D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform
     over class c (x⁺ = x has its share, as in
@@ -448,7 +452,7 @@ def unsupervised_loss_curve(
     features: Tensor, samples: UnsupervisedSamples
 ) -> tuple[Tensor, Tensor]:
     r"""Unbiased estimates of L^N_un(f) for every N = 1 … N_max at once, with standard
-     errors.
+    errors.
 
     For draw t with scores s⁺_t = f(x_t)ᵀf(x⁺_t) and s_{t,i} = f(x_t)ᵀf(x⁻_{t,i}), the
     N-negative
@@ -522,7 +526,7 @@ def unsupervised_loss_monte_carlo(
     class_probs: Tensor | None = None,
 ) -> tuple[Tensor, Tensor]:
     r"""Unbiased Monte Carlo estimate of L^N_un(f) (eq. 6) on a finite labelled set, and
-     its standard error.
+    its standard error.
 
     D_c uniform over the examples of class c, ρ the label frequencies unless given; M =
     n_samples draws of (x, x⁺, x⁻_1 … x⁻_N) (:func:`draw_unsupervised_samples`),
@@ -605,7 +609,7 @@ def make_evaluator(
     confidence: float = 4.0,
 ) -> Callable[[Callable[[Tensor], Tensor]], dict[str, Tensor]]:
     r"""An ``evaluate`` for :func:`ccl_helpers.train.train` (Figures 1–3): model ↦
-     {quantity: (S,)}.
+    {quantity: (S,)}.
 
     On the labelled set (inputs, labels), D_c uniform over class c's examples, ρ =
     class_probs (default the label frequencies), features = model(inputs) of shape (S,
@@ -688,7 +692,7 @@ def proposition1_grid(
     confidence: float = 4.0,
 ) -> pd.DataFrame:
     r"""Proposition 1 on a k × N grid: L^µ_sup,k(f) against k/(1 − τ⁺_N)(L^N_un(f) −
-     τ⁺_N log(N + 1)).
+    τ⁺_N log(N + 1)).
 
     ρ uniform over the N_C classes of ``labels`` (as the proposition assumes), D_c
     uniform over the examples of class c. For every k = 1 … N_C − 1 the exact
@@ -790,7 +794,7 @@ def triplet_objective(
     forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
     r"""L̂_un(f) = Σ_{i=1}^n ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺))), ζ(u) = log(1 + eᵘ) — eq. (11),
-     a *sum* over the n
+    a *sum* over the n
     fixed triplets. triplets: (anchor, positive, negative), each (n, …) → a 0-dim
     tensor. A ``loss_fn`` for :func:`ccl_helpers.train.gradient_descent`.
 
@@ -825,7 +829,7 @@ def triplet_evaluator(
     triplets: tuple[Tensor, Tensor, Tensor],
 ) -> Callable[[Callable[[Tensor], Tensor]], dict[str, Tensor]]:
     r"""An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` on fixed triplets
-     (Lemma 4, Assumption 2).
+    (Lemma 4, Assumption 2).
 
     With zᵢ = (f(xᵢ), f(xᵢ⁺), f(xᵢ⁻)), uᵢ = z_{i,1}ᵀ(z_{i,3} − z_{i,2}) and ℓ(zᵢ) =
     ζ(uᵢ) (per triplet, :func:`ccl_helpers.losses.logistic_loss` with

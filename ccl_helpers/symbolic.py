@@ -5,14 +5,16 @@ Chapter 2 (Merad et al., Lemma 3 = Lemma 5 of the appendix). The triplet loss on
 outputs z = (z₁, z₂, z₃) ∈ (R^d)³ (anchor, positive, negative), flattened block by block
 into R^{3d}, is
 
-    ℓ(z) = log(1 + exp(u)),   u = z₁ᵀ(z₃ − z₂) = cos₁₃ − cos₁₂   (cos_ij = z_iᵀz_j, unnormalised).
+    ℓ(z) = log(1 + exp(u)),   u = z₁ᵀ(z₃ − z₂) = cos₁₃ − cos₁₂
+        (cos_ij = z_iᵀz_j, unnormalised).
 
 With s = σ(u) (the logistic function), a = σ'(u) = s(1 − s), w = z₃ − z₂ and
 g = ∇u = (w, −z₁, z₁) ∈ R^{3d},
 
-    ∇ℓ  = s·g = (v₁ − 1)∂cos₁₂ + v₂∂cos₁₃,                       v = softmax(cos₁₂, cos₁₃),
+    ∇ℓ  = s·g = (v₁ − 1)∂cos₁₂ + v₂∂cos₁₃,        v = softmax(cos₁₂, cos₁₃),
     ∇²ℓ = a·g gᵀ + s·(M ⊗ I_d)
-        = (v₁ − 1)∂²cos₁₂ + v₂∂²cos₁₃ + (∂cos₁₂ ∂cos₁₃)∂v,     ∂v = (diag v − vvᵀ)(∂cos₁₂ ∂cos₁₃)ᵀ,
+        = (v₁ − 1)∂²cos₁₂ + v₂∂²cos₁₃ + (∂cos₁₂ ∂cos₁₃)∂v,
+                                                   ∂v = (diag v − vvᵀ)(∂cos₁₂ ∂cos₁₃)ᵀ,
 
     ∇²u = M ⊗ I_d,  M = [[0, −1, 1], [−1, 0, 0], [1, 0, 0]],  eigenvalues √2, −√2, 0.
 
@@ -383,8 +385,8 @@ def smoothness_sup_search(
     with C_0 ≤ 1; between stages the better half of the points is scaled by 2 and the
     other half replaced by fresh uniform starts. Why: for large C the Hessian's norm is
     flat (σ'(u) ≈ e^{−|u|}, below rounding for |u| ≳ 35) except in a band
-    |u| = O(1) that random starts rarely hit (probability ~ 1/C²); continuation follows the
-    maximiser into it, and the fresh starts cover the small-C regime, where the
+    |u| = O(1) that random starts rarely hit (probability ~ 1/C²); continuation follows
+    the maximiser into it, and the fresh starts cover the small-C regime, where the
     maximiser is z₁ ∥ z₃ − z₂ (a stationary point in the angle for every C).
 
     d = 2 suffices (ℓ depends on z only through z₁ and w = z₃ − z₂, which span ≤ 2

@@ -8,12 +8,14 @@ the query encoder f^q_W and the key encoder f^k_θ (Definition 3.1), each W_L σ
 f^q_W(x_i), k_i = f^k_θ(x_i) and u_ij = q_iᵀ(k_j − k_i), the loss of anchor i against a
 set N ⊂ [n]∖{i} of k negatives is
 
-    ℓ_i(N) = −log( e^{q_iᵀk_i} / (e^{q_iᵀk_i} + Σ_{j∈N} e^{q_iᵀk_j}) ) = log(1 + Σ_{j∈N} e^{u_ij})   (3.1)
+    ℓ_i(N) = −log( e^{q_iᵀk_i} / (e^{q_iᵀk_i} + Σ_{j∈N} e^{q_iᵀk_j}) )
+           = log(1 + Σ_{j∈N} e^{u_ij})                                        (3.1)
 
 and the objective is its exact expectation over the C(n−1, k) equally likely negative
 sets,
 
-    L_S(W, θ) = (1/n) Σ_i E^{Neg(i)} ℓ_i(N) = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N ⊂ [n]∖{i}, |N| = k} ℓ_i(N)  (3.2)
+    L_S(W, θ) = (1/n) Σ_i E^{Neg(i)} ℓ_i(N)
+              = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N ⊂ [n]∖{i}, |N| = k} ℓ_i(N)      (3.2)
 
 (:func:`contrastive_loss`, vectorised with an index tensor of all negative sets
 (:func:`negative_sets`, :func:`negative_set_logits`) and :func:`log_one_plus_sum_exp`;
@@ -24,8 +26,10 @@ Loss vectors (Definition 4.1): loss~_i = ∂L_S/∂q_i, loss^_i = ∂L_S/∂k_i,
 loss^). With p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) and P̄_ij = E^{Neg(i)}[1{j ∈ N}
 p_ij(N)] (:func:`negative_weights`), the closed forms are (:func:`loss_vectors`)
 
-    loss~_i = (1/n) E^{Neg(i)}[ Σ_{j∈N} p_ij(N) (k_j − k_i) ] = (1/n) Σ_j P̄_ij (k_j − k_i)       (Fact 1)
-    loss^_i = (1/n) Σ_{j≠i} ( loss^(x_j, x_i) − loss^(x_i, x_j) ),  loss^(x_i, x_j) = P̄_ij q_i  (Fact 2)
+    loss~_i = (1/n) E^{Neg(i)}[ Σ_{j∈N} p_ij(N) (k_j − k_i) ]
+            = (1/n) Σ_j P̄_ij (k_j − k_i)                                      (Fact 1)
+    loss^_i = (1/n) Σ_{j≠i} ( loss^(x_j, x_i) − loss^(x_i, x_j) ),
+            loss^(x_i, x_j) = P̄_ij q_i                                        (Fact 2)
 
 The main text prints Fact 1 with the denominator 1 + Σ_{s=1}^{j} e^{u_is} (a partial
 sum) and without the 1/n of L_S; Appendix C.1 has the full denominator, still without
@@ -419,10 +423,11 @@ def fact1_comparison(
 
 class TwoEncoders(nn.Module):
     """Wen's query encoder f^q_W and key encoder f^k_θ (Definition 3.1) with the
-    initialisation of
-    Definition 3.2: two independent (L+1)-layer bias-free ReLU networks
+    initialisation of Definition 3.2: two independent (L+1)-layer bias-free ReLU
+    networks
 
-        f(x) = W_L σ(W_{L−1} … σ(W_1 σ(W_0 x))),   (W_0)_ij, (W_l)_ij ~ N(0, 2/m),   (W_L)_ij ~ N(0, 1/d),
+        f(x) = W_L σ(W_{L−1} … σ(W_1 σ(W_0 x))),
+            (W_0)_ij, (W_l)_ij ~ N(0, 2/m),   (W_L)_ij ~ N(0, 1/d),
 
     W_0 ∈ R^{m×b}, W_l ∈ R^{m×m} (1 ≤ l ≤ L−1), W_L ∈ R^{d×m}: each a
     :class:`~ccl_helpers.models.DeepReLU` of depth L − 1 with every layer trained

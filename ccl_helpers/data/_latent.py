@@ -23,6 +23,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from .. import coupon
 from ..checks import check_int, check_probabilities
 
 
@@ -61,7 +62,7 @@ class LatentClassModel:
     def collision_probability(self) -> float:
         """τ = P(c⁺ = c⁻) = Σ_c ρ(c)², the chance that a negative shares the positive's
         class."""
-        return float((self.class_probs**2).sum())
+        return coupon.tau_plus(1, self.class_probs)
 
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         """x ~ D_c for every entry c of ``classes`` (shape S) → (*S, *input_shape)."""

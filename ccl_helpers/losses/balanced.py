@@ -49,7 +49,7 @@ def balanced_contrastive_loss(
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""The balanced contrastive loss (Lee 2025, eq. (17)) over the :math:`2m` views of
-     a batch.
+    a batch.
 
     Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_m, z^{(2)}_1, \dots,
     z^{(2)}_m)`, :math:`\operatorname{pos}(i) = i \pm m` the other view of sample
@@ -57,7 +57,9 @@ def balanced_contrastive_loss(
 
     .. math::
         \ell_i = -s(z_i, z_{\operatorname{pos}(i)})
-                 + \lambda \, \frac{1}{\alpha} \log \sum_{j \notin \{i, \operatorname{pos}(i)\}} e^{\alpha s(z_i, z_j)} ,
+                 + \lambda \, \frac{1}{\alpha}
+                   \log \sum_{j \notin \{i, \operatorname{pos}(i)\}}
+                        e^{\alpha s(z_i, z_j)} ,
 
     the :math:`2(m-1)` negatives being both views of the other samples; the positive is
     **not** in the repelling term (the "decoupled" form of eq. (14)). α balances the
@@ -96,11 +98,12 @@ def generalized_nt_xent_loss(
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""The generalized NT-Xent loss (Lee 2025, Section 6): eq. (17) with the positive
-     in the repelling term.
+    in the repelling term.
 
     .. math::
         \ell_i = -s(z_i, z_{\operatorname{pos}(i)})
-                 + \lambda \, \frac{1}{\alpha} \log \sum_{j \ne i} e^{\alpha s(z_i, z_j)} ,
+                 + \lambda \, \frac{1}{\alpha}
+                   \log \sum_{j \ne i} e^{\alpha s(z_i, z_j)} ,
 
     over the :math:`2m - 1` other views (positive included, anchor excluded). At λ = 1
     it is NT-Xent at temperature :math:`t = 1/\alpha` divided by α: ``alpha *

@@ -28,9 +28,12 @@ def bound_derived_loss(
 
     .. math::
         \ell_i = \frac{1}{\alpha K} \sum_{k=1}^{K}
-                 -\log \frac{e^{\alpha s(z_i, v_{ki})}}{\Bigl(\sum_{j \in \hat{\mathcal X}_i} e^{\alpha s(z_i, v_{kj})}\Bigr)^{\lambda/\nu}}
+                 -\log \frac{e^{\alpha s(z_i, v_{ki})}}
+                            {\Bigl(\sum_{j \in \hat{\mathcal X}_i}
+                                   e^{\alpha s(z_i, v_{kj})}\Bigr)^{\lambda/\nu}}
                = \frac{1}{K} \sum_{k} \Bigl[-s(z_i, v_{ki})
-                 + \frac{\lambda}{\nu} \frac{1}{\alpha} \log \sum_{j \in \hat{\mathcal X}_i} e^{\alpha s(z_i, v_{kj})}\Bigr],
+                 + \frac{\lambda}{\nu} \frac{1}{\alpha}
+                   \log \sum_{j \in \hat{\mathcal X}_i} e^{\alpha s(z_i, v_{kj})}\Bigr],
 
     with :math:`\hat{\mathcal X}_i = [m] \setminus \{i\}` as in eq. (14)
     (``include_positive=False``) or :math:`[m]` (``include_positive=True``). With K = 1

@@ -37,8 +37,10 @@ def info_nce_loss(
     :math:`t`,
 
     .. math::
-        \ell = -\log \frac{e^{a^\top p / t}}{e^{a^\top p / t} + \sum_{i=1}^{N} e^{a^\top n_i / t}}
-             = \operatorname{logsumexp}\bigl(a^\top p, a^\top n_1, \dots, a^\top n_N\bigr) / t
+        \ell = -\log \frac{e^{a^\top p / t}}
+                          {e^{a^\top p / t} + \sum_{i=1}^{N} e^{a^\top n_i / t}}
+             = \operatorname{logsumexp}\bigl(a^\top p, a^\top n_1, \dots,
+                                            a^\top n_N\bigr) / t
                - a^\top p / t,
 
     the multi-negative logistic loss of Arora et al. (2019, Section 6) and Merad et al.

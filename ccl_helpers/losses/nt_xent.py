@@ -27,7 +27,7 @@ def nt_xent_loss(
     reduction: str = "mean",
 ) -> torch.Tensor:
     r"""NT-Xent (Chen et al., 2020): InfoNCE over the :math:`2B` views of a batch,
-     cosine similarities.
+    cosine similarities.
 
     Stack the views as :math:`z = (z^{(1)}_1, \dots, z^{(1)}_B, z^{(2)}_1, \dots,
     z^{(2)}_B)`, let :math:`s_{ij} = z_i^\top z_j / (\lVert z_i\rVert \lVert z_j\rVert)`
@@ -35,8 +35,10 @@ def nt_xent_loss(
     :math:`i`. Then
 
     .. math::
-        \ell_i = -\log \frac{e^{s_{i,\operatorname{pos}(i)} / t}}{\sum_{j \ne i} e^{s_{ij} / t}}
-               = \operatorname{logsumexp}_{j \ne i}(s_{ij} / t) - s_{i,\operatorname{pos}(i)} / t .
+        \ell_i = -\log \frac{e^{s_{i,\operatorname{pos}(i)} / t}}
+                            {\sum_{j \ne i} e^{s_{ij} / t}}
+               = \operatorname{logsumexp}_{j \ne i}(s_{ij} / t)
+                 - s_{i,\operatorname{pos}(i)} / t .
 
     For each of the :math:`2B` anchors the positive is its other view and is in the
     denominator; the negatives are the :math:`2B - 2` other samples of the batch (both
@@ -78,7 +80,7 @@ def nt_xent_per_anchor(
     views: torch.Tensor, anchor_index: torch.Tensor, temperature: float
 ) -> torch.Tensor:
     r"""The NT-Xent terms :math:`\ell_i` of the anchors ``anchor_index`` among the
-     :math:`2B` views of a batch.
+    :math:`2B` views of a batch.
 
     views: :math:`z`, shape ``(..., 2B, d)``, ordered ``[z1 rows, z2 rows]`` (the
     positive of view :math:`i` is view :math:`(i + B) \bmod 2B`); anchor_index:
