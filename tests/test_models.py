@@ -228,12 +228,12 @@ def test_models_have_no_batchnorm():
 def test_deep_relu_layers_and_formula(trainable, depth):
     torch.manual_seed(0)
     model = DeepReLU(6, 16, depth, 4, trainable=trainable).double()
-    names = ["A", *(f"W{l}" for l in range(1, depth + 1)), "B"]
+    names = ["A", *(f"W{layer}" for layer in range(1, depth + 1)), "B"]
     assert model.layer_names == names
     shapes = {
         "A": (16, 6),
         "B": (4, 16),
-        **{f"W{l}": (16, 16) for l in range(1, depth + 1)},
+        **{f"W{layer}": (16, 16) for layer in range(1, depth + 1)},
     }
     state = dict(model.named_parameters()) | dict(model.named_buffers())
     assert {k: tuple(v.shape) for k, v in state.items()} == shapes
@@ -242,8 +242,8 @@ def test_deep_relu_layers_and_formula(trainable, depth):
     assert not any("bias" in k for k in state)
     x = randn(5, 2, 3, seed=1, dtype=torch.float64)  # flattened to 6 features
     h = torch.relu(x.flatten(1) @ state["A"].T)
-    for l in range(1, depth + 1):
-        h = torch.relu(h @ state[f"W{l}"].T)
+    for layer in range(1, depth + 1):
+        h = torch.relu(h @ state[f"W{layer}"].T)
     torch.testing.assert_close(model.features(x), h)
     torch.testing.assert_close(model(x), h @ state["B"].T)
 

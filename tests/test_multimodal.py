@@ -280,10 +280,13 @@ def exact_alignment(S_A, Xi_A, S_B, Xi_B):
     """Exact Align by enumerating z, z⁻, ξ_A, ξ_B, ξ_B⁻ (tiny sizes)."""
     r, dxi = S_A.shape[-1], Xi_A.shape[-1]
     wins, count = 0.0, 0
-    cube = lambda k: [
-        torch.tensor(v, dtype=torch.float64)
-        for v in itertools.product((-1.0, 1.0), repeat=k)
-    ]
+
+    def cube(k):
+        return [
+            torch.tensor(v, dtype=torch.float64)
+            for v in itertools.product((-1.0, 1.0), repeat=k)
+        ]
+
     for z, zn, a, b, bn in itertools.product(
         cube(r), cube(r), cube(dxi), cube(dxi), cube(dxi)
     ):

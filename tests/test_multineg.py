@@ -139,7 +139,7 @@ def test_proposition1_bound_formula_and_factor():
     )
 
 
-def test_proposition1_as_printed_is_below_the_nats_form_and_fails_for_the_zero_encoder():
+def test_proposition1_as_printed_is_below_nats_form_and_fails_for_zero_encoder():
     for n_classes in (2, 10):
         tau = 1 / n_classes
         for task_size in (2, n_classes):
@@ -747,12 +747,14 @@ def test_triplet_objective_is_the_sum_of_logistic_losses():
     linear = torch.randn(
         5, 4, generator=torch.Generator().manual_seed(1), dtype=torch.float64
     )
-    forward = lambda x: x @ linear  # noqa: E731
+
+    def forward(x):
+        return x @ linear
+
     expected = losses.logistic_loss(*(forward(t) for t in triplets), reduction="sum")
     torch.testing.assert_close(multineg.triplet_objective(forward, triplets), expected)
-    a, p, n = (
-        forward(t) for t in triplets
-    )  # eq. (11) written out: Σᵢ ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺)))
+    # eq. (11) written out: Σᵢ ζ(f(xᵢ)ᵀ(f(xᵢ⁻) − f(xᵢ⁺)))
+    a, p, n = (forward(t) for t in triplets)
     written_out = torch.nn.functional.softplus(torch.linalg.vecdot(a, n - p)).sum()
     torch.testing.assert_close(
         multineg.triplet_objective(forward, triplets), written_out
@@ -762,7 +764,10 @@ def test_triplet_objective_is_the_sum_of_logistic_losses():
 def test_triplet_objective_is_chapter3_triplet_loss_times_the_number_of_triplets():
     x = randn(5, 6, seed=4)
     linear = randn(6, 3, seed=5)
-    forward = lambda inputs: inputs @ linear  # noqa: E731
+
+    def forward(inputs):
+        return inputs @ linear
+
     index = wen.all_triplets(5)
     total = multineg.triplet_objective(
         forward, (x[index[:, 0]], x[index[:, 1]], x[index[:, 2]])

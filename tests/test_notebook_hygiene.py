@@ -181,7 +181,8 @@ def test_headings(nb_path):
     for cell in read(nb_path).cells:
         if cell.cell_type != "markdown":
             continue
-        fence = None  # the backtick/tilde fence we are inside (code blocks hold "# comments")
+        # the backtick/tilde fence we are inside (code blocks hold "# comments")
+        fence = None
         for line in cell.source.splitlines():
             if m := re.match(r"^\s*(`{3,}|~{3,})", line):
                 if fence is None:

@@ -34,6 +34,7 @@ def test_chapter_runs_at_smoke_scale(nb_path, monkeypatch):
         resources={"metadata": {"path": str(ROOT / "book")}},
     )
     start = time.perf_counter()
-    client.execute()  # raises CellExecutionError, naming the cell, on the first failing cell
+    # raises CellExecutionError, naming the cell, on the first failing cell
+    client.execute()
     elapsed = time.perf_counter() - start
     print(f"{nb_path.name}: {elapsed:.1f} s at smoke scale")

@@ -248,10 +248,9 @@ def test_ch3_wen_losses_near_convergence_are_excluded_from_bf16(
     monkeypatch, wen_inputs
 ):
     """Excluded: as L → 0, L ≈ Σ e^u with logits u ≈ log L ≈ −12 here, so bf16's
-    absolute logit error
-    |u| · 2^-8 becomes the relative error of L itself (up to ≈ 5e-2 per term, growing as L shrinks), while the
-    chapter asserts descent at every step and identities to 1e-12. Chapter 3 stays in
-    float64 full-batch descent."""
+    absolute logit error |u| · 2^-8 becomes the relative error of L itself (up to
+    ≈ 5e-2 per term, growing as L shrinks), while the chapter asserts descent at every
+    step and identities to 1e-12. Chapter 3 stays in float64 full-batch descent."""
     monkeypatch.setenv("CCL_PRECISION", "fp32")
     setups = wen_setups(wen_inputs)
     for (
@@ -265,7 +264,7 @@ def test_ch3_wen_losses_near_convergence_are_excluded_from_bf16(
             if isinstance(training_set, tuple)
             else training_set.expand(model.n_seeds, *training_set.shape)
         )
-        train.train(model, loss_fn, lambda step: stacked, 500, lr=3e-3)
+        train.train(model, loss_fn, lambda step, stacked=stacked: stacked, 500, lr=3e-3)
     monkeypatch.setenv("CCL_PRECISION", "bf16")
     for name, model, loss_fn, training_set in setups:
         fp32, bf16 = both_precisions(model, loss_fn, training_set, shared=True)
@@ -432,8 +431,8 @@ AUTOCAST_LOSSES = {
     "nt_xent (Ch5)": lambda a, p, n: nt_xent_loss(a, p, 0.5),
     **{
         f"{name} {similarity} (Ch5)": (
-            lambda loss, similarity: (
-                lambda a, p, n: loss(a, p, 4.0, 2.0, similarity=similarity)
+            lambda loss_of, kind: (
+                lambda a, p, n: loss_of(a, p, 4.0, 2.0, similarity=kind)
             )
         )(loss, similarity)
         for name, loss in (

@@ -342,9 +342,10 @@ def test_repelling_counterexample_needs_the_corrected_form():
 def test_encoder_level_functions_are_deterministic_and_use_leading_dims():
     encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 5))
     images, labels = torch.rand(12, 1, 8, 8), torch.arange(12) % 3
-    stacked = lambda x: torch.stack(
-        [encoder(x), -encoder(x)]
-    )  # two "seeds"  # noqa: E731
+
+    def stacked(x):  # two "seeds"
+        return torch.stack([encoder(x), -encoder(x)])
+
     with torch.no_grad():
         a1 = sa.attracting_bound(
             stacked, images, data.BASE, torch.Generator().manual_seed(5), n_transforms=4
@@ -386,7 +387,9 @@ def test_encoder_level_functions_are_deterministic_and_use_leading_dims():
 
 
 def test_prototype_bias_zero_for_a_constant_encoder():
-    encoder = lambda x: torch.ones(x.shape[0], 3)  # noqa: E731
+    def encoder(x):
+        return torch.ones(x.shape[0], 3)
+
     labels = torch.arange(10) % 2
     assert (
         sa.prototype_bias(
@@ -515,7 +518,10 @@ def test_knn_accuracy_against_loop():
 
 def test_bound_terms_selects_each_models_alpha_and_summarises():
     encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 4))
-    stacked = lambda x: torch.stack([encoder(x), 2 * encoder(x) + 1])  # noqa: E731
+
+    def stacked(x):
+        return torch.stack([encoder(x), 2 * encoder(x) + 1])
+
     images, labels = torch.rand(10, 1, 8, 8), torch.arange(10) % 2
     with torch.no_grad():
         attract, repel = sa.bound_terms(

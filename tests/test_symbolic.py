@@ -125,9 +125,9 @@ def test_hand_solved_configuration(radius):
     assert symbolic.triplet_hessian_norm(z).item() == pytest.approx(by_hand, rel=1e-12)
     exact = symbolic.smoothness_sup_exact(C)
     assert by_hand <= exact + 1e-12
-    if (
-        C >= 2
-    ):  # the maximiser u* ≈ 8/(9C⁴) tends to 0: sup − φ(0) ≈ 8/(27C⁶), sup = 1.5C² + 1/(3C²) + O(C⁻⁶)
+    if C >= 2:
+        # the maximiser u* ≈ 8/(9C⁴) tends to 0: sup − φ(0) ≈ 8/(27C⁶),
+        #   sup = 1.5C² + 1/(3C²) + O(C⁻⁶)
         assert exact - by_hand < 0.5 / C**6
         assert exact == pytest.approx(1.5 * C**2 + 1 / (3 * C**2), abs=2 / C**6)
 

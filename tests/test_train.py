@@ -181,7 +181,7 @@ def test_training_seeds_together_equals_training_each_alone(
         train(
             alone,
             loss_fn,
-            lambda step: (x[step, i : i + 1], y[step, i : i + 1]),
+            lambda step, i=i: (x[step, i : i + 1], y[step, i : i + 1]),
             n_steps,
             lr=lr,
             optimizer=optimizer,
@@ -499,11 +499,11 @@ def test_gradient_descent_target_first_steps_and_stopping():
         [t[0] for t in hand_loop(make_deep(), seed + i, data, 60, lr)[2]]
         for i in range(3)
     ]
-    epsilon = sorted(l[25] for l in losses)[
-        1
-    ]  # reached by some seeds before step 25, not all
+    # reached by some seeds before step 25, not all
+    epsilon = sorted(seq[25] for seq in losses)[1]
     expected = [
-        next((t for t, l in enumerate(seq) if l <= epsilon), None) for seq in losses
+        next((t for t, loss in enumerate(seq) if loss <= epsilon), None)
+        for seq in losses
     ]
     assert all(e is not None for e in expected) and len(set(expected)) > 1
     result = gradient_descent(
