@@ -113,8 +113,11 @@ def _check_outputs(
     return n
 
 
-def _check_sets(sets: Tensor, n: int, n_negatives: int) -> Tensor:
-    """Validate the negative sets (n, C, k) of :func:`negative_sets`."""
+def _sets_or_all(sets: Tensor | None, n: int, n_negatives: int, device) -> Tensor:
+    """The given negative sets (n, C, k), validated, or all of them
+    (:func:`negative_sets`) when ``sets`` is None."""
+    if sets is None:
+        return negative_sets(n, n_negatives, device)
     check_tensor("sets", sets, ndim=3, integer=True)
     if sets.shape[0] != n or sets.shape[2] != n_negatives:
         raise ValueError(
@@ -193,11 +196,7 @@ def negative_set_logits(
     [i, c, s] for the s-th member j of anchor i's c-th set (:func:`negative_sets`);
     ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]})."""
     n = _check_outputs(q, k, n_negatives)
-    sets = (
-        negative_sets(n, n_negatives, q.device)
-        if sets is None
-        else _check_sets(sets, n, n_negatives)
-    )
+    sets = _sets_or_all(sets, n, n_negatives, q.device)
     return _set_logits(q, k, sets)[0]
 
 
@@ -258,11 +257,7 @@ def contrastive_loss(
     n = _check_outputs(q, k, n_negatives)
     if reduction not in ("mean", "none"):
         raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}")
-    sets = (
-        negative_sets(n, n_negatives, q.device)
-        if sets is None
-        else _check_sets(sets, n, n_negatives)
-    )
+    sets = _sets_or_all(sets, n, n_negatives, q.device)
     u, _ = _set_logits(q, k, sets)
     per_anchor = log_one_plus_sum_exp(u).mean(-1)
     return per_anchor.mean(-1) if reduction == "mean" else per_anchor
@@ -317,11 +312,7 @@ def negative_weights(
     n = _check_outputs(q, k, n_negatives)
     if form not in ("full", "partial"):
         raise ValueError(f"form must be 'full' or 'partial', got {form!r}")
-    sets = (
-        negative_sets(n, n_negatives, q.device)
-        if sets is None
-        else _check_sets(sets, n, n_negatives)
-    )
+    sets = _sets_or_all(sets, n, n_negatives, q.device)
     u, index = _set_logits(q, k, sets)
     if form == "full":
         weights = torch.softmax(_with_zero(u), dim=-1)[..., 1:]

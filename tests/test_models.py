@@ -5,19 +5,17 @@ trained layers, under vmap), and validation."""
 from __future__ import annotations
 
 import math
+from functools import partial
 
 import pytest
 import torch
+from conftest import randn as randn64
 from torch import nn
 
 from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU
 from ccl_helpers.train import StackedModel
 
-
-def randn(*shape, seed=0, dtype=torch.float32):
-    return torch.randn(
-        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
-    )
+randn = partial(randn64, dtype=torch.float32)
 
 
 @pytest.mark.parametrize("input_shape", [(12,), (3, 4), (1, 3, 4)])

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import nbformat
 import pytest
-import yaml
+from check_book_pages import toc_files
 
 ROOT = Path(__file__).resolve().parents[1]
 BOOK = ROOT / "book"
@@ -35,23 +35,6 @@ TIMING = re.compile(
     r"(Wall time|CPU "
     r"times|elapsed|\b\d+(\.\d+)?\s?(ns|µs|us|ms|s|sec|secs|seconds|min|minutes)\b)"
 )
-
-
-def toc_files() -> list[str]:
-    """Every file listed in _toc.yml (root and chapters), without extension."""
-    toc = yaml.safe_load((ROOT / "_toc.yml").read_text())
-    files = [toc["root"]]
-
-    def walk(entries):
-        for entry in entries or []:
-            if "file" in entry:
-                files.append(entry["file"])
-            walk(entry.get("sections"))
-
-    for part in toc.get("parts", []):
-        walk(part.get("chapters"))
-    walk(toc.get("chapters"))
-    return files
 
 
 def read(path: Path) -> nbformat.NotebookNode:

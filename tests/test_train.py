@@ -5,10 +5,13 @@ single-seed loop (trajectory, gradient norm, weight movement, target steps)."""
 
 from __future__ import annotations
 
+from functools import partial
+
 import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import randn as randn64
 from torch import nn
 
 from ccl_helpers.models import MLP, Classifier, DeepReLU
@@ -34,8 +37,7 @@ def make_classifier():
     return Classifier(MLP(IN, (6,), 4), n_classes=OUT)
 
 
-def randn(*shape, seed=0):
-    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+randn = partial(randn64, dtype=torch.float32)
 
 
 # ---------------------------------------------------------------- StackedModel

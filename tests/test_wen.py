@@ -14,15 +14,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from conftest import randn
 
 from ccl_helpers import train, wen
 from ccl_helpers.train import StackedModel
-
-
-def randn(*shape, seed=0, dtype=torch.float64):
-    return torch.randn(
-        *shape, generator=torch.Generator().manual_seed(seed), dtype=dtype
-    )
 
 
 def outputs(n=6, d=3, seed=0, batch=()):
