@@ -3,8 +3,8 @@ keys), computed in chunks (``info_nce_loss(..., chunk_size=c)``) against the unc
 loss, side by side in one run: peak memory and time of forward + backward (gradients
 with respect to anchors and positives; the queue needs none).
 
-Usage: python benchmarks/bench_chunked.py [--negatives N] [--batch B] [--dim d] [--chunk
-    c] [--repeats R]
+Usage: python benchmarks/bench_chunked.py
+    [--negatives N] [--batch B] [--dim d] [--chunk c] [--repeats R]
 
 Peak memory: on CUDA ``torch.cuda.max_memory_allocated`` above the inputs; on the CPU
 each variant runs in a fresh child process and its peak resident set size (VmHWM) above

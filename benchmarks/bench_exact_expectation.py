@@ -3,8 +3,8 @@ sets, vectorised (index tensor + log-sum-exp, ``ccl_helpers.wen.contrastive_loss
 against the direct Python loop over anchors and sets
 (``ccl_helpers.wen.contrastive_loss_loop``), side by side in one run.
 
-Usage: python benchmarks/bench_exact_expectation.py [--repeats R] [--loop-repeats R]
-    [--threads N]
+Usage: python benchmarks/bench_exact_expectation.py
+    [--repeats R] [--loop-repeats R] [--threads N]
 
 Prints, for each (n, k), the number of (anchor, set) pairs, the median wall-clock time
 of each implementation, their ratio and the absolute difference of the two values, and

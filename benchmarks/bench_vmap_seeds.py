@@ -3,8 +3,8 @@ vectorised with ``torch.func.vmap``: ``ccl_helpers.train.StackedModel`` +
 ``train.train``) against the same seeds trained one after another (one ``nn.Module`` and
 one optimiser per seed, a plain loop), side by side in one run.
 
-Usage: python benchmarks/bench_vmap_seeds.py [--steps T] [--repeats R] [--threads N]
-    [--device D]
+Usage: python benchmarks/bench_vmap_seeds.py
+    [--steps T] [--repeats R] [--threads N] [--device D]
 
 One case per model the chapters train at the ``standard`` scale, with the chapter's
 loss, batch size, optimiser and number of stacked models (seeds, or seeds ×

@@ -416,9 +416,8 @@ def draw_unsupervised_samples(
 
     D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform
     over class c (x⁺ = x has its share, as in
-    :func:`ccl_helpers.metrics.exact_unsupervised_loss`); each x⁻_i
-    independently: c⁻ ~ ρ, x⁻ uniform over class c⁻ — i.e. example i has weight
-        ρ(y_i)/n_{y_i}.
+    :func:`ccl_helpers.metrics.exact_unsupervised_loss`); each x⁻_i independently:
+    c⁻ ~ ρ, x⁻ uniform over class c⁻ — i.e. example i has weight ρ(y_i)/n_{y_i}.
 
     Args:
         labels: (n,) LongTensor covering 0..N_C−1. n_negatives: N ≥ 1. n_samples: M ≥ 2.

@@ -619,12 +619,12 @@ def gradient_descent(
         groups: name ↦ parameter-name prefix; movement is also recorded per group (e.g.
             {"W": "query."}).
 
-    Recorded at each checkpoint t, per seed, all at the parameters W^(t) (before step t
-        + 1): ``loss`` L̂(W^(t)); ``grad_norm`` ‖∇L̂(W^(t))‖₂ over all trained
-        parameters; ``movement/<name>`` ‖W^(t) − W^(0)‖_F and
-        ``relative_movement/<name>`` (divided by ‖W^(0)‖_F, omitted when ‖W^(0)‖_F = 0)
-        per parameter, per group, and in total (``movement``, ``relative_movement``,
-        over the concatenation of all trained parameters); and ``evaluate``'s.
+    Recorded at each checkpoint t, per seed, all at the parameters W^(t) (before step
+    t + 1): ``loss`` L̂(W^(t)); ``grad_norm`` ‖∇L̂(W^(t))‖₂ over all trained parameters;
+    ``movement/<name>`` ‖W^(t) − W^(0)‖_F and ``relative_movement/<name>`` (divided by
+    ‖W^(0)‖_F, omitted when ‖W^(0)‖_F = 0) per parameter, per group, and in total
+    (``movement``, ``relative_movement``, over the concatenation of all trained
+    parameters); and ``evaluate``'s.
 
     Raises FloatingPointError when a loss or gradient becomes non-finite (step size too
     large).

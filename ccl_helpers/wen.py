@@ -268,9 +268,8 @@ def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     comparison).
 
     For each anchor i and each k-subset N of [n]∖{i} (``itertools.combinations``), eq.
-    (3.1) as
-    printed: −log softmax(q_iᵀk_i, q_iᵀk_{j₁}, …, q_iᵀk_{j_k})₀; then the mean over N
-        and over i.
+    (3.1) as printed: −log softmax(q_iᵀk_i, q_iᵀk_{j₁}, …, q_iᵀk_{j_k})₀; then the mean
+    over N and over i.
     q, k: (n, d) (no batch axes). Returns a 0-dim tensor (differentiable).
     """
     n = _check_outputs(q, k, n_negatives)

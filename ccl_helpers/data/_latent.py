@@ -310,9 +310,8 @@ def separation(
     xᵢ⁺, xᵢ⁻} (the paper notes it fails as soon as one sample is reused in two triplets,
     so repeated samples count);
     Wen (2020), Assumption 2: ‖xᵢ − xⱼ‖₂ ≥ δ for all i ≠ j in [n]. Exact duplicates are
-        therefore not
-    ignored: they give δ = 0, with a warning that counts them (see
-        :func:`duplicate_rows`).
+    therefore not ignored: they give δ = 0, with a warning that counts them (see
+    :func:`duplicate_rows`).
 
     Vectorised in blocks of rows (at most ``block_elements`` distances at a time):
     candidate nearest neighbours from the Gram matrix, then their distances recomputed

@@ -66,7 +66,7 @@ def balanced_contrastive_loss(
     negatives among themselves (the log-sum-exp → max as α → ∞, eq. (18)); λ balances
     attraction and repulsion.
     The log-sum-exp runs in at least float32: finite for similarities up to 1e4
-        (``dot``).
+    (``dot``).
 
     Args:
         z1, z2: the two views' embeddings, shape ``(..., m, d)``, ``m >= 2``.
