@@ -97,26 +97,18 @@ def test_determinism_under_a_seed():
     a = mm.make_data_model([2.0, 1.0], 0.3, 6, gen(5))
     b = mm.make_data_model([2.0, 1.0], 0.3, 6, gen(5))
     assert torch.equal(a.M_A, b.M_A) and torch.equal(a.H_B, b.H_B)
-    W1 = mm.init_weights(1, 8, 6, gen(3))
-    W2 = mm.init_weights(1, 8, 6, gen(3))
-    h1 = mm.train(
-        a,
-        *W1,
-        [(1.0, 5)],
-        generator=gen(4),
-        record_steps=[0, 5],
-        n_align=50,
-        batch_size=8,
-    )[2]
-    h2 = mm.train(
-        a,
-        *W2,
-        [(1.0, 5)],
-        generator=gen(4),
-        record_steps=[0, 5],
-        n_align=50,
-        batch_size=8,
-    )[2]
+    h1, h2 = (
+        mm.train(
+            a,
+            *mm.init_weights(1, 8, 6, gen(3)),
+            [(1.0, 5)],
+            generator=gen(4),
+            record_steps=[0, 5],
+            n_align=50,
+            batch_size=8,
+        )[2]
+        for _ in range(2)
+    )
     assert h1.equals(h2)
 
 
