@@ -9,6 +9,12 @@ With I_1, …, I_N ~ ρ^{⊗N} the negatives' classes and J = {I_1, …, I_N}:
 - :func:`tau_plus` — τ⁺_N = Σ_c ρ(c)^{N+1}, the probability that all N share the
   positive's class (τ⁺_1 = Σ_c ρ(c)² is the collision probability τ of Arora et al.).
 
+The number T of draws until every class is drawn (Section 3.1) has P(T ≤ N) = p_cc(N):
+:func:`collection_time_mean` and :func:`collection_time_variance` (exact, uniform ρ),
+the source's :func:`collection_time_variance_as_printed` (N_C π)²/6 (an upper bound on
+Var T), the exact tail :func:`collection_time_tail` beside :func:`chebyshev_tail_bound`,
+and the simulator :func:`sample_collection_time` (any ρ).
+
 Every value is exact to a stated relative accuracy (see :func:`p_cc`); ρ is validated by
 :func:`probability_vector`.
 """
@@ -281,3 +287,187 @@ def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
     if _is_uniform(class_probs):
         return float(rho.numel()) ** (-n)
     return float((rho ** (n + 1)).sum())
+
+
+# ------------------------------------------ the collection time T (Section 3.1)
+
+
+def _uniform(n_classes: int) -> Tensor:
+    return torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
+
+
+def collection_time_mean(n_classes: int) -> float:
+    r"""E[T] = N_C H_{N_C} = Σ_{k=1}^{N_C} N_C/k: the expected number of i.i.d. uniform
+    draws T until all N_C classes are drawn (Section 3.1, after Lemma 2).
+
+    Summed with ``math.fsum`` (correctly rounded sum of the terms).
+
+    Args:
+        n_classes: N_C, an integer ≥ 2.
+    Returns: a float.
+    """
+    n_classes = check_int("n_classes", n_classes, minimum=2)
+    k = torch.arange(1, n_classes + 1, dtype=torch.float64)
+    return math.fsum((n_classes / k).tolist())
+
+
+def collection_time_variance(n_classes: int) -> float:
+    r"""Var T = Σ_{i=1}^{N_C} (1 − p_i)/p_i², p_i = (N_C − i + 1)/N_C, i.e.
+    Σ_{k=1}^{N_C} N_C(N_C − k)/k² = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} (uniform ρ).
+
+    T is a sum of independent geometric waits, the i-th with success probability p_i.
+    The terms are non-negative, so the sum does not cancel. The source's (N_C π)²/6
+    (:func:`collection_time_variance_as_printed`) is an upper bound on it.
+
+    Args:
+        n_classes: N_C, an integer ≥ 2.
+    Returns: a float, e.g. ≈ 125.69 for N_C = 10.
+    """
+    n_classes = check_int("n_classes", n_classes, minimum=2)
+    k = torch.arange(1, n_classes + 1, dtype=torch.float64)
+    return math.fsum((n_classes * (n_classes - k) / k**2).tolist())
+
+
+def collection_time_variance_as_printed(n_classes: int) -> float:
+    r"""(N_C π)²/6: the source's value of Var T, which is an upper bound on it,
+    since Var T = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} < N_C² π²/6.
+
+    Args:
+        n_classes: N_C, an integer ≥ 2.
+    """
+    n_classes = check_int("n_classes", n_classes, minimum=2)
+    return (n_classes * math.pi) ** 2 / 6
+
+
+def _positive_betas(beta) -> Tensor:
+    """β (a number, a sequence or a floating tensor) as a float64 tensor on its
+    device, every entry finite and > 0."""
+    if not isinstance(beta, Tensor):
+        try:
+            beta = torch.as_tensor(beta, dtype=torch.float64)
+        except (TypeError, ValueError, RuntimeError):
+            raise ValueError(f"beta must be real numbers > 0, got {beta!r}") from None
+    check_tensor("beta", beta, floating=True)
+    if not bool((torch.isfinite(beta) & (beta > 0)).all()):
+        raise ValueError("beta must be finite real numbers > 0")
+    return beta.double()
+
+
+def collection_time_tail(beta, n_classes: int) -> Tensor:
+    r"""P(|T − N_C H_{N_C}| ≥ β N_C) for uniform ρ, exactly, from the law of T.
+
+    P(T ≤ N) = p_cc(N) (:func:`p_cc`), so with a = N_C H_{N_C} + βN_C and
+    b = N_C H_{N_C} − βN_C the tail is 1 − p_cc(⌈a⌉ − 1) + p_cc(⌊b⌋). p_cc is
+    computed once per distinct N, exactly; the thresholds are computed in float64
+    and the upper tail 1 − p_cc to an absolute accuracy of ~1e-16.
+
+    Args:
+        beta: β > 0: a number, a sequence or a floating tensor of any shape.
+        n_classes: N_C, an integer ≥ 2.
+    Returns: float64 tensor of β's shape (on β's device when β is a tensor).
+    """
+    betas = _positive_betas(beta)
+    mean = collection_time_mean(n_classes)
+    upper = torch.ceil(mean + betas.cpu() * n_classes).long() - 1  # P(T > upper)
+    lower = torch.floor(mean - betas.cpu() * n_classes).long()  # P(T ≤ lower)
+    points, inverse = torch.unique(
+        torch.stack([upper, lower]).clamp_min(0), return_inverse=True
+    )
+    rho = _uniform(n_classes)
+    cdf = torch.tensor(
+        [p_cc(n, rho) if n >= n_classes else 0.0 for n in points.tolist()],
+        dtype=torch.float64,
+    )[inverse]
+    return (1.0 - cdf[0] + cdf[1]).to(betas.device)
+
+
+def chebyshev_tail_bound(beta, n_classes: int, *, as_printed: bool = False) -> Tensor:
+    r"""Chebyshev's bound on P(|T − N_C H_{N_C}| ≥ βN_C): Var T/(βN_C)², or with
+    ``as_printed`` the source's π²/(6β²), which uses (N_C π)²/6 ≥ Var T and so is
+    looser. Neither is clipped at 1.
+
+    Args:
+        beta: β > 0: a number, a sequence or a floating tensor of any shape.
+        n_classes: N_C, an integer ≥ 2.
+    Returns: float64 tensor of β's shape, on β's device when β is a tensor.
+    """
+    betas = _positive_betas(beta)
+    variance = (
+        collection_time_variance_as_printed(n_classes)
+        if as_printed
+        else collection_time_variance(n_classes)
+    )
+    return variance / (betas * n_classes) ** 2
+
+
+def sample_collection_time(
+    n_samples: int,
+    class_probs: Tensor | Sequence[float],
+    *,
+    generator: torch.Generator | None = None,
+    device: torch.device | str | None = None,
+    block: int | None = None,
+) -> Tensor:
+    r"""Simulate T, the number of i.i.d. draws from ρ until every class is drawn.
+
+    Vectorised over samples and draws: each round draws a block of classes for every
+    sample not yet complete, finds each class's first draw (argmax of a one-hot),
+    and completes a sample at its last first draw. The block doubles each round.
+    Memory: about 2 · n_samples · block · N_C bytes in the first round.
+
+    Args:
+        n_samples: number of independent copies of T, an integer ≥ 1.
+        class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
+        generator: torch generator (its device is the device of the draws).
+        device: device of the draws and the result (default: the generator's, else
+            class_probs' when a tensor, else the CPU).
+        block: draws in the first round, an integer ≥ 1 (default: about
+            N_C H_{N_C}).
+    Returns: int64 tensor (n_samples,) of values ≥ N_C, on ``device``.
+    """
+    n_samples = check_int("n_samples", n_samples)
+    rho = probability_vector(class_probs)
+    n_classes = rho.numel()
+    if device is None:
+        device = (
+            generator.device
+            if generator is not None
+            else class_probs.device
+            if isinstance(class_probs, Tensor)
+            else "cpu"
+        )
+    device = torch.device(device)
+    if generator is not None and generator.device.type != device.type:
+        raise ValueError(
+            f"generator must be on device {device}, got one on {generator.device}"
+        )
+    if block is None:
+        block = math.ceil(collection_time_mean(n_classes))
+    block = check_int("block", block)
+    cdf = rho.cumsum(0).to(device)
+    classes = torch.arange(n_classes, device=device)
+    missing = torch.iinfo(torch.int64).max
+    times = torch.empty(n_samples, dtype=torch.int64, device=device)
+    pending = torch.arange(n_samples, device=device)
+    first = torch.full((n_samples, n_classes), missing, device=device)
+    offset = 0
+    while pending.numel():
+        uniforms = torch.rand(
+            pending.numel(),
+            block,
+            generator=generator,
+            device=device,
+            dtype=torch.float64,
+        )
+        draws = torch.searchsorted(cdf, uniforms, right=True).clamp_max_(n_classes - 1)
+        hit = draws[..., None] == classes  # (pending, block, N_C)
+        first_here = torch.where(
+            hit.any(1), offset + hit.to(torch.uint8).argmax(1), missing
+        )
+        first = torch.minimum(first, first_here)
+        complete = (first != missing).all(1)
+        times[pending[complete]] = first[complete].amax(1) + 1
+        pending, first = pending[~complete], first[~complete]
+        offset += block
+        block *= 2
+    return times

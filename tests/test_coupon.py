@@ -303,3 +303,187 @@ def test_probability_vector_validates_and_renormalises():
     for bad in ([0.7, 0.7], [1.0, 0.0], torch.tensor([1, 0]), "ab"):
         with pytest.raises(ValueError, match="class_probs"):
             coupon.probability_vector(bad)
+
+
+# ------------------------------------------- the collection time T (Section 3.1)
+
+
+def exact_pmf_of_collection_time(n_classes, n_max):
+    """P(T = n) = p_cc(n) − p_cc(n − 1) for n = 1..n_max from exact Stirling numbers
+    (independent of coupon.p_cc), as Fractions."""
+    cdf = [Fraction(0)] + [
+        stirling_p_cc(n, n_classes) if n >= n_classes else Fraction(0)
+        for n in range(1, n_max + 1)
+    ]
+    return {n: cdf[n] - cdf[n - 1] for n in range(1, n_max + 1)}, cdf
+
+
+@pytest.mark.parametrize("n_classes", [2, 3, 5, 10])
+def test_collection_time_mean_and_variance_match_sums_over_the_exact_law(n_classes):
+    n_max = 60 * n_classes  # P(T > n_max) ≤ N_C (1 − 1/N_C)^{n_max} < 1e-25
+    pmf, _ = exact_pmf_of_collection_time(n_classes, n_max)
+    mean = sum(n * p for n, p in pmf.items())
+    second = sum(n * n * p for n, p in pmf.items())
+    assert coupon.collection_time_mean(n_classes) == pytest.approx(
+        float(mean), rel=1e-13
+    )
+    assert coupon.collection_time_variance(n_classes) == pytest.approx(
+        float(second - mean**2), rel=1e-12
+    )
+
+
+def test_collection_time_pmf_from_p_cc_differences():
+    n_classes = 4
+    pmf, _ = exact_pmf_of_collection_time(n_classes, 40)
+    for n in range(n_classes + 1, 40):
+        difference = coupon.p_cc(n, uniform(n_classes)) - coupon.p_cc(
+            n - 1, uniform(n_classes)
+        )
+        assert difference == pytest.approx(float(pmf[n]), rel=1e-12, abs=1e-16)
+
+
+def test_collection_time_known_values():
+    assert coupon.collection_time_mean(2) == 3.0  # 2 (1 + 1/2)
+    assert coupon.collection_time_variance(2) == 2.0  # geometric(1/2): (1 − p)/p²
+    assert coupon.collection_time_mean(10) == pytest.approx(7381 / 252, rel=1e-15)
+    assert coupon.collection_time_variance(10) == pytest.approx(125.687, abs=1e-3)
+    assert coupon.collection_time_variance_as_printed(10) == pytest.approx(
+        164.493, abs=1e-3
+    )
+
+
+def test_source_variance_bounds_the_variance_and_is_its_limit():
+    for n_classes in range(2, 301):
+        exact = coupon.collection_time_variance(n_classes)
+        printed = coupon.collection_time_variance_as_printed(n_classes)
+        assert exact < printed
+    # Var T / (N_C π)²/6 → 1 (the source's value is the leading term)
+    ratio = coupon.collection_time_variance(
+        10_000
+    ) / coupon.collection_time_variance_as_printed(10_000)
+    assert 0.99 < ratio < 1
+
+
+@pytest.mark.parametrize("n_classes", [2, 4, 10])
+def test_collection_time_tail_matches_the_exact_law(n_classes):
+    n_max = 60 * n_classes
+    _, cdf = exact_pmf_of_collection_time(n_classes, n_max)
+    mean = Fraction(n_classes) * sum(Fraction(1, k) for k in range(1, n_classes + 1))
+    betas = [0.05, 0.3, 0.77, 1.0, 1.5, 2.5, 4.0]
+    expected = [
+        float(
+            sum(
+                cdf[n] - cdf[n - 1]
+                for n in range(1, n_max + 1)
+                if abs(n - mean) >= Fraction(beta) * n_classes
+            )
+        )
+        for beta in betas
+    ]
+    value = coupon.collection_time_tail(torch.tensor(betas), n_classes)
+    assert value.dtype == torch.float64 and value.shape == (len(betas),)
+    assert value.tolist() == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_tail_is_below_both_chebyshev_bounds():
+    betas = torch.logspace(-2, 1.5, 200, dtype=torch.float64)
+    for n_classes in (2, 3, 10, 50):
+        tail = coupon.collection_time_tail(betas, n_classes)
+        exact = coupon.chebyshev_tail_bound(betas, n_classes)
+        printed = coupon.chebyshev_tail_bound(betas, n_classes, as_printed=True)
+        assert ((tail >= 0) & (tail <= 1)).all()
+        assert (tail <= exact).all() and (exact < printed).all()
+        assert printed.tolist() == pytest.approx(
+            (math.pi**2 / (6 * betas**2)).tolist(), rel=1e-14
+        )
+    # the tail is not trivially small: Chebyshev is within a factor 10 near β = 1.2
+    one = torch.tensor([1.2], dtype=torch.float64)
+    ratio = coupon.chebyshev_tail_bound(one, 10) / coupon.collection_time_tail(one, 10)
+    assert 1 < float(ratio) < 10
+
+
+def test_collection_time_tail_takes_numbers_and_keeps_the_shape():
+    grid = torch.tensor([[0.5, 1.0], [2.0, 3.0]])
+    value = coupon.collection_time_tail(grid, 5)
+    assert value.shape == (2, 2)
+    assert float(value[0, 1]) == float(coupon.collection_time_tail(1.0, 5))
+    assert coupon.collection_time_tail([0.5, 1.0], 5).tolist() == value[0].tolist()
+
+
+def test_simulated_collection_time_matches_mean_variance_and_law():
+    n_classes, n_samples = 10, 40_000
+    times = coupon.sample_collection_time(
+        n_samples, uniform(n_classes), generator=torch.Generator().manual_seed(1)
+    ).double()
+    assert times.min() >= n_classes
+    mean, variance = (
+        coupon.collection_time_mean(n_classes),
+        (coupon.collection_time_variance(n_classes)),
+    )
+    assert abs(float(times.mean()) - mean) < 4 * math.sqrt(variance / n_samples)
+    # s.e. of the sample variance: sqrt((µ4 − σ⁴)/n), µ4 from the sample
+    mu4 = float(((times - times.mean()) ** 4).mean())
+    se_var = math.sqrt((mu4 - variance**2) / n_samples)
+    assert abs(float(times.var()) - variance) < 4 * se_var
+    assert abs(float(times.var()) - coupon.collection_time_variance_as_printed(10)) > (
+        8 * se_var
+    )  # the source's value is not the variance
+    for n in (15, 25, 40):
+        fraction = float((times <= n).double().mean())
+        p = coupon.p_cc(n, uniform(n_classes))
+        assert abs(fraction - p) < 4 * math.sqrt(p * (1 - p) / n_samples)
+
+
+def test_simulated_collection_time_with_non_uniform_probabilities():
+    rho, n_samples = torch.tensor(RHO3, dtype=torch.float64), 40_000
+    times = coupon.sample_collection_time(
+        n_samples, rho, generator=torch.Generator().manual_seed(2), block=1
+    )  # block = 1: many rounds of doubling blocks
+    for n in (3, 5, 8, 14):
+        p = coupon.p_cc(n, rho)
+        fraction = float((times <= n).double().mean())
+        assert abs(fraction - p) < 4 * math.sqrt(p * (1 - p) / n_samples)
+    # E[T] = Σ_{n≥0} P(T > n) = Σ_n (1 − p_cc(n)) (terms below 1e-17 beyond n = 200)
+    mean = 3 + sum(1 - coupon.p_cc(n, rho) for n in range(3, 200))
+    se = float(times.double().std()) / math.sqrt(n_samples)
+    assert abs(float(times.double().mean()) - mean) < 4 * se
+
+
+def test_simulated_collection_time_is_deterministic_under_a_seed():
+    def draw(seed):
+        return coupon.sample_collection_time(
+            500, [0.25] * 4, generator=torch.Generator().manual_seed(seed), block=2
+        )
+
+    first = draw(5)
+    assert torch.equal(first, draw(5)) and first.dtype == torch.int64
+    assert not torch.equal(first, draw(6))
+
+
+@pytest.mark.parametrize(
+    "call, name",
+    [
+        (lambda: coupon.collection_time_mean(1), "n_classes"),
+        (lambda: coupon.collection_time_variance(2.5), "n_classes"),
+        (lambda: coupon.collection_time_variance_as_printed(0), "n_classes"),
+        (lambda: coupon.collection_time_tail(0.0, 10), "beta"),
+        (lambda: coupon.collection_time_tail([1.0, -1.0], 10), "beta"),
+        (lambda: coupon.collection_time_tail(float("nan"), 10), "beta"),
+        (lambda: coupon.collection_time_tail("x", 10), "beta"),
+        (lambda: coupon.collection_time_tail(1.0, 1), "n_classes"),
+        (lambda: coupon.chebyshev_tail_bound(torch.tensor([0, 1]), 3), "beta"),
+        (lambda: coupon.chebyshev_tail_bound(1.0, True), "n_classes"),
+        (lambda: coupon.sample_collection_time(0, [0.5, 0.5]), "n_samples"),
+        (lambda: coupon.sample_collection_time(5, [0.5, 0.6]), "class_probs"),
+        (lambda: coupon.sample_collection_time(5, [0.5, 0.5], block=0), "block"),
+        (
+            lambda: coupon.sample_collection_time(
+                5, [0.5, 0.5], generator=torch.Generator(), device="meta"
+            ),
+            "generator",
+        ),
+    ],
+)
+def test_collection_time_functions_reject_bad_input(call, name):
+    with pytest.raises(ValueError, match=name):
+        call()
