@@ -2,6 +2,7 @@
 # make test : ruff, unit tests + notebook hygiene, nbval on every chapter, book build from the stored outputs
 # make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with)
 # make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md and benchmarks/README.md
+# make paper : on a GPU, execute every chapter at CCL_SCALE=paper into _build/paper/ (stored outputs untouched); each writes results/paper/NN_topic.json
 # make profile SCALE=smoke|standard|paper : execute every chapter at SCALE, print its time and its slowest cells
 # make clean : remove the build and the virtual environment
 # Each target sets itself up: .venv is created and installed once (again when pyproject.toml or the
@@ -20,7 +21,7 @@ PIP   := $(BIN)/python -m pip install -c $(CONSTRAINTS)
 export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: all data lint book test outputs bench profile render-check clean
+.PHONY: all data lint book test outputs paper bench profile render-check clean
 all: test
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
@@ -57,6 +58,15 @@ outputs: $(STAMP) data
 	CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False book/*.ipynb
+
+# The copies run in book/ (nbconvert's default), so relative paths resolve as in the book.
+paper: $(STAMP) data
+	mkdir -p _build/paper results/paper
+	CCL_SCALE=paper CCL_RESULTS_DIR=$(CURDIR)/results/paper CCL_PAPER_COMMAND='make paper' \
+	    jupyter nbconvert --to notebook --execute --output-dir _build/paper \
+	    --ExecutePreprocessor.timeout=3600 --ExecutePreprocessor.kernel_name=python3 \
+	    book/*.ipynb
+	ls -l results/paper/ | grep '\.json$$' || echo 'no chapter wrote results/paper/*.json'
 
 bench: $(STAMP)
 	$(PIP) -e '.[bench]'

@@ -3,7 +3,8 @@
 The shared core: ``runtime``, ``checks`` (the argument checks), ``losses``, ``data``,
 ``models``, ``train``, ``metrics``, ``coupon`` (the coupon collector of the negatives'
 classes), ``symbolic`` (sympy derivations of Hessians and smoothness constants),
-``plotting`` and ``distributed`` (NT-Xent against the global batch under ``torchrun``;
+``plotting``, ``results`` (the paper-scale results stored as data) and
+``distributed`` (NT-Xent against the global batch under ``torchrun``;
 its command-line entry, Chapter 5's encoder on several processes, is
 ``python -m ccl_helpers.launch``). One module per source, each using the core only:
 ``curl`` (Arora et al. 2019), ``multineg`` (Merad et al. 2020), ``wen`` (Wen 2020),
@@ -22,6 +23,7 @@ from . import (
     multimodal,
     multineg,
     plotting,
+    results,
     supervised_approx,
     symbolic,
     train,
@@ -47,6 +49,7 @@ __all__ = [
     "multineg",
     "plotting",
     "progress",
+    "results",
     "scale",
     "setup",
     "supervised_approx",

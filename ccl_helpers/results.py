@@ -1,0 +1,229 @@
+"""Paper-scale results stored as data: ``results/paper/<chapter>.json``.
+
+A chapter run at ``CCL_SCALE=paper`` (``make paper``, on a GPU) saves its key numbers
+with :func:`save_paper_results`; at every scale it reads them back with
+:func:`load_paper_results` and plots them beside its live run, saying where they came
+from (:func:`provenance_line`).
+
+A file holds ``{"chapter", "provenance", "numbers"}``. ``provenance``: the command,
+the git commit (and whether the tree had uncommitted changes), the device, the UTC
+date, the wall time, the torch and Python versions and the scale. The wall time runs
+from ``started`` when the chapter passes it, else from the import of this module,
+which a chapter's first cell does (``import ccl_helpers``).
+
+The folder: ``CCL_RESULTS_DIR`` if set; else ``results/paper`` in the book's root
+(the package's parent folder, when it holds ``_toc.yml``); else ``results/paper``
+under the working directory.
+"""
+
+from __future__ import annotations
+
+import datetime
+import json
+import math
+import os
+import platform
+import re
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pandas as pd
+import torch
+
+from .runtime import device, scale
+
+IMPORTED_AT = time.time()
+"""Time of this module's import: the default start of a chapter's wall time."""
+
+CHAPTER_PATTERN = re.compile(r"\d\d_[a-z0-9_]+")
+"""A chapter's name, as its notebook's: two digits, "_", a lower-case topic."""
+
+BOOK_ROOT = Path(__file__).resolve().parent.parent
+
+
+def results_dir() -> Path:
+    """The folder of the paper-scale results (see the module's docstring)."""
+    if os.environ.get("CCL_RESULTS_DIR"):
+        return Path(os.environ["CCL_RESULTS_DIR"])
+    if (BOOK_ROOT / "_toc.yml").is_file():
+        return BOOK_ROOT / "results" / "paper"
+    return Path.cwd() / "results" / "paper"
+
+
+def _path(chapter: str) -> Path:
+    if not isinstance(chapter, str) or not CHAPTER_PATTERN.fullmatch(chapter):
+        raise ValueError(
+            f"chapter must be a chapter's name such as '02_multiple_negatives' "
+            f"(two digits, '_', lower-case letters, digits or '_'), got {chapter!r}"
+        )
+    return results_dir() / f"{chapter}.json"
+
+
+def _jsonable(value, where: str):
+    """``value`` as JSON data: tensors, arrays and NumPy scalars as lists and
+    numbers, DataFrames as lists of records, Series as dicts; NaN as None."""
+    if isinstance(value, pd.DataFrame):
+        value = value.to_dict("records")
+    elif isinstance(value, pd.Series):
+        value = value.to_dict()
+    elif isinstance(value, torch.Tensor):
+        value = value.detach().cpu().tolist()
+    elif isinstance(value, (np.ndarray, np.generic)):
+        value = value.tolist()
+    if isinstance(value, dict):
+        return {
+            _key(key, where): _jsonable(item, f"{where}[{key!r}]")
+            for key, item in value.items()
+        }
+    if isinstance(value, (list, tuple)):
+        return [_jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
+    if isinstance(value, float):
+        if math.isnan(value):
+            return None
+        if math.isinf(value):
+            raise ValueError(f"{where} must be finite or NaN, got {value}")
+    if value is None or isinstance(value, (str, bool, int, float)):
+        return value
+    raise ValueError(
+        f"{where} must be JSON data (numbers, strings, lists, dicts, tensors, arrays, "
+        f"DataFrames), got {type(value).__name__}"
+    )
+
+
+def _key(key, where: str) -> str:
+    if isinstance(key, (str, int, np.integer)) and not isinstance(key, bool):
+        return str(key)
+    raise ValueError(f"{where} must have str or int keys, got {key!r}")
+
+
+def _git(*args: str) -> str | None:
+    """Output of ``git args`` in the book's root, None where git or the repository
+    is missing."""
+    try:
+        done = subprocess.run(
+            ["git", *args],
+            cwd=BOOK_ROOT,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=True,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+    return done.stdout.strip()
+
+
+def _device_name() -> str:
+    here = device()
+    if here.type == "cuda":
+        return torch.cuda.get_device_name(here)
+    return f"{here.type} ({platform.machine()}, {os.cpu_count()} cores)"
+
+
+def provenance(started: float | None = None) -> dict:
+    """Where and how the numbers are computed now: command, commit, dirty, device,
+    date (UTC, ISO 8601), wall_time_s (since ``started``, a ``time.time()``, default
+    this module's import), torch, python, scale."""
+    if started is not None and (
+        isinstance(started, bool)
+        or not isinstance(started, (int, float))
+        or not started <= time.time()
+    ):
+        raise ValueError(f"started must be a past time.time(), got {started!r}")
+    status = _git("status", "--porcelain", "--untracked-files=no")
+    return {
+        "command": os.environ.get("CCL_PAPER_COMMAND") or shlex.join(sys.argv),
+        "commit": _git("rev-parse", "HEAD") or "unknown",
+        "dirty": None if status is None else bool(status),
+        "device": _device_name(),
+        "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
+        "wall_time_s": round(
+            time.time() - (IMPORTED_AT if started is None else started), 1
+        ),
+        "torch": torch.__version__,
+        "python": platform.python_version(),
+        "scale": scale(),
+    }
+
+
+def save_paper_results(
+    chapter: str, numbers: dict, *, started: float | None = None
+) -> Path:
+    """Write ``numbers`` with their :func:`provenance` to ``<results_dir>/<chapter>
+    .json`` (replacing the file atomically); only at ``CCL_SCALE=paper``.
+
+    Args:
+        chapter: the chapter's name, e.g. ``"02_multiple_negatives"``.
+        numbers: a dict with str keys of JSON data, tensors, arrays, NumPy scalars,
+            DataFrames (stored as lists of records) or Series; NaN is stored as null.
+        started: ``time.time()`` at the chapter's start (default: this module's
+            import).
+    Returns: the path written.
+    """
+    path = _path(chapter)
+    if scale() != "paper":
+        raise ValueError(
+            f"CCL_SCALE must be 'paper' to save paper-scale results, got {scale()!r}"
+        )
+    if not isinstance(numbers, dict):
+        raise ValueError(f"numbers must be a dict, got {type(numbers).__name__}")
+    record = {
+        "chapter": chapter,
+        "provenance": provenance(started),
+        "numbers": _jsonable(numbers, "numbers"),
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(record, indent=1, allow_nan=False) + "\n")
+    os.replace(partial, path)
+    return path
+
+
+def load_paper_results(chapter: str) -> dict | None:
+    """The record that :func:`save_paper_results` wrote for ``chapter`` (keys
+    ``chapter``, ``provenance``, ``numbers``; DataFrames come back as lists of
+    records: ``pd.DataFrame(records)``), or None when there is no file.
+
+    Raises: ValueError when the file is not such a record.
+    """
+    path = _path(chapter)
+    if not path.is_file():
+        return None
+    try:
+        record = json.loads(path.read_text())
+    except (json.JSONDecodeError, UnicodeDecodeError) as error:
+        raise ValueError(f"{path} is not valid JSON: {error}") from None
+    if (
+        not isinstance(record, dict)
+        or record.get("chapter") != chapter
+        or not isinstance(record.get("provenance"), dict)
+        or not isinstance(record.get("numbers"), dict)
+    ):
+        raise ValueError(
+            f"{path} must hold a dict with 'chapter' = {chapter!r}, and 'provenance' "
+            f"and 'numbers' dicts"
+        )
+    return record
+
+
+def provenance_line(record: dict) -> str:
+    """One sentence that says where a loaded record's numbers came from, e.g. "paper
+    scale, NVIDIA H100 80GB HBM3, 2026-11-23, commit 1a2b3c4, 12.5 min"."""
+    try:
+        origin = record["provenance"]
+        when = str(origin["date"])[:10]
+        commit = str(origin["commit"])[:7] + (" (modified)" if origin["dirty"] else "")
+        minutes = float(origin["wall_time_s"]) / 60
+        return (
+            f"{origin['scale']} scale, {origin['device']}, {when}, commit {commit}, "
+            f"{minutes:.1f} min"
+        )
+    except (KeyError, TypeError, ValueError):
+        raise ValueError(
+            "record must be a record of load_paper_results (a 'provenance' dict with "
+            "scale, device, date, commit, dirty and wall_time_s)"
+        ) from None

@@ -1,0 +1,170 @@
+"""Tests of ccl_helpers.results: the paper-scale results files (round trips in a
+temporary folder, provenance, malformed files, bad arguments)."""
+
+from __future__ import annotations
+
+import json
+import math
+import time
+
+import numpy as np
+import pandas as pd
+import pytest
+import torch
+
+from ccl_helpers import results
+
+CHAPTER = "02_multiple_negatives"
+
+
+@pytest.fixture
+def folder(tmp_path, monkeypatch):
+    """A temporary results folder, and the paper scale."""
+    monkeypatch.setenv("CCL_RESULTS_DIR", str(tmp_path / "paper"))
+    monkeypatch.setenv("CCL_SCALE", "paper")
+    monkeypatch.setenv("CCL_PAPER_COMMAND", "make paper")
+    return tmp_path / "paper"
+
+
+def test_round_trip_of_numbers_tensors_and_arrays(folder):
+    numbers = {
+        "p_cc": 0.25,
+        "n": 15,
+        "name": "digits",
+        "flag": True,
+        "curve": torch.tensor([1.5, 2.5], dtype=torch.float64),
+        "grid": np.arange(4).reshape(2, 2),
+        "mean": np.float32(0.5),
+        "nested": {"a": [1, 2, {"b": torch.tensor(3)}], 7: "int key"},
+        "missing": float("nan"),
+    }
+    path = results.save_paper_results(CHAPTER, numbers)
+    assert path == folder / f"{CHAPTER}.json" and path.is_file()
+    record = results.load_paper_results(CHAPTER)
+    assert record["chapter"] == CHAPTER
+    assert record["numbers"] == {
+        "p_cc": 0.25,
+        "n": 15,
+        "name": "digits",
+        "flag": True,
+        "curve": [1.5, 2.5],
+        "grid": [[0, 1], [2, 3]],
+        "mean": 0.5,
+        "nested": {"a": [1, 2, {"b": 3}], "7": "int key"},
+        "missing": None,
+    }
+    assert not list(folder.glob("*.partial"))  # written atomically
+
+
+def test_data_frame_round_trip(folder):
+    table = pd.DataFrame(
+        {
+            "N": [1, 15, 25],
+            "L_un": [0.7, 2.1, np.nan],
+            "kind": ["a", "b", "c"],
+        }
+    )
+    results.save_paper_results(CHAPTER, {"runs": table, "by_n": table["N"]})
+    record = results.load_paper_results(CHAPTER)
+    back = pd.DataFrame(record["numbers"]["runs"])
+    pd.testing.assert_frame_equal(back, table)
+    assert record["numbers"]["by_n"] == {"0": 1, "1": 15, "2": 25}
+
+
+def test_provenance_keys_and_values(folder):
+    started = time.time() - 90
+    results.save_paper_results(CHAPTER, {"x": 1}, started=started)
+    origin = results.load_paper_results(CHAPTER)["provenance"]
+    assert set(origin) == {
+        "command",
+        "commit",
+        "dirty",
+        "device",
+        "date",
+        "wall_time_s",
+        "torch",
+        "python",
+        "scale",
+    }
+    assert origin["command"] == "make paper" and origin["scale"] == "paper"
+    assert origin["torch"] == torch.__version__
+    assert 90 <= origin["wall_time_s"] < 90 + 60
+    assert origin["date"].endswith("+00:00")  # UTC
+    commit = origin["commit"]
+    assert commit == "unknown" or (len(commit) == 40 and int(commit, 16) >= 0)
+    line = results.provenance_line(results.load_paper_results(CHAPTER))
+    assert line.startswith("paper scale, ") and "1.5 min" in line
+    assert f"commit {commit[:7]}" in line
+
+
+def test_load_returns_none_without_a_file(folder):
+    assert results.load_paper_results("05_supervised_approximation") is None
+    assert not folder.exists()
+
+
+@pytest.mark.parametrize(
+    "content",
+    [
+        "not json {",
+        "[1, 2]",
+        json.dumps({"chapter": CHAPTER, "numbers": {}}),
+        json.dumps({"chapter": "01_other", "provenance": {}, "numbers": {}}),
+        json.dumps({"chapter": CHAPTER, "provenance": {}, "numbers": [1]}),
+    ],
+)
+def test_load_rejects_a_malformed_file(folder, content):
+    folder.mkdir(parents=True)
+    (folder / f"{CHAPTER}.json").write_text(content)
+    with pytest.raises(ValueError, match=CHAPTER):
+        results.load_paper_results(CHAPTER)
+
+
+def test_save_is_only_for_the_paper_scale(folder, monkeypatch):
+    monkeypatch.setenv("CCL_SCALE", "standard")
+    with pytest.raises(ValueError, match="CCL_SCALE"):
+        results.save_paper_results(CHAPTER, {"x": 1})
+    assert not folder.exists()
+
+
+@pytest.mark.parametrize(
+    "chapter",
+    ["02", "multineg", "../02_x", "02_Multiple", "02_x.json", 2, None],
+)
+def test_bad_chapter_names_raise(folder, chapter):
+    with pytest.raises(ValueError, match="chapter"):
+        results.save_paper_results(chapter, {"x": 1})
+    with pytest.raises(ValueError, match="chapter"):
+        results.load_paper_results(chapter)
+
+
+@pytest.mark.parametrize(
+    "numbers, message",
+    [
+        ([1, 2], "numbers must be a dict"),
+        ({"x": math.inf}, r"numbers\['x'\] must be finite"),
+        ({"x": {(1, 2): 3}}, "keys"),
+        ({"x": object()}, r"numbers\['x'\] must be JSON data"),
+    ],
+)
+def test_bad_numbers_raise(folder, numbers, message):
+    with pytest.raises(ValueError, match=message):
+        results.save_paper_results(CHAPTER, numbers)
+    assert not folder.exists() or not list(folder.iterdir())
+
+
+@pytest.mark.parametrize("started", [time.time() + 3600, "now", True])
+def test_bad_start_time_raises(folder, started):
+    with pytest.raises(ValueError, match="started"):
+        results.save_paper_results(CHAPTER, {"x": 1}, started=started)
+
+
+def test_results_dir_defaults_to_the_book_root(monkeypatch):
+    monkeypatch.delenv("CCL_RESULTS_DIR", raising=False)
+    folder = results.results_dir()
+    assert folder.parts[-2:] == ("results", "paper")
+    assert (folder.parent.parent / "_toc.yml").is_file()
+
+
+def test_provenance_line_rejects_a_record_without_provenance():
+    with pytest.raises(ValueError, match="record"):
+        results.provenance_line({"numbers": {}})
