@@ -62,6 +62,8 @@ COLORS = MappingProxyType(
         "lemma1_bound_no_log": "#cc78bc",  # L_un/p_min
         "lemma2_bound": "#b1400d",  # Merad et al. Lemma 2: L^N_un/p_cc(N)
         "lemma4_bound": "#a23582",  # Merad et al. Lemma 4: 2ε'/η
+        "chebyshev_bound": "#e6550d",  # Chebyshev with Var T: Var T/(βN_C)²
+        "chebyshev_bound_source": "#9c9ede",  # Merad et al. §3.1 as printed: π²/(6β²)
         "smoothness_source": "#d65f5f",  # Lemma 3 as printed: 2 + 8C²
         "smoothness_tight": "#591e71",  # the tighter B(C)
         "wen_rate": "#592f0d",  # Wen: sqrt(L_S^(0)/(cT))
@@ -75,6 +77,7 @@ COLORS = MappingProxyType(
         "movement_W": "#b8850a",  # ||W^(T) − W^(0)|| (query / only encoder)
         "movement_theta": "#956cb4",  # ||θ^(T) − θ^(0)|| (key encoder)
         "steps_to_target": "#5254a3",  # gradient steps to reach a target loss
+        "collection_tail": "#17becf",  # P(|T − E T| ≥ βN_C), T the coupon time
         "mean_gap": "#4878d0",  # mean smooth-max gap (Lemma A.1)
         "largest_gap": "#ee854a",  # largest smooth-max gap (Lemma A.1)
         "attract_gap": "#6b6ecf",  # gap of the attracting bound (Theorem 4.4)
