@@ -14,8 +14,11 @@ from __future__ import annotations
 
 import itertools
 import math
+from typing import NamedTuple
 
+import numpy as np
 import torch
+from scipy import stats
 from torch import Tensor
 
 from .checks import (
@@ -438,3 +441,56 @@ def knn_accuracy(
             (predicted == eval_labels[start : start + block]).to(train_n.dtype)
         )
     return torch.cat(correct, -1).mean(-1)
+
+
+class PowerLawFit(NamedTuple):
+    """y ≈ e^intercept · x^slope: the slope with its confidence interval [low, high],
+    the intercept (of log y on log x) and the number of points n."""
+
+    slope: float
+    low: float
+    high: float
+    intercept: float
+    n: int
+
+
+def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
+    """Log-log least squares: log y = a + b log x fitted by OLS over all points (e.g.
+    every (seed, x) pair), with the t-distribution confidence interval of b (n − 2
+    degrees of freedom, standard error from the residuals).
+
+    The interval treats the points as independent: right for independent runs (one
+    seed, one x each), too narrow when runs share a random factor. x, y: array-likes
+    of n ≥ 3 finite positive numbers, at least two distinct x. Returns a
+    :class:`PowerLawFit`.
+    """
+    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    log = {}
+    for name, values in (("x", x), ("y", y)):
+        array = np.asarray(
+            values.cpu() if isinstance(values, Tensor) else values, dtype=float
+        )
+        if array.ndim != 1 or array.size < 3:
+            raise ValueError(
+                f"{name} must be one-dimensional with ≥ 3 points, got {array.shape}"
+            )
+        if not (np.isfinite(array).all() and (array > 0).all()):
+            raise ValueError(f"{name} must be finite and > 0 (a log-log fit)")
+        log[name] = np.log(array)
+    if log["x"].size != log["y"].size:
+        raise ValueError(
+            f"x and y must have one length, got {log['x'].size}, {log['y'].size}"
+        )
+    if np.ptp(log["x"]) == 0:
+        raise ValueError("x must hold at least two distinct values")
+    n = log["x"].size
+    centred = log["x"] - log["x"].mean()
+    slope = float((centred * log["y"]).sum() / np.square(centred).sum())
+    intercept = float(log["y"].mean() - slope * log["x"].mean())
+    residuals = log["y"] - intercept - slope * log["x"]
+    stderr = math.sqrt(
+        float(np.square(residuals).sum()) / (n - 2) / np.square(centred).sum()
+    )
+    half = float(stats.t.ppf(0.5 + confidence / 2, n - 2)) * stderr
+    return PowerLawFit(slope, slope - half, slope + half, intercept, n)

@@ -19,6 +19,7 @@ from ccl_helpers.data import (
     check_class_probs,
     duplicate_rows,
     fixed_triplets,
+    hard_negatives,
     load_digits,
     separation,
     train_test_split,
@@ -578,3 +579,40 @@ def test_fixed_triplets_bad_arguments_raise():
         fixed_triplets(inputs[:-1], labels, 2, gen())
     with pytest.raises(ValueError, match="lower n"):  # class 0 cannot give 3·2 examples
         fixed_triplets(inputs, labels, 3, gen(), class_probs=torch.tensor([1.0, 0.0]))
+
+
+def gaussian_triplets(n=10, dim=30, seed=0):
+    """n triplets of independent Gaussian directions on the unit sphere (well
+    separated in 30 dimensions)."""
+    x = unit_sphere(torch.randn(9 * n, dim, generator=gen(seed), dtype=torch.float64))
+    labels = torch.arange(9 * n) % 2
+    return fixed_triplets(x, labels, n, gen(seed + 1))
+
+
+@pytest.mark.parametrize("delta", [0.05, 0.3])
+def test_hard_negatives_set_the_distance_and_the_separation(delta):
+    triplets = gaussian_triplets()
+    hard = hard_negatives(triplets, delta)
+    torch.testing.assert_close(
+        (hard.negative - hard.positive).norm(dim=1), torch.full((10,), delta).double()
+    )
+    torch.testing.assert_close(hard.negative.norm(dim=1), torch.ones(10).double())
+    assert delta <= separation(triplets.inputs()).item() / 2
+    torch.testing.assert_close(separation(hard.inputs()), torch.tensor(delta).double())
+    # the negative stays in the plane of the original x⁺, x⁻, on x⁻'s side of x⁺
+    plane = torch.stack([triplets.positive, triplets.negative], 1)  # (n, 2, D)
+    coef = torch.linalg.lstsq(plane.transpose(1, 2), hard.negative).solution
+    torch.testing.assert_close(torch.einsum("nk,nkd->nd", coef, plane), hard.negative)
+    assert (coef[:, 1] > 0).all()
+    assert torch.equal(hard.anchor, triplets.anchor)
+    assert torch.equal(hard.index, triplets.index)
+
+
+def test_hard_negatives_bad_arguments_raise():
+    triplets = gaussian_triplets()
+    for delta in (0.0, -0.1, 2.5, float("nan")):
+        with pytest.raises(ValueError, match="delta"):
+            hard_negatives(triplets, delta)
+    parallel = triplets._replace(negative=triplets.positive.clone())
+    with pytest.raises(ValueError, match="parallel"):
+        hard_negatives(parallel, 0.1)

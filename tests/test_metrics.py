@@ -706,3 +706,51 @@ def test_class_frequencies_and_members_validate_labels():
             call(labels.float())
         with pytest.raises(ValueError, match=r"labels must be classes in 0\.\.1"):
             call(labels, 2)
+
+
+def test_power_law_fit_matches_linregress():
+    from scipy import stats
+
+    rng = np.random.default_rng(0)
+    x = np.repeat([16.0, 64.0, 256.0, 1024.0], 3)
+    y = 5.0 * x**-0.9 * np.exp(0.2 * rng.standard_normal(x.size))
+    fit = metrics.power_law_fit(x, y, confidence=0.9)
+    reference = stats.linregress(np.log(x), np.log(y))
+    half = stats.t.ppf(0.95, x.size - 2) * reference.stderr
+    assert fit.n == 12
+    assert math.isclose(fit.slope, reference.slope, rel_tol=1e-12)
+    assert math.isclose(fit.intercept, reference.intercept, rel_tol=1e-12)
+    assert math.isclose(fit.low, reference.slope - half, rel_tol=1e-12)
+    assert math.isclose(fit.high, reference.slope + half, rel_tol=1e-12)
+    wider = metrics.power_law_fit(torch.tensor(x), torch.tensor(y), 0.99)
+    assert wider.low < fit.low and wider.high > fit.high
+
+
+def test_power_law_fit_covers_the_true_exponent():
+    rng = np.random.default_rng(1)
+    x = np.repeat(np.geomspace(1, 100, 5), 3)
+    covered = []
+    for _ in range(400):
+        y = 2.0 * x**-1.5 * np.exp(0.3 * rng.standard_normal(x.size))
+        fit = metrics.power_law_fit(x, y)
+        covered.append(fit.low <= -1.5 <= fit.high)
+    # 95% coverage; 400 trials → standard error 1.1%
+    assert abs(np.mean(covered) - 0.95) < 0.035
+
+
+@pytest.mark.parametrize(
+    ("x", "y", "confidence", "match"),
+    [
+        ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], 1.0, "confidence"),
+        ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], 0, "confidence"),
+        ([1.0, 2.0], [1.0, 2.0], 0.95, "x must be one-dimensional"),
+        ([1.0, 2.0, 3.0], [1.0, 0.0, 3.0], 0.95, "y must be finite and > 0"),
+        ([1.0, -2.0, 3.0], [1.0, 2.0, 3.0], 0.95, "x must be finite"),
+        ([1.0, 2.0, np.nan], [1.0, 2.0, 3.0], 0.95, "x must be finite"),
+        ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0], 0.95, "one length"),
+        ([2.0, 2.0, 2.0], [1.0, 2.0, 3.0], 0.95, "two distinct"),
+    ],
+)
+def test_power_law_fit_bad_inputs_raise(x, y, confidence, match):
+    with pytest.raises(ValueError, match=match):
+        metrics.power_law_fit(x, y, confidence)

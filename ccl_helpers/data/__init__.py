@@ -4,7 +4,8 @@
   over Gaussian or empirical classes (:class:`GaussianClasses`,
   :class:`EmpiricalClasses`); scikit-learn's 8×8 digits (:func:`load_digits`); fixed
   training sets on the unit sphere (:func:`unit_sphere`, :func:`separation`,
-  :func:`fixed_triplets`).
+  :func:`fixed_triplets`, with negatives at a set distance
+  :func:`hard_negatives`).
 - Real image data sets: :func:`fashion_mnist` and :func:`mnist` (IDX files from a
   folder, ``CCL_DATA_DIR``, Debian's ``dataset-fashion-mnist`` or a checksummed
   download, see :func:`fetch` and ``python -m ccl_helpers.data fetch``);
@@ -40,6 +41,7 @@ from ._latent import (
     check_class_probs,
     duplicate_rows,
     fixed_triplets,
+    hard_negatives,
     load_digits,
     separation,
     train_test_split,
@@ -76,6 +78,7 @@ __all__ = [
     "fetch",
     "find_split",
     "fixed_triplets",
+    "hard_negatives",
     "load_cifar10_batches",
     "load_cifar100",
     "load_digits",

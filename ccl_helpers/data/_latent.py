@@ -16,6 +16,7 @@ and fixed triplets (:func:`fixed_triplets`).
 
 from __future__ import annotations
 
+import math
 import warnings
 from dataclasses import dataclass
 from typing import NamedTuple
@@ -24,7 +25,7 @@ import torch
 from torch import Tensor
 
 from .. import coupon
-from ..checks import check_int, check_probabilities
+from ..checks import check_int, check_positive, check_probabilities
 
 
 def check_class_probs(class_probs: Tensor, name: str = "class_probs") -> Tensor:
@@ -461,3 +462,30 @@ def fixed_triplets(
     return Triplets(
         points[:, 0], points[:, 1], points[:, 2], anchor_class, negative_class, index
     )
+
+
+def hard_negatives(triplets: Triplets, delta: float) -> Triplets:
+    """The triplets with every negative moved on the unit sphere to distance δ of its
+    positive: x⁻ᵢ ← cos θ x⁺ᵢ + sin θ vᵢ, 2 sin(θ/2) = δ, vᵢ the unit direction of the
+    original x⁻ᵢ orthogonal to x⁺ᵢ (along the great circle through both).
+
+    Then ‖x⁻ᵢ − x⁺ᵢ‖₂ = δ for every i, so the separation of Assumption 1 (Merad et
+    al.) is exactly δ when δ is at most half the original separation (a negative
+    stays ≥ δ from every other sample). Hard negatives: the encoder must tell apart
+    two inputs δ apart. Shapes as the input's (n, D); classes and index unchanged.
+
+    Raises ValueError unless 0 < δ ≤ 2, or when a negative is parallel to its
+    positive (no direction to move along).
+    """
+    delta = check_positive("delta", delta)
+    if delta > 2:
+        raise ValueError(f"delta must be in (0, 2] (unit sphere), got {delta}")
+    positive, negative = triplets.positive, triplets.negative
+    along = (negative * positive).sum(-1, keepdim=True)
+    orthogonal = negative - along * positive
+    size = orthogonal.norm(dim=-1, keepdim=True)
+    if bool((size <= 1e-6 * negative.norm(dim=-1, keepdim=True)).any()):
+        raise ValueError("triplets has a negative parallel to its positive")
+    theta = 2 * math.asin(delta / 2)
+    moved = math.cos(theta) * positive + math.sin(theta) * orthogonal / size
+    return triplets._replace(negative=moved)
