@@ -29,6 +29,7 @@ MEAN_STYLE = {"linewidth": 2.2}
 BOUND_STYLE = {"linewidth": 1.6, "linestyle": "--"}
 REFERENCE_STYLE = {"color": "grey", "linewidth": 0.9, "linestyle": ":"}
 LIMIT_COLOR = "black"
+ERROR_BAND_STYLE = {"alpha": 0.25, "linewidth": 0}
 
 COLUMN_PX = 784  # width of the book's content column at a 1400 px window (CSS px)
 DPI = 100  # image px per inch of the stored figures
@@ -61,6 +62,7 @@ COLORS = MappingProxyType(
         "lemma1_bound": "#8c0800",  # Merad et al. Lemma 1: L_un/p_min + log N_C
         "lemma1_bound_no_log": "#cc78bc",  # L_un/p_min
         "lemma2_bound": "#b1400d",  # Merad et al. Lemma 2: L^N_un/p_cc(N)
+        "lemma2_bound_anchor_excluded": "#e377c2",  # L^N_un/min_c P(J ⊇ C∖{c})
         "lemma4_bound": "#a23582",  # Merad et al. Lemma 4: 2ε'/η
         "chebyshev_bound": "#e6550d",  # Chebyshev with Var T: Var T/(βN_C)²
         "chebyshev_bound_source": "#9c9ede",  # Merad et al. §3.1 as printed: π²/(6β²)
@@ -179,12 +181,15 @@ def runs_and_mean(
     label: str | None = None,
     color=None,
     bound: bool = False,
+    error_band: bool = False,
 ) -> plt.Axes:
     """Draw each run of ``history`` thin and their mean bold (dashed if ``bound``).
 
     Args:
         history: tidy data with columns ``x``, ``y`` and ``run`` (a row per run, x).
         label: legend label of the mean curve (default ``y``).
+        error_band: also shade mean ± one standard error of the mean over the runs
+            (std/√runs at each x; needs ≥ 2 runs).
     """
     missing = {x, y, run} - set(history.columns)
     if missing:
@@ -202,14 +207,22 @@ def runs_and_mean(
             **RUN_STYLE,
             **{k: v for k, v in style.items() if k == "linestyle"},
         )
-    mean = history.groupby(x, as_index=False)[y].mean()
+    by_x = history.groupby(x)[y]
+    mean = by_x.mean()
     ax.plot(
-        mean[x],
-        mean[y],
+        mean.index,
+        mean.to_numpy(),
         color=color,
         label=label or y,
         **(BOUND_STYLE if bound else MEAN_STYLE),
     )
+    if error_band:
+        if int(by_x.count().min()) < 2:
+            raise ValueError("error_band needs at least 2 runs at every x")
+        error = by_x.sem()
+        ax.fill_between(
+            mean.index, mean - error, mean + error, color=color, **ERROR_BAND_STYLE
+        )
     return ax
 
 

@@ -91,6 +91,23 @@ def test_runs_and_mean_colour_and_run_column(ax):
     assert to_rgba(second.get_color()) != to_rgba(third.get_color())
 
 
+def test_runs_and_mean_error_band_is_the_standard_error_of_the_mean(ax):
+    data = history(seeds=(0, 1, 5))
+    plotting.runs_and_mean(ax, data, "step", "loss", error_band=True)
+    (band,) = ax.collections
+    vertices = band.get_paths()[0].vertices
+    standard_error = np.std([0, 1, 5], ddof=1) / np.sqrt(3)
+    mean = np.array([2 + s**0.5 for s in (0, 5, 10)])
+    for step, centre in zip((0, 5, 10), mean):
+        at_step = vertices[np.isclose(vertices[:, 0], step), 1]
+        np.testing.assert_allclose(
+            [at_step.min(), at_step.max()],
+            [centre - standard_error, centre + standard_error],
+        )
+    with pytest.raises(ValueError, match="2 runs"):
+        plotting.runs_and_mean(ax, history(seeds=(0,)), "step", "loss", error_band=True)
+
+
 @pytest.mark.parametrize(
     "x, y, run, missing",
     [
