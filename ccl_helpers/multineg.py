@@ -50,8 +50,10 @@ import math
 from collections.abc import Callable, Sequence
 from typing import NamedTuple
 
+import numpy as np
 import pandas as pd
 import torch
+from scipy import stats
 from torch import Tensor
 
 from . import coupon, metrics
@@ -66,7 +68,8 @@ from .checks import (
 )
 from .data import LatentClassModel
 from .losses import info_nce_loss, logistic_loss
-from .train import Forward
+from .models import DeepReLU
+from .train import Forward, StackedModel, gradient_descent, wide
 
 _CHUNK_ELEMENTS = 2**22
 
@@ -866,3 +869,156 @@ def triplet_evaluator(
         }
 
     return evaluate
+
+
+class TargetDescent(NamedTuple):
+    """The outcome of :func:`descent_to_targets` or :func:`descent_sweep`.
+
+    steps: one row per (seed, target, threshold): ``target`` ``"loss"`` (L̂_un ≤ ε,
+    Theorem 1) or ``"output_grad_norm"`` (‖∇_z L̂_un‖ ≤ ε', Lemma 6), ``threshold``
+    ε, ``steps`` the first recorded step at which it held (NaN if never) and
+    ``relative_movement`` ‖W^(t) − W^(0)‖_F / ‖W^(0)‖_F at that step.
+    history: :func:`ccl_helpers.train.wide` of the descent's checkpoints, with
+    :func:`triplet_evaluator`'s quantities.
+    """
+
+    steps: pd.DataFrame
+    history: pd.DataFrame
+
+
+def _first_steps(
+    history: pd.DataFrame, thresholds: dict[str, list[float]]
+) -> pd.DataFrame:
+    """Per seed, target quantity and threshold ε (``thresholds``: target ↦ its ε's),
+    the first recorded step with target ≤ ε and the relative movement there (NaN
+    when never)."""
+    rows = []
+    for target, threshold in (
+        (target, threshold)
+        for target, values in thresholds.items()
+        for threshold in values
+    ):
+        below = history[history[target] <= threshold]
+        first = below.loc[below.groupby("seed")["step"].idxmin()].set_index("seed")
+        found = first.reindex(sorted(history["seed"].unique()))
+        rows.append(
+            pd.DataFrame(
+                {
+                    "seed": found.index.to_numpy(),
+                    "target": target,
+                    "threshold": float(threshold),
+                    "steps": found["step"].to_numpy(dtype=float),
+                    "relative_movement": found["relative_movement"].to_numpy(),
+                }
+            )
+        )
+    return pd.concat(rows, ignore_index=True)
+
+
+def _check_thresholds(name: str, values: Sequence[float]) -> list[float]:
+    values = [check_positive(name, v) for v in values]
+    if not values and name == "epsilons":
+        raise ValueError("epsilons must hold at least one ε > 0")
+    return values
+
+
+def descent_to_targets(
+    triplets: tuple[Tensor, Tensor, Tensor],
+    width: int,
+    *,
+    lr_constant: float,
+    epsilons: Sequence[float],
+    grad_epsilons: Sequence[float] = (),
+    max_steps: int,
+    n_seeds: int = 3,
+    depth: int = 1,
+    out_features: int = 16,
+    checkpoints: int = 100,
+    seed: int = 0,
+) -> TargetDescent:
+    r"""Full-batch gradient descent on L̂_un (eq. (11), :func:`triplet_objective`) as
+    in Theorem 1: the encoder :class:`~ccl_helpers.models.DeepReLU` (D, m, L, d) with
+    A, B fixed and W_1 … W_L trained, step size ν = c/m (c = ``lr_constant``), all
+    ``n_seeds`` initialisations at once, until L̂_un ≤ min ε for every seed or
+    ``max_steps``.
+
+    triplets: (anchor, positive, negative), each (n, D) on the unit sphere. Records
+    ``checkpoints`` log-spaced steps (plus the step reaching min ε): the steps to each
+    ε of ``epsilons`` (Theorem 1) and to each ε' of ``grad_epsilons`` on ‖∇_z L̂_un‖
+    (Lemma 6) are the first checkpoints below them, so they are resolved to the
+    checkpoints' spacing (a factor T^{1/checkpoints}), except min ε, which is exact.
+    """
+    width = check_int("width", width)
+    lr_constant = check_positive("lr_constant", lr_constant)
+    epsilons = _check_thresholds("epsilons", epsilons)
+    grad_epsilons = _check_thresholds("grad_epsilons", grad_epsilons)
+    inputs, _ = _stack_triplets(triplets)
+    model = StackedModel(
+        lambda: DeepReLU(inputs.shape[1], width, depth, out_features),
+        n_seeds,
+        seed=seed,
+        device=inputs.device,
+    )
+    outcome = gradient_descent(
+        model,
+        triplet_objective,
+        triplets,
+        max_steps,
+        lr=lr_constant / width,
+        target=("loss", min(epsilons)),
+        checkpoints=checkpoints,
+        evaluate=triplet_evaluator(triplets),
+        desc=None,
+    )
+    history = wide(outcome.history)
+    steps = _first_steps(history, {"loss": epsilons, "output_grad_norm": grad_epsilons})
+    return TargetDescent(steps, history)
+
+
+def descent_sweep(
+    parameter: str,
+    values: Sequence[float],
+    case: Callable[[float], tuple[tuple[Tensor, Tensor, Tensor], int]],
+    **descent: object,
+) -> TargetDescent:
+    """:func:`descent_to_targets` for each value v of a swept ``parameter`` (width m,
+    number of triplets n, separation δ, …): ``case(v)`` gives (triplets, width), the
+    other arguments are ``descent``'s. Both frames gain a column named
+    ``parameter``."""
+    if not values:
+        raise ValueError("values must hold at least one value of the parameter")
+    outcomes = []
+    for value in values:
+        triplets, width = case(value)
+        outcome = descent_to_targets(triplets, width, **descent)
+        outcomes.append([frame.assign(**{parameter: value}) for frame in outcome])
+    return TargetDescent(
+        *(pd.concat(frames, ignore_index=True) for frames in zip(*outcomes))
+    )
+
+
+def lazy_width(
+    steps: pd.DataFrame,
+    threshold: float = 0.1,
+    confidence: float = 0.95,
+) -> int | None:
+    """m*: the smallest width from which on the relative movement ‖W^(T) − W^(0)‖_F /
+    ‖W^(0)‖_F is below ``threshold`` with the given confidence — the upper end of the
+    one-sided t interval of its mean over seeds, mean + t·s/√k, is below
+    ``threshold`` at that width and every wider one. steps: rows (width, seed,
+    relative_movement) (the runs' movement at the target); None when no width
+    qualifies."""
+    threshold = check_positive("threshold", threshold)
+    if not 0 < confidence < 1:
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    missing = {"width", "relative_movement"} - set(steps.columns)
+    if missing:
+        raise ValueError(f"steps lacks the columns {sorted(missing)}")
+    by_width = steps.groupby("width")["relative_movement"]
+    count = by_width.count()
+    if (count < 2).any():
+        raise ValueError("steps must hold at least two seeds at every width")
+    quantile = stats.t.ppf(confidence, count - 1)
+    upper = by_width.mean() + quantile * by_width.std() / np.sqrt(count)
+    lazy = (upper < threshold)[::-1].cummin()[::-1]
+    return int(lazy.index[lazy.to_numpy()][0]) if lazy.any() else None

@@ -9,6 +9,8 @@ from __future__ import annotations
 import itertools
 import math
 
+import numpy as np
+import pandas as pd
 import pytest
 import torch
 from conftest import labels_with_counts, randn, uniform
@@ -830,3 +832,145 @@ def test_triplet_evaluator_rejects_mismatched_shapes():
     a, p, n = _random_triplets()
     with pytest.raises(ValueError, match="triplets"):
         multineg.triplet_evaluator((a, p, n[:-1]))
+
+
+# ---------------------------------------------------------------- Section 4: Theorem 1
+# experiment
+
+
+def _sphere_triplets(n=4, dim=12, seed=7):
+    """n triplets of Gaussian directions on the unit sphere, float32."""
+    points = torch.nn.functional.normalize(randn(3 * n, dim, seed=seed), dim=-1)
+    return tuple(points.float().reshape(3, n, dim))
+
+
+def _single_seed_descent(triplets, width, lr_constant, seed, n_steps):
+    """Plain PyTorch gradient descent of one DeepReLU seed on L̂_un: the losses at
+    steps 0 … n_steps."""
+    from ccl_helpers.models import DeepReLU
+
+    torch.manual_seed(seed)
+    model = DeepReLU(triplets[0].shape[1], width, 1, 4)
+    anchor, positive, negative = triplets
+    losses_seen = []
+    for _ in range(n_steps + 1):
+        z1, z2, z3 = model(anchor), model(positive), model(negative)
+        loss = torch.nn.functional.softplus((z1 * (z3 - z2)).sum(-1)).sum()
+        losses_seen.append(loss.item())
+        model.zero_grad()
+        loss.backward()
+        with torch.no_grad():
+            for p in model.parameters():
+                p -= lr_constant / width * p.grad
+    return losses_seen
+
+
+def test_descent_to_targets_steps_match_a_plain_descent():
+    triplets = _sphere_triplets()
+    epsilons = [0.5, 0.05]
+    outcome = multineg.descent_to_targets(
+        triplets,
+        32,
+        lr_constant=4.0,
+        epsilons=epsilons,
+        grad_epsilons=[1.0],
+        max_steps=400,
+        n_seeds=2,
+        out_features=4,
+        checkpoints=400,  # every step is recorded: steps are exact
+    )
+    steps = outcome.steps
+    assert len(steps) == 2 * 3
+    assert set(steps["target"]) == {"loss", "output_grad_norm"}
+    for seed in (0, 1):
+        plain = np.array(_single_seed_descent(triplets, 32, 4.0, seed, 400))
+        for epsilon in epsilons:
+            expected = int(np.argmax(plain <= epsilon))
+            assert plain[expected] <= epsilon
+            row = steps[
+                (steps.seed == seed)
+                & (steps.target == "loss")
+                & (steps.threshold == epsilon)
+            ]
+            assert row["steps"].item() == expected
+    loss_rows = steps[steps.target == "loss"].sort_values(["seed", "threshold"])
+    assert (loss_rows["relative_movement"] > 0).all()
+    history = outcome.history
+    assert {"loss_max", "output_grad_norm", "relative_movement"} <= set(history)
+    # the smallest target stops the descent
+    assert history["step"].max() == steps["steps"].max()
+
+
+def test_descent_to_targets_leaves_unreached_targets_missing():
+    outcome = multineg.descent_to_targets(
+        _sphere_triplets(),
+        16,
+        lr_constant=1.0,
+        epsilons=[1e-9],
+        max_steps=3,
+        n_seeds=2,
+        out_features=4,
+    )
+    assert outcome.steps["steps"].isna().all()
+    assert outcome.history["step"].max() == 3
+
+
+def test_descent_sweep_adds_the_parameter_and_repeats_single_runs():
+    triplets = _sphere_triplets()
+    common = dict(
+        lr_constant=4.0, epsilons=[0.3], max_steps=200, n_seeds=2, out_features=4
+    )
+    swept = multineg.descent_sweep("width", [8, 32], lambda m: (triplets, m), **common)
+    assert list(swept.steps["width"].unique()) == [8, 32]
+    assert list(swept.history["width"].unique()) == [8, 32]
+    alone = multineg.descent_to_targets(triplets, 32, **common)
+    pd.testing.assert_frame_equal(
+        swept.steps[swept.steps.width == 32]
+        .drop(columns="width")
+        .reset_index(drop=True),
+        alone.steps,
+    )
+
+
+def test_lazy_width_uses_the_upper_confidence_bound_and_every_wider_width():
+    movement = {
+        16: [0.5, 0.6, 0.7],
+        32: [0.05, 0.06, 0.07],  # lazy, but 64 is not: not m*
+        64: [0.05, 0.10, 0.15],  # mean 0.1, upper bound above 0.1
+        128: [0.06, 0.07, 0.08],  # upper bound 0.07 + 2.92 · 0.01/√3 = 0.087
+        256: [0.01, 0.02, 0.03],
+    }
+    steps = pd.DataFrame(
+        [(m, s, v) for m, values in movement.items() for s, v in enumerate(values)],
+        columns=["width", "seed", "relative_movement"],
+    )
+    assert multineg.lazy_width(steps) == 128
+    assert multineg.lazy_width(steps, threshold=0.085) == 256
+    assert multineg.lazy_width(steps, threshold=0.5, confidence=0.5) == 32
+    assert multineg.lazy_width(steps, threshold=0.01) is None
+
+
+def test_theorem1_experiment_rejects_bad_input():
+    triplets = _sphere_triplets()
+    common = dict(lr_constant=1.0, epsilons=[0.1], max_steps=2, out_features=4)
+    with pytest.raises(ValueError, match="width"):
+        multineg.descent_to_targets(triplets, 0, **common)
+    with pytest.raises(ValueError, match="lr_constant"):
+        multineg.descent_to_targets(triplets, 8, **{**common, "lr_constant": 0.0})
+    with pytest.raises(ValueError, match="epsilons"):
+        multineg.descent_to_targets(triplets, 8, **{**common, "epsilons": []})
+    with pytest.raises(ValueError, match="grad_epsilons"):
+        multineg.descent_to_targets(triplets, 8, grad_epsilons=[-1.0], **common)
+    with pytest.raises(ValueError, match="triplets"):
+        multineg.descent_to_targets(triplets[:2] + (triplets[2][:-1],), 8, **common)
+    with pytest.raises(ValueError, match="values"):
+        multineg.descent_sweep("width", [], lambda m: (triplets, m), **common)
+    steps = pd.DataFrame({"width": [8, 16], "relative_movement": [0.1, 0.2]})
+    with pytest.raises(ValueError, match="two seeds"):
+        multineg.lazy_width(steps)
+    with pytest.raises(ValueError, match="columns"):
+        multineg.lazy_width(steps.drop(columns="width"))
+    with pytest.raises(ValueError, match="threshold"):
+        multineg.lazy_width(steps, threshold=-1.0)
+    with pytest.raises(ValueError, match="confidence"):
+        multineg.lazy_width(steps, confidence=1.0)
