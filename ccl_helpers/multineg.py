@@ -47,7 +47,7 @@ errors). The figures' helpers: :func:`make_evaluator`, :func:`proposition1_grid`
 from __future__ import annotations
 
 import math
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from typing import NamedTuple
 
 import numpy as np
@@ -56,7 +56,7 @@ import torch
 from scipy import stats
 from torch import Tensor
 
-from . import coupon, metrics
+from . import coupon, metrics, plotting, train
 from .checks import (
     check_features,
     check_finite,
@@ -346,32 +346,28 @@ def best_linear_loss(
     labels: Tensor,
     *,
     class_probs: Tensor | None = None,
-    means: Tensor | None = None,
-    max_iter: int = 100,
+    max_iter: int = 300,
 ) -> Tensor:
     r"""An upper estimate of L_sup(f, C) = inf_W Σ_c ρ(c) mean_{x∈c} ℓ(W f(x), c),
     ℓ the cross-entropy (eq. 3, T = C).
 
-    W (N_C × d, no bias) is fitted by :func:`ccl_helpers.metrics.fit_linear_classifiers`
-    (L-BFGS in float64, example weights ρ(c)/n_c) from the mean classifier W = µ, all
-    leading dimensions together, and its loss returned as it is: L_sup(f, C) ≤ returned,
-    and below L^µ_sup(f, C) when the fit improves on its start. ρ defaults to the label
-    frequencies (as :func:`make_evaluator`). features (..., n, d), labels (n,) →
-    (...) float64.
+    W (N_C × d, no bias) is fitted on its own: L-BFGS in float64 from W = 0, example
+    weights ρ(c)/n_c (:func:`ccl_helpers.metrics.fit_linear_classifiers`), all leading
+    dimensions together; its loss is returned as it is. Nothing of the mean classifier
+    enters, so L_sup ≤ L^µ_sup is a check between two independent computations: it
+    fails if the fit stops above the mean classifier's loss. On a set of examples that
+    is not linearly separable the infimum is positive and attained. ρ defaults to the
+    label frequencies. features (..., n, d), labels (n,) → (...) float64.
     """
-    n_classes = None if means is None else means.shape[-2]
-    n_classes, counts = _check_labelled(features, labels, n_classes)
+    n_classes, counts = _check_labelled(features, labels)
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
     features = features.detach().double()
-    if means is None:
-        means = metrics.class_means(features, labels, n_classes)
     task = torch.arange(n_classes, device=labels.device)[None]  # T = C, (1, N_C)
     example_weight = rho[labels] / counts[labels]
     rows = metrics.fit_linear_classifiers(
         features,
         labels,
         task,
-        init=means.unsqueeze(-3),
         sample_weight=example_weight,
         dtype=torch.float64,
         max_iter=max_iter,
@@ -558,44 +554,71 @@ def contrastive_batches(
     batch_size: int,
     n_negatives: int,
     generator: torch.Generator,
-) -> Callable[[int], tuple[Tensor, Tensor, Tensor]]:
-    """step ↦ (x, x⁺, negatives): x and x⁺ (n_seeds, batch_size, *input) from D_sim, and
-    negatives (n_seeds, batch_size, N, *input), N = n_negatives i.i.d. draws from D_neg
-    per anchor (each of its own class, so collisions with the positive's class happen,
-    as in eq. 6)."""
+    *,
+    pool_size: int | None = None,
+) -> Callable[[int], tuple[Tensor, Tensor, Tensor, Tensor]]:
+    """step ↦ (x, x⁺, pool, choice), one minibatch of eq. (6) per seed.
+
+    x, x⁺: (S, B, *input), B anchors and their positives from D_sim; pool: (S, P,
+    *input), P i.i.d. draws from D_neg (collisions with the positive's class included,
+    as in eq. 6); choice: (S, B, N) int64, anchor b's negatives are pool[choice[b]].
+
+    - ``pool_size=None``: P = B·N and anchor b takes the entries bN … bN + N − 1: every
+      anchor has N negatives of its own.
+    - ``pool_size=P`` (P ≥ N): every anchor takes N *distinct* entries of one shared
+      pool, uniformly. Distinct entries of an i.i.d. pool are i.i.d. draws from D_neg,
+      so each anchor's term is still an unbiased estimate of L^N_un; the anchors'
+      negatives overlap, and the encoder runs on 2B + P inputs instead of 2B + BN.
+    """
     n_seeds = check_int("n_seeds", n_seeds)
     batch_size = check_int("batch_size", batch_size)
     n = check_int("n_negatives", n_negatives)
+    if pool_size is not None:
+        check_int("pool_size", pool_size, n)
+    device = latent.class_probs.device
 
-    def sample(step: int) -> tuple[Tensor, Tensor, Tensor]:
+    def sample(step: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
         anchor, positive, _ = latent.sample_sim((n_seeds, batch_size), generator)
-        negatives, _ = latent.sample_neg((n_seeds, batch_size, n), generator)
-        return anchor, positive, negatives
+        if pool_size is None:
+            pool, _ = latent.sample_neg((n_seeds, batch_size * n), generator)
+            choice = torch.arange(batch_size * n, device=device).view(batch_size, n)
+            choice = choice.expand(n_seeds, -1, -1)
+        else:
+            pool, _ = latent.sample_neg((n_seeds, pool_size), generator)
+            keys = torch.rand(
+                n_seeds, batch_size, pool_size, generator=generator, device=device
+            )
+            choice = keys.argsort(-1)[..., :n]  # N distinct entries, uniformly
+        return anchor, positive, pool, choice
 
     return sample
 
 
-def contrastive_loss(forward: Forward, batch: tuple[Tensor, Tensor, Tensor]) -> Tensor:
+def contrastive_loss(
+    forward: Forward, batch: tuple[Tensor, Tensor, Tensor, Tensor]
+) -> Tensor:
     r"""The empirical L^N_un of one seed on a batch: mean over anchors of
     −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_{i=1}^N e^{f(x)ᵀf(x⁻_i)}))
     (:func:`ccl_helpers.losses.info_nce_loss`).
 
-    batch: x (B, *input), x⁺ (B, *input), negatives (B, N, *input) (one seed's slice of
-    :func:`contrastive_batches`). One forward pass over all 2B + BN inputs. Returns a
-    scalar."""
-    anchor, positive, negatives = batch
+    batch: x (B, *input), x⁺ (B, *input), pool (P, *input), choice (B, N) (one seed's
+    slice of :func:`contrastive_batches`; x⁻_i of anchor b is pool[choice[b, i]]).
+    One forward pass over the 2B + P inputs. Returns a scalar."""
+    anchor, positive, pool, choice = batch
     if (
         positive.shape != anchor.shape
-        or negatives.shape[0] != anchor.shape[0]
-        or negatives.shape[2:] != anchor.shape[1:]
+        or pool.shape[1:] != anchor.shape[1:]
+        or choice.ndim != 2
+        or choice.shape[0] != anchor.shape[0]
     ):
         raise ValueError(
-            f"batch must be x (B, ...), x⁺ (B, ...), negatives (B, N, ...); got "
-            f"{tuple(anchor.shape)}, {tuple(positive.shape)}, {tuple(negatives.shape)}"
+            "batch must be x (B, ...), x⁺ (B, ...), pool (P, ...), choice (B, N); got "
+            f"{tuple(anchor.shape)}, {tuple(positive.shape)}, {tuple(pool.shape)}, "
+            f"{tuple(choice.shape)}"
         )
-    b, n = negatives.shape[:2]
-    out = forward(torch.cat([anchor, positive, negatives.flatten(0, 1)]))
-    return info_nce_loss(out[:b], out[b : 2 * b], out[2 * b :].unflatten(0, (b, n)))
+    b = anchor.shape[0]
+    out = forward(torch.cat([anchor, positive, pool]))
+    return info_nce_loss(out[:b], out[b : 2 * b], out[2 * b :][choice])
 
 
 def make_evaluator(
@@ -607,8 +630,7 @@ def make_evaluator(
     n_samples: int = 20_000,
     generator: torch.Generator | None = None,
     fit_linear: bool = True,
-    max_iter: int = 100,
-    confidence: float = 4.0,
+    max_iter: int = 300,
 ) -> Callable[[Callable[[Tensor], Tensor]], dict[str, Tensor]]:
     r"""An ``evaluate`` for :func:`ccl_helpers.train.train` (Figures 1–3): model ↦
     {quantity: (S,)}.
@@ -617,19 +639,19 @@ def make_evaluator(
     class_probs (default the label frequencies), features = model(inputs) of shape (S,
     n, d):
 
-    - ``L_un``: L^N_un(f) — exact for N = 1
-      (:func:`ccl_helpers.metrics.exact_unsupervised_loss`), else the Monte Carlo
-      estimate on M = n_samples draws made once, here, so that every checkpoint uses the
-      same draws; ``L_un_se`` its standard error (0 for N = 1);
+    - ``L_un``: L^N_un(f), the Monte Carlo estimate on M = n_samples draws made once,
+      here, so that every checkpoint uses the same draws
+      (:func:`unsupervised_loss_curve`; for N = 1 the exact sum over all n·n_c·n
+      triples, :func:`ccl_helpers.metrics.exact_unsupervised_loss`, costs n³/N_C
+      terms);
+      ``L_un_se`` its standard error;
     - ``L_mu``: L^µ_sup(f, C) (µ from the same features;
       :func:`average_mean_classifier_loss`);
-    - ``L_sup``: the upper estimate of L_sup(f, C) of :func:`best_linear_loss` (if
-      ``fit_linear``);
-    - ``bound``: Lemma 1's bound (N = 1) or Lemma 2's (N > 1), evaluated at L_un −
-      confidence·se, so that ``L_mu ≤ bound`` is a valid check of the lemma despite the
-      Monte Carlo error;
+    - ``L_sup``: :func:`best_linear_loss`, fitted on its own (if ``fit_linear``);
     - ``norm_min``, ``norm_max``: min and max of ‖f(x)‖ over the set (Assumption 2,
       Figure 3).
+
+    The lemmas' bounds are added to the records by :func:`add_lemma_bounds`.
     """
     n = check_int("n_negatives", n_negatives)
     n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
@@ -638,33 +660,15 @@ def make_evaluator(
             f"inputs must have n = len(labels) = {labels.numel()} rows, "
             f"got {tuple(inputs.shape)}"
         )
-    confidence = check_positive("confidence", confidence, allow_zero=True)
     rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
-    samples = (
-        draw_unsupervised_samples(labels, n, n_samples, generator, rho)
-        if n > 1
-        else None
-    )
-    probability = coupon.p_cc(n, rho) if n > 1 else None
+    samples = draw_unsupervised_samples(labels, n, n_samples, generator, rho)
 
     def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
         with torch.no_grad():
             features = model(inputs).double()
-            if samples is None:
-                l_un = metrics.exact_unsupervised_loss(features, labels, rho)
-                se = torch.zeros_like(l_un)
-                bound = lemma1_bound(l_un, rho)
-            else:
-                l_un, se = (
-                    value[..., -1]
-                    for value in unsupervised_loss_curve(features, samples)
-                )
-                low = l_un - confidence * se
-                bound = (
-                    low / probability
-                    if probability > 0
-                    else torch.full_like(low, math.inf)
-                )
+            l_un, se = (
+                value[..., -1] for value in unsupervised_loss_curve(features, samples)
+            )
             result = {
                 "L_un": l_un,
                 "L_un_se": se,
@@ -676,11 +680,193 @@ def make_evaluator(
             result["L_sup"] = best_linear_loss(
                 features, labels, class_probs=rho, max_iter=max_iter
             )
-        result["bound"] = bound
         result["norm_min"], result["norm_max"] = output_norm_range(features)
         return result
 
     return evaluate
+
+
+LEMMA_BOUNDS = {
+    "lemma1": "L_un/p_min + log N_C (Lemma 1; N = 1)",
+    "lemma1_no_log": "L_un/p_min (Lemma 1 without log N_C; N = 1)",
+    "lemma2": "L^N_un/p_cc(N) (Lemma 2; N > 1)",
+    "lemma2_anchor_excluded": "L^N_un/min_c P(J ⊇ C∖{c}) (Lemma 2, anchor excluded)",
+}
+"""The bound columns of :func:`add_lemma_bounds`."""
+
+
+def add_lemma_bounds(
+    runs: pd.DataFrame, class_probs: Tensor | Sequence[float], confidence: float = 4.0
+) -> pd.DataFrame:
+    r"""The records of :func:`make_evaluator` (columns ``N``, ``L_un``, ``L_un_se``)
+    with the lemmas' right-hand sides (:data:`LEMMA_BOUNDS`) evaluated at the lower
+    confidence limit L^N_un − z·se, z = ``confidence``, so that ``L_mu ≤ bound`` checks
+    the lemma despite the Monte Carlo error. Lemma 1's columns are filled on the rows
+    with N = 1, Lemma 2's on those with N > 1 (+∞ where the coverage probability is 0),
+    NaN elsewhere. Returns a new frame."""
+    missing = {"N", "L_un", "L_un_se"} - set(runs.columns)
+    if missing:
+        raise ValueError(f"runs lacks the columns {sorted(missing)}")
+    confidence = check_positive("confidence", confidence, allow_zero=True)
+    rho = coupon.probability_vector(class_probs)
+    out = runs.copy()
+    low = torch.tensor((out["L_un"] - confidence * out["L_un_se"]).to_numpy())
+    single = torch.tensor((out["N"] == 1).to_numpy())
+    nan = torch.full_like(low, math.nan)
+    out["lemma1"] = torch.where(single, lemma1_bound(low, rho), nan).numpy()
+    out["lemma1_no_log"] = torch.where(
+        single, lemma1_bound(low, rho, with_log_term=False), nan
+    ).numpy()
+    for column, excluded in (("lemma2", False), ("lemma2_anchor_excluded", True)):
+        out[column] = math.nan
+        for n in sorted(set(out["N"]) - {1}):  # one coverage probability per N
+            rows = (out["N"] == n).to_numpy()
+            out.loc[rows, column] = lemma2_bound(
+                low[torch.tensor(rows)], int(n), rho, anchor_excluded=excluded
+            ).numpy()
+    return out
+
+
+def lemma_runs(
+    make_encoder: Callable[[], torch.nn.Module],
+    train_set: LatentClassModel,
+    eval_inputs: Tensor,
+    eval_labels: Tensor,
+    negatives: Sequence[int],
+    *,
+    n_seeds: int,
+    n_steps: int,
+    batch_size: int,
+    pool_size: int | None,
+    checkpoints: Iterable[int],
+    n_samples: int,
+    lr: float = 1e-3,
+    fit_linear: Iterable[int] = (1,),
+    seed: int = 0,
+) -> tuple[pd.DataFrame, dict[int, StackedModel]]:
+    """Contrastive training with N negatives for every N in ``negatives`` (Figures
+    1–3): ``n_seeds`` encoders per N (seeds ``seed`` …, trained together with Adam on
+    :func:`contrastive_loss`, batches from :func:`contrastive_batches` on
+    ``train_set``), evaluated by :func:`make_evaluator` on (eval_inputs, eval_labels) at
+    step 0, the ``checkpoints`` and the end. ``fit_linear``: the N whose runs also
+    record ``L_sup``. Every N starts from the same initial encoders and evaluates on
+    its own fixed Monte Carlo draws.
+
+    Returns the records, one row per (N, seed, checkpoint) with the columns of
+    :func:`make_evaluator` and ``train_loss``, and the trained models by N.
+    """
+    values = [check_int("negatives", n) for n in negatives]
+    if not values:
+        raise ValueError("negatives must hold at least one N ≥ 1")
+    device = eval_inputs.device
+    linear = set(fit_linear)
+    tables, models = [], {}
+    for n in values:
+        models[n] = StackedModel(make_encoder, n_seeds, seed=seed, device=device)
+        evaluate = make_evaluator(
+            eval_inputs,
+            eval_labels,
+            n_negatives=n,
+            n_samples=n_samples,
+            generator=torch.Generator(device=device).manual_seed(100 + n),
+            fit_linear=n in linear,
+        )
+        batches = contrastive_batches(
+            train_set,
+            n_seeds,
+            batch_size,
+            n,
+            torch.Generator(device=device).manual_seed(200 + n),
+            pool_size=pool_size,
+        )
+        history = train.train(
+            models[n],
+            contrastive_loss,
+            batches,
+            n_steps,
+            lr=lr,
+            evaluate=evaluate,
+            eval_steps=checkpoints,
+            desc=f"N = {n}",
+        )
+        tables.append(train.wide(history).assign(N=n))
+    runs = pd.concat(tables, ignore_index=True).dropna(subset=["L_un"])
+    return runs.reset_index(drop=True), models
+
+
+LEMMA1_CURVES = (
+    ("L_un", r"$L_{\rm un}(f)$", False),
+    ("L_mu", r"$L^\mu_{\rm sup}(f, \mathcal{C})$", False),
+    ("L_sup", r"$L_{\rm sup}(f, \mathcal{C})$ (fitted)", False),
+    ("lemma1", r"Lemma 1: $L_{\rm un}/p_{\min} + \log N_C$", True),
+    ("lemma1_no_log", r"$L_{\rm un}/p_{\min}$ (no $\log N_C$)", True),
+)
+LEMMA2_CURVES = (
+    ("L_un", r"$L^N_{\rm un}(f)$", False),
+    ("L_mu", r"$L^\mu_{\rm sup}(f, \mathcal{C})$", False),
+    ("lemma2", r"Lemma 2: $L^N_{\rm un}/p_{cc}(N)$", True),
+    (
+        "lemma2_anchor_excluded",
+        r"$L^N_{\rm un}/\min_c P(J \supseteq \mathcal{C}\setminus\{c\})$",
+        True,
+    ),
+)
+"""The curves of Figures 1 and 2: (column, legend label, is a bound)."""
+_CURVE_COLORS = {
+    "lemma1": "lemma1_bound",
+    "lemma1_no_log": "lemma1_bound_no_log",
+    "lemma2": "lemma2_bound",
+    "lemma2_anchor_excluded": "lemma2_bound_anchor_excluded",
+}
+
+
+def draw_lemma_curves(ax, runs: pd.DataFrame, curves) -> None:
+    """Draw ``curves`` (:data:`LEMMA1_CURVES` or :data:`LEMMA2_CURVES`) of ``runs``
+    (the records of one N, with :func:`add_lemma_bounds`' columns) against the training
+    step: the seeds thin, their mean bold with a ±1 s.e. band, bounds dashed, one
+    colour per quantity (:func:`ccl_helpers.plotting.color`)."""
+    for column, label, bound in curves:
+        plotting.runs_and_mean(
+            ax,
+            runs,
+            "step",
+            column,
+            label=label,
+            bound=bound,
+            color=plotting.color(_CURVE_COLORS.get(column, column)),
+            error_band=not bound,
+        )
+
+
+def draw_stored_runs(runs: pd.DataFrame, negatives: Sequence[int] = (1, 35)):
+    """Figures 1 and 2 of stored runs (e.g. the paper scale's, read back from JSON):
+    for every data set of the ``data`` column and every N in ``negatives``, one panel
+    of :func:`draw_lemma_curves` (Lemma 1's curves for N = 1, Lemma 2's otherwise; log
+    scale for N > 1), at most 3 panels a row. Returns the figure."""
+    missing = {"data", "N", "step", "seed"} - set(runs.columns)
+    if missing:
+        raise ValueError(f"runs lacks the columns {sorted(missing)}")
+    panels = [
+        (name, int(n))
+        for name in runs["data"].unique()
+        for n in negatives
+        if bool(((runs["data"] == name) & (runs["N"] == n)).any())
+    ]
+    if not panels:
+        raise ValueError(f"runs hold none of N = {list(negatives)}")
+    n_rows = -(-len(panels) // plotting.MAX_PANELS)
+    fig, axes = plotting.figure(min(len(panels), plotting.MAX_PANELS), n_rows)
+    for ax, (name, n) in zip(np.ravel(axes), panels):
+        one = runs[(runs["data"] == name) & (runs["N"] == n)]
+        draw_lemma_curves(ax, one, LEMMA1_CURVES if n == 1 else LEMMA2_CURVES)
+        if n > 1:
+            ax.set_yscale("log")
+        plotting.finish(
+            ax, xlabel="training step", ylabel="nats", title=f"{name}, N = {n}"
+        )
+    for ax in np.ravel(axes)[len(panels) :]:
+        ax.set_visible(False)
+    return fig
 
 
 def proposition1_grid(
@@ -698,16 +884,18 @@ def proposition1_grid(
 
     ρ uniform over the N_C classes of ``labels`` (as the proposition assumes), D_c
     uniform over the examples of class c. For every k = 1 … N_C − 1 the exact
-    :func:`average_mean_classifier_loss`; for every N in ``n_negatives`` L^N_un, exact
-    for N = 1, else the Monte Carlo estimate of :func:`unsupervised_loss_curve` (one set
-    of M = n_samples draws with max(N) negatives; N uses the first N).
+    :func:`average_mean_classifier_loss`; for every N in ``n_negatives`` L^N_un, the
+    Monte Carlo estimate of :func:`unsupervised_loss_curve` (one set of M = n_samples
+    draws with max(N) negatives; N uses the first N).
 
     Args: features (S, n, d) or (n, d); labels (n,); n_negatives: N values ≥ 1;
         generator on the labels' device; means: µ (…, N_C, d), default the class means
         of ``features``; confidence: z.
     Returns: a tidy frame, one row per (seed, n_negatives, task_size): k, L_mu, L_un,
-        L_un_se, tau_plus, factor = k/(1 − τ⁺_N), bound, and bound_conservative (the
-        bound at L_un − z·se; the proposition is checked by L_mu ≤ bound_conservative).
+        L_un_se, tau_plus, factor = k/(1 − τ⁺_N), bound, and the bound at the lower and
+        upper confidence limits L_un ∓ z·se, bound_low and bound_high: L_mu > bound_high
+        is a violation beyond the Monte Carlo noise, L_mu ≤ bound_low a pass that the
+        noise cannot fake.
     """
     values = [check_int("n_negatives", n) for n in n_negatives]
     if not values:
@@ -728,22 +916,11 @@ def proposition1_grid(
         ],
         -1,
     )  # (S, N_C − 1)
-    estimate = torch.zeros(
-        features.shape[0], 0, dtype=torch.float64, device=features.device
-    )
-    se = estimate
-    if max(values) > 1:
-        samples = draw_unsupervised_samples(
-            labels, max(values), n_samples, generator, rho
-        )
-        estimate, se = unsupervised_loss_curve(features, samples)
-    exact = (
-        metrics.exact_unsupervised_loss(features, labels, rho) if 1 in values else None
-    )
+    samples = draw_unsupervised_samples(labels, max(values), n_samples, generator, rho)
+    estimate, se = unsupervised_loss_curve(features, samples)
     frames = []
     for n in values:  # a handful of N values, each vectorised over seeds and tasks
-        l_un = exact if n == 1 else estimate[:, n - 1]
-        l_se = torch.zeros_like(l_un) if n == 1 else se[:, n - 1]
+        l_un, l_se = estimate[:, n - 1], se[:, n - 1]
         tau = coupon.tau_plus(n, rho)
         factor = torch.tensor(
             [proposition1_factor(n, m, n_classes) for m in task_sizes],
@@ -751,8 +928,10 @@ def proposition1_grid(
         )
         log_term = tau * math.log(n + 1)
         bound = factor[None, :] * (l_un.cpu()[:, None] - log_term)
-        conservative = factor[None, :] * (
-            (l_un - confidence * l_se).cpu()[:, None] - log_term
+        low, high = (
+            factor[None, :]
+            * ((l_un + sign * confidence * l_se).cpu()[:, None] - log_term)
+            for sign in (-1, 1)
         )
         seeds, sizes = torch.meshgrid(
             torch.arange(features.shape[0]),
@@ -781,7 +960,8 @@ def proposition1_grid(
                     .flatten()
                     .numpy(),
                     "bound": bound.flatten().numpy(),
-                    "bound_conservative": conservative.flatten().numpy(),
+                    "bound_low": low.flatten().numpy(),
+                    "bound_high": high.flatten().numpy(),
                 }
             )
         )

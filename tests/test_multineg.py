@@ -19,7 +19,6 @@ from ccl_helpers import coupon, curl, losses, metrics, multineg, wen
 from ccl_helpers.data import EmpiricalClasses
 from ccl_helpers.losses import info_nce_loss
 from ccl_helpers.models import MLP
-from ccl_helpers.train import StackedModel, train, wide
 
 DYADIC = [
     0.5,
@@ -322,6 +321,19 @@ def test_best_linear_loss_is_the_linear_probe_and_below_the_mean_classifier():
     )
 
 
+def test_best_linear_loss_is_fitted_from_zero_not_from_the_mean_classifier():
+    """One L-BFGS iteration from W = 0 cannot reach the optimum, and the result does not
+    depend on the class means: the check L_sup ≤ L^µ_sup compares two independent
+    computations (it can fail when the fit is stopped too early)."""
+    labels = labels_with_counts((30, 30, 30), seed=13)
+    features = 3 * torch.eye(3, dtype=torch.float64)[labels] + randn(90, 3, seed=14)
+    early = multineg.best_linear_loss(features, labels, max_iter=1)
+    converged = multineg.best_linear_loss(features, labels, max_iter=300)
+    mean = multineg.average_mean_classifier_loss(features, labels, 3)
+    assert float(converged) < float(mean) < float(early)
+    assert float(early) < math.log(3)  # one step from W = 0 (loss log 3) descends
+
+
 def test_output_norm_range():
     features = torch.tensor(
         [[[3.0, 4.0], [0.0, 1.0], [1.0, 1.0]], [[0.0, 0.0], [6.0, 8.0], [1.0, 0.0]]]
@@ -576,44 +588,85 @@ def test_contrastive_batches_shapes_and_classes():
     sample = multineg.contrastive_batches(
         latent, 2, 5, 7, torch.Generator().manual_seed(0)
     )
-    anchor, positive, negatives = sample(1)
-    assert anchor.shape == positive.shape == (2, 5, 2) and negatives.shape == (
-        2,
-        5,
-        7,
-        2,
-    )
+    anchor, positive, pool, choice = sample(1)
+    assert anchor.shape == positive.shape == (2, 5, 2)
+    assert pool.shape == (2, 35, 2) and choice.shape == (2, 5, 7)
+    own = torch.arange(35).view(5, 7)
+    assert torch.equal(choice, own.expand(2, -1, -1))  # N negatives of its own
     assert torch.equal(labels[anchor[..., 0].long()], labels[positive[..., 0].long()])
-    negative_classes = labels[negatives[..., 0].long()]
+    negative_classes = labels[pool[..., 0].long()]
     assert (
         len(set(negative_classes.flatten().tolist())) == 3
     )  # negatives of every class, collisions included
-    assert not torch.equal(sample(2)[2], negatives)
+    assert not torch.equal(sample(2)[2], pool)
     with pytest.raises(ValueError, match="n_negatives"):
         multineg.contrastive_batches(latent, 2, 5, 0, torch.Generator())
+    with pytest.raises(ValueError, match="pool_size"):
+        multineg.contrastive_batches(latent, 2, 5, 7, torch.Generator(), pool_size=6)
+
+
+def test_pooled_negatives_are_distinct_and_uniform_over_the_pool():
+    latent, _, _ = indexed_latent()
+    sample = multineg.contrastive_batches(
+        latent, 3, 400, 4, torch.Generator().manual_seed(1), pool_size=10
+    )
+    anchor, positive, pool, choice = sample(1)
+    assert pool.shape == (3, 10, 2) and choice.shape == (3, 400, 4)
+    ordered = choice.sort(-1).values
+    assert bool((ordered[..., 1:] > ordered[..., :-1]).all())  # N distinct entries
+    assert int(choice.min()) == 0 and int(choice.max()) == 9
+    # each entry is chosen by an anchor with probability N/P = 0.4
+    frequency = torch.nn.functional.one_hot(choice, 10).sum(-2).double().mean((0, 1))
+    standard_error = (0.4 * 0.6 / 1200) ** 0.5
+    assert bool(((frequency - 0.4).abs() < 5 * standard_error).all())
+
+
+def test_pooled_loss_is_unbiased_for_the_independent_negatives_loss():
+    """Distinct entries of an i.i.d. pool are i.i.d. draws from D_neg: the mean pooled
+    minibatch loss matches the mean loss with independent negatives (and the Monte Carlo
+    L^N_un on the same finite set) within their standard errors."""
+    labels = labels_with_counts((40, 50, 30), seed=5)
+    inputs = randn(labels.numel(), 3, seed=6)
+    latent = EmpiricalClasses(inputs, labels)
+    encoder = lambda x: 0.8 * x  # noqa: E731
+    values = {}
+    for pool_size in (None, 12):
+        sample = multineg.contrastive_batches(
+            latent, 400, 16, 5, torch.Generator().manual_seed(7), pool_size=pool_size
+        )
+        losses = torch.stack(
+            [
+                multineg.contrastive_loss(encoder, [part[s] for part in sample(1)])
+                for s in range(400)
+            ]
+        ).double()
+        values[pool_size] = (losses.mean(), losses.std() / 20)
+    (a, se_a), (b, se_b) = values[None], values[12]
+    assert abs(float(a - b)) < 4 * float((se_a**2 + se_b**2) ** 0.5)
+    reference, se_ref = multineg.unsupervised_loss_monte_carlo(
+        0.8 * inputs.double(), labels, 5, 200_000, torch.Generator().manual_seed(8)
+    )
+    assert abs(float(b - reference)) < 4 * float((se_b**2 + se_ref**2) ** 0.5)
 
 
 def test_contrastive_loss_is_info_nce_of_the_encoder():
     torch.manual_seed(0)
     encoder = MLP(2, (4,), 3).double().requires_grad_(False)
-    anchor, positive, negatives = (
+    anchor, positive, pool = (
         randn(6, 2, seed=1),
         randn(6, 2, seed=2),
-        randn(6, 4, 2, seed=3),
+        randn(9, 2, seed=3),
     )
-    value = multineg.contrastive_loss(encoder, (anchor, positive, negatives))
-    a, p, n = (
-        encoder(anchor),
-        encoder(positive),
-        encoder(negatives.flatten(0, 1)).unflatten(0, (6, 4)),
-    )
+    choice = torch.randint(0, 9, (6, 4), generator=torch.Generator().manual_seed(4))
+    value = multineg.contrastive_loss(encoder, (anchor, positive, pool, choice))
+    a, p, n = encoder(anchor), encoder(positive), encoder(pool)[choice]
     scores = torch.cat(
         [(a * p).sum(-1, keepdim=True), torch.einsum("bd,bnd->bn", a, n)], -1
     )
     expected = float((torch.logsumexp(scores, -1) - scores[:, 0]).mean())
     assert float(value) == pytest.approx(expected, rel=1e-12)
     with pytest.raises(ValueError, match="batch"):
-        multineg.contrastive_loss(encoder, (anchor, positive, negatives[:3]))
+        multineg.contrastive_loss(encoder, (anchor, positive, pool, choice[:3]))
 
 
 @pytest.mark.parametrize("n_negatives", [1, 4])
@@ -623,63 +676,92 @@ def test_training_with_the_evaluator(n_negatives):
         labels.numel(), 3, seed=4, dtype=torch.float32
     )
     latent = EmpiricalClasses(inputs, labels)
-    model = StackedModel(lambda: MLP(3, (8,), 4), n_seeds=2, seed=0)
-    evaluate = multineg.make_evaluator(
+    runs, models = multineg.lemma_runs(
+        lambda: MLP(3, (8,), 4),
+        latent,
         inputs,
         labels,
-        n_negatives=n_negatives,
+        [n_negatives],
+        n_seeds=2,
+        n_steps=30,
+        batch_size=16,
+        pool_size=None if n_negatives == 1 else 6,
+        checkpoints=[15],
         n_samples=2000,
-        generator=torch.Generator().manual_seed(0),
-        max_iter=30,
-    )
-    history = train(
-        model,
-        multineg.contrastive_loss,
-        multineg.contrastive_batches(
-            latent, 2, 16, n_negatives, torch.Generator().manual_seed(1)
-        ),
-        30,
         lr=1e-2,
-        evaluate=evaluate,
-        eval_steps=[15],
+        fit_linear=[n_negatives],
     )
-    table = wide(history)
-    assert set(table.columns) >= {
+    assert set(runs.columns) >= {
+        "N",
         "L_un",
         "L_un_se",
         "L_mu",
         "L_sup",
-        "bound",
         "norm_min",
         "norm_max",
         "train_loss",
     }
-    assert len(table) == 6  # steps 0, 15, 30 × 2 seeds
-    assert (table.L_sup <= table.L_mu + 1e-12).all() and (
-        table.L_mu <= table.bound
-    ).all()
-    assert (table.norm_min <= table.norm_max).all() and (table.norm_min > 0).all()
-    assert (table.L_un_se == 0).all() if n_negatives == 1 else (table.L_un_se > 0).all()
-    first, last = table[table.step == 0], table[table.step == 30]
+    assert len(runs) == 6 and (runs.N == n_negatives).all()  # steps 0, 15, 30 × 2
+    assert (runs.L_sup <= runs.L_mu).all() and (runs.L_un_se > 0).all()
+    assert (runs.norm_min <= runs.norm_max).all() and (runs.norm_min > 0).all()
+    first, last = runs[runs.step == 0], runs[runs.step == 30]
     assert (last.L_un.to_numpy() < first.L_un.to_numpy()).all()
     # the checkpoint values are what the module's functions give
     with torch.no_grad():
-        features = model(inputs).double()
+        features = models[n_negatives](inputs).double()
     rho = metrics.class_frequencies(labels)
     torch.testing.assert_close(
         torch.tensor(last.L_mu.to_numpy()),
         multineg.average_mean_classifier_loss(features, labels, 3, class_probs=rho),
     )
+    if n_negatives == 1:  # the Monte Carlo L_un against the exact sum
+        exact = metrics.exact_unsupervised_loss(features, labels, rho).numpy()
+        assert (abs(last.L_un.to_numpy() - exact) < 4 * last.L_un_se.to_numpy()).all()
 
 
-def test_evaluator_rejects_bad_input():
+def test_add_lemma_bounds():
+    runs = pd.DataFrame(
+        {"N": [1, 1, 15, 15], "L_un": [0.5, 0.4, 2.0, 1.0], "L_un_se": [0.01] * 4}
+    )
+    rho = torch.tensor([0.2, 0.3, 0.5], dtype=torch.float64)
+    out = multineg.add_lemma_bounds(runs, rho, confidence=2.0)
+    low = runs.L_un - 0.02
+    assert set(out.columns) == set(runs.columns) | set(multineg.LEMMA_BOUNDS)
+    np.testing.assert_allclose(out.lemma1[:2], low[:2] / 0.2 + math.log(3))
+    np.testing.assert_allclose(out.lemma1_no_log[:2], low[:2] / 0.2)
+    np.testing.assert_allclose(out.lemma2[2:], low[2:] / coupon.p_cc(15, rho))
+    np.testing.assert_allclose(
+        out.lemma2_anchor_excluded[2:], low[2:] / coupon.p_cc_anchor_excluded(15, rho)
+    )
+    assert out.lemma1[2:].isna().all() and out.lemma2[:2].isna().all()
+    assert "lemma1" not in runs  # a new frame
+    with pytest.raises(ValueError, match="L_un_se"):
+        multineg.add_lemma_bounds(runs.drop(columns="L_un_se"), rho)
+    with pytest.raises(ValueError, match="confidence"):
+        multineg.add_lemma_bounds(runs, rho, confidence=-1.0)
+
+
+def test_evaluator_and_runs_reject_bad_input():
     labels = labels_with_counts((2, 3))
     with pytest.raises(ValueError, match="inputs"):
         multineg.make_evaluator(torch.zeros(4, 2), labels)
-    with pytest.raises(ValueError, match="confidence"):
-        multineg.make_evaluator(torch.zeros(5, 2), labels, confidence=-1.0)
     with pytest.raises(ValueError, match="n_negatives"):
         multineg.make_evaluator(torch.zeros(5, 2), labels, n_negatives=0)
+    latent = EmpiricalClasses(torch.zeros(5, 2), labels)
+    with pytest.raises(ValueError, match="negatives"):
+        multineg.lemma_runs(
+            lambda: MLP(2, (3,), 2),
+            latent,
+            torch.zeros(5, 2),
+            labels,
+            [],
+            n_seeds=1,
+            n_steps=1,
+            batch_size=2,
+            pool_size=None,
+            checkpoints=[],
+            n_samples=10,
+        )
 
 
 def test_proposition1_grid():
@@ -704,11 +786,16 @@ def test_proposition1_grid():
         "tau_plus",
         "factor",
         "bound",
-        "bound_conservative",
+        "bound_low",
+        "bound_high",
     }
-    assert (grid.L_mu <= grid.bound_conservative).all() and (
-        grid.bound_conservative <= grid.bound + 1e-12
+    assert (grid.L_mu <= grid.bound_low).all()
+    assert (grid.bound_low <= grid.bound).all() and (
+        grid.bound <= grid.bound_high
     ).all()
+    np.testing.assert_allclose(
+        grid.bound_high - grid.bound, 4 * grid.factor * grid.L_un_se, rtol=1e-10
+    )
     exact = metrics.exact_unsupervised_loss(features, labels, uniform(4))
     for row in grid.itertuples():
         assert row.k == row.task_size - 1 and row.tau_plus == pytest.approx(
@@ -722,13 +809,9 @@ def test_proposition1_grid():
             multineg.proposition1_bound(row.L_un, row.n_negatives, row.task_size, 4),
             rel=1e-12,
         )
-        if row.n_negatives == 1:
-            assert (
-                row.L_un == pytest.approx(float(exact[row.seed]), rel=1e-12)
-                and row.L_un_se == 0
-            )
-        else:
-            assert row.L_un_se > 0
+        assert row.L_un_se > 0
+        if row.n_negatives == 1:  # Monte Carlo within 4 standard errors of exact
+            assert abs(row.L_un - float(exact[row.seed])) < 4 * row.L_un_se
     with pytest.raises(ValueError, match="n_negatives"):
         multineg.proposition1_grid(features, labels, [])
 
@@ -978,3 +1061,65 @@ def test_theorem1_experiment_rejects_bad_input():
         multineg.lazy_width(steps, threshold=-1.0)
     with pytest.raises(ValueError, match="confidence"):
         multineg.lazy_width(steps, confidence=1.0)
+
+
+# ---------------------------------------------------------------- the figures of
+# Section 3
+
+
+def _lemma_records():
+    steps, seeds = [0, 5, 10], [0, 1, 2]
+    rows = [
+        {"data": name, "N": n, "step": t, "seed": s, "L_un": 2.0 - 0.1 * t + 0.01 * s}
+        for name in ("FashionMNIST", "MNIST")
+        for n in (1, 35)
+        for t in steps
+        for s in seeds
+    ]
+    runs = pd.DataFrame(rows).assign(
+        L_un_se=0.01, L_mu=lambda r: 0.5 * r.L_un, L_sup=lambda r: 0.3 * r.L_un
+    )
+    return multineg.add_lemma_bounds(runs, uniform(10))
+
+
+def test_draw_lemma_curves_one_colour_per_quantity_and_dashed_bounds():
+    import matplotlib.pyplot as plt
+
+    from ccl_helpers import plotting
+
+    runs = _lemma_records()
+    fig, ax = plt.subplots()
+    one = runs[(runs.data == "MNIST") & (runs.N == 1)]
+    multineg.draw_lemma_curves(ax, one, multineg.LEMMA1_CURVES)
+    means = [line for line in ax.get_lines() if not line.get_label().startswith("_")]
+    assert [line.get_label() for line in means] == [
+        label for _, label, _ in multineg.LEMMA1_CURVES
+    ]
+    expected = ["L_un", "L_mu", "L_sup", "lemma1_bound", "lemma1_bound_no_log"]
+    assert [line.get_color() for line in means] == [plotting.color(c) for c in expected]
+    assert [line.get_linestyle() for line in means] == ["-"] * 3 + ["--"] * 2
+    assert len(ax.collections) == 3  # ±1 s.e. bands of the three losses
+    np.testing.assert_allclose(means[1].get_ydata(), one.groupby("step").L_mu.mean())
+    plt.close(fig)
+
+
+def test_draw_stored_runs_from_a_paper_results_file(tmp_path, monkeypatch):
+    from ccl_helpers import results
+
+    monkeypatch.setenv("CCL_RESULTS_DIR", str(tmp_path))
+    monkeypatch.setenv("CCL_SCALE", "paper")
+    results.save_paper_results("02_multiple_negatives", {"runs": _lemma_records()})
+    stored = results.load_paper_results("02_multiple_negatives")
+    fig = multineg.draw_stored_runs(pd.DataFrame(stored["numbers"]["runs"]))
+    visible = [ax for ax in fig.axes if ax.get_visible()]
+    assert [ax.get_title() for ax in visible] == [
+        "FashionMNIST, N = 1",
+        "FashionMNIST, N = 35",
+        "MNIST, N = 1",
+        "MNIST, N = 35",
+    ]
+    assert [ax.get_yscale() for ax in visible] == ["linear", "log"] * 2
+    with pytest.raises(ValueError, match="none of"):
+        multineg.draw_stored_runs(_lemma_records(), negatives=(15,))
+    with pytest.raises(ValueError, match="data"):
+        multineg.draw_stored_runs(_lemma_records().drop(columns="data"))
