@@ -31,17 +31,22 @@ The results, as implemented here (right-hand sides in nats):
   (L^N_un(f) − τ⁺_N log(N + 1)),  τ⁺_N = Σ_c ρ(c)^{N+1} = N_C^{−N}
   (:func:`proposition1_bound`, :func:`ccl_helpers.coupon.tau_plus`); part (1), N = 1, in
   nats: k/(1 − τ⁺) · (L_un(f) − τ⁺ log 2), τ⁺ = Σ_c ρ(c)²
-  (:func:`proposition1_part1_bound`). The source prints part (1) with "− τ⁺" because its
-  proof uses log₂, where the collision term ζ(0) is 1; with L_un in nats that form
-  (:func:`proposition1_part1_bound_as_printed`) is wrong: the zero encoder has L^µ_sup,1
-  = log 2 above it for every N_C ≥ 2.
+  (:func:`proposition1_part1_bound`). The source prints part (1) with "− τ⁺": its
+  proof uses log₂, where the collision term ζ(0) is 1, so that form
+  (:func:`proposition1_part1_bound_as_printed`) is the same bound with L_un in bits; fed
+  L_un in nats it would fail (the zero encoder has L^µ_sup,1 = log 2 above it).
 
 Exact quantities on a finite labelled set (D_c uniform over the examples of class c):
 :func:`average_mean_classifier_loss` (all C(N_C, k+1) tasks, exactly) and, since L^N_un
 is an N-fold sum over the examples, the unbiased Monte Carlo estimators
 :func:`unsupervised_loss_curve` and :func:`unsupervised_loss_monte_carlo` (with standard
-errors). The figures' helpers: :func:`make_evaluator`, :func:`proposition1_grid`,
-:func:`contrastive_batches`, :func:`contrastive_loss`, :func:`output_norm_range`.
+errors). Training and the figures of Section 3: :func:`contrastive_batches` (N
+negatives per anchor, drawn from a shared pool), :func:`contrastive_loss`,
+:func:`make_evaluator`, :func:`lemma_runs`, :func:`add_lemma_bounds`,
+:func:`draw_lemma_curves`, :func:`draw_stored_runs`, :func:`proposition1_grid`,
+:func:`output_norm_range`. Section 4 (gradient descent on fixed triplets):
+:func:`triplet_objective`, :func:`triplet_evaluator` and the Theorem 1 experiment
+(:func:`descent_to_targets`, :func:`descent_sweep`, :func:`lazy_width`).
 """
 
 from __future__ import annotations
@@ -249,11 +254,12 @@ def proposition1_part1_bound_as_printed(
     r"""Proposition 1 (1) as the source prints it: k/(1 − τ⁺) · (L_un(f) − τ⁺), τ⁺ =
     1/N_C.
 
-    Correct only with L_un in bits (the proof sets log = log₂, so ζ(0) = 1). With L_un
-    in nats it is smaller than the true bound by k τ⁺ (1 − log 2)/(1 − τ⁺) and fails,
-    e.g. for the zero encoder at k = 1: L^µ_sup,1 = log 2 > (log 2 − 1/N_C)/(1 − 1/N_C).
-    Kept to show that.
-    Args: as :func:`proposition1_part1_bound`.
+    Its proof sets log = log₂, where ζ(0) = 1: with L_un in bits this is the bound of
+    :func:`proposition1_part1_bound` in bits (times log 2 it is the nats form). Fed
+    L_un in nats it is smaller than the nats bound by k τ⁺ (1 − log 2)/(1 − τ⁺) and
+    fails, e.g. for the zero encoder at k = 1: L^µ_sup,1 = log 2 > (log 2 − 1/N_C)/(1 −
+    1/N_C).
+    Args: as :func:`proposition1_part1_bound`, ``unsupervised_loss`` in bits.
     """
     loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     task_size, n_classes = _check_task(task_size, n_classes)

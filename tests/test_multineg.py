@@ -160,6 +160,13 @@ def test_proposition1_as_printed_is_below_nats_form_and_fails_for_zero_encoder()
             multineg.proposition1_part1_bound_as_printed(math.log(2), 2, n_classes)
             < math.log(2) - 0.01
         )
+        # read in bits, as its proof intends, it is the nats bound divided by log 2
+        for loss in (0.3, 1.7):
+            assert multineg.proposition1_part1_bound_as_printed(
+                loss / math.log(2), n_classes, n_classes
+            ) * math.log(2) == pytest.approx(
+                multineg.proposition1_part1_bound(loss, n_classes, n_classes), rel=1e-12
+            )
 
 
 @pytest.mark.parametrize(
