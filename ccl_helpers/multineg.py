@@ -1101,10 +1101,12 @@ def _first_steps(
     return pd.concat(rows, ignore_index=True)
 
 
-def _check_thresholds(name: str, values: Sequence[float]) -> list[float]:
+def _check_thresholds(
+    name: str, values: Sequence[float], allow_empty: bool = False
+) -> list[float]:
     values = [check_positive(name, v) for v in values]
-    if not values and name == "epsilons":
-        raise ValueError("epsilons must hold at least one ε > 0")
+    if not values and not allow_empty:
+        raise ValueError(f"{name} must hold at least one value > 0")
     return values
 
 
@@ -1137,7 +1139,7 @@ def descent_to_targets(
     width = check_int("width", width)
     lr_constant = check_positive("lr_constant", lr_constant)
     epsilons = _check_thresholds("epsilons", epsilons)
-    grad_epsilons = _check_thresholds("grad_epsilons", grad_epsilons)
+    grad_epsilons = _check_thresholds("grad_epsilons", grad_epsilons, True)
     inputs, _ = _stack_triplets(triplets)
     model = StackedModel(
         lambda: DeepReLU(inputs.shape[1], width, depth, out_features),

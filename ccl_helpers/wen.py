@@ -46,8 +46,8 @@ sizes are Θ(d ε² δ² / (n⁷ L² k m)); :func:`step_size` keeps their width 
 
 Analysis of the histories: :func:`running_average` (Theorem 4.2's left side),
 :func:`descent_constant` (the proof's one-step descent), :func:`lemma43_ratios`,
-:func:`power_law_fit` (movement against m), :func:`theorem42_orders` (the theorem's
-sizes with constants 1).
+:func:`theorem42_orders` (the theorem's sizes with constants 1); the movement's slope
+against m is fitted by :func:`ccl_helpers.metrics.power_law_fit`.
 
 Chapter 2's single shared encoder on the same data: :func:`all_triplets` and
 :func:`triplet_loss` (Merad et al., eq. (11), on the fixed triplets (x_i, x_i, x_j), j ≠
@@ -721,26 +721,6 @@ def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
         },
         index=history.index,
     )
-
-
-def power_law_fit(x, y) -> tuple[float, float]:
-    """(slope, prefactor) of the least-squares line log y = slope · log x + log
-    prefactor; x, y > 0, ≥ 2 points."""
-    x, y = np.asarray(x, dtype=float), np.asarray(y, dtype=float)
-    if x.shape != y.shape or x.ndim != 1 or x.size < 2:
-        raise ValueError(
-            "x and y must be 1-d of the same length ≥ 2, got shapes "
-            f"{x.shape} and {y.shape}"
-        )
-    if not (
-        np.all(x > 0)
-        and np.all(y > 0)
-        and np.all(np.isfinite(x))
-        and np.all(np.isfinite(y))
-    ):
-        raise ValueError("x and y must be finite and > 0 (log-log fit)")
-    slope, intercept = np.polyfit(np.log(x), np.log(y), 1)
-    return float(slope), float(np.exp(intercept))
 
 
 def theorem42_orders(

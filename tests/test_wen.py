@@ -421,16 +421,6 @@ def test_lemma43_ratios():
     assert ratios.loc[0, "ratio_W"] == 1.0 and ratios.loc[0, "ratio_theta"] == 0.75
 
 
-def test_power_law_fit_recovers_exponent():
-    widths = np.array([10.0, 100.0, 1000.0])
-    slope, prefactor = wen.power_law_fit(widths, 3 * widths**-0.5)
-    assert math.isclose(slope, -0.5, rel_tol=1e-9) and math.isclose(
-        prefactor, 3, rel_tol=1e-9
-    )
-    with pytest.raises(ValueError, match="> 0"):
-        wen.power_law_fit([1, 2], [1, -1])
-
-
 def test_theorem42_orders():
     orders = wen.theorem42_orders(
         n=10, n_layers=1, n_negatives=1, delta=1.0, epsilon=1.0
