@@ -31,9 +31,12 @@ from .checks import (
     check_same_shape,
     check_tensor,
 )
+from .coupon import probability_vector
 from .losses import softplus
 
 MAX_TASKS = 100_000
+CHUNK_ELEMENTS = 2**22
+"""Elements per chunk of the memory-bounded loops (about 32 MiB in float64)."""
 
 
 def all_tasks(
@@ -97,6 +100,47 @@ def class_members(
     members = torch.full((counts.numel(), int(counts.max())), -1, device=labels.device)
     members[labels[order], rank] = order
     return members, counts
+
+
+def labelled_set_sizes(
+    features: Tensor, labels: Tensor, n_classes: int | None = None
+) -> tuple[int, Tensor]:
+    """Validate features (..., n, d) and labels (n,) covering 0..N_C−1 (every class
+    present, N_C ≥ 2); return N_C and the counts n_c."""
+    if check_features("features", features, labels) == 0:
+        raise ValueError("labels must hold at least one example")
+    if n_classes is None:
+        n_classes = int(labels.max()) + 1
+    check_labels("labels", labels, n_classes=n_classes)
+    counts = torch.bincount(labels, minlength=n_classes)
+    if n_classes < 2 or bool((counts == 0).any()):
+        raise ValueError(
+            f"every class 0..{n_classes - 1} (N_C ≥ 2) must have at least "
+            "one example in labels"
+        )
+    check_finite("features", features)
+    return n_classes, counts
+
+
+def class_weights(
+    class_probs, n_classes: int, counts: Tensor, uniform_default: bool
+) -> Tensor:
+    """ρ on the labels' device (float64): the given one, else uniform or the label
+    frequencies."""
+    if class_probs is None:
+        rho = (
+            torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
+            if uniform_default
+            else counts.double().cpu() / counts.sum().item()
+        )
+    else:
+        rho = probability_vector(class_probs)
+        if rho.numel() != n_classes:
+            raise ValueError(
+                f"class_probs must have one entry per class ({n_classes}), got "
+                f"{rho.numel()}"
+            )
+    return rho.to(counts.device)
 
 
 def _example_weights(labels: Tensor, sample_weight: Tensor | None) -> Tensor:
@@ -310,6 +354,156 @@ def exact_unsupervised_loss(
             -1
         )
     return total
+
+
+class UnsupervisedSamples(NamedTuple):
+    """Indices into a labelled set of M draws of (x, x⁺, x⁻_1 … x⁻_N) from D_sim ⊗
+    D_neg^{⊗N}."""
+
+    anchor: Tensor  #: (M,) x
+    positive: Tensor  #: (M,) x⁺, of the anchor's class
+    negatives: Tensor  #: (M, N) x⁻_1 … x⁻_N
+
+
+def draw_unsupervised_samples(
+    labels: Tensor,
+    n_negatives: int,
+    n_samples: int,
+    generator: torch.Generator | None = None,
+    class_probs: Tensor | None = None,
+) -> UnsupervisedSamples:
+    r"""Draw M = n_samples tuples (x, x⁺, x⁻_1, …, x⁻_N), as indices into a labelled
+    set.
+
+    D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform
+    over class c (x⁺ = x has its share, as in
+    :func:`ccl_helpers.metrics.exact_unsupervised_loss`); each x⁻_i independently:
+    c⁻ ~ ρ, x⁻ uniform over class c⁻ — i.e. example i has weight ρ(y_i)/n_{y_i}.
+
+    Args:
+        labels: (n,) LongTensor covering 0..N_C−1. n_negatives: N ≥ 1. n_samples: M ≥ 2.
+        generator: a torch.Generator on the labels' device (default: a new one seeded
+            0), for determinism. class_probs: ρ (N_C,), entries > 0; default the label
+            frequencies.
+    Returns: :class:`UnsupervisedSamples` on the labels' device.
+    """
+    n = check_int("n_negatives", n_negatives)
+    m = check_int("n_samples", n_samples, 2)
+    n_classes, counts = labelled_set_sizes(torch.zeros(labels.numel(), 1), labels)
+    rho = class_weights(class_probs, n_classes, counts, uniform_default=False)
+    if generator is None:
+        generator = torch.Generator(device=labels.device).manual_seed(0)
+    example_weight = rho[labels] / counts[labels]
+    anchor = torch.multinomial(example_weight, m, replacement=True, generator=generator)
+    members, _ = class_members(labels, n_classes)
+    anchor_class = labels[anchor]
+    uniform = torch.rand(
+        m, generator=generator, device=labels.device, dtype=torch.float64
+    )
+    within = (uniform * counts[anchor_class]).long().clamp_max(counts[anchor_class] - 1)
+    positive = members[anchor_class, within]
+    negatives = torch.multinomial(
+        example_weight, m * n, replacement=True, generator=generator
+    ).view(m, n)
+    return UnsupervisedSamples(anchor, positive, negatives)
+
+
+def unsupervised_loss_curve(
+    features: Tensor, samples: UnsupervisedSamples
+) -> tuple[Tensor, Tensor]:
+    r"""Unbiased estimates of L^N_un(f) for every N = 1 … N_max at once, with standard
+    errors.
+
+    For draw t with scores s⁺_t = f(x_t)ᵀf(x⁺_t) and s_{t,i} = f(x_t)ᵀf(x⁻_{t,i}), the
+    N-negative
+    loss uses the first N negatives: ℓ_{t,N} = log(e^{s⁺_t} + Σ_{i≤N} e^{s_{t,i}}) −
+    s⁺_t (eq. 6, cumulative log-sum-exp), and L̂^N_un = mean_t ℓ_{t,N}, standard error
+    std_t(ℓ_{t,N})/√M. The estimates for different N share draws (common random
+    numbers); each is unbiased.
+
+    Args:
+        features: f(x), shape (..., n, d) (the seeds' features of the labelled set).
+        samples: from :func:`draw_unsupervised_samples` (N_max =
+            samples.negatives.shape[1]).
+    Returns: estimate (..., N_max) and standard error (..., N_max), float64; column N −
+    1 is L^N_un. Computed in float64 in memory-bounded chunks of draws.
+    """
+    anchor, positive, negatives = samples
+    check_tensor("features", features, min_ndim=2, floating=True)
+    if (
+        negatives.ndim != 2
+        or anchor.shape != positive.shape
+        or anchor.shape[0] != negatives.shape[0]
+        or anchor.shape[0] < 2
+    ):
+        raise ValueError(
+            "samples must hold anchor (M,), positive (M,), negatives (M, N) with M ≥ 2"
+        )
+    n = features.shape[-2]
+    if any(int(idx.max()) >= n or int(idx.min()) < 0 for idx in samples):
+        raise ValueError(
+            f"samples index examples outside 0..{n - 1} of features (..., n={n}, d)"
+        )
+    check_finite("features", features)
+    features = features.double()
+    m, n_max = negatives.shape
+    batch = math.prod(features.shape[:-2])
+    chunk = max(1, CHUNK_ELEMENTS // (batch * n_max * features.shape[-1]))
+    shift = torch.log(
+        torch.arange(2, n_max + 2, dtype=torch.float64, device=features.device)
+    )  # log(N+1)
+    first = torch.zeros(
+        *features.shape[:-2], n_max, dtype=torch.float64, device=features.device
+    )
+    second = torch.zeros_like(first)
+    for start in range(0, m, chunk):  # memory-bounded chunks of draws
+        rows = slice(start, start + chunk)
+        a = features[..., anchor[rows], :]
+        positive_score = (a * features[..., positive[rows], :]).sum(
+            -1, keepdim=True
+        )  # (..., t, 1)
+        negative_scores = torch.einsum(
+            "...td,...tnd->...tn", a, features[..., negatives[rows], :]
+        )
+        loss = (
+            torch.logaddexp(positive_score, torch.logcumsumexp(negative_scores, -1))
+            - positive_score
+        )
+        centred = loss - shift
+        first = first + centred.sum(-2)
+        second = second + (centred * centred).sum(-2)
+    mean = first / m
+    variance = ((second - m * mean * mean) / (m - 1)).clamp_min(0)
+    return mean + shift, (variance / m).sqrt()
+
+
+def unsupervised_loss_monte_carlo(
+    features: Tensor,
+    labels: Tensor,
+    n_negatives: int,
+    n_samples: int,
+    generator: torch.Generator | None = None,
+    class_probs: Tensor | None = None,
+) -> tuple[Tensor, Tensor]:
+    r"""Unbiased Monte Carlo estimate of L^N_un(f) (eq. 6) on a finite labelled set, and
+    its standard error.
+
+    D_c uniform over the examples of class c, ρ the label frequencies unless given; M =
+    n_samples draws of (x, x⁺, x⁻_1 … x⁻_N) (:func:`draw_unsupervised_samples`),
+    estimate = mean of −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)})),
+    standard error = std/√M. (For N = 1 the exact value is
+    :func:`ccl_helpers.metrics.exact_unsupervised_loss`.)
+
+    Args: features (..., n, d); labels (n,); n_negatives N ≥ 1; n_samples M ≥ 2;
+        generator on the labels' device (default seeded 0); class_probs ρ (N_C,).
+    Returns: estimate (...) and standard error (...), float64.
+    """
+    labelled_set_sizes(features, labels)
+    samples = draw_unsupervised_samples(
+        labels, n_negatives, n_samples, generator, class_probs
+    )
+    estimate, standard_error = unsupervised_loss_curve(features, samples)
+    return estimate[..., -1], standard_error[..., -1]
 
 
 def _evaluate(

@@ -38,9 +38,9 @@ The results, as implemented here (right-hand sides in nats):
 
 Exact quantities on a finite labelled set (D_c uniform over the examples of class c):
 :func:`average_mean_classifier_loss` (all C(N_C, k+1) tasks, exactly) and, since L^N_un
-is an N-fold sum over the examples, the unbiased Monte Carlo estimators
-:func:`unsupervised_loss_curve` and :func:`unsupervised_loss_monte_carlo` (with standard
-errors). Training and the figures of Section 3: :func:`contrastive_batches` (N
+is an N-fold sum over the examples, the unbiased Monte Carlo estimators of the core
+(:func:`ccl_helpers.metrics.unsupervised_loss_curve`, with standard errors).
+Training and the figures of Section 3: :func:`contrastive_batches` (N
 negatives per anchor, drawn from a shared pool), :func:`contrastive_loss`,
 :func:`make_evaluator`, :func:`lemma_runs`, :func:`add_lemma_bounds`,
 :func:`draw_lemma_curves`, :func:`draw_stored_runs`, :func:`proposition1_grid`,
@@ -63,11 +63,8 @@ from torch import Tensor
 
 from . import coupon, metrics, plotting, train
 from .checks import (
-    check_features,
-    check_finite,
     check_finite_real,
     check_int,
-    check_labels,
     check_positive,
     check_tensor,
 )
@@ -75,53 +72,6 @@ from .data import LatentClassModel
 from .losses import info_nce_loss, logistic_loss
 from .models import DeepReLU
 from .train import Forward, StackedModel, gradient_descent, wide
-
-_CHUNK_ELEMENTS = 2**22
-
-
-# ---------------------------------------------------------------- argument checks
-
-
-def _check_labelled(
-    features: Tensor, labels: Tensor, n_classes: int | None = None
-) -> tuple[int, Tensor]:
-    """Validate features (..., n, d) and labels (n,) covering 0..N_C−1 (every class
-    present, N_C ≥ 2); return N_C and the counts n_c."""
-    if check_features("features", features, labels) == 0:
-        raise ValueError("labels must hold at least one example")
-    if n_classes is None:
-        n_classes = int(labels.max()) + 1
-    check_labels("labels", labels, n_classes=n_classes)
-    counts = torch.bincount(labels, minlength=n_classes)
-    if n_classes < 2 or bool((counts == 0).any()):
-        raise ValueError(
-            f"every class 0..{n_classes - 1} (N_C ≥ 2) must have at least "
-            "one example in labels"
-        )
-    check_finite("features", features)
-    return n_classes, counts
-
-
-def _class_weights(
-    class_probs, n_classes: int, counts: Tensor, uniform_default: bool
-) -> Tensor:
-    """ρ on the labels' device (float64): the given one, else uniform or the label
-    frequencies."""
-    if class_probs is None:
-        rho = (
-            torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
-            if uniform_default
-            else counts.double().cpu() / counts.sum().item()
-        )
-    else:
-        rho = coupon.probability_vector(class_probs)
-        if rho.numel() != n_classes:
-            raise ValueError(
-                f"class_probs must have one entry per class ({n_classes}), got "
-                f"{rho.numel()}"
-            )
-    return rho.to(counts.device)
-
 
 # ---------------------------------------------------------------- the bounds
 # (right-hand sides, in nats)
@@ -303,11 +253,11 @@ def average_mean_classifier_loss(
         memory-bounded chunks).
     """
     n_classes = None if means is None else means.shape[-2]
-    n_classes, counts = _check_labelled(features, labels, n_classes)
+    n_classes, counts = metrics.labelled_set_sizes(features, labels, n_classes)
     tasks = metrics.all_tasks(
         n_classes, check_int("task_size", task_size, 2, n_classes), features.device
     )
-    rho = _class_weights(class_probs, n_classes, counts, uniform_default=True)
+    rho = metrics.class_weights(class_probs, n_classes, counts, uniform_default=True)
     if means is None:
         means = metrics.class_means(features, labels, n_classes)
     elif (
@@ -336,7 +286,7 @@ def average_mean_classifier_loss(
         member.shape, dtype=torch.float64, device=features.device
     ).masked_fill(~member, -math.inf)
     batch = math.prod(logits.shape[:-2])
-    chunk = max(1, _CHUNK_ELEMENTS // (batch * labels.numel() * n_classes))
+    chunk = max(1, metrics.CHUNK_ELEMENTS // (batch * labels.numel() * n_classes))
     total = torch.zeros(logits.shape[:-2], dtype=torch.float64, device=features.device)
     for start in range(0, tasks.shape[0], chunk):  # memory-bounded chunks of tasks
         stop = start + chunk
@@ -365,8 +315,8 @@ def best_linear_loss(
     is not linearly separable the infimum is positive and attained. ρ defaults to the
     label frequencies. features (..., n, d), labels (n,) → (...) float64.
     """
-    n_classes, counts = _check_labelled(features, labels)
-    rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
+    n_classes, counts = metrics.labelled_set_sizes(features, labels)
+    rho = metrics.class_weights(class_probs, n_classes, counts, uniform_default=False)
     features = features.detach().double()
     task = torch.arange(n_classes, device=labels.device)[None]  # T = C, (1, N_C)
     example_weight = rho[labels] / counts[labels]
@@ -398,156 +348,6 @@ def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
 
 
 # ---------------------------------------------------------------- L^N_un by Monte Carlo
-
-
-class UnsupervisedSamples(NamedTuple):
-    """Indices into a labelled set of M draws of (x, x⁺, x⁻_1 … x⁻_N) from D_sim ⊗
-    D_neg^{⊗N}."""
-
-    anchor: Tensor  #: (M,) x
-    positive: Tensor  #: (M,) x⁺, of the anchor's class
-    negatives: Tensor  #: (M, N) x⁻_1 … x⁻_N
-
-
-def draw_unsupervised_samples(
-    labels: Tensor,
-    n_negatives: int,
-    n_samples: int,
-    generator: torch.Generator | None = None,
-    class_probs: Tensor | None = None,
-) -> UnsupervisedSamples:
-    r"""Draw M = n_samples tuples (x, x⁺, x⁻_1, …, x⁻_N), as indices into a labelled
-    set.
-
-    D_c is uniform over the examples of class c: c ~ ρ, then x and x⁺ i.i.d. uniform
-    over class c (x⁺ = x has its share, as in
-    :func:`ccl_helpers.metrics.exact_unsupervised_loss`); each x⁻_i independently:
-    c⁻ ~ ρ, x⁻ uniform over class c⁻ — i.e. example i has weight ρ(y_i)/n_{y_i}.
-
-    Args:
-        labels: (n,) LongTensor covering 0..N_C−1. n_negatives: N ≥ 1. n_samples: M ≥ 2.
-        generator: a torch.Generator on the labels' device (default: a new one seeded
-            0), for determinism. class_probs: ρ (N_C,), entries > 0; default the label
-            frequencies.
-    Returns: :class:`UnsupervisedSamples` on the labels' device.
-    """
-    n = check_int("n_negatives", n_negatives)
-    m = check_int("n_samples", n_samples, 2)
-    n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
-    rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
-    if generator is None:
-        generator = torch.Generator(device=labels.device).manual_seed(0)
-    example_weight = rho[labels] / counts[labels]
-    anchor = torch.multinomial(example_weight, m, replacement=True, generator=generator)
-    members, _ = metrics.class_members(labels, n_classes)
-    anchor_class = labels[anchor]
-    uniform = torch.rand(
-        m, generator=generator, device=labels.device, dtype=torch.float64
-    )
-    within = (uniform * counts[anchor_class]).long().clamp_max(counts[anchor_class] - 1)
-    positive = members[anchor_class, within]
-    negatives = torch.multinomial(
-        example_weight, m * n, replacement=True, generator=generator
-    ).view(m, n)
-    return UnsupervisedSamples(anchor, positive, negatives)
-
-
-def unsupervised_loss_curve(
-    features: Tensor, samples: UnsupervisedSamples
-) -> tuple[Tensor, Tensor]:
-    r"""Unbiased estimates of L^N_un(f) for every N = 1 … N_max at once, with standard
-    errors.
-
-    For draw t with scores s⁺_t = f(x_t)ᵀf(x⁺_t) and s_{t,i} = f(x_t)ᵀf(x⁻_{t,i}), the
-    N-negative
-    loss uses the first N negatives: ℓ_{t,N} = log(e^{s⁺_t} + Σ_{i≤N} e^{s_{t,i}}) −
-    s⁺_t (eq. 6, cumulative log-sum-exp), and L̂^N_un = mean_t ℓ_{t,N}, standard error
-    std_t(ℓ_{t,N})/√M. The estimates for different N share draws (common random
-    numbers); each is unbiased.
-
-    Args:
-        features: f(x), shape (..., n, d) (the seeds' features of the labelled set).
-        samples: from :func:`draw_unsupervised_samples` (N_max =
-            samples.negatives.shape[1]).
-    Returns: estimate (..., N_max) and standard error (..., N_max), float64; column N −
-    1 is L^N_un. Computed in float64 in memory-bounded chunks of draws.
-    """
-    anchor, positive, negatives = samples
-    check_tensor("features", features, min_ndim=2, floating=True)
-    if (
-        negatives.ndim != 2
-        or anchor.shape != positive.shape
-        or anchor.shape[0] != negatives.shape[0]
-        or anchor.shape[0] < 2
-    ):
-        raise ValueError(
-            "samples must hold anchor (M,), positive (M,), negatives (M, N) with M ≥ 2"
-        )
-    n = features.shape[-2]
-    if any(int(idx.max()) >= n or int(idx.min()) < 0 for idx in samples):
-        raise ValueError(
-            f"samples index examples outside 0..{n - 1} of features (..., n={n}, d)"
-        )
-    check_finite("features", features)
-    features = features.double()
-    m, n_max = negatives.shape
-    batch = math.prod(features.shape[:-2])
-    chunk = max(1, _CHUNK_ELEMENTS // (batch * n_max * features.shape[-1]))
-    shift = torch.log(
-        torch.arange(2, n_max + 2, dtype=torch.float64, device=features.device)
-    )  # log(N+1)
-    first = torch.zeros(
-        *features.shape[:-2], n_max, dtype=torch.float64, device=features.device
-    )
-    second = torch.zeros_like(first)
-    for start in range(0, m, chunk):  # memory-bounded chunks of draws
-        rows = slice(start, start + chunk)
-        a = features[..., anchor[rows], :]
-        positive_score = (a * features[..., positive[rows], :]).sum(
-            -1, keepdim=True
-        )  # (..., t, 1)
-        negative_scores = torch.einsum(
-            "...td,...tnd->...tn", a, features[..., negatives[rows], :]
-        )
-        loss = (
-            torch.logaddexp(positive_score, torch.logcumsumexp(negative_scores, -1))
-            - positive_score
-        )
-        centred = loss - shift
-        first = first + centred.sum(-2)
-        second = second + (centred * centred).sum(-2)
-    mean = first / m
-    variance = ((second - m * mean * mean) / (m - 1)).clamp_min(0)
-    return mean + shift, (variance / m).sqrt()
-
-
-def unsupervised_loss_monte_carlo(
-    features: Tensor,
-    labels: Tensor,
-    n_negatives: int,
-    n_samples: int,
-    generator: torch.Generator | None = None,
-    class_probs: Tensor | None = None,
-) -> tuple[Tensor, Tensor]:
-    r"""Unbiased Monte Carlo estimate of L^N_un(f) (eq. 6) on a finite labelled set, and
-    its standard error.
-
-    D_c uniform over the examples of class c, ρ the label frequencies unless given; M =
-    n_samples draws of (x, x⁺, x⁻_1 … x⁻_N) (:func:`draw_unsupervised_samples`),
-    estimate = mean of −log(e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)})),
-    standard error = std/√M. (For N = 1 the exact value is
-    :func:`ccl_helpers.metrics.exact_unsupervised_loss`.)
-
-    Args: features (..., n, d); labels (n,); n_negatives N ≥ 1; n_samples M ≥ 2;
-        generator on the labels' device (default seeded 0); class_probs ρ (N_C,).
-    Returns: estimate (...) and standard error (...), float64.
-    """
-    _check_labelled(features, labels)
-    samples = draw_unsupervised_samples(
-        labels, n_negatives, n_samples, generator, class_probs
-    )
-    estimate, standard_error = unsupervised_loss_curve(features, samples)
-    return estimate[..., -1], standard_error[..., -1]
 
 
 # ---------------------------------------------------------------- training and the
@@ -647,9 +447,9 @@ def make_evaluator(
 
     - ``L_un``: L^N_un(f), the Monte Carlo estimate on M = n_samples draws made once,
       here, so that every checkpoint uses the same draws
-      (:func:`unsupervised_loss_curve`; for N = 1 the exact sum over all n·n_c·n
-      triples, :func:`ccl_helpers.metrics.exact_unsupervised_loss`, costs n³/N_C
-      terms);
+      (:func:`ccl_helpers.metrics.unsupervised_loss_curve`; for N = 1 the exact sum
+      over all n·n_c·n triples,
+      :func:`ccl_helpers.metrics.exact_unsupervised_loss`, costs n³/N_C terms);
       ``L_un_se`` its standard error;
     - ``L_mu``: L^µ_sup(f, C) (µ from the same features;
       :func:`average_mean_classifier_loss`);
@@ -660,20 +460,23 @@ def make_evaluator(
     The lemmas' bounds are added to the records by :func:`add_lemma_bounds`.
     """
     n = check_int("n_negatives", n_negatives)
-    n_classes, counts = _check_labelled(torch.zeros(labels.numel(), 1), labels)
+    n_classes, counts = metrics.labelled_set_sizes(
+        torch.zeros(labels.numel(), 1), labels
+    )
     if inputs.shape[0] != labels.numel():
         raise ValueError(
             f"inputs must have n = len(labels) = {labels.numel()} rows, "
             f"got {tuple(inputs.shape)}"
         )
-    rho = _class_weights(class_probs, n_classes, counts, uniform_default=False)
-    samples = draw_unsupervised_samples(labels, n, n_samples, generator, rho)
+    rho = metrics.class_weights(class_probs, n_classes, counts, uniform_default=False)
+    samples = metrics.draw_unsupervised_samples(labels, n, n_samples, generator, rho)
 
     def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
         with torch.no_grad():
             features = model(inputs).double()
             l_un, se = (
-                value[..., -1] for value in unsupervised_loss_curve(features, samples)
+                value[..., -1]
+                for value in metrics.unsupervised_loss_curve(features, samples)
             )
             result = {
                 "L_un": l_un,
@@ -891,8 +694,8 @@ def proposition1_grid(
     ρ uniform over the N_C classes of ``labels`` (as the proposition assumes), D_c
     uniform over the examples of class c. For every k = 1 … N_C − 1 the exact
     :func:`average_mean_classifier_loss`; for every N in ``n_negatives`` L^N_un, the
-    Monte Carlo estimate of :func:`unsupervised_loss_curve` (one set of M = n_samples
-    draws with max(N) negatives; N uses the first N).
+    Monte Carlo estimate of :func:`ccl_helpers.metrics.unsupervised_loss_curve` (one
+    set of M = n_samples draws with max(N) negatives; N uses the first N).
 
     Args: features (S, n, d) or (n, d); labels (n,); n_negatives: N values ≥ 1;
         generator on the labels' device; means: µ (…, N_C, d), default the class means
@@ -907,7 +710,7 @@ def proposition1_grid(
     if not values:
         raise ValueError("n_negatives must hold at least one value ≥ 1")
     confidence = check_positive("confidence", confidence, allow_zero=True)
-    n_classes, _ = _check_labelled(features, labels)
+    n_classes, _ = metrics.labelled_set_sizes(features, labels)
     features = features.double().reshape(-1, *features.shape[-2:])  # (S, n, d)
     rho = torch.full(
         (n_classes,), 1.0 / n_classes, dtype=torch.float64, device=labels.device
@@ -922,8 +725,10 @@ def proposition1_grid(
         ],
         -1,
     )  # (S, N_C − 1)
-    samples = draw_unsupervised_samples(labels, max(values), n_samples, generator, rho)
-    estimate, se = unsupervised_loss_curve(features, samples)
+    samples = metrics.draw_unsupervised_samples(
+        labels, max(values), n_samples, generator, rho
+    )
+    estimate, se = metrics.unsupervised_loss_curve(features, samples)
     frames = []
     for n in values:  # a handful of N values, each vectorised over seeds and tasks
         l_un, l_se = estimate[:, n - 1], se[:, n - 1]

@@ -263,7 +263,7 @@ def test_average_mean_classifier_loss_with_given_means_and_chunks(monkeypatch):
             features[s], labels, 3, [0.2] * 5, means=means
         )
         assert float(value[s]) == pytest.approx(expected, rel=1e-10)
-    monkeypatch.setattr(multineg, "_CHUNK_ELEMENTS", 50)  # one task per chunk
+    monkeypatch.setattr(metrics, "CHUNK_ELEMENTS", 50)  # one task per chunk
     torch.testing.assert_close(
         multineg.average_mean_classifier_loss(features, labels, 3, means=means), value
     )
@@ -457,7 +457,7 @@ def test_proposition1_for_the_zero_encoder_is_k_log_n_plus_one_and_tight_at_k_1_
 def test_samples_follow_the_latent_class_model():
     labels = labels_with_counts((2, 5, 3), seed=4)
     rho = torch.tensor(RHO3, dtype=torch.float64)
-    samples = multineg.draw_unsupervised_samples(
+    samples = metrics.draw_unsupervised_samples(
         labels, 4, 30_000, torch.Generator().manual_seed(0), rho
     )
     assert samples.anchor.shape == samples.positive.shape == (
@@ -485,10 +485,10 @@ def test_samples_follow_the_latent_class_model():
 def test_loss_curve_matches_info_nce_on_the_same_draws(monkeypatch):
     labels = labels_with_counts((3, 4, 2), seed=5)
     features = randn(2, labels.numel(), 3, seed=6)
-    samples = multineg.draw_unsupervised_samples(
+    samples = metrics.draw_unsupervised_samples(
         labels, 5, 200, torch.Generator().manual_seed(1)
     )
-    estimate, se = multineg.unsupervised_loss_curve(features, samples)
+    estimate, se = metrics.unsupervised_loss_curve(features, samples)
     assert estimate.shape == se.shape == (2, 5)
     for n in range(1, 6):
         per_draw = info_nce_loss(
@@ -503,8 +503,8 @@ def test_loss_curve_matches_info_nce_on_the_same_draws(monkeypatch):
         torch.testing.assert_close(
             se[:, n - 1], per_draw.std(-1) / math.sqrt(200), rtol=1e-9, atol=1e-12
         )
-    monkeypatch.setattr(multineg, "_CHUNK_ELEMENTS", 64)  # many chunks
-    chunked = multineg.unsupervised_loss_curve(features, samples)
+    monkeypatch.setattr(metrics, "CHUNK_ELEMENTS", 64)  # many chunks
+    chunked = metrics.unsupervised_loss_curve(features, samples)
     torch.testing.assert_close(chunked[0], estimate)
     torch.testing.assert_close(chunked[1], se)
 
@@ -513,7 +513,7 @@ def test_loss_curve_matches_info_nce_on_the_same_draws(monkeypatch):
 def test_monte_carlo_estimate_matches_exact_enumeration(n):
     features, labels = tiny_problem(7, 1.5)
     exact = exact_multi_negative_loss(features, labels, RHO3, n)
-    estimate, se = multineg.unsupervised_loss_monte_carlo(
+    estimate, se = metrics.unsupervised_loss_monte_carlo(
         features,
         labels,
         n,
@@ -530,19 +530,19 @@ def test_monte_carlo_estimate_matches_exact_enumeration(n):
 def test_monte_carlo_default_rho_is_the_label_frequencies():
     features, labels = tiny_problem(8, 1.0)
     exact = exact_multi_negative_loss(features, labels, [2 / 7, 3 / 7, 2 / 7], 2)
-    estimate, se = multineg.unsupervised_loss_monte_carlo(features, labels, 2, 40_000)
+    estimate, se = metrics.unsupervised_loss_monte_carlo(features, labels, 2, 40_000)
     assert abs(float(estimate) - exact) < 4 * float(se)
 
 
 def test_monte_carlo_is_deterministic_under_a_seed():
     features, labels = tiny_problem(9, 1.0)
-    first = multineg.unsupervised_loss_monte_carlo(
+    first = metrics.unsupervised_loss_monte_carlo(
         features, labels, 3, 500, torch.Generator().manual_seed(4)
     )
-    second = multineg.unsupervised_loss_monte_carlo(
+    second = metrics.unsupervised_loss_monte_carlo(
         features, labels, 3, 500, torch.Generator().manual_seed(4)
     )
-    third = multineg.unsupervised_loss_monte_carlo(
+    third = metrics.unsupervised_loss_monte_carlo(
         features, labels, 3, 500, torch.Generator().manual_seed(5)
     )
     assert torch.equal(first[0], second[0]) and torch.equal(first[1], second[1])
@@ -551,9 +551,9 @@ def test_monte_carlo_is_deterministic_under_a_seed():
 
 def test_monte_carlo_of_zero_features_is_log_n_plus_one():
     labels = labels_with_counts((2, 3, 2))
-    estimate, se = multineg.unsupervised_loss_curve(
+    estimate, se = metrics.unsupervised_loss_curve(
         torch.zeros(labels.numel(), 2),
-        multineg.draw_unsupervised_samples(labels, 6, 50),
+        metrics.draw_unsupervised_samples(labels, 6, 50),
     )
     torch.testing.assert_close(
         estimate, torch.log(torch.arange(2, 8, dtype=torch.float64))
@@ -564,20 +564,20 @@ def test_monte_carlo_of_zero_features_is_log_n_plus_one():
 def test_monte_carlo_rejects_bad_input():
     features, labels = tiny_problem(0, 1.0)
     with pytest.raises(ValueError, match="n_samples"):
-        multineg.unsupervised_loss_monte_carlo(features, labels, 2, 1)
+        metrics.unsupervised_loss_monte_carlo(features, labels, 2, 1)
     with pytest.raises(ValueError, match="n_negatives"):
-        multineg.unsupervised_loss_monte_carlo(features, labels, 0, 10)
+        metrics.unsupervised_loss_monte_carlo(features, labels, 0, 10)
     with pytest.raises(ValueError, match="features"):
-        multineg.unsupervised_loss_monte_carlo(features[:-1], labels, 2, 10)
+        metrics.unsupervised_loss_monte_carlo(features[:-1], labels, 2, 10)
     with pytest.raises(ValueError, match="class_probs"):
-        multineg.unsupervised_loss_monte_carlo(
+        metrics.unsupervised_loss_monte_carlo(
             features, labels, 2, 10, class_probs=torch.tensor([0.5, 0.5])
         )
-    samples = multineg.draw_unsupervised_samples(labels, 2, 10)
+    samples = metrics.draw_unsupervised_samples(labels, 2, 10)
     with pytest.raises(ValueError, match="samples"):
-        multineg.unsupervised_loss_curve(features[:3], samples)
+        metrics.unsupervised_loss_curve(features[:3], samples)
     with pytest.raises(ValueError, match="labels"):
-        multineg.draw_unsupervised_samples(labels.double(), 2, 10)
+        metrics.draw_unsupervised_samples(labels.double(), 2, 10)
 
 
 # ---------------------------------------------------------------- training and the
@@ -650,7 +650,7 @@ def test_pooled_loss_is_unbiased_for_the_independent_negatives_loss():
         values[pool_size] = (losses.mean(), losses.std() / 20)
     (a, se_a), (b, se_b) = values[None], values[12]
     assert abs(float(a - b)) < 4 * float((se_a**2 + se_b**2) ** 0.5)
-    reference, se_ref = multineg.unsupervised_loss_monte_carlo(
+    reference, se_ref = metrics.unsupervised_loss_monte_carlo(
         0.8 * inputs.double(), labels, 5, 200_000, torch.Generator().manual_seed(8)
     )
     assert abs(float(b - reference)) < 4 * float((se_b**2 + se_ref**2) ** 0.5)
