@@ -6,21 +6,26 @@ The "simple lemma", in nats, with τ = P(c⁺ = c⁻) = Σ_c ρ(c)² (the collis
     L_sup(f) ≤ L^µ_sup(f) ≤ (L_un(f) − τ·log 2) / (1 − τ).
 
 (The paper writes ℓ with log₂, where the collision term τ·ℓ(0) is τ·1; in nats it is
-τ·log 2.)
+τ·log 2.) Its two extensions: k negatives with (k + 1)-way tasks
+(:func:`k_negative_bound`, :func:`k_negative_lemma`) and blocks of similar points
+(:func:`block_losses`, :func:`block_evaluator`).
+The supervised baseline of the source's Table 1 is trained by :func:`train_supervised`
+(a grid of step sizes and weight decays, early stopping on a validation split).
 """
 
 from __future__ import annotations
 
 import math
+from typing import NamedTuple
 
 import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from . import coupon, metrics
+from . import coupon, metrics, train
 from .checks import check_int, check_positive
-from .data import GaussianClasses, LatentClassModel
+from .data import LatentClassModel
 from .losses import logistic_loss
 from .train import Forward, StackedModel
 
@@ -138,69 +143,209 @@ def lemma_quantities(
     }
 
 
-@torch.no_grad()
-def monte_carlo_lemma(
-    model: StackedModel,
-    latent: GaussianClasses,
-    n_samples: int,
-    generator: torch.Generator,
-    n_batches: int = 20,
-    n_fit: int = 20_000,
-    max_iter: int = 200,
-) -> pd.DataFrame:
-    """The lemma's quantities on the population of a Gaussian latent-class model, by
-    Monte Carlo.
+# ---------------------------------------------------------------- k negatives
 
-    The means µ_c are computed from a first sample of ``n_samples`` points and the best
-    binary linear classifiers W on its first ``n_fit`` points; L_un, L^µ_sup and
-    L_sup(W) are then estimated on ``n_samples`` fresh triplets and points, in
-    ``n_batches`` batches whose spread gives the standard error (batch means). A fitted
-    W is one particular classifier, so its loss estimates an upper bound of L_sup =
-    inf_W. Returns one row per seed: ``L_un``, ``L_mu``, ``L_sup``, ``bound`` and their
-    standard errors ``se_L_un``, ... .
+
+def collision_terms(n_negatives: int, class_probs: Tensor) -> tuple[float, float]:
+    """The two collision quantities of the k-negative lemma, exactly, for k =
+    ``n_negatives`` and c⁺, c⁻_1 … c⁻_k i.i.d. from ρ = ``class_probs`` (N_C,):
+
+    - τ_k = 1 − P(the k + 1 classes are distinct) = 1 − (k + 1)! e_{k+1}(ρ), e_j the
+      elementary symmetric polynomial (τ_1 = Σ_c ρ(c)² = τ);
+    - E log(1 + |I|), I = {i : c⁻_i = c⁺},
+      = Σ_c ρ(c) Σ_j C(k, j) ρ(c)^j (1 − ρ(c))^{k−j} log(1 + j) (τ log 2 for k = 1).
+
+    Needs k + 1 ≤ N_C (otherwise the classes cannot be distinct).
     """
-    n_batches = check_int("n_batches", n_batches, 2)
-    if check_int("n_samples", n_samples, 2) < n_batches:
-        raise ValueError(
-            "need n_batches ≥ 2 and n_samples ≥ n_batches, got "
-            f"{n_samples}, {n_batches}"
+    rho = coupon.probability_vector(class_probs)
+    k = check_int("n_negatives", n_negatives, 1, rho.numel() - 1)
+    symmetric = torch.zeros(k + 2, dtype=torch.float64)
+    symmetric[0] = 1.0
+    for p in rho:  # e_j(ρ_1 … ρ_i) from e_j(ρ_1 … ρ_{i−1})
+        symmetric[1:] = symmetric[1:] + p * symmetric[:-1]
+    tau = 1.0 - math.factorial(k + 1) * float(symmetric[k + 1])
+    j = torch.arange(k + 1, dtype=torch.float64)
+    binomial = torch.tensor([math.comb(k, int(i)) for i in j], dtype=torch.float64)
+    hits = binomial * rho[:, None] ** j * (1 - rho[:, None]) ** (k - j)  # (N_C, k+1)
+    collision = float((rho[:, None] * hits * torch.log1p(j)).sum())
+    return tau, collision
+
+
+def k_negative_bound(
+    unsupervised_loss: Tensor | float, n_negatives: int, class_probs: Tensor
+) -> Tensor | float:
+    """The k-negative lemma's right-hand side (L^k_un − E log(1 + |I|)) / (1 − τ_k), in
+    nats (:func:`collision_terms`); for k = 1 it is :func:`mean_classifier_bound`."""
+    tau, collision = collision_terms(n_negatives, class_probs)
+    return (unsupervised_loss - collision) / (1 - tau)
+
+
+def k_negative_lemma(
+    features: Tensor,
+    labels: Tensor,
+    negatives: list[int],
+    n_samples: int,
+    generator: torch.Generator | None = None,
+) -> pd.DataFrame:
+    """Both sides of the k-negative lemma on a finite distribution (D_c uniform over
+    class c's examples, ρ the label frequencies), for every k in ``negatives``:
+
+    L^µ_sup,k+1(f) ≤ (L^k_un(f) − E log(1 + |I|)) / (1 − τ_k),
+
+    L^µ_sup,k+1 the mean classifier's loss averaged exactly over the (k + 1)-way tasks
+    (:func:`ccl_helpers.metrics.mean_classifier`),
+    L^k_un = E log(1 + Σ_i e^{f(x)ᵀ(f(x⁻_i) − f(x⁺))}) estimated on ``n_samples``
+    draws shared by all k (:func:`ccl_helpers.metrics.unsupervised_loss_curve`).
+    features (S, n, d) → one row per (seed, k): L_un, L_un_se, L_mu, tau_k,
+    collision, bound, bound_se (the bound's standard error, L_un_se / (1 − τ_k)).
+    """
+    ks = [check_int("negatives", k, 1) for k in negatives]
+    if not ks:
+        raise ValueError("negatives must hold at least one k ≥ 1")
+    rho = metrics.class_frequencies(labels)
+    samples = metrics.draw_unsupervised_samples(labels, max(ks), n_samples, generator)
+    estimate, standard_error = metrics.unsupervised_loss_curve(features, samples)
+    frames = []
+    for k in ks:
+        tau, collision = collision_terms(k, rho)
+        l_un, se = estimate[..., k - 1], standard_error[..., k - 1]
+        mean = metrics.mean_classifier(features.double(), labels, task_size=k + 1)
+        frames.append(
+            pd.DataFrame(
+                {
+                    "seed": range(features.shape[0]),
+                    "k": k,
+                    "L_un": l_un.cpu().numpy(),
+                    "L_un_se": se.cpu().numpy(),
+                    "L_mu": mean["loss"].cpu().numpy(),
+                    "tau_k": tau,
+                    "collision": collision,
+                    "bound": ((l_un - collision) / (1 - tau)).cpu().numpy(),
+                    "bound_se": (se / (1 - tau)).cpu().numpy(),
+                }
+            )
         )
-    rho, tau = latent.class_probs, coupon.tau_plus(1, latent.class_probs)
-    tasks = metrics.all_tasks(latent.n_classes, 2, rho.device)
-    fit_classes = latent.sample_classes((n_samples,), generator)
-    fit_features = model(latent.sample_given(fit_classes, generator))
-    means = metrics.class_means(fit_features, fit_classes, latent.n_classes)
-    rows = metrics.fit_linear_classifiers(
-        fit_features[:, :n_fit], fit_classes[:n_fit], tasks, max_iter=max_iter
+    return pd.concat(frames, ignore_index=True)
+
+
+# ---------------------------------------------------------------- blocks
+
+
+class BlockSamples(NamedTuple):
+    """Indices into a labelled set of M draws of (x, x⁺_1 … x⁺_b, x⁻_1 … x⁻_b): x⁺_j
+    i.i.d. from D_{c⁺} (c⁺ the class of x), x⁻_j i.i.d. from D_{c⁻}, c⁻ ~ ρ."""
+
+    anchor: Tensor  #: (M,)
+    positives: Tensor  #: (M, b)
+    negatives: Tensor  #: (M, b)
+
+
+def draw_block_samples(
+    labels: Tensor,
+    block_size: int,
+    n_samples: int,
+    generator: torch.Generator | None = None,
+) -> BlockSamples:
+    """Draw M = ``n_samples`` anchors with a positive and a negative block of
+    ``block_size`` each, on the finite distribution of labels (n,) (D_c uniform over
+    class c's examples, ρ the label frequencies, so x is uniform over the set)."""
+    b = check_int("block_size", block_size)
+    m = check_int("n_samples", n_samples, 2)
+    members, counts = metrics.class_members(labels)
+    if bool((counts == 0).any()) or counts.numel() < 2:
+        raise ValueError("labels must cover the classes 0..N_C−1 (N_C ≥ 2)")
+    if generator is None:
+        generator = torch.Generator(device=labels.device).manual_seed(0)
+    device = labels.device
+
+    def uniform_members(classes: Tensor) -> Tensor:  # (M,) classes → (M, b) examples
+        u = torch.rand((m, b), generator=generator, device=device, dtype=torch.float64)
+        within = (u * counts[classes, None]).long().clamp_max(counts[classes, None] - 1)
+        return members[classes[:, None], within]
+
+    anchor = torch.randint(labels.numel(), (m,), generator=generator, device=device)
+    negative_class = labels[
+        torch.randint(labels.numel(), (m,), generator=generator, device=device)
+    ]
+    return BlockSamples(
+        anchor, uniform_members(labels[anchor]), uniform_members(negative_class)
     )
-    batches: dict[str, list[Tensor]] = {"L_un": [], "L_mu": [], "L_sup": []}
-    size = n_samples // n_batches
-    for _ in range(n_batches):
-        anchor, positive, _ = latent.sample_sim((size,), generator)
-        negative, _ = latent.sample_neg((size,), generator)
-        loss = logistic_loss(
-            model(anchor), model(positive), model(negative), reduction="none"
-        )
-        batches["L_un"].append(loss.double().mean(-1))
-        classes = latent.sample_classes((size,), generator)
-        features = model(latent.sample_given(classes, generator))
-        batches["L_mu"].append(
-            metrics.task_loss_and_accuracy(features, classes, means, tasks, rho)[
-                0
-            ].double()
-        )
-        batches["L_sup"].append(
-            metrics.task_loss_and_accuracy(features, classes, rows, tasks, rho)[
-                0
-            ].double()
-        )
-    batches["bound"] = [mean_classifier_bound(v, tau) for v in batches["L_un"]]
-    table = pd.DataFrame({"seed": model.seeds})
-    for name, values in batches.items():
-        stacked = torch.stack(values)  # (n_batches, S)
-        table[name] = stacked.mean(0).cpu().numpy()
-        table[f"se_{name}"] = (stacked.std(0) / n_batches**0.5).cpu().numpy()
-    return table
+
+
+def block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
+    """Paired Monte Carlo estimates of L_un and of the block loss
+    L^block_un = E ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), f̄^± the mean of f over the block, ℓ(z) =
+    log(1 + e^z); L_un uses the first element of each block, so the two share draws.
+
+    features (..., n, d) → {"L_un", "L_un_se", "L_block", "L_block_se", "gap_se"}, each
+    (...) float64 (``gap_se``: the standard error of L_un − L^block_un). Jensen's
+    inequality gives L^block_un ≤ L_un for every f.
+    """
+    anchor, positives, negatives = samples
+    f = features.double()
+    a = f[..., anchor, :]  # (..., M, d)
+    single = F.softplus(
+        (a * (f[..., negatives[:, 0], :] - f[..., positives[:, 0], :])).sum(-1)
+    )
+    block = F.softplus(
+        (a * (f[..., negatives, :].mean(-2) - f[..., positives, :].mean(-2))).sum(-1)
+    )
+    m = anchor.numel()
+
+    def standard_error(values: Tensor) -> Tensor:
+        return values.std(-1) / math.sqrt(m)
+
+    return {
+        "L_un": single.mean(-1),
+        "L_un_se": standard_error(single),
+        "L_block": block.mean(-1),
+        "L_block_se": standard_error(block),
+        "gap_se": standard_error(single - block),
+    }
+
+
+def block_evaluator(
+    inputs: Tensor,
+    labels: Tensor,
+    block_size: int,
+    n_samples: int,
+    generator: torch.Generator | None = None,
+):
+    """An ``evaluate`` for :func:`ccl_helpers.train.train`: model ↦ {quantity: (S,)}
+    on the finite distribution (inputs, labels), with draws made once here
+    (:func:`draw_block_samples`) and shared by every checkpoint: the entries of
+    :func:`block_losses`, ``L_mu`` and ``accuracy_mu`` (the mean classifier on AVG-2),
+    and the lemma's bound from each loss, ``bound`` (L_un − τ log 2)/(1 − τ) and
+    ``block_bound`` (L^block_un − τ log 2)/(1 − τ)."""
+    samples = draw_block_samples(labels, block_size, n_samples, generator)
+    tau = coupon.tau_plus(1, metrics.class_frequencies(labels))
+
+    def evaluate(model) -> dict[str, Tensor]:
+        features = model(inputs).double()
+        losses = block_losses(features, samples)
+        mean = metrics.mean_classifier(features, labels, task_size=2)
+        return {
+            **losses,
+            "L_mu": mean["loss"],
+            "accuracy_mu": mean["accuracy"],
+            "bound": mean_classifier_bound(losses["L_un"], tau),
+            "block_bound": mean_classifier_bound(losses["L_block"], tau),
+        }
+
+    return evaluate
+
+
+# ---------------------------------------------------------------- Table 1
+
+CLASSIFIERS = {
+    "linear": (metrics.linear_probe, {}),
+    "mean": (metrics.mean_classifier, {}),
+    "mean, centred": (metrics.mean_classifier, {"centre": True}),
+    "mean, normalised": (metrics.mean_classifier, {"normalise": True}),
+}
+"""The downstream classifiers of :func:`downstream_accuracies`, by name: the linear
+head fitted on the training features, and the mean classifier as it is, with centred
+features, and with unit-norm rows (:func:`ccl_helpers.metrics.mean_classifier`)."""
 
 
 def downstream_accuracies(
@@ -209,28 +354,33 @@ def downstream_accuracies(
     test_features: Tensor,
     test_labels: Tensor,
     task_sizes: tuple[int, ...] = (2, 10),
+    classifiers: tuple[str, ...] = ("linear", "mean"),
     max_iter: int = 500,
 ) -> pd.DataFrame:
-    """AVG-m test accuracy of the linear head (fitted on the training features) and of
-    the mean classifier (µ from the training features), for each m in ``task_sizes``.
+    """AVG-m test accuracy of each of ``classifiers`` (names of :data:`CLASSIFIERS`),
+    fitted on the training features, for each m in ``task_sizes``.
 
-    features (S, n, d) for S seeds → tidy frame: seed, task_size, classifier ("linear" |
-    "mean"), accuracy.
+    features (S, n, d) for S seeds → tidy frame: seed, task_size, classifier,
+    accuracy.
     """
+    unknown = [name for name in classifiers if name not in CLASSIFIERS]
+    if unknown or not classifiers:
+        raise ValueError(
+            f"classifiers must be names from {sorted(CLASSIFIERS)}, got {classifiers}"
+        )
     frames = []
     for m in task_sizes:
-        for name, evaluate in (
-            ("linear", metrics.linear_probe),
-            ("mean", metrics.mean_classifier),
-        ):
-            extra = {"max_iter": max_iter} if name == "linear" else {}
+        for name in classifiers:
+            evaluate, options = CLASSIFIERS[name]
+            if name == "linear":
+                options = {"max_iter": max_iter}
             accuracy = evaluate(
                 train_features,
                 train_labels,
                 test_features,
                 test_labels,
                 task_size=m,
-                **extra,
+                **options,
             )["accuracy"]
             frames.append(
                 pd.DataFrame(
@@ -243,3 +393,114 @@ def downstream_accuracies(
                 )
             )
     return pd.concat(frames, ignore_index=True)
+
+
+class SupervisedRun(NamedTuple):
+    """The supervised baseline: the chosen configuration's early-stopped model, and
+    the record of the search."""
+
+    model: StackedModel  #: Classifier(encoder, head), parameters at the best step
+    selection: pd.DataFrame  #: lr, weight_decay, seed, best_step, val_accuracy, chosen
+    history: pd.DataFrame  #: lr, weight_decay, seed, step, val_accuracy
+
+
+def _validation_accuracy(model: StackedModel, inputs: Tensor, labels: Tensor) -> Tensor:
+    """N_C-way accuracy (S,) of the seeds' logits model(inputs) (S, n, N_C)."""
+    return (model(inputs).argmax(-1) == labels).double().mean(-1)
+
+
+class _EarlyStopping:
+    """An ``evaluate`` of :func:`ccl_helpers.train.train` recording ``val_accuracy``
+    and keeping, per seed, the parameters of the best evaluation so far (the first
+    one, on ties); :meth:`restore` writes them back into the model."""
+
+    def __init__(self, model: StackedModel, inputs: Tensor, labels: Tensor):
+        self.model, self.inputs, self.labels = model, inputs, labels
+        self.best = {k: v.detach().clone() for k, v in model.params.items()}
+        self.accuracy = torch.full((model.n_seeds,), -1.0, device=inputs.device)
+
+    def __call__(self, model: StackedModel) -> dict[str, Tensor]:
+        accuracy = _validation_accuracy(model, self.inputs, self.labels)
+        better = accuracy > self.accuracy
+        for name, value in model.params.items():
+            mask = better.view(-1, *([1] * (value.ndim - 1)))
+            self.best[name] = torch.where(mask, value.detach(), self.best[name])
+        self.accuracy = torch.where(better, accuracy, self.accuracy)
+        return {"val_accuracy": accuracy}
+
+    @torch.no_grad()
+    def restore(self) -> None:
+        for name, value in self.best.items():
+            self.model.params[name].copy_(value)
+
+
+def train_supervised(
+    make_model,
+    inputs: Tensor,
+    labels: Tensor,
+    val_inputs: Tensor,
+    val_labels: Tensor,
+    *,
+    grid: list[tuple[float, float]],
+    n_seeds: int,
+    n_steps: int,
+    batch_size: int,
+    eval_steps: list[int],
+    seed: int = 0,
+    desc: str | None = "supervised",
+) -> SupervisedRun:
+    """Train a supervised model (cross-entropy, Adam) for every (lr, weight_decay) of
+    ``grid``, ``n_seeds`` seeds each (the same initialisations and batches for every
+    configuration), with early stopping: each seed keeps its parameters at the
+    evaluated step (0, ``eval_steps``, the end) of highest N_C-way accuracy on the
+    validation split. The configuration with the highest mean (over seeds) of those
+    accuracies is chosen.
+
+    make_model: () ↦ a module mapping inputs to logits (N_C,), e.g.
+    ``Classifier(encoder, N_C)``; inputs (n, ...), labels (n,), likewise the validation
+    split.
+    """
+    if not grid:
+        raise ValueError("grid must hold at least one (lr, weight_decay)")
+    best_models, selections, histories = [], [], []
+    for lr, weight_decay in grid:
+        model = StackedModel(make_model, n_seeds, seed=seed, device=inputs.device)
+        early_stopping = _EarlyStopping(model, val_inputs, val_labels)
+        generator = torch.Generator(device=inputs.device).manual_seed(seed + 1)
+        history = train.train(
+            model,
+            cross_entropy_loss,
+            labelled_batches(inputs, labels, n_seeds, batch_size, generator),
+            n_steps,
+            lr=lr,
+            weight_decay=weight_decay,
+            evaluate=early_stopping,
+            eval_steps=eval_steps,
+            desc=None if desc is None else f"{desc}, lr {lr:g}, wd {weight_decay:g}",
+        )
+        early_stopping.restore()
+        accuracy = train.wide(history).dropna(subset=["val_accuracy"])
+        accuracy = accuracy[["step", "seed", "val_accuracy"]].assign(
+            lr=lr, weight_decay=weight_decay
+        )
+        first_best = accuracy.loc[accuracy.groupby("seed")["val_accuracy"].idxmax()]
+        selections.append(first_best.rename(columns={"step": "best_step"}))
+        histories.append(accuracy)
+        best_models.append(model)
+    selection = pd.concat(selections, ignore_index=True)
+    mean_accuracy = selection.groupby(["lr", "weight_decay"], sort=False)[
+        "val_accuracy"
+    ].mean()
+    chosen = int(mean_accuracy.reset_index()["val_accuracy"].idxmax())
+    lr, weight_decay = grid[chosen]
+    selection["chosen"] = (selection["lr"] == lr) & (
+        selection["weight_decay"] == weight_decay
+    )
+    columns = ["lr", "weight_decay", "seed", "best_step", "val_accuracy", "chosen"]
+    return SupervisedRun(
+        best_models[chosen],
+        selection[columns],
+        pd.concat(histories, ignore_index=True)[
+            ["lr", "weight_decay", "seed", "step", "val_accuracy"]
+        ],
+    )

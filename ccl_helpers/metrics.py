@@ -543,6 +543,8 @@ def mean_classifier(
     *,
     task_size: int = 2,
     class_probs: Tensor | None = None,
+    centre: bool = False,
+    normalise: bool = False,
 ) -> dict[str, Tensor]:
     """The mean classifier W^µ (rows µ_c from the training features), evaluated on
     AVG-``task_size``.
@@ -550,8 +552,25 @@ def mean_classifier(
     L^µ_sup(f) = E_T E_{c∈T} E_{x~D_c} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c, and its
     accuracy. Evaluated on (eval_features, eval_labels), by default the training data
     (the population quantity when the data is the distribution). ρ defaults to the
-    evaluation labels' frequencies. Returns {"loss": (...), "accuracy": (...)}.
+    evaluation labels' frequencies. Two variants (for representations trained with a
+    head and a bias): ``centre`` subtracts the training features' mean f̄ from every
+    feature first, so the logits are (µ_c − f̄)ᵀ(f(x) − f̄), a bias −(µ_c − f̄)ᵀf̄ per
+    class; ``normalise`` scales each row to unit norm, µ_c/‖µ_c‖ (after centring, if
+    both). Returns {"loss": (...), "accuracy": (...)}.
     """
+    if centre:
+        check_features("train_features", train_features, train_labels, "train_labels")
+        offset = train_features.mean(-2, keepdim=True)
+        train_features = train_features - offset
+        if eval_features is not None:
+            eval_features = eval_features - offset
+
+    def rows(tasks: Tensor, n_classes: int) -> Tensor:
+        means = class_means(train_features, train_labels, n_classes)
+        if normalise:
+            means = means / means.norm(dim=-1, keepdim=True).clamp_min(1e-30)
+        return means
+
     return _evaluate(
         train_features,
         train_labels,
@@ -559,7 +578,7 @@ def mean_classifier(
         eval_labels,
         task_size,
         class_probs,
-        lambda tasks, n_classes: class_means(train_features, train_labels, n_classes),
+        rows,
     )
 
 

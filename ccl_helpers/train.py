@@ -248,13 +248,16 @@ def _update(
     factor: float,
     beta: float,
     adam: torch.optim.Adam | None,
+    weight_decay: float = 0.0,
 ) -> None:
-    """W ← W − (η a / β) g in place (SGD), or one Adam step with learning rates η a / β
-    (Adam's parameter groups: one per distinct η, holding it as ``"eta"``)."""
+    """W ← W − (η a / β)(g + λW) in place (SGD), or one Adam step with learning rates
+    η a / β and weight decay λ (Adam's parameter groups: one per distinct η, holding it
+    as ``"eta"``)."""
     if adam is None:
         with torch.no_grad():
             for p, g, rate in zip(tensors, grads, rates):
-                p.add_(g, alpha=-(rate * factor / beta))
+                step = g + weight_decay * p if weight_decay else g
+                p.add_(step, alpha=-(rate * factor / beta))
         return
     for p, g in zip(tensors, grads):
         p.grad = g
@@ -282,6 +285,7 @@ def loop(
     seeds: Sequence[int],
     lr: float | Mapping[str, float] = 1e-3,
     optimizer: str = "sgd",
+    weight_decay: float = 0.0,
     full_batch: bool = False,
     lr_factor: Stages | None = None,
     temperature: Stages | None = None,
@@ -320,6 +324,8 @@ def loop(
         lr: η, or a mapping name prefix ↦ η (longest prefix wins; each tensor needs
             one).
         optimizer: ``"sgd"`` or ``"adam"`` (:data:`OPTIMIZERS`).
+        weight_decay: λ ≥ 0, the gradient λW of the penalty λ‖W‖²/2 added to every
+            trained tensor's gradient before the update (Adam's ``weight_decay``).
         lr_factor, temperature: :data:`Stages` covering the T steps; the value at
             t = T is the last stage's.
         target: (quantity, ε): seed s reaches it at the first evaluated t with
@@ -337,6 +343,7 @@ def loop(
         raise ValueError(
             f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}"
         )
+    weight_decay = check_positive("weight_decay", weight_decay, allow_zero=True)
     names = list(params)
     rates = _rates(names, lr)
     factors = _per_step("lr_factor", lr_factor, n_steps)
@@ -358,7 +365,8 @@ def loop(
         for name, p in zip(names, tensors):
             groups.setdefault(rates[name], []).append(p)
         adam = torch.optim.Adam(
-            [{"params": ps, "lr": eta, "eta": eta} for eta, ps in groups.items()]
+            [{"params": ps, "lr": eta, "eta": eta} for eta, ps in groups.items()],
+            weight_decay=weight_decay,
         )
     records = _Records(seeds)
     reached = _Target(target, stop_at_target)
@@ -402,7 +410,7 @@ def loop(
                 since += 1
             factor = factors[t] if factors is not None else 1.0
             etas = [rates[name] for name in names]
-            _update(tensors, evaluation.grads, etas, factor, beta, adam)
+            _update(tensors, evaluation.grads, etas, factor, beta, adam, weight_decay)
     finally:
         getattr(iterator, "close", lambda: None)()
     return records.frame()
@@ -452,6 +460,7 @@ def train(
     *,
     lr: float = 1e-3,
     optimizer: str = "adam",
+    weight_decay: float = 0.0,
     lr_factor: Stages | None = None,
     evaluate: Callable[[StackedModel], dict[str, Tensor]] | None = None,
     eval_steps: Iterable[int] = (),
@@ -468,6 +477,7 @@ def train(
             and at the end.
         optimizer: ``"adam"`` or ``"sgd"`` (plain gradient descent with step size
             ``lr``).
+        weight_decay: λ ≥ 0, the L2 penalty's gradient λW added (see :func:`loop`).
         lr_factor: :data:`Stages` a_t multiplying ``lr`` at step t (see :func:`loop`).
     Records ``train_loss`` (mean minibatch loss since the last checkpoint) and every
     quantity of ``evaluate``. Each step's forward pass and loss run under
@@ -488,6 +498,7 @@ def train(
         seeds=model.seeds,
         lr=lr,
         optimizer=optimizer,
+        weight_decay=weight_decay,
         lr_factor=lr_factor,
         checkpoints=eval_steps,
         on_checkpoint=lambda t, _: _evaluate(model, evaluate),
