@@ -397,11 +397,11 @@ def downstream_accuracies(
 
 class SupervisedRun(NamedTuple):
     """The supervised baseline: the chosen configuration's early-stopped model, and
-    the record of the search."""
+    the record of the search and of the final run."""
 
     model: StackedModel  #: Classifier(encoder, head), parameters at the best step
-    selection: pd.DataFrame  #: lr, weight_decay, seed, best_step, val_accuracy, chosen
-    history: pd.DataFrame  #: lr, weight_decay, seed, step, val_accuracy
+    search: pd.DataFrame  #: lr, weight_decay, seed, best_step, val_accuracy, chosen
+    final: pd.DataFrame  #: seed, best_step, val_accuracy of the returned model
 
 
 def _validation_accuracy(model: StackedModel, inputs: Tensor, labels: Tensor) -> Tensor:
@@ -434,6 +434,45 @@ class _EarlyStopping:
             self.model.params[name].copy_(value)
 
 
+def _early_stopped_run(
+    make_model,
+    inputs: Tensor,
+    labels: Tensor,
+    val_inputs: Tensor,
+    val_labels: Tensor,
+    *,
+    lr: float,
+    weight_decay: float,
+    n_seeds: int,
+    n_steps: int,
+    batch_size: int,
+    eval_steps: list[int],
+    seed: int,
+    desc: str | None,
+) -> tuple[StackedModel, pd.DataFrame]:
+    """One configuration, ``n_seeds`` seeds, early-stopped: the model at each seed's
+    best evaluated step and the table seed, best_step, val_accuracy (first best)."""
+    model = StackedModel(make_model, n_seeds, seed=seed, device=inputs.device)
+    early_stopping = _EarlyStopping(model, val_inputs, val_labels)
+    generator = torch.Generator(device=inputs.device).manual_seed(seed + 1)
+    history = train.train(
+        model,
+        cross_entropy_loss,
+        labelled_batches(inputs, labels, n_seeds, batch_size, generator),
+        n_steps,
+        lr=lr,
+        weight_decay=weight_decay,
+        evaluate=early_stopping,
+        eval_steps=eval_steps,
+        desc=None if desc is None else f"{desc}, lr {lr:g}, wd {weight_decay:g}",
+    )
+    early_stopping.restore()
+    accuracy = train.wide(history).dropna(subset=["val_accuracy"])
+    best = accuracy.loc[accuracy.groupby("seed")["val_accuracy"].idxmax()]
+    best = best.rename(columns={"step": "best_step"})
+    return model, best[["seed", "best_step", "val_accuracy"]].reset_index(drop=True)
+
+
 def train_supervised(
     make_model,
     inputs: Tensor,
@@ -446,15 +485,19 @@ def train_supervised(
     n_steps: int,
     batch_size: int,
     eval_steps: list[int],
+    search_seeds: int = 1,
     seed: int = 0,
     desc: str | None = "supervised",
 ) -> SupervisedRun:
-    """Train a supervised model (cross-entropy, Adam) for every (lr, weight_decay) of
-    ``grid``, ``n_seeds`` seeds each (the same initialisations and batches for every
-    configuration), with early stopping: each seed keeps its parameters at the
-    evaluated step (0, ``eval_steps``, the end) of highest N_C-way accuracy on the
-    validation split. The configuration with the highest mean (over seeds) of those
-    accuracies is chosen.
+    """A supervised model (cross-entropy, Adam) with its step size and weight decay
+    chosen on a validation split, and early stopping.
+
+    Every (lr, weight_decay) of ``grid`` is trained with ``search_seeds`` seeds (the
+    same initialisations and batches for every configuration); each seed keeps its
+    parameters at the evaluated step (0, ``eval_steps``, the end) of highest N_C-way
+    accuracy on the validation split. The configuration with the highest mean of those
+    accuracies is chosen and trained the same way with ``n_seeds`` seeds (the search's
+    model is kept when ``search_seeds == n_seeds``).
 
     make_model: () ↦ a module mapping inputs to logits (N_C,), e.g.
     ``Classifier(encoder, N_C)``; inputs (n, ...), labels (n,), likewise the validation
@@ -462,45 +505,42 @@ def train_supervised(
     """
     if not grid:
         raise ValueError("grid must hold at least one (lr, weight_decay)")
-    best_models, selections, histories = [], [], []
+    n_seeds = check_int("n_seeds", n_seeds)
+    search_seeds = check_int("search_seeds", search_seeds, 1, n_seeds)
+    data = (make_model, inputs, labels, val_inputs, val_labels)
+    settings = dict(n_steps=n_steps, batch_size=batch_size, eval_steps=eval_steps)
+    models, tables = [], []
     for lr, weight_decay in grid:
-        model = StackedModel(make_model, n_seeds, seed=seed, device=inputs.device)
-        early_stopping = _EarlyStopping(model, val_inputs, val_labels)
-        generator = torch.Generator(device=inputs.device).manual_seed(seed + 1)
-        history = train.train(
-            model,
-            cross_entropy_loss,
-            labelled_batches(inputs, labels, n_seeds, batch_size, generator),
-            n_steps,
+        model, best = _early_stopped_run(
+            *data,
             lr=lr,
             weight_decay=weight_decay,
-            evaluate=early_stopping,
-            eval_steps=eval_steps,
-            desc=None if desc is None else f"{desc}, lr {lr:g}, wd {weight_decay:g}",
+            n_seeds=search_seeds,
+            seed=seed,
+            desc=desc,
+            **settings,
         )
-        early_stopping.restore()
-        accuracy = train.wide(history).dropna(subset=["val_accuracy"])
-        accuracy = accuracy[["step", "seed", "val_accuracy"]].assign(
-            lr=lr, weight_decay=weight_decay
-        )
-        first_best = accuracy.loc[accuracy.groupby("seed")["val_accuracy"].idxmax()]
-        selections.append(first_best.rename(columns={"step": "best_step"}))
-        histories.append(accuracy)
-        best_models.append(model)
-    selection = pd.concat(selections, ignore_index=True)
-    mean_accuracy = selection.groupby(["lr", "weight_decay"], sort=False)[
-        "val_accuracy"
-    ].mean()
-    chosen = int(mean_accuracy.reset_index()["val_accuracy"].idxmax())
+        models.append(model)
+        tables.append(best.assign(lr=lr, weight_decay=weight_decay))
+    search = pd.concat(tables, ignore_index=True)
+    mean_accuracy = [table["val_accuracy"].mean() for table in tables]
+    chosen = max(range(len(grid)), key=lambda i: mean_accuracy[i])
+    search["chosen"] = [
+        i == chosen for i, t in enumerate(tables) for _ in range(len(t))
+    ]
+    search = search[
+        ["lr", "weight_decay", "seed", "best_step", "val_accuracy", "chosen"]
+    ]
+    if search_seeds == n_seeds:
+        return SupervisedRun(models[chosen], search, tables[chosen].iloc[:, :3])
     lr, weight_decay = grid[chosen]
-    selection["chosen"] = (selection["lr"] == lr) & (
-        selection["weight_decay"] == weight_decay
+    model, final = _early_stopped_run(
+        *data,
+        lr=lr,
+        weight_decay=weight_decay,
+        n_seeds=n_seeds,
+        seed=seed,
+        desc=desc,
+        **settings,
     )
-    columns = ["lr", "weight_decay", "seed", "best_step", "val_accuracy", "chosen"]
-    return SupervisedRun(
-        best_models[chosen],
-        selection[columns],
-        pd.concat(histories, ignore_index=True)[
-            ["lr", "weight_decay", "seed", "step", "val_accuracy"]
-        ],
-    )
+    return SupervisedRun(model, search, final)
