@@ -119,28 +119,30 @@ def labelled_batches(
 
 
 def lemma_quantities(
-    features: Tensor, labels: Tensor, *, max_iter: int = 500
+    features: Tensor, labels: Tensor, *, fit_linear: bool = True, max_iter: int = 500
 ) -> dict[str, Tensor]:
     """The three sides of the lemma on a finite distribution (D_c uniform over class c's
     examples, ρ the label frequencies), for binary tasks: ``L_un`` (exact), ``L_mu``
     (mean classifier, µ from the same data), ``L_sup`` (best linear classifier fitted on
     the same data), ``bound`` = (L_un − τ log 2)/(1 − τ), and the mean classifier's
     AVG-2 ``accuracy_mu``. Each (...). Computed in float64, so the lemma (an exact
-    inequality on this distribution) holds to rounding."""
+    inequality on this distribution) holds to rounding. Without ``fit_linear``,
+    ``L_sup`` (the costly part) is left out."""
     features = features.double()
     rho = metrics.class_frequencies(labels)
     unsupervised = metrics.exact_unsupervised_loss(features, labels, rho)
     mean = metrics.mean_classifier(features, labels, task_size=2, class_probs=rho)
-    best = metrics.linear_probe(
-        features, labels, task_size=2, class_probs=rho, max_iter=max_iter
-    )
-    return {
+    sides = {
         "L_un": unsupervised,
         "L_mu": mean["loss"],
-        "L_sup": best["loss"],
         "bound": mean_classifier_bound(unsupervised, coupon.tau_plus(1, rho)),
         "accuracy_mu": mean["accuracy"],
     }
+    if fit_linear:
+        sides["L_sup"] = metrics.linear_probe(
+            features, labels, task_size=2, class_probs=rho, max_iter=max_iter
+        )["loss"]
+    return sides
 
 
 # ---------------------------------------------------------------- k negatives
