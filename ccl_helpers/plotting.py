@@ -57,8 +57,12 @@ COLORS = MappingProxyType(
         "L_mu": "#029e73",  # mean-classifier loss L^µ_sup
         "L_sup": "#de8f05",  # loss of the best linear classifier L_sup
         "loss_max": "#56b4e9",  # largest per-sample loss max_i ℓ(z_i)
+        "L_block": "#9edae5",  # Arora et al.'s block loss L^block_un
         # bounds
         "curl_bound": "#d55e00",  # Arora et al.: (L_un − τ log 2)/(1 − τ)
+        "curl_block_bound": "#fd8d3c",  # the same from L^block_un
+        "k_negative_bound": "#c49c94",  # (L^k_un − E log(1 + |I|))/(1 − τ_k)
+        "alpha": "#756bb1",  # Arora et al.'s factor α = 1/(1 − τ)
         "lemma1_bound": "#8c0800",  # Merad et al. Lemma 1: L_un/p_min + log N_C
         "lemma1_bound_no_log": "#cc78bc",  # L_un/p_min
         "lemma2_bound": "#b1400d",  # Merad et al. Lemma 2: L^N_un/p_cc(N)
@@ -85,10 +89,13 @@ COLORS = MappingProxyType(
         "attract_gap": "#6b6ecf",  # gap of the attracting bound (Theorem 4.4)
         # probes
         "mean_classifier": "#6acc64",  # accuracy of the mean classifier
+        "mean_centred": "#31a354",  # mean classifier on centred features
+        "mean_normalised": "#74c476",  # mean classifier with unit-norm rows
         "linear_probe": "#e7ba52",  # linear-probe accuracy
         "knn": "#843c39",  # k-NN accuracy
         # methods and settings
         "contrastive": "#ad494a",
+        "supervised": "#e7969c",
         "non_contrastive": "#8ca252",
         "balance_trace": "#bd9e39",  # trace variant of the balance score
         "two_encoders": "#393b79",  # Wen: query and key encoders
