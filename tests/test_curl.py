@@ -1,11 +1,16 @@
 """Tests of ccl_helpers.curl (Arora et al. 2019): the bound, the lemma L_sup ≤ L_mu ≤
-bound, the block loss, the batch samplers, and the Monte Carlo lemma."""
+bound, the block loss, the batch samplers; the k-negative lemma (collision terms
+against enumeration, closed forms and Monte Carlo; the lemma checked exactly on a tiny
+enumerated distribution); the block losses against a naive loop; the downstream
+classifiers; the supervised baseline with a grid and early stopping."""
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from conftest import labels_with_counts, naive_unsupervised_loss, randn
@@ -13,7 +18,7 @@ from conftest import labels_with_counts, naive_unsupervised_loss, randn
 from ccl_helpers import curl, metrics
 from ccl_helpers.data import EmpiricalClasses, GaussianClasses
 from ccl_helpers.losses import logistic_loss
-from ccl_helpers.models import MLP
+from ccl_helpers.models import MLP, Classifier
 from ccl_helpers.train import StackedModel, train
 
 RHO = torch.tensor([0.5, 0.2, 0.3], dtype=torch.float64)
@@ -265,77 +270,558 @@ def test_block_loss_trains_with_the_batches_and_lowers_l_un():
     assert bool((l_un.loc[60] < l_un.loc[0]).all())
 
 
-# ---------------------------------------------------------------- the Monte Carlo lemma
+# ---------------------------------------------------------------- k negatives
 
 
-def test_monte_carlo_lemma_small():
-    latent = GaussianClasses.random(
-        3, 4, class_probs=torch.tensor([0.5, 0.3, 0.2]), separation=2.0, seed=4
+def brute_force_collision_terms(k, rho):
+    """τ_k = P(c⁺, c⁻_1 … c⁻_k not distinct) and E log(1 + |I|), I = {i: c⁻_i = c⁺},
+    by enumerating every (k + 1)-tuple of classes."""
+    rho = rho.tolist()
+    tau = collision = 0.0
+    for classes in itertools.product(range(len(rho)), repeat=k + 1):
+        p = math.prod(rho[c] for c in classes)
+        if len(set(classes)) < k + 1:
+            tau += p
+        collision += p * math.log(1 + sum(c == classes[0] for c in classes[1:]))
+    return tau, collision
+
+
+RHO4 = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)
+
+
+@pytest.mark.parametrize(
+    "rho, k",
+    [
+        (RHO4, 1),
+        (RHO4, 2),
+        (RHO4, 3),
+        (torch.tensor([0.05, 0.15, 0.5, 0.2, 0.1], dtype=torch.float64), 2),
+        (torch.tensor([0.05, 0.15, 0.5, 0.2, 0.1], dtype=torch.float64), 4),
+    ],
+)
+def test_collision_terms_match_enumeration_of_class_tuples(rho, k):
+    tau, collision = curl.collision_terms(k, rho)
+    expected_tau, expected_collision = brute_force_collision_terms(k, rho)
+    assert isinstance(tau, float) and isinstance(collision, float)
+    assert tau == pytest.approx(expected_tau, rel=1e-12, abs=1e-15)
+    assert collision == pytest.approx(expected_collision, rel=1e-12, abs=1e-15)
+
+
+@pytest.mark.parametrize("rho", [RHO4, torch.tensor([0.7, 0.3]), [0.2, 0.5, 0.3]])
+def test_collision_terms_with_one_negative(rho):
+    tau, collision = curl.collision_terms(1, rho)
+    expected = float((torch.as_tensor(rho, dtype=torch.float64) ** 2).sum())
+    assert tau == pytest.approx(expected, rel=1e-12)
+    assert collision == pytest.approx(expected * math.log(2), rel=1e-12)
+
+
+@pytest.mark.parametrize("n_classes, k", [(4, 1), (4, 3), (6, 2), (10, 5), (10, 9)])
+def test_collision_terms_uniform_closed_form(n_classes, k):
+    tau, _ = curl.collision_terms(k, torch.full((n_classes,), 1.0 / n_classes))
+    distinct = math.factorial(n_classes) / (
+        math.factorial(n_classes - k - 1) * n_classes ** (k + 1)
     )
-    model = StackedModel(lambda: MLP(4, (8,), 5), n_seeds=2, seed=1)
-    before = {name: value.detach().clone() for name, value in model.params.items()}
-    # called with gradients enabled, as a notebook would: no graph is kept, the model is
-    # untouched
-    table = curl.monte_carlo_lemma(
-        model,
-        latent,
-        n_samples=4000,
-        generator=torch.Generator().manual_seed(5),
-        n_batches=10,
-        n_fit=500,
-        max_iter=50,
+    assert tau == pytest.approx(1 - distinct, rel=1e-12)
+
+
+def test_collision_terms_match_monte_carlo():
+    k, m = 3, 200_000
+    classes = torch.multinomial(
+        RHO4, m * (k + 1), replacement=True, generator=torch.Generator().manual_seed(3)
+    ).view(m, k + 1)
+    hits = (classes[:, 1:] == classes[:, :1]).sum(1)
+    distinct = torch.stack(
+        [classes[:, i] != classes[:, j] for i in range(k + 1) for j in range(i)]
+    ).all(0)
+    collided = (~distinct).double()
+    log_hits = torch.log1p(hits.double())
+    tau, collision = curl.collision_terms(k, RHO4)
+    for estimate, exact in [(collided, tau), (log_hits, collision)]:
+        se = float(estimate.std()) / math.sqrt(m)
+        assert abs(float(estimate.mean()) - exact) < 4 * se
+
+
+@pytest.mark.parametrize("k", [0, -1, 4, 5, 1.5, True, "2", None])
+def test_collision_terms_bad_k_raises(k):
+    with pytest.raises(ValueError, match="n_negatives"):
+        curl.collision_terms(k, RHO4)
+
+
+@pytest.mark.parametrize(
+    "rho",
+    [
+        torch.tensor([0.5, 0.6]),
+        torch.tensor([1.2, -0.1, -0.1]),
+        torch.tensor([0.5, 0.5, 0.0]),
+        torch.tensor([1.0]),
+        torch.tensor([[0.5, 0.5]]),
+        torch.tensor([0.5, float("nan")]),
+        torch.tensor([1, 0]),
+        "abc",
+    ],
+)
+def test_collision_terms_bad_rho_raises(rho):
+    with pytest.raises(ValueError, match="class_probs"):
+        curl.collision_terms(1, rho)
+
+
+@pytest.mark.parametrize("loss", [0.3, 0.9, 2.5])
+def test_k_negative_bound_with_one_negative_is_the_mean_classifier_bound(loss):
+    tau = float((RHO4**2).sum())
+    assert curl.k_negative_bound(loss, 1, RHO4) == pytest.approx(
+        curl.mean_classifier_bound(loss, tau), rel=1e-14
     )
-    for name, value in model.params.items():
-        assert torch.equal(value, before[name]) and value.grad is None
-    names = ["L_un", "L_mu", "L_sup", "bound"]
-    assert set(table.columns) == {"seed", *names, *(f"se_{n}" for n in names)}
-    assert table["seed"].tolist() == [1, 2]
-    for name in names:
-        assert np.isfinite(table[name]).all() and (table[name] > 0).all()
-        assert (
-            np.isfinite(table[f"se_{name}"]).all() and (table[f"se_{name}"] > 0).all()
+    losses = torch.tensor([loss, 2 * loss], dtype=torch.float64)
+    torch.testing.assert_close(
+        curl.k_negative_bound(losses, 1, RHO4),
+        curl.mean_classifier_bound(losses, tau),
+        rtol=1e-14,
+        atol=0,
+    )
+
+
+@pytest.mark.parametrize("k", [2, 3])
+def test_k_negative_bound_formula(k):
+    tau, collision = brute_force_collision_terms(k, RHO4)
+    losses = torch.tensor([0.5, 1.7], dtype=torch.float64)
+    torch.testing.assert_close(
+        curl.k_negative_bound(losses, k, RHO4),
+        (losses - collision) / (1 - tau),
+        rtol=1e-12,
+        atol=0,
+    )
+    with pytest.raises(ValueError, match="n_negatives"):
+        curl.k_negative_bound(1.0, 4, RHO4)
+
+
+LEMMA_COLUMNS = [
+    "seed",
+    "k",
+    "L_un",
+    "L_un_se",
+    "L_mu",
+    "tau_k",
+    "collision",
+    "bound",
+    "bound_se",
+]
+
+
+@pytest.mark.parametrize("scale", [0.05, 0.5, 1.0, 3.0])
+def test_k_negative_lemma_holds_on_random_features(scale):
+    labels = labels_with_counts((5, 8, 3, 6), seed=11)
+    features = scale * randn(2, labels.numel(), 4, seed=12)
+    table = curl.k_negative_lemma(
+        features, labels, [1, 2, 3], 3000, torch.Generator().manual_seed(1)
+    )
+    assert list(table.columns) == LEMMA_COLUMNS
+    assert len(table) == 2 * 3
+    assert table["k"].tolist() == [1, 1, 2, 2, 3, 3]
+    assert table["seed"].tolist() == [0, 1] * 3
+    assert np.isfinite(table.drop(columns=["seed", "k"]).to_numpy()).all()
+    assert (table["L_un_se"] > 0).all()
+    assert (table["L_mu"] <= table["bound"] + 4 * table["bound_se"]).all()
+    rho = metrics.class_frequencies(labels)
+    for k in (1, 2, 3):
+        rows = table[table.k == k]
+        tau, collision = curl.collision_terms(k, rho)
+        assert (rows["tau_k"] == tau).all() and (rows["collision"] == collision).all()
+        np.testing.assert_allclose(
+            rows["bound"], (rows["L_un"] - collision) / (1 - tau), rtol=1e-12
         )
-    gap_se = np.sqrt(table["se_L_mu"] ** 2 + table["se_bound"] ** 2)
-    assert (table["L_mu"] <= table["bound"] + 4 * gap_se).all()
-    tau = 0.25 + 0.09 + 0.04
-    np.testing.assert_allclose(
-        table["bound"], (table["L_un"] - tau * math.log(2)) / (1 - tau), rtol=1e-6
+        np.testing.assert_allclose(
+            rows["bound_se"], rows["L_un_se"] / (1 - tau), rtol=1e-12
+        )
+        mean = metrics.mean_classifier(features, labels, task_size=k + 1)["loss"]
+        np.testing.assert_allclose(rows["L_mu"], mean.numpy(), rtol=1e-12)
+    # more negatives, larger loss (shared draws) and L_un(k = 1) is the exact L_un
+    assert (table[table.k == 3]["L_un"].to_numpy() > table[table.k == 1]["L_un"]).all()
+    exact = metrics.exact_unsupervised_loss(features, labels).numpy()
+    rows = table[table.k == 1]
+    assert (np.abs(rows["L_un"] - exact) < 4 * rows["L_un_se"]).all()
+
+
+def test_k_negative_lemma_is_deterministic_under_a_seeded_generator():
+    labels = labels_with_counts((4, 6, 5), seed=2)
+    features = randn(2, labels.numel(), 3, seed=3)
+
+    def run(seed):
+        return curl.k_negative_lemma(
+            features, labels, [2, 1], 500, torch.Generator().manual_seed(seed)
+        )
+
+    first, second = run(4), run(4)
+    pd.testing.assert_frame_equal(first, second)
+    assert first["k"].tolist() == [2, 2, 1, 1]  # in the order asked
+    assert not np.array_equal(first["L_un"], run(5)["L_un"])
+
+
+@pytest.mark.parametrize("negatives", [[], [0], [1, 0], [-1], [1.5], [True]])
+def test_k_negative_lemma_bad_negatives_raise(negatives):
+    labels = labels_with_counts((4, 6, 5))
+    with pytest.raises(ValueError, match="negatives"):
+        curl.k_negative_lemma(randn(1, labels.numel(), 3), labels, negatives, 100)
+
+
+def test_k_negative_lemma_bad_sizes_raise():
+    labels = labels_with_counts((4, 6, 5))
+    features = randn(1, labels.numel(), 3)
+    with pytest.raises(ValueError, match="n_negatives"):  # k + 1 > N_C
+        curl.k_negative_lemma(features, labels, [3], 100)
+    with pytest.raises(ValueError, match="n_samples"):
+        curl.k_negative_lemma(features, labels, [1], 1)
+
+
+# ------------------------------------------- the k-negative lemma, enumerated exactly
+
+
+def naive_k_negative_sides(features, labels, k):
+    """L^k_un, L^µ_sup,k+1, τ_k and E log(1 + |I|) of a finite labelled set (D_c
+    uniform over class c, ρ the label frequencies), by enumerating every tuple (x, x⁺,
+    x⁻_1 … x⁻_k) and every ordered (k + 1)-tuple of classes, in float64 Python."""
+    feats, labels = features.tolist(), labels.tolist()
+    n, classes = len(labels), sorted(set(labels))
+    members = {c: [i for i in range(n) if labels[i] == c] for c in classes}
+    rho = {c: len(members[c]) / n for c in classes}
+
+    def dot(u, v):
+        return sum(a * b for a, b in zip(u, v))
+
+    dims = range(len(feats[0]))
+    l_un = 0.0
+    for x in range(n):  # x uniform over the set (D_c uniform, c ~ ρ)
+        for pos in members[labels[x]]:
+            for negs in itertools.product(range(n), repeat=k):
+                weight = 1 / n / len(members[labels[x]]) / n**k
+                terms = sum(
+                    math.exp(dot(feats[x], feats[j]) - dot(feats[x], feats[pos]))
+                    for j in negs
+                )
+                l_un += weight * math.log1p(terms)
+    means = {
+        c: [sum(feats[i][d] for i in members[c]) / len(members[c]) for d in dims]
+        for c in classes
+    }
+    l_mu = total = tau = collision = 0.0
+    for ordered in itertools.product(classes, repeat=k + 1):
+        p = math.prod(rho[c] for c in ordered)
+        collision += p * math.log(1 + sum(c == ordered[0] for c in ordered[1:]))
+        if len(set(ordered)) < k + 1:
+            tau += p
+            continue
+        total += p
+        for j, c in enumerate(ordered):  # the task's loss, each class weight 1/m
+            for i in members[c]:
+                logits = [dot(means[d], feats[i]) for d in ordered]
+                lse = math.log(sum(math.exp(z) for z in logits))
+                l_mu += p / (k + 1) / len(members[c]) * (lse - logits[j])
+    return l_un, l_mu / total, tau, collision
+
+
+@pytest.mark.parametrize(
+    "counts, k", [((2, 2), 1), ((1, 2, 2), 1), ((2, 1, 2), 2), ((1, 2, 1, 1), 3)]
+)
+def test_k_negative_lemma_holds_exactly_on_an_enumerated_distribution(counts, k):
+    labels = labels_with_counts(counts, seed=1)
+    rho = metrics.class_frequencies(labels)
+    for seed, scale in [(0, 0.3), (1, 1.0), (2, 2.5)]:
+        features = scale * randn(labels.numel(), 2, seed=seed)
+        l_un, l_mu, tau, collision = naive_k_negative_sides(features, labels, k)
+        assert (tau, collision) == pytest.approx(
+            curl.collision_terms(k, rho), rel=1e-12, abs=1e-15
+        )
+        bound = curl.k_negative_bound(l_un, k, rho)
+        assert bound == pytest.approx((l_un - collision) / (1 - tau), rel=1e-12)
+        assert l_mu <= bound + 1e-12
+        mean = metrics.mean_classifier(features, labels, task_size=k + 1)["loss"]
+        assert float(mean) == pytest.approx(l_mu, rel=1e-10)
+        if k == 1:
+            exact = metrics.exact_unsupervised_loss(features, labels)
+            assert float(exact) == pytest.approx(l_un, rel=1e-10)
+    # f = 0: L_un = L_mu = log(k + 1); the bound exceeds them by (τ_k log(k + 1) −
+    # E log(1 + |I|)) / (1 − τ_k) ≥ 0, zero for k = 1 (equality)
+    l_un, l_mu, tau, collision = naive_k_negative_sides(
+        torch.zeros(labels.numel(), 2, dtype=torch.float64), labels, k
     )
+    assert l_un == pytest.approx(math.log(k + 1), rel=1e-12)
+    assert l_mu == pytest.approx(math.log(k + 1), rel=1e-12)
+    bound = curl.k_negative_bound(l_un, k, rho)
+    assert bound - l_mu == pytest.approx(
+        (tau * math.log(k + 1) - collision) / (1 - tau), abs=1e-12
+    )
+    assert bound >= l_mu - 1e-12
+    if k == 1:
+        assert bound == pytest.approx(l_mu, rel=1e-12)
 
 
-def test_monte_carlo_lemma_l_un_matches_a_large_sample_of_the_same_model():
-    latent = GaussianClasses.random(2, 3, separation=2.0, seed=6)
-    model = StackedModel(lambda: MLP(3, (), 2), n_seeds=1, seed=2)
+def test_k_negative_lemma_l_un_matches_the_enumerated_loss():
+    labels = labels_with_counts((2, 1, 2), seed=1)
+    features = randn(labels.numel(), 2, seed=4)
+    l_un, l_mu, _, _ = naive_k_negative_sides(features, labels, 2)
+    table = curl.k_negative_lemma(
+        features[None], labels, [2], 20_000, torch.Generator().manual_seed(0)
+    )
+    assert abs(float(table["L_un"][0]) - l_un) < 4 * float(table["L_un_se"][0])
+    assert float(table["L_mu"][0]) == pytest.approx(l_mu, rel=1e-10)
+
+
+# ---------------------------------------------------------------- blocks
+
+
+def chi_square_pvalue(observed, expected_probabilities):
+    from scipy import stats
+
+    observed = np.asarray(observed, dtype=float)
+    expected = np.asarray(expected_probabilities, dtype=float) * observed.sum()
+    return stats.chisquare(observed, expected).pvalue
+
+
+@pytest.mark.parametrize("block_size", [1, 3])
+def test_draw_block_samples_follow_the_distribution(block_size):
+    counts = (30, 10, 20, 5)
+    labels = labels_with_counts(counts, seed=3)
+    m = 20_000
+    samples = curl.draw_block_samples(
+        labels, block_size, m, torch.Generator().manual_seed(4)
+    )
+    assert isinstance(samples, curl.BlockSamples)
+    assert samples.anchor.shape == (m,)
+    assert samples.positives.shape == samples.negatives.shape == (m, block_size)
+    for index in samples:
+        assert index.dtype == torch.long
+        assert int(index.min()) >= 0 and int(index.max()) < labels.numel()
+    rho = np.array(counts) / sum(counts)
+    # anchors uniform over the set: classes follow ρ, and so does every example
+    anchor_class = labels[samples.anchor]
+    assert chi_square_pvalue(torch.bincount(anchor_class), rho) > 1e-3
+    n = labels.numel()
+    uniform = [1 / n] * n
+    observed = torch.bincount(samples.anchor, minlength=n)
+    assert chi_square_pvalue(observed, uniform) > 1e-3
+    # positives in the anchor's class
+    assert torch.equal(
+        labels[samples.positives], anchor_class[:, None].expand(-1, block_size)
+    )
+    # each negative block in one class, which follows ρ
+    negative_class = labels[samples.negatives]
+    assert torch.equal(negative_class, negative_class[:, :1].expand(-1, block_size))
+    assert chi_square_pvalue(torch.bincount(negative_class[:, 0]), rho) > 1e-3
+    # ... independently of the anchor's class: P(c⁻ = c⁺) = Σ ρ²
+    same = (negative_class[:, 0] == anchor_class).double()
+    assert abs(float(same.mean()) - (rho**2).sum()) < 4 * float(same.std()) / m**0.5
+    # members of a block uniform over their class (class 0, the first member and all)
+    for index in (samples.positives, samples.negatives):
+        members = index[labels[index[:, 0]] == 0]
+        observed = torch.bincount(members.flatten(), minlength=n)[labels == 0]
+        assert chi_square_pvalue(observed, [1 / counts[0]] * counts[0]) > 1e-3
+        observed = torch.bincount(members[:, 0], minlength=n)[labels == 0]
+        assert chi_square_pvalue(observed, [1 / counts[0]] * counts[0]) > 1e-3
+
+
+def test_draw_block_samples_blocks_hold_distinct_draws():
+    labels = labels_with_counts((50, 50), seed=0)
+    samples = curl.draw_block_samples(labels, 4, 500, torch.Generator().manual_seed(1))
+    # i.i.d. draws within a block: not all copies of the first member
+    for index in (samples.positives, samples.negatives):
+        assert (index != index[:, :1]).any(1).float().mean() > 0.9
+
+
+def test_draw_block_samples_is_deterministic():
+    labels = labels_with_counts((3, 5, 4), seed=1)
+
+    def draw(generator):
+        return curl.draw_block_samples(labels, 2, 50, generator)
+
+    first = draw(torch.Generator().manual_seed(7))
+    second = draw(torch.Generator().manual_seed(7))
+    for a, b in zip(first, second):
+        assert torch.equal(a, b)
+    other = draw(torch.Generator().manual_seed(8))
+    assert not torch.equal(first.anchor, other.anchor)
+    default = draw(None)  # a new generator seeded 0
+    for a, b in zip(default, draw(torch.Generator().manual_seed(0))):
+        assert torch.equal(a, b)
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"block_size": 0}, "block_size"),
+        ({"block_size": 1.5}, "block_size"),
+        ({"block_size": True}, "block_size"),
+        ({"n_samples": 1}, "n_samples"),
+        ({"n_samples": 0}, "n_samples"),
+        ({"n_samples": 10.0}, "n_samples"),
+        ({"labels": torch.tensor([0, 0, 2, 2])}, "labels"),
+        ({"labels": torch.tensor([0, 0, 0])}, "labels"),
+        ({"labels": torch.tensor([0.0, 1.0])}, "labels"),
+    ],
+)
+def test_draw_block_samples_bad_arguments_raise(kwargs, argument):
+    arguments = {
+        "labels": labels_with_counts((3, 4)),
+        "block_size": 2,
+        "n_samples": 10,
+        **kwargs,
+    }
+    with pytest.raises(ValueError, match=argument):
+        curl.draw_block_samples(**arguments)
+
+
+def naive_block_losses(features, labels, samples):
+    """The estimates of curl.block_losses, one draw at a time, in Python floats."""
+    feats = features.tolist()
+
+    def dot(u, v):
+        return sum(a * b for a, b in zip(u, v))
+
+    def mean(rows):
+        return [sum(r[d] for r in rows) / len(rows) for d in range(len(rows[0]))]
+
+    def diff(u, v):
+        return [a - b for a, b in zip(u, v)]
+
+    single, block = [], []
+    for a, ps, ns in zip(*(s.tolist() for s in samples)):
+        fa = feats[a]
+        single.append(math.log1p(math.exp(dot(fa, diff(feats[ns[0]], feats[ps[0]])))))
+        positive_mean = mean([feats[i] for i in ps])
+        negative_mean = mean([feats[i] for i in ns])
+        block.append(math.log1p(math.exp(dot(fa, diff(negative_mean, positive_mean)))))
+    m = len(single)
+
+    def mean_and_se(values):
+        mu = sum(values) / m
+        return mu, math.sqrt(sum((v - mu) ** 2 for v in values) / (m - 1) / m)
+
+    l_un, l_un_se = mean_and_se(single)
+    l_block, l_block_se = mean_and_se(block)
+    _, gap_se = mean_and_se([s - b for s, b in zip(single, block)])
+    return {
+        "L_un": l_un,
+        "L_un_se": l_un_se,
+        "L_block": l_block,
+        "L_block_se": l_block_se,
+        "gap_se": gap_se,
+    }
+
+
+@pytest.mark.parametrize("block_size", [1, 3])
+def test_block_losses_match_a_naive_loop(block_size):
+    labels = labels_with_counts((4, 3, 5), seed=2)
+    features = randn(2, labels.numel(), 3, seed=3, dtype=torch.float32)
+    samples = curl.draw_block_samples(
+        labels, block_size, 40, torch.Generator().manual_seed(5)
+    )
+    losses = curl.block_losses(features, samples)
+    assert set(losses) == {"L_un", "L_un_se", "L_block", "L_block_se", "gap_se"}
+    for value in losses.values():
+        assert value.shape == (2,) and value.dtype == torch.float64
+    for s in range(2):
+        expected = naive_block_losses(features[s].double(), labels, samples)
+        for name, value in expected.items():
+            assert float(losses[name][s]) == pytest.approx(value, rel=1e-10, abs=1e-14)
+    # a feature without the seed axis
+    alone = curl.block_losses(features[1], samples)
+    for name, value in alone.items():
+        assert value.shape == ()
+        torch.testing.assert_close(value, losses[name][1], rtol=1e-12, atol=0)
+
+
+def test_block_losses_with_blocks_of_one_are_l_un():
+    labels = labels_with_counts((4, 3, 5), seed=2)
+    features = randn(3, labels.numel(), 3, seed=6)
+    losses = curl.block_losses(
+        features, curl.draw_block_samples(labels, 1, 200, torch.Generator())
+    )
+    assert torch.equal(losses["L_block"], losses["L_un"])
+    assert torch.equal(losses["L_block_se"], losses["L_un_se"])
+    assert torch.equal(losses["gap_se"], torch.zeros(3, dtype=torch.float64))
+
+
+@pytest.mark.parametrize("scale", [0.3, 1.0, 3.0])
+@pytest.mark.parametrize("block_size", [2, 5])
+def test_block_loss_is_below_l_un(scale, block_size):
+    labels = labels_with_counts((6, 9, 5), seed=4)
+    features = scale * randn(3, labels.numel(), 4, seed=5)
+    losses = curl.block_losses(
+        features,
+        curl.draw_block_samples(
+            labels, block_size, 4000, torch.Generator().manual_seed(6)
+        ),
+    )
+    assert bool((losses["gap_se"] > 0).all())
+    assert bool((losses["L_block"] <= losses["L_un"] + 4 * losses["gap_se"]).all())
+
+
+@pytest.mark.parametrize("block_size", [1, 3])
+def test_block_losses_l_un_matches_the_exact_loss(block_size):
+    labels = labels_with_counts((6, 9, 5), seed=4)
+    features = randn(2, labels.numel(), 4, seed=7)
+    losses = curl.block_losses(
+        features,
+        curl.draw_block_samples(
+            labels, block_size, 20_000, torch.Generator().manual_seed(8)
+        ),
+    )
+    exact = metrics.exact_unsupervised_loss(features, labels)
+    assert bool(((losses["L_un"] - exact).abs() < 4 * losses["L_un_se"]).all())
+
+
+def test_block_evaluator():
+    labels = labels_with_counts((6, 9, 5), seed=4)
+    inputs = randn(labels.numel(), 5, seed=9, dtype=torch.float32)
+    model = StackedModel(lambda: MLP(5, (8,), 3), n_seeds=2, seed=1)
+    evaluate = curl.block_evaluator(
+        inputs, labels, 3, 300, torch.Generator().manual_seed(10)
+    )
+    values = evaluate(model)
+    assert set(values) == {
+        "L_un",
+        "L_un_se",
+        "L_block",
+        "L_block_se",
+        "gap_se",
+        "L_mu",
+        "accuracy_mu",
+        "bound",
+        "block_bound",
+    }
+    for value in values.values():
+        assert value.shape == (2,) and bool(torch.isfinite(value).all())
     with torch.no_grad():
-        table = curl.monte_carlo_lemma(
-            model,
-            latent,
-            n_samples=4000,
-            generator=torch.Generator().manual_seed(7),
-            n_batches=10,
-            n_fit=500,
-            max_iter=30,
+        features = model(inputs)
+    samples = curl.draw_block_samples(labels, 3, 300, torch.Generator().manual_seed(10))
+    for name, value in curl.block_losses(features, samples).items():
+        torch.testing.assert_close(values[name], value)
+    mean = metrics.mean_classifier(features.double(), labels, task_size=2)
+    torch.testing.assert_close(values["L_mu"], mean["loss"])
+    torch.testing.assert_close(values["accuracy_mu"], mean["accuracy"])
+    tau = float((torch.tensor([6, 9, 5], dtype=torch.float64) / 20).square().sum())
+    for bound, loss in [("bound", "L_un"), ("block_bound", "L_block")]:
+        torch.testing.assert_close(
+            values[bound], (values[loss] - tau * math.log(2)) / (1 - tau)
         )
-        generator = torch.Generator().manual_seed(8)
-        n = 100_000
-        anchor, positive, _ = latent.sample_sim((n,), generator)
-        negative, _ = latent.sample_neg((n,), generator)
-        reference = logistic_loss(
-            model(anchor), model(positive), model(negative), reduction="none"
-        ).double()
-    reference_se = float(reference.std()) / math.sqrt(n)
-    se = math.hypot(float(table["se_L_un"][0]), reference_se)
-    assert abs(float(table["L_un"][0]) - float(reference.mean())) < 4 * se
+    # the draws are made once: a second call on the same model gives the same values
+    again = evaluate(model)
+    for name in values:
+        assert torch.equal(values[name], again[name])
 
 
-@pytest.mark.parametrize("n_samples, n_batches", [(100, 1), (5, 10)])
-def test_monte_carlo_lemma_bad_sizes_raise(n_samples, n_batches):
-    latent = GaussianClasses.random(2, 2)
-    model = StackedModel(lambda: MLP(2, (), 2), n_seeds=1)
-    with pytest.raises(ValueError, match="n_batches"):
-        curl.monte_carlo_lemma(
-            model, latent, n_samples, torch.Generator(), n_batches=n_batches
-        )
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"block_size": 0}, "block_size"),
+        ({"block_size": 2.0}, "block_size"),
+        ({"n_samples": 1}, "n_samples"),
+        ({"n_samples": -5}, "n_samples"),
+    ],
+)
+def test_block_evaluator_bad_arguments_raise(kwargs, argument):
+    labels = labels_with_counts((3, 4))
+    arguments = {"block_size": 2, "n_samples": 10, **kwargs}
+    with pytest.raises(ValueError, match=argument):
+        curl.block_evaluator(randn(labels.numel(), 2), labels, **arguments)
 
 
 # ---------------------------------------------------------------- downstream accuracies
@@ -368,3 +854,211 @@ def test_downstream_accuracies():
     # an affine encoder keeps well-separated blobs separable: the linear head is nearly
     # perfect
     assert (table.loc[table.classifier == "linear", "accuracy"] > 0.95).all()
+
+
+@pytest.mark.parametrize("task_size", [2, 3])
+def test_downstream_accuracies_centred_and_normalised_means(task_size):
+    labels = labels_with_counts((7, 5, 6), seed=5)
+    test_labels = labels_with_counts((4, 6, 5), seed=6)
+    shift = torch.tensor([2.0, -1.0, 0.5], dtype=torch.float64)
+    train_f = randn(2, labels.numel(), 3, seed=7) + shift
+    test_f = randn(2, test_labels.numel(), 3, seed=8) + shift
+    names = ("mean", "mean, centred", "mean, normalised")
+    table = curl.downstream_accuracies(
+        train_f,
+        labels,
+        test_f,
+        test_labels,
+        task_sizes=(task_size,),
+        classifiers=names,
+    )
+    assert table["classifier"].tolist() == [n for n in names for _ in range(2)]
+    options = [{}, {"centre": True}, {"normalise": True}]
+    direct = {}
+    for name, option in zip(names, options):
+        direct[name] = metrics.mean_classifier(
+            train_f, labels, test_f, test_labels, task_size=task_size, **option
+        )["accuracy"]
+        got = table[table.classifier == name].sort_values("seed")["accuracy"]
+        np.testing.assert_array_equal(got.to_numpy(), direct[name].double().numpy())
+    # the variants are different classifiers here
+    assert not torch.equal(direct["mean"], direct["mean, centred"])
+
+
+@pytest.mark.parametrize("classifiers", [("mean", "median"), ("Mean",), ()])
+def test_downstream_accuracies_unknown_classifier_raises(classifiers):
+    labels = labels_with_counts((3, 3))
+    features = randn(1, labels.numel(), 2)
+    with pytest.raises(ValueError, match="classifiers"):
+        curl.downstream_accuracies(
+            features, labels, features, labels, classifiers=classifiers
+        )
+
+
+# ---------------------------------------------------------------- supervised baseline
+
+
+def blob_split(n_per_class, seed):
+    centres = torch.tensor([[2.0, 0.0], [-1.0, 1.7], [-1.0, -1.7]])
+    labels = torch.arange(3).repeat(n_per_class)
+    noise = randn(labels.numel(), 2, seed=seed, dtype=torch.float32)
+    return centres[labels] + 1.1 * noise, labels
+
+
+SUPERVISED_GRID = [(0.5, 0.0), (0.05, 1e-2)]
+SUPERVISED = {"n_steps": 20, "batch_size": 16, "eval_steps": [5, 10, 15], "seed": 1}
+
+
+def make_classifier():
+    return Classifier(MLP(2, (8,), 4), 3)
+
+
+def run_supervised(**kwargs):
+    train_x, train_y = blob_split(20, seed=1)
+    val_x, val_y = blob_split(10, seed=2)
+    arguments = {
+        "grid": SUPERVISED_GRID,
+        "n_seeds": 2,
+        "search_seeds": 2,
+        **SUPERVISED,
+        "desc": None,
+        **kwargs,
+    }
+    run = curl.train_supervised(
+        make_classifier, train_x, train_y, val_x, val_y, **arguments
+    )
+    return run, val_x, val_y
+
+
+def validation_accuracy(model, val_x, val_y):
+    with torch.no_grad():
+        return (model(val_x).argmax(-1) == val_y).double().mean(-1)
+
+
+def reference_accuracies(lr, weight_decay, n_seeds):
+    """The validation accuracy of each seed at steps 0, 5, 10, 15, 20 of a plain
+    training run (no early stopping) with the batches of train_supervised: a frame
+    step × seed; and the parameters at those steps, {step: {name: (S, ...)}}."""
+    train_x, train_y = blob_split(20, seed=1)
+    val_x, val_y = blob_split(10, seed=2)
+    model = StackedModel(make_classifier, n_seeds, seed=SUPERVISED["seed"])
+    generator = torch.Generator().manual_seed(SUPERVISED["seed"] + 1)
+    snapshots = []
+
+    def evaluate(m):
+        snapshots.append({k: v.detach().clone() for k, v in m.params.items()})
+        return {"val_accuracy": validation_accuracy(m, val_x, val_y)}
+
+    history = train(
+        model,
+        curl.cross_entropy_loss,
+        curl.labelled_batches(
+            train_x, train_y, n_seeds, SUPERVISED["batch_size"], generator
+        ),
+        SUPERVISED["n_steps"],
+        lr=lr,
+        weight_decay=weight_decay,
+        evaluate=evaluate,
+        eval_steps=SUPERVISED["eval_steps"],
+        desc=None,
+    )
+    history = history[history.quantity == "val_accuracy"]
+    table = history.pivot(index="step", columns="seed", values="value")
+    return table, dict(zip(table.index, snapshots))
+
+
+def assert_parameters_at_the_best_steps(model, best_steps, snapshots):
+    """Seed i of ``model`` holds the parameters of step best_steps[i]."""
+    for i, step in enumerate(best_steps):
+        for name, value in model.params.items():
+            assert torch.equal(value[i], snapshots[step][name][i])
+
+
+SEARCH_COLUMNS = ["lr", "weight_decay", "seed", "best_step", "val_accuracy", "chosen"]
+
+
+def test_train_supervised_selects_by_early_stopping():
+    run, val_x, val_y = run_supervised()
+    search = run.search
+    assert list(search.columns) == SEARCH_COLUMNS
+    keys = list(zip(search.lr, search.weight_decay, search.seed))
+    assert keys == [(lr, wd, s) for lr, wd in SUPERVISED_GRID for s in (1, 2)]
+    means, references = [], []
+    for lr, wd in SUPERVISED_GRID:
+        reference, snapshots = reference_accuracies(lr, wd, 2)
+        references.append((reference, snapshots))
+        assert reference.index.tolist() == [0, 5, 10, 15, 20]
+        rows = search[(search.lr == lr) & (search.weight_decay == wd)]
+        for row in rows.itertuples():
+            curve = reference[row.seed]
+            assert row.val_accuracy == curve.max()
+            assert row.best_step == curve.idxmax()  # the first best step
+        means.append(rows.val_accuracy.mean())
+    # the chosen configuration: the best mean early-stopped accuracy
+    best = int(np.argmax(means))
+    assert best == 1  # (here the second: a rule "take the first" would fail)
+    assert search.chosen.tolist() == [i == best for i in (0, 0, 1, 1)]
+    # search_seeds == n_seeds: the final run is the chosen configuration's search
+    chosen = search[search.chosen].reset_index(drop=True)
+    assert list(run.final.columns) == ["seed", "best_step", "val_accuracy"]
+    pd.testing.assert_frame_equal(
+        run.final.reset_index(drop=True),
+        chosen[["seed", "best_step", "val_accuracy"]],
+    )
+    # the model holds each seed's parameters of its best step ...
+    assert run.model.seeds == [1, 2]
+    accuracy = validation_accuracy(run.model, val_x, val_y)
+    np.testing.assert_array_equal(accuracy.numpy(), chosen.val_accuracy.to_numpy())
+    # ... which matters here: both seeds were better before the end
+    final_step = references[best][0].loc[20]
+    assert (chosen.val_accuracy.to_numpy() > final_step.to_numpy()).all()
+    assert_parameters_at_the_best_steps(
+        run.model, chosen.best_step.tolist(), references[best][1]
+    )
+
+
+def test_train_supervised_retrains_the_chosen_configuration_with_more_seeds():
+    run, val_x, val_y = run_supervised(n_seeds=3, search_seeds=1)
+    assert len(run.search) == len(SUPERVISED_GRID)
+    assert run.search.seed.tolist() == [1, 1]
+    assert run.search.chosen.sum() == 1
+    assert list(run.final.columns) == ["seed", "best_step", "val_accuracy"]
+    assert run.final.seed.tolist() == [1, 2, 3]
+    assert set(run.final.best_step) <= {0, 5, 10, 15, 20}
+    assert run.model.seeds == [1, 2, 3]
+    accuracy = validation_accuracy(run.model, val_x, val_y)
+    np.testing.assert_array_equal(accuracy.numpy(), run.final.val_accuracy.to_numpy())
+    lr, wd = run.search.loc[run.search.chosen, ["lr", "weight_decay"]].iloc[0]
+    reference, snapshots = reference_accuracies(lr, wd, 3)
+    assert_parameters_at_the_best_steps(
+        run.model, run.final.best_step.tolist(), snapshots
+    )
+    np.testing.assert_array_equal(
+        run.final.val_accuracy.to_numpy(), reference.max().to_numpy()
+    )
+    np.testing.assert_array_equal(
+        run.final.best_step.to_numpy(), reference.idxmax().to_numpy()
+    )
+
+
+def test_train_supervised_is_deterministic():
+    first, _, _ = run_supervised(n_steps=6, eval_steps=[3])
+    second, _, _ = run_supervised(n_steps=6, eval_steps=[3])
+    pd.testing.assert_frame_equal(first.search, second.search)
+    pd.testing.assert_frame_equal(first.final, second.final)
+    for name, value in first.model.params.items():
+        assert torch.equal(value, second.model.params[name])
+
+
+@pytest.mark.parametrize(
+    "kwargs, argument",
+    [
+        ({"grid": []}, "grid"),
+        ({"search_seeds": 0}, "search_seeds"),
+        ({"search_seeds": 3}, "search_seeds"),
+        ({"n_seeds": 0}, "n_seeds"),
+    ],
+)
+def test_train_supervised_bad_arguments_raise(kwargs, argument):
+    with pytest.raises(ValueError, match=argument):
+        run_supervised(**kwargs)

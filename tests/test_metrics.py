@@ -754,3 +754,137 @@ def test_power_law_fit_covers_the_true_exponent():
 def test_power_law_fit_bad_inputs_raise(x, y, confidence, match):
     with pytest.raises(ValueError, match=match):
         metrics.power_law_fit(x, y, confidence)
+
+
+# ------------------------------------------- mean classifier: centred, normalised rows
+
+
+def naive_mean_rows(train_features, train_labels, n_classes, centre, normalise):
+    """Class means (list of rows) of the training features, computed with numpy after
+    subtracting the training mean (centre), scaled to unit norm (normalise); and the
+    offset subtracted."""
+    x = train_features.numpy()
+    offset = x.mean(0) if centre else np.zeros(x.shape[1])
+    y = train_labels.numpy()
+    rows = []
+    for c in range(n_classes):
+        mu = (x[y == c] - offset).mean(0)
+        rows.append(mu / np.linalg.norm(mu) if normalise else mu)
+    return [row.tolist() for row in rows], offset
+
+
+@pytest.mark.parametrize(
+    "centre, normalise", [(True, False), (False, True), (True, True)]
+)
+@pytest.mark.parametrize("task_size", [2, 3])
+def test_mean_classifier_centred_and_normalised_match_naive(
+    centre, normalise, task_size
+):
+    train_features, train_labels = blobs((4, 3, 5), 3, 1.0, 1.0, seed=1)
+    train_features = train_features + torch.tensor([1.5, -0.5, 2.0])
+    eval_features, eval_labels = blobs((2, 5, 3), 3, 1.0, 1.0, seed=1)
+    eval_features = eval_features + 0.3 * randn(*eval_features.shape, seed=20) + 1.0
+    rows, offset = naive_mean_rows(train_features, train_labels, 3, centre, normalise)
+    rho = torch.tensor([2, 5, 3], dtype=torch.float64) / 10
+    options = {"centre": centre, "normalise": normalise, "task_size": task_size}
+    result = metrics.mean_classifier(
+        train_features, train_labels, eval_features, eval_labels, **options
+    )
+    expected_loss, expected_accuracy = naive_task_loss_and_accuracy(
+        eval_features - torch.from_numpy(offset),
+        eval_labels,
+        lambda task: [rows[c] for c in task],
+        3,
+        task_size,
+        rho,
+    )
+    assert float(result["loss"]) == pytest.approx(expected_loss, rel=1e-10)
+    assert float(result["accuracy"]) == pytest.approx(expected_accuracy, rel=1e-10)
+    # evaluated on the training data by default, centred by its own mean
+    result = metrics.mean_classifier(train_features, train_labels, **options)
+    expected_loss, expected_accuracy = naive_task_loss_and_accuracy(
+        train_features - torch.from_numpy(offset),
+        train_labels,
+        lambda task: [rows[c] for c in task],
+        3,
+        task_size,
+        torch.tensor([4, 3, 5], dtype=torch.float64) / 12,
+    )
+    assert float(result["loss"]) == pytest.approx(expected_loss, rel=1e-10)
+    assert float(result["accuracy"]) == pytest.approx(expected_accuracy, rel=1e-10)
+    # and the variant is not the plain mean classifier on these shifted features
+    plain = metrics.mean_classifier(train_features, train_labels, task_size=task_size)
+    assert float(plain["loss"]) != pytest.approx(float(result["loss"]), rel=1e-6)
+
+
+def test_mean_classifier_centred_per_seed():
+    labels = labels_with_counts((3, 4, 2), seed=2)
+    shift = torch.tensor([[[3.0, 0.0]], [[-1.0, 2.0]]], dtype=torch.float64)
+    train_features = randn(2, labels.numel(), 2, seed=3) + shift
+    eval_features = randn(2, labels.numel(), 2, seed=4) + shift
+    together = metrics.mean_classifier(
+        train_features, labels, eval_features, labels, centre=True, normalise=True
+    )
+    for s in range(2):
+        alone = metrics.mean_classifier(
+            train_features[s] - train_features[s].mean(0),
+            labels,
+            eval_features[s] - train_features[s].mean(0),
+            labels,
+            normalise=True,
+        )
+        torch.testing.assert_close(together["loss"][s], alone["loss"])
+        torch.testing.assert_close(together["accuracy"][s], alone["accuracy"])
+
+
+def test_centring_features_of_mean_zero_changes_nothing():
+    features, labels = blobs((4, 3, 5), 3, 1.0, 1.0, seed=5)
+    features = features - features.mean(0)
+    eval_features, eval_labels = blobs((3, 3, 3), 3, 1.0, 1.0, seed=6)
+    for task_size in (2, 3):
+        plain = metrics.mean_classifier(
+            features, labels, eval_features, eval_labels, task_size=task_size
+        )
+        centred = metrics.mean_classifier(
+            features,
+            labels,
+            eval_features,
+            eval_labels,
+            task_size=task_size,
+            centre=True,
+        )
+        torch.testing.assert_close(centred["loss"], plain["loss"])
+        torch.testing.assert_close(centred["accuracy"], plain["accuracy"])
+
+
+def test_normalising_means_of_equal_norm_keeps_the_accuracy():
+    features, labels = blobs((4, 3, 5), 3, 1.0, 1.0, seed=7)
+    means = metrics.class_means(features, labels)
+    # rescale each class so that every class mean has norm 2.5
+    features = features * (2.5 / means.norm(dim=-1))[labels, None]
+    torch.testing.assert_close(
+        metrics.class_means(features, labels).norm(dim=-1),
+        torch.full((3,), 2.5, dtype=torch.float64),
+    )
+    eval_features, eval_labels = blobs((3, 3, 3), 3, 1.0, 1.0, seed=8)
+    for task_size in (2, 3):
+        plain = metrics.mean_classifier(
+            features, labels, eval_features, eval_labels, task_size=task_size
+        )
+        unit = metrics.mean_classifier(
+            features,
+            labels,
+            eval_features,
+            eval_labels,
+            task_size=task_size,
+            normalise=True,
+        )
+        torch.testing.assert_close(unit["accuracy"], plain["accuracy"])
+        # the logits are divided by 2.5: the loss changes
+        assert float(unit["loss"]) != pytest.approx(float(plain["loss"]), rel=1e-3)
+
+
+def test_mean_classifier_centre_validates_the_training_features():
+    features, labels = blobs((3, 3, 3), 2, 1.0, 1.0)
+    with pytest.raises(ValueError, match="train_features"):
+        metrics.mean_classifier(features[:-1], labels, centre=True)

@@ -909,3 +909,147 @@ def test_check_stages():
         check_stages("s", [])
     with pytest.raises(ValueError, match="s must be a list"):
         check_stages("s", [(1.0, -1)])
+
+
+# ---------------------------------------------------------------- weight decay
+
+
+def test_train_sgd_step_with_weight_decay_is_written_out():
+    lr, decay, n_seeds, seed = 0.1, 0.3, 2, 5
+    x, y = fixed_batches(1, n_seeds, seed=2)
+    model = StackedModel(make_mlp, n_seeds, seed=seed)
+    train(
+        model,
+        regression_loss,
+        lambda step: (x[step], y[step]),
+        1,
+        lr=lr,
+        optimizer="sgd",
+        weight_decay=decay,
+        desc=None,
+    )
+    for i in range(n_seeds):
+        torch.manual_seed(seed + i)
+        module = make_mlp()
+        loss = regression_loss(module, (x[1, i], y[1, i]))
+        names = [name for name, _ in module.named_parameters()]
+        grads = torch.autograd.grad(loss, list(module.parameters()))
+        for name, w, g in zip(names, module.parameters(), grads):
+            expected = w.detach() - lr * (g + decay * w.detach())
+            torch.testing.assert_close(
+                model.params[name][i].detach(), expected, rtol=1e-6, atol=1e-7
+            )
+            # the decay term is not negligible here
+            without = w.detach() - lr * g
+            assert not torch.allclose(expected, without, rtol=0, atol=1e-4)
+
+
+def test_loop_sgd_with_weight_decay_follows_the_hand_written_loop():
+    lr, decay = 0.1, 0.4
+    params = fresh_w()
+    loop(
+        params,
+        quadratic(params, []),
+        3,
+        seeds=[0, 1],
+        lr=lr,
+        weight_decay=decay,
+        full_batch=True,
+    )
+    w = fresh_w()["w"].detach()
+    for _ in range(3):
+        grad = (w - CENTRES) + w.square()
+        w = w - lr * (grad + decay * w)
+    torch.testing.assert_close(params["w"], w, rtol=1e-12, atol=1e-12)
+
+
+def test_train_adam_with_weight_decay_follows_torch_adam():
+    lr, decay, n_steps, seed = 0.05, 0.2, 3, 1
+    x, y = fixed_batches(n_steps, 1, seed=3, classes=True)
+    model = StackedModel(make_classifier, 1, seed=seed)
+    train(
+        model,
+        classification_loss,
+        lambda step: (x[step], y[step]),
+        n_steps,
+        lr=lr,
+        optimizer="adam",
+        weight_decay=decay,
+        desc=None,
+    )
+    torch.manual_seed(seed)
+    module = make_classifier()
+    adam = torch.optim.Adam(module.parameters(), lr=lr, weight_decay=decay)
+    for step in range(1, n_steps + 1):
+        adam.zero_grad()
+        classification_loss(module, (x[step, 0], y[step, 0])).backward()
+        adam.step()
+    torch.manual_seed(seed)
+    plain = make_classifier()
+    adam = torch.optim.Adam(plain.parameters(), lr=lr)
+    for step in range(1, n_steps + 1):
+        adam.zero_grad()
+        classification_loss(plain, (x[step, 0], y[step, 0])).backward()
+        adam.step()
+    moved_apart = 0.0
+    for (name, value), other in zip(module.named_parameters(), plain.parameters()):
+        torch.testing.assert_close(
+            model.params[name][0].detach(), value.detach(), rtol=1e-5, atol=1e-6
+        )
+        moved_apart = max(moved_apart, float((value - other).detach().abs().max()))
+    assert moved_apart > 1e-4  # the decay changed the trajectory
+
+
+def test_loop_adam_with_weight_decay_follows_torch_adam():
+    lr, decay = 0.05, 0.5
+    params = fresh_w()
+    loop(
+        params,
+        quadratic(params, []),
+        3,
+        seeds=[0, 1],
+        lr=lr,
+        optimizer="adam",
+        weight_decay=decay,
+    )
+    w = fresh_w()["w"]
+    adam = torch.optim.Adam([w], lr=lr, weight_decay=decay)
+    for _ in range(3):
+        adam.zero_grad()
+        ((w - CENTRES).square().sum() / 2 + w.pow(3).sum() / 3).backward()
+        adam.step()
+    torch.testing.assert_close(params["w"], w.detach(), rtol=1e-12, atol=1e-12)
+    # and the decay changed the trajectory
+    plain = fresh_w()
+    loop(plain, quadratic(plain, []), 3, seeds=[0, 1], lr=lr, optimizer="adam")
+    assert not torch.allclose(plain["w"], params["w"], rtol=0, atol=1e-6)
+
+
+@pytest.mark.parametrize("decay", [-0.1, float("nan"), float("inf"), True, "0.1"])
+def test_bad_weight_decay_raises(decay):
+    model = StackedModel(make_mlp, 1)
+    before = {k: v.detach().clone() for k, v in model.params.items()}
+    with pytest.raises(ValueError, match="weight_decay"):
+        train(
+            model,
+            regression_loss,
+            lambda step: (randn(1, BATCH, IN), randn(1, BATCH, OUT)),
+            2,
+            lr=0.01,
+            weight_decay=decay,
+            desc=None,
+        )
+    for k, v in model.params.items():
+        assert torch.equal(v, before[k])
+    params = fresh_w()
+    with pytest.raises(ValueError, match="weight_decay"):
+        loop(
+            params,
+            quadratic(params, []),
+            2,
+            seeds=[0, 1],
+            lr=0.1,
+            weight_decay=decay,
+            full_batch=True,
+        )
+    assert torch.equal(params["w"], fresh_w()["w"])
