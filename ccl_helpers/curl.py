@@ -201,6 +201,10 @@ def k_negative_lemma(
     features (S, n, d) → one row per (seed, k): L_un, L_un_se, L_mu, tau_k,
     collision, bound, bound_se (the bound's standard error, L_un_se / (1 − τ_k)).
     """
+    if features.ndim != 3:
+        raise ValueError(
+            f"features must have shape (S, n, d), got {tuple(features.shape)}"
+        )
     ks = [check_int("negatives", k, 1) for k in negatives]
     if not ks:
         raise ValueError("negatives must hold at least one k ≥ 1")
@@ -284,6 +288,11 @@ def block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
     inequality gives L^block_un ≤ L_un for every f.
     """
     anchor, positives, negatives = samples
+    n = features.shape[-2]
+    if any(int(index.max()) >= n for index in samples):
+        raise ValueError(
+            f"samples index examples beyond the n = {n} rows of features (..., n, d)"
+        )
     f = features.double()
     a = f[..., anchor, :]  # (..., M, d)
     single = F.softplus(

@@ -17,6 +17,7 @@ import math
 from typing import NamedTuple
 
 import numpy as np
+import pandas as pd
 import torch
 from scipy import stats
 from torch import Tensor
@@ -654,6 +655,37 @@ def knn_accuracy(
             (predicted == eval_labels[start : start + block]).to(train_n.dtype)
         )
     return torch.cat(correct, -1).mean(-1)
+
+
+def mean_difference(first, second) -> tuple[float, float]:
+    """The difference of the means of two independent samples (e.g. seeds of two
+    methods) and its standard error: (mean(a) − mean(b), √(s²_a/n_a + s²_b/n_b)), s² the
+    unbiased sample variances; each sample needs at least 2 finite values."""
+    values = []
+    for name, sample in (("first", first), ("second", second)):
+        x = np.asarray(sample, dtype=np.float64).ravel()
+        if x.size < 2 or not np.isfinite(x).all():
+            raise ValueError(f"{name} must hold at least 2 finite values, got {x}")
+        values.append(x)
+    a, b = values
+    se = math.sqrt(a.var(ddof=1) / a.size + b.var(ddof=1) / b.size)
+    return float(a.mean() - b.mean()), se
+
+
+def difference_table(frame, value: str, by: str, first, second, within: list[str]):
+    """For each group of the columns ``within`` of a tidy frame (one row per seed), the
+    difference of the mean of ``value`` between the rows with ``by == first`` and
+    those with ``by == second``, its standard error (:func:`mean_difference`) and
+    z = difference / s.e. → a frame: the ``within`` columns, difference, se, z."""
+    rows = []
+    for key, group in frame.groupby(within, sort=True):
+        values = [group[group[by] == side][value] for side in (first, second)]
+        diff, se = mean_difference(*values)
+        keys = key if isinstance(key, tuple) else (key,)
+        rows.append({**dict(zip(within, keys)), "difference": diff, "se": se})
+    table = pd.DataFrame(rows)
+    table["z"] = table["difference"] / table["se"]
+    return table
 
 
 class PowerLawFit(NamedTuple):

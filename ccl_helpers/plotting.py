@@ -89,8 +89,8 @@ COLORS = MappingProxyType(
         "attract_gap": "#6b6ecf",  # gap of the attracting bound (Theorem 4.4)
         # probes
         "mean_classifier": "#6acc64",  # accuracy of the mean classifier
-        "mean_centred": "#31a354",  # mean classifier on centred features
-        "mean_normalised": "#74c476",  # mean classifier with unit-norm rows
+        "mean_centred": "#9467bd",  # mean classifier on centred features
+        "mean_normalised": "#bcbd22",  # mean classifier with unit-norm rows
         "linear_probe": "#e7ba52",  # linear-probe accuracy
         "knn": "#843c39",  # k-NN accuracy
         # methods and settings

@@ -1062,3 +1062,16 @@ def test_train_supervised_is_deterministic():
 def test_train_supervised_bad_arguments_raise(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         run_supervised(**kwargs)
+
+
+def test_k_negative_lemma_needs_seed_axis():
+    labels = torch.tensor([0, 0, 1, 1, 2, 2])
+    with pytest.raises(ValueError, match="features"):
+        curl.k_negative_lemma(randn(6, 2, seed=1), labels, [1], 100)
+
+
+def test_block_losses_reject_samples_beyond_the_features():
+    labels = torch.tensor([0, 0, 1, 1, 2, 2])
+    samples = curl.draw_block_samples(labels, 2, 50)
+    with pytest.raises(ValueError, match="features"):
+        curl.block_losses(randn(1, 4, 2, seed=2), samples)

@@ -8,6 +8,7 @@ import itertools
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 from conftest import labels_with_counts, naive_unsupervised_loss, randn
@@ -888,3 +889,41 @@ def test_mean_classifier_centre_validates_the_training_features():
     features, labels = blobs((3, 3, 3), 2, 1.0, 1.0)
     with pytest.raises(ValueError, match="train_features"):
         metrics.mean_classifier(features[:-1], labels, centre=True)
+
+
+# ---------------------------------------------------------------- differences of means
+
+
+def test_mean_difference_matches_welch_by_hand():
+    a, b = [0.91, 0.93, 0.92, 0.95], [0.90, 0.89, 0.92]
+    diff, se = metrics.mean_difference(a, b)
+    assert diff == pytest.approx(np.mean(a) - np.mean(b), rel=1e-12)
+    expected = math.sqrt(np.var(a, ddof=1) / 4 + np.var(b, ddof=1) / 3)
+    assert se == pytest.approx(expected, rel=1e-12)
+
+
+@pytest.mark.parametrize("bad", [[1.0], [], [1.0, float("nan")]])
+def test_mean_difference_rejects_short_or_nan_samples(bad):
+    with pytest.raises(ValueError, match="first"):
+        metrics.mean_difference(bad, [1.0, 2.0])
+
+
+def test_difference_table_groups_and_z():
+    frame = pd.DataFrame(
+        {
+            "method": ["a", "a", "b", "b"] * 2,
+            "task": [2] * 4 + [10] * 4,
+            "accuracy": [0.9, 0.92, 0.8, 0.84, 0.7, 0.72, 0.71, 0.69],
+        }
+    )
+    table = metrics.difference_table(frame, "accuracy", "method", "a", "b", ["task"])
+    assert list(table.columns) == ["task", "difference", "se", "z"]
+    for row in table.itertuples():
+        part = frame[frame["task"] == row.task]
+        diff, se = metrics.mean_difference(
+            part[part["method"] == "a"]["accuracy"],
+            part[part["method"] == "b"]["accuracy"],
+        )
+        assert row.difference == pytest.approx(diff) and row.se == pytest.approx(se)
+        assert row.z == pytest.approx(diff / se)
+    assert table.set_index("task").loc[2, "difference"] == pytest.approx(0.09)
