@@ -518,40 +518,36 @@ def train_supervised(
         raise ValueError("grid must hold at least one (lr, weight_decay)")
     n_seeds = check_int("n_seeds", n_seeds)
     search_seeds = check_int("search_seeds", search_seeds, 1, n_seeds)
-    data = (make_model, inputs, labels, val_inputs, val_labels)
-    settings = dict(n_steps=n_steps, batch_size=batch_size, eval_steps=eval_steps)
-    models, tables = [], []
-    for lr, weight_decay in grid:
-        model, best = _early_stopped_run(
-            *data,
+
+    def run(lr: float, weight_decay: float, seeds: int):
+        return _early_stopped_run(
+            make_model,
+            inputs,
+            labels,
+            val_inputs,
+            val_labels,
             lr=lr,
             weight_decay=weight_decay,
-            n_seeds=search_seeds,
+            n_seeds=seeds,
+            n_steps=n_steps,
+            batch_size=batch_size,
+            eval_steps=eval_steps,
             seed=seed,
             desc=desc,
-            **settings,
         )
+
+    models, tables = [], []
+    for lr, weight_decay in grid:
+        model, best = run(lr, weight_decay, search_seeds)
         models.append(model)
         tables.append(best.assign(lr=lr, weight_decay=weight_decay))
-    search = pd.concat(tables, ignore_index=True)
     mean_accuracy = [table["val_accuracy"].mean() for table in tables]
     chosen = max(range(len(grid)), key=lambda i: mean_accuracy[i])
-    search["chosen"] = [
-        i == chosen for i, t in enumerate(tables) for _ in range(len(t))
-    ]
-    search = search[
-        ["lr", "weight_decay", "seed", "best_step", "val_accuracy", "chosen"]
-    ]
+    for i, table in enumerate(tables):
+        table["chosen"] = i == chosen
+    columns = ["lr", "weight_decay", "seed", "best_step", "val_accuracy", "chosen"]
+    search = pd.concat(tables, ignore_index=True)[columns]
     if search_seeds == n_seeds:
         return SupervisedRun(models[chosen], search, tables[chosen].iloc[:, :3])
-    lr, weight_decay = grid[chosen]
-    model, final = _early_stopped_run(
-        *data,
-        lr=lr,
-        weight_decay=weight_decay,
-        n_seeds=n_seeds,
-        seed=seed,
-        desc=desc,
-        **settings,
-    )
+    model, final = run(*grid[chosen], n_seeds)
     return SupervisedRun(model, search, final)
