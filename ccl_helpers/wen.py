@@ -757,6 +757,29 @@ def theorem42_orders(
     }
 
 
+def proof_descent_constant(step_scale: float, delta: float, n: int) -> float:
+    """The proof's one-step descent constant c of L_S^(t+1) ≤ L_S^(t) − c‖loss^(t)‖²,
+    Ω(min(η, γ) δ m / (n³ d)) for loss vectors without the 1/n of L_S, in Definition
+    4.1's units (with it): min(η, γ)(m/d) δ / n = ``step_scale`` · δ / n for
+    η = γ = step_scale · d/m, every hidden constant set to 1."""
+    return (
+        _check_positive("step_scale", step_scale)
+        * _check_positive("delta", delta)
+        / _check_int("n", n, 2)
+    )
+
+
+def movement_radius(n: int, n_layers: int, delta: float, width: int) -> float:
+    """The radius ω = δ^{3/2} / (n³ L⁶ log^{3/2} m) of the ball around initialisation
+    in which Lemmas 4.3–4.4 hold, every hidden constant set to 1 (natural log)."""
+    width = _check_int("width", width, 2)
+    return _check_positive("delta", delta) ** 1.5 / (
+        _check_int("n", n, 2) ** 3
+        * _check_int("n_layers", n_layers, 1) ** 6
+        * math.log(width) ** 1.5
+    )
+
+
 # ---------------------------------------------------------------- the single shared
 # encoder (Chapter 2)
 

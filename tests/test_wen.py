@@ -435,6 +435,27 @@ def test_theorem42_orders():
         wen.theorem42_orders(n=10, n_layers=1, n_negatives=1, delta=0.0, epsilon=0.1)
 
 
+def test_proof_descent_constant_and_movement_radius():
+    # c = step_scale * delta / n; the source's form min(eta, gamma) m delta / (n^3 d) is
+    # n^2 times smaller, for loss vectors n times larger
+    n, delta, width, d = 16, 0.27, 1000, 10
+    eta = wen.step_size(width, d, 0.25)
+    c = wen.proof_descent_constant(0.25, delta, n)
+    assert c == pytest.approx(eta * width * delta / (n**3 * d) * n**2, rel=1e-12)
+    omega = wen.movement_radius(n, 2, delta, width)
+    assert omega == pytest.approx(
+        delta**1.5 / (n**3 * 2**6 * math.log(width) ** 1.5), rel=1e-12
+    )
+    assert wen.movement_radius(n, 2, delta, 10 * width) < omega
+    for bad in (
+        lambda: wen.proof_descent_constant(0.0, delta, n),
+        lambda: wen.movement_radius(n, 2, -1.0, width),
+        lambda: wen.movement_radius(n, 2, delta, 1),
+    ):
+        with pytest.raises(ValueError):
+            bad()
+
+
 # ---------------------------------------------------------------- the shared encoder
 
 
