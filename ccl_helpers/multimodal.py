@@ -59,6 +59,7 @@ SCORES = (
     "kappa",
     "balance_fro",
     "balance_tr",
+    "align_margin",
     "align",
 )
 
@@ -584,6 +585,51 @@ def alignment_cap(latent_dim: int) -> float:
     return 1.0 - 2.0 ** -(_check_int("latent_dim", latent_dim) + 1)
 
 
+def alignment_margin(parts: Reparametrised) -> Tensor:
+    """μ = σ_min(S_B) − √r ‖S_A − S_B‖₂ − √d_ξ (‖Ξ_A‖₂ + ‖Ξ_B‖₂), shape (R,).
+
+    Lemma 4.4 (sufficient condition for alignment) with explicit constants. With
+    P = √r ‖S_A − S_B‖₂ + √d_ξ (‖Ξ_A‖₂ + ‖Ξ_B‖₂) (as ‖z‖ = √r, ‖ξ‖ = √d_ξ), the positive
+    distance is ‖(S_A − S_B)z + Ξ_Aξ_A − Ξ_Bξ_B‖ ≤ P, and for z⁻ ≠ z (so ‖z − z⁻‖ ≥ 2)
+    the negative one is ‖S_B(z − z⁻) + (S_A − S_B)z + Ξ_Aξ_A − Ξ_Bξ_B⁻‖
+    ≥ 2σ_min(S_B) − P.
+    So μ > 0 implies that every non-colliding triple is won: Align with collisions
+    excluded equals 1. ‖·‖₂ is the spectral norm; σ_min the r-th singular value."""
+    r, dxi = parts.S_A.shape[-1], parts.Xi_A.shape[-1]
+    spectral = torch.linalg.matrix_norm
+    return (
+        torch.linalg.svdvals(parts.S_B)[..., -1]
+        - math.sqrt(r) * spectral(parts.S_A - parts.S_B, ord=2)
+        - math.sqrt(dxi) * (spectral(parts.Xi_A, ord=2) + spectral(parts.Xi_B, ord=2))
+    )
+
+
+def balance_lower_bound(
+    kappa: Tensor, noise: Tensor, latent_dim: int, variant: str = "fro"
+) -> Tensor:
+    """Lemma 4.5 (sufficient condition for balance) with explicit constants.
+
+    With κ = κ(S), ν = ‖Ξ‖_F²/‖S‖_F² and s₁ ≥ … ≥ s_r the singular values of S:
+    ‖Cov‖₂ ≤ s₁² + ‖Ξ‖_F² ≤ s₁²(1 + rν) (as ‖S‖_F² ≤ r s₁²), ‖Cov‖_F² ≥ Σ s_p⁴ ≥
+    s₁⁴(1 + (r − 1)κ⁻⁴) and tr Cov ≥ Σ s_p² ≥ s₁²(1 + (r − 1)κ⁻²), so
+
+        Balance_fro ≥ (1 + (r − 1)κ⁻⁴)/(1 + rν)²,
+        Balance_tr ≥ (1 + (r − 1)κ⁻²)/(1 + rν),
+
+    both → r as κ → 1 and ν → 0. ``kappa``, ``noise``: tensors of one shape (≥ 1, ≥ 0).
+    """
+    _check_choice("variant", variant, ("fro", "tr"))
+    r = _check_int("latent_dim", latent_dim)
+    kappa, noise = torch.as_tensor(kappa), torch.as_tensor(noise)
+    if kappa.shape != noise.shape:
+        raise ValueError(
+            f"kappa and noise must have one shape, got {tuple(kappa.shape)} and "
+            f"{tuple(noise.shape)}"
+        )
+    power = 4 if variant == "fro" else 2
+    return (1 + (r - 1) * kappa.pow(-power)) / (1 + r * noise).pow(power // 2)
+
+
 def scores(
     parts: Reparametrised,
     *,
@@ -592,13 +638,15 @@ def scores(
     ties: str = "strict",
 ) -> dict[str, Tensor]:
     """Every score of the chapter for each run (R,): max_p(1 − ρ_p), ‖Ξ_A‖²/‖S_A‖²,
-    κ(S_A), both balances, and (if ``n_align`` > 0) the Monte Carlo alignment."""
+    κ(S_A), both balances, the margin of Lemma 4.4 (:func:`alignment_margin`) and (if
+    ``n_align`` > 0) the Monte Carlo alignment."""
     out = {
         "max_one_minus_rho": (1 - alignment_cosines(parts.S_A, parts.S_B)).amax(-1),
         "noise_ratio": noise_ratio(parts.S_A, parts.Xi_A),
         "kappa": condition_number(parts.S_A),
         "balance_fro": balance(parts.S_A, parts.Xi_A, "fro"),
         "balance_tr": balance(parts.S_A, parts.Xi_A, "tr"),
+        "align_margin": alignment_margin(parts),
     }
     if n_align:
         if generator is None:
@@ -728,6 +776,107 @@ def train(
     return W_A, W_B, history.reset_index(drop=True)
 
 
+def _gram_weights(gram: Tensor) -> tuple[Tensor, Tensor]:
+    """W_A, W_B (R, 2d, d) with [W_A W_B]ᵀ[W_A W_B] = ``gram`` (R, 2d, 2d): G^{1/2}."""
+    values, vectors = torch.linalg.eigh(gram)
+    root = (vectors * values.clamp_min(0).sqrt().unsqueeze(-2)) @ vectors.mT
+    d = gram.shape[-1] // 2
+    return root[..., :d], root[..., d:]
+
+
+def compress_width(W_A: Tensor, W_B: Tensor) -> tuple[Tensor, Tensor]:
+    """Weights of width 2d with the Gram matrix of [W_A W_B] (R, m, 2d), each of shape
+    (R, 2d, d).
+
+    Every quantity of the model (N, S_AᵀS_B, the scores, the population loss) depends
+    on the weights only through that Gram matrix, so the result stands for W_A, W_B of
+    any width m; S and Ξ change only by a rotation of ℝ^m. Runs of different widths can
+    then be stacked, e.g. for :func:`population_descent`."""
+    _check_weights("W_A", W_A)
+    _check_weights("W_B", W_B)
+    W = torch.cat([W_A, W_B], dim=-1)
+    return _gram_weights(W.mT @ W)
+
+
+def population_descent(
+    W_A: Tensor,
+    W_B: Tensor,
+    model: DataModel,
+    steps: int,
+    *,
+    lr: float = 0.2,
+    record_steps: Sequence[int] = (),
+) -> pd.DataFrame:
+    """Gradient descent W ← W − η ∇_W L_NC on the population non-contrastive loss.
+
+    L_NC = E‖f_A − f_B‖² = ‖S_A − S_B‖_F² + ‖Ξ_A‖_F² + ‖Ξ_B‖_F² = 2 − 2c/(N_A N_B) with
+    c = tr(M_Aᵀ W_AᵀW_B M_B): (A.10) in expectation, exact, with no sampling noise, so
+    the only finite-width effect left is the initialisation. L_NC depends on
+    W = [W_A W_B] (m × 2d) only through G = WᵀW, with ∂L/∂G_AB = −2M_AM_Bᵀ/(N_AN_B),
+    ∂L/∂G_AA = c Σ_A/(N_A³N_B), ∂L/∂G_BB = c Σ_B/(N_AN_B³). So ∇_W L = W K,
+    K = ∂L/∂G + ∂L/∂Gᵀ, a step is W ← WΦ with Φ = I − ηK, and G ← ΦᵀGΦ: the width m
+    enters through G₀ only, and a step costs O(d³) at every m. The scores are computed
+    on :func:`compress_width` weights.
+
+    Args:
+        W_A, W_B: initial weights (R, m, d).
+        record_steps: steps (0 … ``steps``) at which :func:`scores` (no alignment) are
+            recorded.
+
+    Returns:
+        One row per recorded step and run: step, run and the scores.
+    """
+    _check_weights("W_A", W_A)
+    _check_weights("W_B", W_B)
+    steps, lr = _check_int("steps", steps, 0), _check_positive("lr", lr)
+    record = sorted({int(s) for s in record_steps})
+    if record and (record[0] < 0 or record[-1] > steps):
+        raise ValueError(
+            f"record_steps must lie in 0..{steps}, got {record[0]}..{record[-1]}"
+        )
+    d = model.input_dim
+    W = torch.cat([W_A, W_B], dim=-1)
+    gram = W.mT @ W
+    cov_A, cov_B = model.covariances()
+    cross_MM = model.M_A @ model.M_B.mT  # M_A M_Bᵀ (R, d, d)
+    eye = torch.eye(2 * d, dtype=gram.dtype, device=gram.device)
+    rows = []
+    for step in range(steps + 1):
+        if record and step == record[0]:
+            record.pop(0)
+            parts = reparametrise(*_gram_weights(gram), model)
+            frame = pd.DataFrame({k: v.cpu().numpy() for k, v in scores(parts).items()})
+            rows.append(frame.rename_axis("run").reset_index().assign(step=step))
+        if step == steps:
+            break
+        norm_A = (gram[..., :d, :d] * cov_A).sum((-2, -1)).sqrt()[:, None, None]
+        norm_B = (gram[..., d:, d:] * cov_B).sum((-2, -1)).sqrt()[:, None, None]
+        c = (gram[..., :d, d:] * cross_MM).sum((-2, -1))[:, None, None]
+        K = torch.cat(
+            [
+                torch.cat(
+                    [
+                        2 * c * cov_A / (norm_A**3 * norm_B),
+                        -2 * cross_MM / (norm_A * norm_B),
+                    ],
+                    -1,
+                ),
+                torch.cat(
+                    [
+                        -2 * cross_MM.mT / (norm_A * norm_B),
+                        2 * c * cov_B / (norm_A * norm_B**3),
+                    ],
+                    -1,
+                ),
+            ],
+            -2,
+        )
+        Phi = eye - lr * K
+        gram = Phi.mT @ gram @ Phi
+    history = pd.concat(rows, ignore_index=True)
+    return history[["step", "run", *history.columns[1:-1]]]
+
+
 def record_grid(total: int, n_points: int = 60) -> list[int]:
     """About ``n_points`` recording steps in 0..total: dense early (geometric), then
     evenly spaced."""
@@ -754,6 +903,11 @@ class ODEState(NamedTuple):
     noise: np.ndarray
     norm2: np.ndarray
     beta: np.ndarray
+
+    @property
+    def kappa(self) -> np.ndarray:
+        """κ(S_A) = (max_p a_p / min_p a_p)^{1/2}, shape (B, T)."""
+        return np.sqrt(self.a.max(-1) / self.a.min(-1))
 
 
 def _ode_rhs(
@@ -912,6 +1066,51 @@ def integrate_ode(
     )
 
 
+def stage_one_gap(
+    sigmas: Tensor | Sequence,
+    noise_std: float,
+    noise_dim: int,
+    beta: float,
+    steps: int,
+    *,
+    lr: float = 0.2,
+    tau: float = 1.0,
+) -> dict[str, float]:
+    """Lemma B.9: stage 1 (small β) equals non-contrastive training up to a constant
+    factor in time, with an error that vanishes with β.
+
+    As β → 0, p_+ → 1/(1 + τ) and tanh(βc) → 0, so the contrastive ODE becomes the
+    non-contrastive one with its speed γ multiplied by 1 − p_+ = τ/(1 + τ). Integrates
+    the contrastive ODE at (β, τ) and the non-contrastive one with the step
+    ητ/(1 + τ) for ``steps`` steps, and returns the largest gaps over every step and
+    every σ row: ``kappa`` max |κ_C/κ_NC − 1| and ``rho`` max_p |ρ_p^C − ρ_p^NC|.
+    """
+    tau = _check_positive("tau", tau)
+    record = np.arange(_check_int("steps", steps) + 1)
+    contrastive = integrate_ode(
+        sigmas,
+        noise_std,
+        noise_dim,
+        [(beta, steps)],
+        lr=lr,
+        tau=tau,
+        record_steps=record,
+    )
+    plain = integrate_ode(
+        sigmas,
+        noise_std,
+        noise_dim,
+        [(1.0, steps)],
+        loss="non_contrastive",
+        lr=lr * tau / (1 + tau),
+        record_steps=record,
+    )
+    return {
+        "kappa": float(np.abs(contrastive.kappa / plain.kappa - 1).max()),
+        "rho": float(np.abs(contrastive.rho - plain.rho).max()),
+    }
+
+
 def ode_matrices(
     a: Tensor, rho: Tensor, noise: Tensor, noise_dim: int
 ) -> Reparametrised:
@@ -957,7 +1156,7 @@ def ode_scores(
     parts = ode_matrices(state.a, state.rho, state.noise, noise_dim)
     values = scores(parts)
     frame = pd.DataFrame({k: v.numpy() for k, v in values.items()})
-    frame["kappa"] = np.sqrt(state.a.max(-1) / state.a.min(-1)).reshape(-1)
+    frame["kappa"] = state.kappa.reshape(-1)
     frame.insert(0, "run", np.repeat(np.arange(B), T))
     frame.insert(0, "beta", np.tile(state.beta, B))
     frame.insert(0, "step", np.tile(state.steps, B))

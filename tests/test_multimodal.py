@@ -467,6 +467,119 @@ def test_ode_matrices_and_alignment():
     )  # ties at collisions exactly (counted 1/2), all else won
 
 
+def test_alignment_margin_against_numpy_and_its_guarantee():
+    """μ by numpy's SVD; where μ > 0, every non-colliding triple is won (Lemma 4.4)."""
+    g = gen(31)
+    r, dxi, m = 3, 4, 12
+    S_A = torch.randn(4, m, r, generator=g, dtype=torch.float64) / 3
+    S_B = S_A + 0.01 * torch.randn(4, m, r, generator=g, dtype=torch.float64)
+    Xi_A, Xi_B = (
+        0.005 * torch.randn(4, m, dxi, generator=g, dtype=torch.float64)
+        for _ in range(2)
+    )
+    S_B[3] = S_A[3] + 0.5 * torch.randn(m, r, generator=g, dtype=torch.float64)
+    ones = torch.ones(4, dtype=torch.float64)
+    parts = mm.Reparametrised(S_A, Xi_A, S_B, Xi_B, ones, ones)
+    margin = mm.alignment_margin(parts)
+    for i in range(4):
+        A, B = S_A[i].numpy(), S_B[i].numpy()
+        expected = (
+            np.linalg.svd(B, compute_uv=False)[-1]
+            - math.sqrt(r) * np.linalg.norm(A - B, 2)
+            - math.sqrt(dxi) * (np.linalg.norm(Xi_A[i], 2) + np.linalg.norm(Xi_B[i], 2))
+        )
+        assert margin[i].item() == pytest.approx(expected, rel=1e-12)
+    assert (margin[:3] > 0).all() and margin[3] < 0
+    align = mm.alignment_score(
+        S_A, Xi_A, S_B, Xi_B, 20_000, gen(32), exclude_collisions=True
+    )
+    assert (align[:3] == 1).all()
+    assert "align_margin" in mm.scores(parts)
+
+
+def test_balance_lower_bound_holds_and_is_tight():
+    g = gen(33)
+    r, m, dxi = 4, 12, 6
+    scales = torch.rand(200, 1, r, generator=g, dtype=torch.float64) * 3 + 0.05
+    Q = torch.linalg.qr(torch.randn(200, m, m, generator=g, dtype=torch.float64)).Q
+    S = Q[..., :r] * scales
+    Xi = (
+        0.1
+        * torch.rand(200, 1, 1, generator=g, dtype=torch.float64)
+        * torch.randn(200, m, dxi, generator=g, dtype=torch.float64)
+    )
+    kappa, noise = mm.condition_number(S), mm.noise_ratio(S, Xi)
+    for variant in ("fro", "tr"):
+        bound = mm.balance_lower_bound(kappa, noise, r, variant)
+        assert (mm.balance(S, Xi, variant) >= bound * (1 - 1e-12)).all()
+        # κ = 1 without noise: Balance = bound = r
+        tight = mm.balance_lower_bound(torch.ones(1), torch.zeros(1), r, variant)
+        assert tight.item() == pytest.approx(r)
+    with pytest.raises(ValueError, match="kappa and noise"):
+        mm.balance_lower_bound(kappa, noise[:3], r)
+
+
+def population_nc_loss(W_A, W_B, model):
+    """E‖f_A − f_B‖² = ‖S_A − S_B‖_F² + ‖Ξ_A‖_F² + ‖Ξ_B‖_F² (E zzᵀ = E ξξᵀ = I)."""
+    p = mm.reparametrise(W_A, W_B, model)
+    return sum(v.pow(2).sum((-2, -1)) for v in (p.S_A - p.S_B, p.Xi_A, p.Xi_B))
+
+
+def test_population_nc_loss_by_monte_carlo(small):
+    model, W_A, W_B, _ = small
+    pairs = mm.sample_pairs(model, 100_000, gen(34))
+    f_A = mm.embed(W_A, pairs.x_A, covariance=model.covariances()[0])
+    f_B = mm.embed(W_B, pairs.x_B, covariance=model.covariances()[1])
+    per_pair = (f_A - f_B).pow(2).sum(-1)
+    mean, se = per_pair.mean(-1), per_pair.std(-1) / math.sqrt(per_pair.shape[-1])
+    exact = population_nc_loss(W_A, W_B, model)
+    assert ((mean - exact).abs() < 4 * se).all()
+
+
+def test_population_descent_matches_descent_on_the_weights(small):
+    """The Gram-form recursion equals plain autograd descent on W, step by step."""
+    model, W_A, W_B, _ = small
+    steps, lr = 30, 0.2
+    gram_form = mm.population_descent(
+        W_A, W_B, model, steps, lr=lr, record_steps=range(0, steps + 1, 10)
+    )
+    A, B, rows = W_A.clone(), W_B.clone(), []
+    for step in range(steps + 1):
+        if step % 10 == 0:
+            values = mm.scores(mm.reparametrise(A, B, model))
+            rows.append({k: v.numpy() for k, v in values.items()})
+        A, B = A.requires_grad_(True), B.requires_grad_(True)
+        grad_A, grad_B = torch.autograd.grad(
+            population_nc_loss(A, B, model).sum(), (A, B)
+        )
+        A, B = (A - lr * grad_A).detach(), (B - lr * grad_B).detach()
+    for i, row in enumerate(rows):
+        got = gram_form[gram_form["step"] == 10 * i]
+        for name, expected in row.items():
+            np.testing.assert_allclose(got[name].to_numpy(), expected, rtol=1e-9)
+    assert set(gram_form.columns) == {"step", "run", *mm.SCORES} - {"align"}
+    compressed = mm.population_descent(
+        *mm.compress_width(W_A, W_B), model, steps, lr=lr, record_steps=[steps]
+    )
+    np.testing.assert_allclose(
+        compressed.drop(columns="run").to_numpy(),
+        gram_form[gram_form["step"] == steps].drop(columns="run").to_numpy(),
+        rtol=1e-9,
+    )
+    with pytest.raises(ValueError, match="record_steps"):
+        mm.population_descent(W_A, W_B, model, 5, record_steps=[6])
+
+
+def test_stage_one_gap_vanishes_linearly_in_beta():
+    """Lemma B.9 in the ODE: halving β halves the gap to the rescaled
+    non-contrastive run."""
+    sig = mm.geometric_sigmas(3.0, 3)
+    gaps = [mm.stage_one_gap(sig, 0.3, 7, b, 300, tau=4.0) for b in (0.04, 0.02)]
+    for key in ("kappa", "rho"):
+        assert 0 < gaps[1][key] < gaps[0][key]
+        assert gaps[1][key] / gaps[0][key] == pytest.approx(0.5, abs=0.08)
+
+
 # ---------------------------------------------------------------- sympy
 
 
