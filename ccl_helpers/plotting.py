@@ -14,6 +14,7 @@ it is shown at its natural size, and a font of s pt appears as s · DPI / 96 pt 
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from types import MappingProxyType
 
 import matplotlib.pyplot as plt
@@ -98,6 +99,7 @@ COLORS = MappingProxyType(
         "supervised": "#e7969c",
         "non_contrastive": "#8ca252",
         "balance_trace": "#bd9e39",  # trace variant of the balance score
+        "width_gap": "#3182bd",  # finite-width gap to the infinite-width dynamics
         "two_encoders": "#393b79",  # Wen: query and key encoders
         "one_encoder_hidden": "#d6616b",  # one encoder, hidden layer trained
         "one_encoder_all": "#8c6d31",  # one encoder, every layer trained
@@ -230,6 +232,38 @@ def runs_and_mean(
         ax.fill_between(
             mean.index, mean - error, mean + error, color=color, **ERROR_BAND_STYLE
         )
+    return ax
+
+
+def runs_with_limit(
+    ax: plt.Axes,
+    finite: pd.DataFrame,
+    limit: pd.DataFrame | None,
+    x: str,
+    y: str,
+    *,
+    groups: Sequence[str],
+    by: str = "method",
+    run: str = "seed",
+) -> plt.Axes:
+    """For each group (e.g. method) its runs thin and their mean bold in the group's
+    colour (:func:`color` of the name with "-" read as "_"), from ``finite``; and, if
+    ``limit`` is given, the group's limit curve (e.g. an ODE) dashed black, labelled
+    once. Rows with a missing ``y`` are skipped."""
+    for group in groups:
+        one = finite[finite[by] == group].dropna(subset=[y])
+        runs_and_mean(
+            ax, one, x, y, run=run, label=group, color=color(group.replace("-", "_"))
+        )
+        if limit is not None:
+            curve = limit[limit[by] == group].dropna(subset=[y])
+            ax.plot(
+                curve[x],
+                curve[y],
+                color=LIMIT_COLOR,
+                label="ODE" if group == groups[0] else None,
+                **BOUND_STYLE,
+            )
     return ax
 
 

@@ -122,6 +122,26 @@ def test_runs_and_mean_missing_columns_raise(ax, x, y, run, missing):
     assert len(ax.get_lines()) == 0
 
 
+def test_runs_with_limit_colours_each_group_and_labels_the_limit_once(ax):
+    finite = pd.concat(
+        [history().assign(method=m) for m in ("contrastive", "non-contrastive")]
+    )
+    limit = finite.groupby(["method", "step"], as_index=False)["loss"].mean()
+    plotting.runs_with_limit(
+        ax, finite, limit, "step", "loss", groups=["contrastive", "non-contrastive"]
+    )
+    lines = ax.get_lines()
+    assert len(lines) == 2 * (3 + 1 + 1)  # per method: 3 runs, the mean, the limit
+    labels = [
+        line.get_label() for line in lines if not line.get_label().startswith("_")
+    ]
+    assert labels == ["contrastive", "ODE", "non-contrastive"]
+    assert lines[3].get_color() == plotting.color("contrastive")
+    assert lines[8].get_color() == plotting.color("non_contrastive")
+    assert lines[4].get_color() == plotting.LIMIT_COLOR
+    assert lines[4].get_linestyle() == "--"
+
+
 def test_finish_labels_the_axes(ax):
     plotting.runs_and_mean(ax, history(), "step", "loss", label="mean loss")
     assert (
