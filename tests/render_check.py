@@ -159,7 +159,8 @@ class Browser:
     def __init__(self, width: int):
         self.profile = tempfile.mkdtemp(prefix="render-check-")
         flags = ["--headless=new", "--disable-gpu", "--hide-scrollbars"]
-        flags += ["--remote-debugging-port=0", f"--user-data-dir={self.profile}"]
+        flags += ["--remote-debugging-port=0", "--remote-allow-origins=*"]
+        flags += [f"--user-data-dir={self.profile}"]
         if os.geteuid() == 0:
             flags.append("--no-sandbox")
         self.process = subprocess.Popen(
