@@ -688,6 +688,118 @@ def difference_table(frame, value: str, by: str, first, second, within: list[str
     return table
 
 
+class Comparison(NamedTuple):
+    """An estimated difference with its standard error and its t confidence interval
+    [low, high] on ``df`` degrees of freedom."""
+
+    estimate: float
+    se: float
+    low: float
+    high: float
+    df: int
+
+
+VERDICTS = ("reproduced", "contradicted", "not reproduced", "not resolved")
+
+
+def paired_difference(first, second, confidence: float = 0.95) -> Comparison:
+    """Mean of the per-seed differences d_i = first_i − second_i, its standard error
+    s_d/√n and the t interval on n − 1 degrees of freedom (Student's paired t).
+
+    first, second: array-likes of n ≥ 2 finite values, one per seed, in the same seed
+    order (members sharing a seed share their initialisation and batches)."""
+    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    a, b = (
+        np.asarray(v.cpu() if isinstance(v, Tensor) else v, dtype=np.float64).ravel()
+        for v in (first, second)
+    )
+    if a.size != b.size:
+        raise ValueError(
+            f"first and second must hold one value per seed each, got {a.size} and "
+            f"{b.size}"
+        )
+    if a.size < 2 or not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError(
+            f"first and second must hold at least 2 finite values, got {a} and {b}"
+        )
+    d = a - b
+    se = float(d.std(ddof=1) / math.sqrt(d.size))
+    half = float(stats.t.ppf(0.5 + confidence / 2, d.size - 1)) * se
+    mean = float(d.mean())
+    return Comparison(mean, se, mean - half, mean + half, d.size - 1)
+
+
+def verdict(
+    comparison: Comparison, *, expected: str = "positive", margin: float | None = None
+) -> str:
+    """The verdict on a claim that the difference is > 0 (``expected="positive"``) or
+    < 0 (``"negative"``): "reproduced" if the interval excludes 0 on the claimed side,
+    "contradicted" if it excludes 0 on the other, "not reproduced" if it lies inside
+    (−margin, margin) (a difference too small to matter, when ``margin`` is given), else
+    "not resolved"."""
+    if expected not in ("positive", "negative"):
+        raise ValueError(f"expected must be 'positive' or 'negative', got {expected!r}")
+    if margin is not None:
+        margin = check_positive("margin", margin)
+    sign = 1.0 if expected == "positive" else -1.0
+    low, high = sorted((sign * comparison.low, sign * comparison.high))
+    if low > 0:
+        return "reproduced"
+    if high < 0:
+        return "contradicted"
+    if margin is not None and -margin < low and high < margin:
+        return "not reproduced"
+    return "not resolved"
+
+
+def bootstrap_rank_correlation(
+    x, y, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95
+) -> Comparison:
+    """Spearman's rank correlation between the group means of x and of y, with a
+    percentile bootstrap interval over the seeds.
+
+    x, y: arrays (groups, seeds), e.g. (augmentation strategies, seeds), the same seed
+    in the same column of both. Each resample draws seeds with replacement, the same
+    columns for every group and for x and y (the pairing is kept), and recomputes the
+    correlation of the means. ``se`` is the standard deviation of the resampled
+    correlations and ``df`` the number of groups minus 2 (the interval is not a t
+    interval)."""
+    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    n_resamples = check_int("n_resamples", n_resamples, 1)
+    a, b = (
+        np.asarray(v.cpu() if isinstance(v, Tensor) else v, dtype=np.float64)
+        for v in (x, y)
+    )
+    if a.ndim != 2 or a.shape != b.shape or a.shape[0] < 3 or a.shape[1] < 2:
+        raise ValueError(
+            "x and y must be arrays (groups ≥ 3, seeds ≥ 2) of one shape, got "
+            f"{a.shape} and {b.shape}"
+        )
+    if not (np.isfinite(a).all() and np.isfinite(b).all()):
+        raise ValueError("x and y must be finite")
+
+    def rho(columns):
+        return float(
+            stats.spearmanr(a[:, columns].mean(1), b[:, columns].mean(1)).statistic
+        )
+
+    rng = np.random.default_rng(seed)
+    draws = rng.integers(0, a.shape[1], size=(n_resamples, a.shape[1]))
+    values = np.array([rho(columns) for columns in draws])
+    values = values[np.isfinite(values)]  # resamples with tied means throughout
+    tail = (1 - confidence) / 2
+    low, high = np.quantile(values, [tail, 1 - tail])
+    return Comparison(
+        rho(np.arange(a.shape[1])),
+        float(values.std(ddof=1)),
+        float(low),
+        float(high),
+        a.shape[0] - 2,
+    )
+
+
 class PowerLawFit(NamedTuple):
     """y ≈ e^intercept · x^slope: the slope with its confidence interval [low, high],
     the intercept (of log y on log x) and the number of points n."""

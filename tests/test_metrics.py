@@ -12,6 +12,7 @@ import pandas as pd
 import pytest
 import torch
 from conftest import labels_with_counts, naive_unsupervised_loss, randn
+from scipy import stats
 
 from ccl_helpers import metrics
 from ccl_helpers.data import EmpiricalClasses
@@ -927,3 +928,72 @@ def test_difference_table_groups_and_z():
         assert row.difference == pytest.approx(diff) and row.se == pytest.approx(se)
         assert row.z == pytest.approx(diff / se)
     assert table.set_index("task").loc[2, "difference"] == pytest.approx(0.09)
+
+
+# ---------------------------------------------------------------- paired comparisons
+
+
+def test_paired_difference_against_scipy():
+    a = np.array([81.2, 80.4, 82.0, 79.9, 81.5])
+    b = np.array([80.1, 80.0, 80.9, 79.0, 80.2])
+    got = metrics.paired_difference(a, b)
+    test = stats.ttest_rel(a, b)
+    interval = test.confidence_interval(0.95)
+    assert got.estimate == pytest.approx((a - b).mean())
+    assert got.se == pytest.approx((a - b).std(ddof=1) / math.sqrt(5))
+    assert (got.low, got.high) == pytest.approx((interval.low, interval.high))
+    assert got.df == 4
+
+
+@pytest.mark.parametrize(
+    "first, second, match",
+    [
+        ([1.0], [2.0], "at least 2"),
+        ([1, 2, 3], [1, 2], "one value per seed"),
+        ([1, np.nan], [1, 2], "finite"),
+    ],
+)
+def test_paired_difference_rejects_bad_samples(first, second, match):
+    with pytest.raises(ValueError, match=match):
+        metrics.paired_difference(first, second)
+
+
+@pytest.mark.parametrize(
+    "low, high, expected, margin, word",
+    [
+        (0.2, 1.0, "positive", None, "reproduced"),
+        (0.2, 1.0, "negative", None, "contradicted"),
+        (-1.0, -0.2, "negative", None, "reproduced"),
+        (-0.3, 0.4, "positive", 0.5, "not reproduced"),
+        (-0.3, 0.6, "positive", 0.5, "not resolved"),
+        (-0.3, 0.4, "positive", None, "not resolved"),
+    ],
+)
+def test_verdict_words(low, high, expected, margin, word):
+    comparison = metrics.Comparison((low + high) / 2, 0.1, low, high, 4)
+    assert metrics.verdict(comparison, expected=expected, margin=margin) == word
+    assert word in metrics.VERDICTS
+
+
+def test_verdict_rejects_an_unknown_direction():
+    with pytest.raises(ValueError, match="expected"):
+        metrics.verdict(metrics.Comparison(0, 1, -1, 1, 4), expected="up")
+
+
+def test_bootstrap_rank_correlation_of_means():
+    rng = np.random.default_rng(0)
+    x = np.arange(6)[:, None] + 0.1 * rng.standard_normal((6, 5))
+    y = -2 * np.arange(6)[:, None] + 0.1 * rng.standard_normal((6, 5))
+    got = metrics.bootstrap_rank_correlation(x, y, n_resamples=500)
+    assert got.estimate == pytest.approx(
+        stats.spearmanr(x.mean(1), y.mean(1)).statistic
+    )
+    assert got.estimate == -1 and got.low == -1 and got.high == -1  # noiseless order
+    noisy = metrics.bootstrap_rank_correlation(
+        rng.standard_normal((6, 5)), rng.standard_normal((6, 5)), n_resamples=500
+    )
+    assert noisy.low < noisy.estimate < noisy.high
+    again = metrics.bootstrap_rank_correlation(x, y, n_resamples=500)
+    assert again == got  # deterministic under its seed
+    with pytest.raises(ValueError, match="groups"):
+        metrics.bootstrap_rank_correlation(x[:2], y[:2])
