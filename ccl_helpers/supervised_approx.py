@@ -11,7 +11,8 @@ Learning through Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
 - The prototype representation bias, eq. (16), estimated as in eq. (51) and directly
   (:func:`prototype_bias`).
 - Training helpers for the (α, λ) grid: :func:`tiled_model`, :func:`two_view_batches`
-  (the subsets are :mod:`ccl_helpers.data`'s).
+  (the subsets are :mod:`ccl_helpers.data`'s), and :func:`member_loss`, one loss with
+  the loss kind, the similarity, α and λ chosen per stacked member.
 
 Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders
 are callables images (N, C, H, W) → (..., N, d), e.g. a
@@ -30,6 +31,7 @@ from torch import Tensor
 
 from .checks import check_choice, check_int, check_labels, check_positive, check_tensor
 from .data import STRATEGIES, augment
+from .losses._similarity import SIMILARITIES, pairwise_similarity
 
 Encoder = Callable[[Tensor], Tensor]
 
@@ -404,6 +406,53 @@ def two_view_batches(
         return tuple(v.repeat(reps, *([1] * (v.ndim - 1))) for v in views)
 
     return sample
+
+
+MEMBER_LOSSES = ("generalized", "balanced", "cross_view")
+"""Loss kinds of :func:`member_loss`, by code 0, 1, 2: generalized NT-Xent (positive
+among the negatives), the balanced loss eq. (17) and eq. (14) (negatives from the other
+view only)."""
+
+
+def member_loss(
+    z1: Tensor, z2: Tensor, alpha, lam, loss_code: Tensor, similarity_code: Tensor
+) -> Tensor:
+    r"""The losses of Lee (2025), Section 6, with the kind and the similarity chosen by
+    integer codes, so that members of one stacked model (vmapped) can differ in them.
+
+    .. math::
+        \ell_i = -s(z_i, z_{\operatorname{pos}(i)})
+                 + \lambda\,\frac{1}{\alpha}\log\sum_{j \in N_i} e^{\alpha s(z_i, z_j)},
+
+    mean over the 2m anchors of the views z1, z2 (m, d), with N_i every other view
+    ``generalized`` (code 0, :func:`~ccl_helpers.losses.generalized_nt_xent_loss`),
+    every other view but the positive ``balanced`` (1, eq. (17),
+    :func:`~ccl_helpers.losses.balanced_contrastive_loss`), or the other view's
+    samples but the positive ``cross_view`` (2, eq. (14) divided by α, symmetrised:
+    the mean of :func:`~ccl_helpers.losses.bound_derived_loss` from each view). s is
+    ``SIMILARITIES[similarity_code]``. The similarity matrix is selected before the
+    log-sum-exp, so an unselected similarity never enters the loss or its gradient.
+
+    Args:
+        alpha, lam: α, λ > 0 (reals or 0-dim tensors).
+        loss_code, similarity_code: 0-dim integer tensors (under vmap, one per member).
+    """
+    m = z1.shape[-2]
+    views = torch.cat([z1, z2], dim=-2)  # (2m, d)
+    sims = torch.stack([pairwise_similarity(views, views, s) for s in SIMILARITIES])
+    sims = sims[similarity_code]  # an out-of-range code raises IndexError
+    n = 2 * m
+    eye = torch.eye(n, dtype=torch.bool, device=sims.device)
+    positive_mask = eye.roll(m, dims=-1)
+    same_view = torch.block_diag(
+        torch.ones(m, m, dtype=torch.bool, device=sims.device),
+        torch.ones(m, m, dtype=torch.bool, device=sims.device),
+    )
+    excluded = torch.stack([eye, eye | positive_mask, same_view | positive_mask])
+    excluded = excluded[loss_code]
+    positive = sims[positive_mask]  # (2m,): row i's positive
+    logits = (alpha * sims).masked_fill(excluded, -torch.inf)
+    return (-positive + lam * torch.logsumexp(logits, dim=-1) / alpha).mean()
 
 
 # ---------------------------------------------------------------- both bounds at once
