@@ -22,9 +22,11 @@ are callables images (N, C, H, W) → (..., N, d), e.g. a
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from typing import NamedTuple
 
+import numpy as np
+import pandas as pd
 import torch
 import torch.nn.functional as F
 from torch import Tensor
@@ -320,30 +322,47 @@ def prototype_bias(
 # ---------------------------------------------------------------- training helpers
 
 
+def seeded_model(
+    make_module: Callable[[], torch.nn.Module],
+    seeds: Sequence[int],
+    device: torch.device | str = "cpu",
+):
+    """A :class:`~ccl_helpers.train.StackedModel` whose member i starts from the
+    initialisation of seed ``seeds[i]`` (``make_module()`` right after
+    ``torch.manual_seed(seeds[i])``, as a single run with that seed): members given one
+    seed start equal, so configurations can be paired by seed. Its ``seeds``, the labels
+    of the training history, are the member indices 0 … S − 1."""
+    from torch.func import stack_module_state
+
+    from .train import StackedModel
+
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence) or not seeds:
+        raise ValueError(
+            f"seeds must be a non-empty sequence of ints ≥ 0, got {seeds!r}"
+        )
+    seeds = [check_int("seeds[i]", seed, 0) for seed in seeds]
+    model = StackedModel(make_module, 1, seed=seeds[0], device=device)
+    copies = []
+    for seed in seeds:
+        torch.manual_seed(seed)
+        copies.append(make_module().to(device))
+    model.params, model.buffers = stack_module_state(copies)
+    model.n_seeds = len(seeds)
+    model.seeds = list(range(len(seeds)))
+    return model
+
+
 def tiled_model(
     make_module: Callable[[], torch.nn.Module],
     n_seeds: int,
     n_configs: int,
     device: torch.device | str = "cpu",
 ):
-    """A :class:`~ccl_helpers.train.StackedModel` of ``n_configs × n_seeds`` copies,
-    config-major: copy ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so
-    the configurations share their starts."""
-    from .train import StackedModel
-
-    check_int("n_seeds", n_seeds)
-    check_int("n_configs", n_configs)
-    model = StackedModel(make_module, n_seeds, seed=0, device=device)
-    model.params = {
-        k: v.detach().repeat(n_configs, *([1] * (v.ndim - 1))).requires_grad_()
-        for k, v in model.params.items()
-    }
-    model.buffers = {
-        k: v.repeat(n_configs, *([1] * (v.ndim - 1))) for k, v in model.buffers.items()
-    }
-    model.n_seeds = n_seeds * n_configs
-    model.seeds = list(range(n_seeds * n_configs))
-    return model
+    """:func:`seeded_model` of ``n_configs × n_seeds`` copies, config-major: copy
+    ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so the configurations
+    share their starts."""
+    seeds = list(range(check_int("n_seeds", n_seeds)))
+    return seeded_model(make_module, seeds * check_int("n_configs", n_configs), device)
 
 
 def two_view_batches(
@@ -430,8 +449,11 @@ def member_loss(
     :func:`~ccl_helpers.losses.balanced_contrastive_loss`), or the other view's
     samples but the positive ``cross_view`` (2, eq. (14) divided by α, symmetrised:
     the mean of :func:`~ccl_helpers.losses.bound_derived_loss` from each view). s is
-    ``SIMILARITIES[similarity_code]``. The similarity matrix is selected before the
-    log-sum-exp, so an unselected similarity never enters the loss or its gradient.
+    ``SIMILARITIES[similarity_code]``. The similarity matrix is selected (by
+    ``torch.where``, so that the codes may be batched under vmap and grad) before the
+    log-sum-exp, so an unselected similarity never enters the loss or its gradient;
+    codes are not checked here (no data-dependent control flow under vmap): a code out
+    of range selects the last kind or similarity. :func:`run_batches` checks them.
 
     Args:
         alpha, lam: α, λ > 0 (reals or 0-dim tensors).
@@ -439,20 +461,171 @@ def member_loss(
     """
     m = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (2m, d)
-    sims = torch.stack([pairwise_similarity(views, views, s) for s in SIMILARITIES])
-    sims = sims[similarity_code]  # an out-of-range code raises IndexError
-    n = 2 * m
-    eye = torch.eye(n, dtype=torch.bool, device=sims.device)
+    sims = pairwise_similarity(views, views, SIMILARITIES[-1])
+    for code in range(len(SIMILARITIES) - 2, -1, -1):  # torch.where: vmap-safe
+        chosen = pairwise_similarity(views, views, SIMILARITIES[code])
+        sims = torch.where(similarity_code == code, chosen, sims)
+    eye = torch.eye(2 * m, dtype=torch.bool, device=sims.device)
     positive_mask = eye.roll(m, dims=-1)
-    same_view = torch.block_diag(
-        torch.ones(m, m, dtype=torch.bool, device=sims.device),
-        torch.ones(m, m, dtype=torch.bool, device=sims.device),
+    block = torch.ones(m, m, dtype=torch.bool, device=sims.device)
+    same_view = torch.block_diag(block, block)
+    excluded = torch.where(
+        loss_code == 0,
+        eye,
+        torch.where(loss_code == 1, eye | positive_mask, same_view | positive_mask),
     )
-    excluded = torch.stack([eye, eye | positive_mask, same_view | positive_mask])
-    excluded = excluded[loss_code]
     positive = sims[positive_mask]  # (2m,): row i's positive
     logits = (alpha * sims).masked_fill(excluded, -torch.inf)
     return (-positive + lam * torch.logsumexp(logits, dim=-1) / alpha).mean()
+
+
+RUN_COLUMNS = ("pool", "seed", "strategy", "loss", "similarity", "alpha", "lam")
+"""The columns of a runs table (one row per stacked member): the image pool's name, the
+seed (initialisation and image stream), the augmentation strategy, the loss kind
+(:data:`MEMBER_LOSSES`), the similarity (:data:`SIMILARITIES`), α and λ."""
+
+
+def _step_seed(*keys: int) -> int:
+    """A 63-bit seed that is a function of ``keys`` only."""
+    state = np.random.SeedSequence(list(keys)).generate_state(1, np.uint64)[0]
+    return int(state >> np.uint64(1))
+
+
+def run_batches(
+    pools: Mapping[str, Tensor], runs: pd.DataFrame, batch_size: int, seed: int = 0
+) -> Callable[[int], tuple[Tensor, ...]]:
+    """step ↦ (view1, view2, alpha, lam, loss_code, similarity_code), each with the
+    leading dimension S = ``len(runs)``: the batch of every member of a stacked model.
+
+    A pure function of the step. The members that share (pool, seed) see the same
+    ``batch_size`` distinct images of the pool (drawn uniformly, by a generator seeded
+    from (``seed``, step, pool, member seed)); those that also share the strategy see
+    the same two views (:func:`~ccl_helpers.data.augment`, one call per strategy and
+    view). So configurations that differ only in the loss, the similarity, α or λ are
+    paired by seed.
+
+    Args:
+        pools: image pools by name, each (n, C, H, W) on one device.
+        runs: one row per member with the columns :data:`RUN_COLUMNS`.
+    """
+    missing = set(RUN_COLUMNS) - set(runs.columns)
+    if missing:
+        raise ValueError(f"runs lacks the columns {sorted(missing)}")
+    for name, pool in pools.items():
+        check_tensor(f"pools[{name!r}]", pool, min_ndim=4, floating=True)
+        if not 2 <= batch_size <= pool.shape[0]:
+            raise ValueError(
+                f"batch_size must be in 2..{pool.shape[0]} (pool {name!r}), got "
+                f"{batch_size}"
+            )
+    for column, names in (
+        ("pool", list(pools)),
+        ("strategy", STRATEGIES),
+        ("loss", MEMBER_LOSSES),
+        ("similarity", SIMILARITIES),
+    ):
+        unknown = sorted(set(runs[column]) - set(names))
+        if unknown:
+            raise ValueError(
+                f"runs[{column!r}] must be in {tuple(names)}, got {unknown}"
+            )
+    for column in ("alpha", "lam"):
+        if not (runs[column] > 0).all():
+            raise ValueError(f"runs[{column!r}] must be > 0, got {list(runs[column])}")
+    device = next(iter(pools.values())).device
+    image_streams = runs[["pool", "seed"]].drop_duplicates().reset_index(drop=True)
+    view_streams = runs[["pool", "seed", "strategy"]].drop_duplicates()
+    view_streams = view_streams.reset_index(drop=True)
+
+    def position(table, keys):
+        lookup = {tuple(row): i for i, row in enumerate(table.itertuples(index=False))}
+        return torch.tensor([lookup[tuple(k)] for k in keys], device=device)
+
+    view_image = position(
+        image_streams, view_streams[["pool", "seed"]].itertuples(index=False)
+    )
+    member_view = position(
+        view_streams, runs[["pool", "seed", "strategy"]].itertuples(index=False)
+    )
+    by_strategy = {
+        name: torch.tensor(rows.index.tolist(), device=device)
+        for name, rows in view_streams.groupby("strategy", sort=True)
+    }
+    pool_index = {name: i for i, name in enumerate(pools)}
+    constants = (
+        torch.tensor(runs["alpha"].to_numpy(), dtype=torch.float32, device=device),
+        torch.tensor(runs["lam"].to_numpy(), dtype=torch.float32, device=device),
+        torch.tensor([MEMBER_LOSSES.index(v) for v in runs["loss"]], device=device),
+        torch.tensor(
+            [SIMILARITIES.index(v) for v in runs["similarity"]], device=device
+        ),
+    )
+
+    def sample(step: int) -> tuple[Tensor, ...]:
+        images = []
+        for pool, member_seed in image_streams.itertuples(index=False):
+            images_of = pools[pool]
+            g = torch.Generator(device=device).manual_seed(
+                _step_seed(seed, step, pool_index[pool], int(member_seed))
+            )
+            pick = torch.randperm(images_of.shape[0], generator=g, device=device)
+            images.append(images_of[pick[:batch_size]])
+        batch = torch.stack(images)[view_image]  # (view streams, B, C, H, W)
+        views = []
+        for view in range(2):
+            out = torch.empty_like(batch)
+            for index, (name, rows) in enumerate(by_strategy.items()):
+                g = torch.Generator(device=device).manual_seed(
+                    _step_seed(seed, step, 1000 + view, index)
+                )
+                out[rows] = augment(batch[rows], name, g)
+            views.append(out[member_view])
+        return (*views, *constants)
+
+    return sample
+
+
+def train_runs(
+    runs: pd.DataFrame,
+    pools: Mapping[str, Tensor],
+    make_module: Callable[[], torch.nn.Module],
+    n_steps: int,
+    *,
+    batch_size: int,
+    lr: float = 1e-3,
+    seed: int = 0,
+    evaluate=None,
+    eval_steps=(),
+    desc: str | None = "runs",
+):
+    """Every member of ``runs`` trained together (vmapped) by
+    :func:`~ccl_helpers.train.train` on :func:`member_loss` with :func:`run_batches`,
+    from :func:`seeded_model`'s initialisations (member i from seed ``runs.seed[i]``).
+
+    Returns the trained StackedModel and its tidy history, with the runs table's
+    columns joined on the member (the history's ``seed`` column is the member index,
+    renamed ``member``)."""
+    from .train import train
+
+    sample = run_batches(pools, runs, batch_size, seed)
+    device = next(iter(pools.values())).device
+    model = seeded_model(make_module, [int(v) for v in runs["seed"]], device)
+
+    def loss(forward, batch):
+        return member_loss(forward(batch[0]), forward(batch[1]), *batch[2:])
+
+    history = train(
+        model,
+        loss,
+        sample,
+        n_steps,
+        lr=lr,
+        evaluate=evaluate,
+        eval_steps=eval_steps,
+        desc=desc,
+    ).rename(columns={"seed": "member"})
+    table = runs.reset_index(drop=True).rename_axis("member").reset_index()
+    return model, history.merge(table, on="member", how="left")
 
 
 # ---------------------------------------------------------------- both bounds at once

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ccl_helpers import data, metrics
+from ccl_helpers import data, metrics, models
 from ccl_helpers import supervised_approx as sa
 from ccl_helpers.losses import nt_xent_loss
 from ccl_helpers.losses.balanced import (
@@ -617,3 +617,113 @@ def test_member_loss_under_vmap_matches_a_loop_with_finite_gradients():
     assert torch.allclose(vmapped, looped, rtol=1e-12)
     (grad,) = torch.autograd.grad(vmapped.sum(), z1)
     assert torch.isfinite(grad).all()
+    per_member = torch.func.vmap(torch.func.grad(sa.member_loss))(
+        z1.detach(), z2, alpha, lam, kinds, sims
+    )
+    torch.testing.assert_close(per_member, grad, rtol=1e-12, atol=1e-12)
+
+
+def test_seeded_model_members_start_from_their_seeds():
+    from ccl_helpers.train import StackedModel
+
+    def make():
+        return torch.nn.Linear(6, 2)
+
+    model = sa.seeded_model(make, [3, 0, 3])
+    x = torch.rand(4, 6)
+    out = model(x)
+    torch.testing.assert_close(
+        out[0], StackedModel(make, 1, seed=3)(x)[0], rtol=0, atol=0
+    )
+    torch.testing.assert_close(
+        out[1], StackedModel(make, 1, seed=0)(x)[0], rtol=0, atol=0
+    )
+    torch.testing.assert_close(out[0], out[2], rtol=0, atol=0)
+    assert model.seeds == [0, 1, 2] and model.n_seeds == 3
+    for bad in ([], "0", [1.5], [-1]):
+        with pytest.raises(ValueError, match="seeds"):
+            sa.seeded_model(make, bad)
+
+
+def runs_frame(rows):
+    import pandas as pd
+
+    return pd.DataFrame(rows, columns=sa.RUN_COLUMNS)
+
+
+def test_run_batches_pairs_members_by_pool_seed_and_strategy():
+    g = torch.Generator().manual_seed(7)
+    pools = {
+        "a": torch.rand(30, 1, 8, 8, generator=g),
+        "b": torch.rand(20, 1, 8, 8, generator=g),
+    }
+    runs = runs_frame(
+        [
+            ("a", 0, "none", "generalized", "cosine", 2.0, 1.0),
+            ("a", 0, "none", "balanced", "dot", 4.0, 2.0),
+            ("a", 1, "none", "generalized", "cosine", 2.0, 1.0),
+            ("b", 0, "base", "cross_view", "neg_euclidean", 1.0, 8.0),
+            ("a", 0, "base", "generalized", "cosine", 2.0, 1.0),
+        ]
+    )
+    sample = sa.run_batches(pools, runs, 4, seed=3)
+    v1, v2, alpha, lam, kinds, sims = sample(5)
+    assert v1.shape == v2.shape == (5, 4, 1, 8, 8)
+    assert torch.equal(v1[0], v1[1]) and torch.equal(v1[0], v2[0])  # shared; "none"
+    assert not torch.equal(v1[0], v1[2])  # another seed, other images
+    assert not torch.equal(v1[3], v2[3])  # "base" views differ
+    # the images are distinct members of the pool
+    flat = pools["a"].flatten(1)
+    found = [int((flat == row).all(1).nonzero()) for row in v1[0].flatten(1)]
+    assert len(set(found)) == 4
+    assert alpha.tolist() == [2.0, 4.0, 2.0, 1.0, 2.0] and lam[3] == 8.0
+    assert kinds.tolist() == [0, 1, 0, 2, 0] and sims.tolist() == [0, 1, 0, 2, 0]
+    again = sample(5)
+    assert all(torch.equal(a, b) for a, b in zip((v1, v2), again[:2]))  # pure in step
+    assert not torch.equal(sample(6)[0][0], v1[0])
+
+
+@pytest.mark.parametrize(
+    "change, match",
+    [
+        ({"pool": "c"}, "pool"),
+        ({"loss": "info_nce"}, "loss"),
+        ({"similarity": "l1"}, "similarity"),
+        ({"strategy": "flip"}, "strategy"),
+        ({"alpha": 0.0}, "alpha"),
+    ],
+)
+def test_run_batches_rejects_bad_runs(change, match):
+    row = dict(zip(sa.RUN_COLUMNS, ("a", 0, "none", "generalized", "cosine", 2.0, 1.0)))
+    pools = {"a": torch.rand(10, 1, 8, 8)}
+    with pytest.raises(ValueError, match=match):
+        sa.run_batches(pools, runs_frame([{**row, **change}]), 4)
+    with pytest.raises(ValueError, match="batch_size"):
+        sa.run_batches(pools, runs_frame([row]), 11)
+    with pytest.raises(ValueError, match="columns"):
+        sa.run_batches(pools, runs_frame([row]).drop(columns="lam"), 4)
+
+
+def test_train_runs_trains_each_member_as_if_alone():
+    pools = {"a": torch.rand(12, 1, 8, 8, generator=torch.Generator().manual_seed(8))}
+    runs = runs_frame(
+        [
+            ("a", 0, "none", "generalized", "cosine", 2.0, 1.0),
+            ("a", 1, "none", "balanced", "dot", 4.0, 2.0),
+            ("a", 0, "none", "cross_view", "cosine", 1.0, 0.5),
+        ]
+    )
+
+    def make():
+        return models.ConvNet(1, 8, channels=(3,), padding=2, out_features=4)
+
+    together, history = sa.train_runs(runs, pools, make, 2, batch_size=4, desc=None)
+    assert set(history["member"]) == {0, 1, 2} and "loss" in history.columns
+    for i in range(3):
+        alone, _ = sa.train_runs(
+            runs.iloc[[i]], pools, make, 2, batch_size=4, desc=None
+        )
+        for name, value in alone.params.items():
+            torch.testing.assert_close(
+                together.params[name][i], value[0], atol=1e-6, rtol=0
+            )
