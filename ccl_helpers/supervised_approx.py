@@ -33,7 +33,7 @@ from torch import Tensor
 
 from .checks import check_choice, check_int, check_labels, check_positive, check_tensor
 from .data import STRATEGIES, augment
-from .losses._similarity import SIMILARITIES, pairwise_similarity
+from .losses import SIMILARITIES, pairwise_similarity
 
 Encoder = Callable[[Tensor], Tensor]
 

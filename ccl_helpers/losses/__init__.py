@@ -14,7 +14,7 @@ its docstring.
   with the positive in the repelling term; :func:`bound_derived_loss` — the loss derived
   from the bounds (eq. (13)), with ν.
   Similarities: cosine, dot product or negative Euclidean distance
-      (:data:`SIMILARITIES`).
+      (:data:`SIMILARITIES`; the matrix of them: :func:`pairwise_similarity`).
 - :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses
   (:data:`REDUCTIONS`);
   :func:`at_least_float32` and :func:`result_dtype` — the precision policy below;
@@ -29,7 +29,7 @@ keeps the caller's device and dtype; validates argument shapes only (so it works
 """
 
 from ._reduction import REDUCTIONS, at_least_float32, reduce, result_dtype
-from ._similarity import SIMILARITIES
+from ._similarity import SIMILARITIES, pairwise_similarity
 from .balanced import balanced_contrastive_loss, generalized_nt_xent_loss
 from .bound_derived import bound_derived_loss
 from .info_nce import info_nce_loss
@@ -47,6 +47,7 @@ __all__ = [
     "logistic_loss",
     "nt_xent_loss",
     "nt_xent_per_anchor",
+    "pairwise_similarity",
     "reduce",
     "result_dtype",
     "softplus",
