@@ -657,6 +657,42 @@ def knn_accuracy(
     return torch.cat(correct, -1).mean(-1)
 
 
+def embed(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
+    """f(x) of ``images`` (n, ...) without gradients, in chunks of ``chunk_size`` images
+    (one call on many images through a vmapped stack of models is memory-bound and
+    several times slower), concatenated along the sample axis: (..., n, d) for an
+    encoder with leading dimensions (a StackedModel gives (S, n, d))."""
+    check_tensor("images", images, min_ndim=2)
+    chunk_size = check_int("chunk_size", chunk_size)
+    with torch.no_grad():
+        return torch.cat(
+            [
+                encoder(images[start : start + chunk_size])
+                for start in range(0, images.shape[0], chunk_size)
+            ],
+            dim=-2,
+        )
+
+
+def standardise(fit: Tensor, *others: Tensor) -> tuple[Tensor, ...]:
+    """(x − μ)/σ for ``fit`` and each of ``others``, with μ, σ the per-dimension mean
+    and standard deviation of ``fit`` over its sample axis (features (..., n, d); σ
+    clamped at 1e-12): a linear probe on the result does not depend on the features'
+    scale."""
+    check_tensor("fit", fit, min_ndim=2, floating=True)
+    mean = fit.mean(-2, keepdim=True)
+    scale = fit.std(-2, keepdim=True).clamp_min(1e-12)
+    for i, other in enumerate(others):
+        check_tensor(f"others[{i}]", other, min_ndim=2, floating=True)
+        if other.shape[:-2] != fit.shape[:-2] or other.shape[-1] != fit.shape[-1]:
+            raise ValueError(
+                f"others[{i}] must have shape (..., n, {fit.shape[-1]}) with the "
+                f"leading dimensions of fit {tuple(fit.shape[:-2])}, got "
+                f"{tuple(other.shape)}"
+            )
+    return tuple((x - mean) / scale for x in (fit, *others))
+
+
 def mean_difference(first, second) -> tuple[float, float]:
     """The difference of the means of two independent samples (e.g. seeds of two
     methods) and its standard error: (mean(a) − mean(b), √(s²_a/n_a + s²_b/n_b)), s² the

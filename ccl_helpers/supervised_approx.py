@@ -628,6 +628,57 @@ def train_runs(
     return model, history.merge(table, on="member", how="left")
 
 
+def downstream(
+    encoder: Encoder,
+    fit_images: Tensor,
+    fit_labels: Tensor,
+    test_images: Tensor,
+    test_labels: Tensor,
+    *,
+    k: Sequence[int] = (5,),
+    max_iter: int = 100,
+    chunk_size: int = 1000,
+) -> pd.DataFrame:
+    """The standard evaluations of a representation, one row per member: the accuracy
+    of the linear probe over all classes (fitted on the fit images' features
+    standardised by :func:`~ccl_helpers.metrics.standardise`, evaluated on the test
+    images), the cosine k-NN accuracy for each k (on the raw features), the mean feature
+    norm on the fit images, and ``finite``. A member whose features are not all finite
+    (a diverged run) is kept, with ``finite`` False and NaN accuracies."""
+    from . import metrics
+
+    fit = metrics.embed(encoder, fit_images, chunk_size=chunk_size)
+    test = metrics.embed(encoder, test_images, chunk_size=chunk_size)
+    if fit.ndim == 2:
+        fit, test = fit[None], test[None]
+    finite = (
+        torch.isfinite(fit).all((-2, -1)) & torch.isfinite(test).all((-2, -1))
+    ).cpu()
+    table = pd.DataFrame(
+        {"finite": finite.numpy(), "norm_mean": fit.norm(dim=-1).mean(-1).cpu().numpy()}
+    )
+    columns = ["linear_probe", *(f"knn_{n}" for n in k)]
+    table[columns] = np.nan
+    if bool(finite.any()):
+        ok = finite.to(fit.device)
+        fit_s, test_s = metrics.standardise(fit[ok], test[ok])
+        probe = metrics.linear_probe(
+            fit_s,
+            fit_labels,
+            test_s,
+            test_labels,
+            task_size=int(torch.unique(fit_labels).numel()),
+            max_iter=max_iter,
+        )["accuracy"]
+        table.loc[finite.numpy(), "linear_probe"] = probe.cpu().numpy()
+        for n in k:
+            accuracy = metrics.knn_accuracy(
+                fit[ok], fit_labels, test[ok], test_labels, k=n
+            )
+            table.loc[finite.numpy(), f"knn_{n}"] = accuracy.cpu().numpy()
+    return table.rename_axis("member")
+
+
 # ---------------------------------------------------------------- both bounds at once
 # (trained encoders)
 

@@ -997,3 +997,29 @@ def test_bootstrap_rank_correlation_of_means():
     assert again == got  # deterministic under its seed
     with pytest.raises(ValueError, match="groups"):
         metrics.bootstrap_rank_correlation(x[:2], y[:2])
+
+
+def test_embed_in_chunks_equals_one_call():
+    from ccl_helpers.train import StackedModel
+
+    model = StackedModel(lambda: torch.nn.Linear(5, 3), 2, seed=0)
+    images = torch.rand(23, 5, generator=torch.Generator().manual_seed(0))
+    whole = model(images)
+    chunked = metrics.embed(model, images, chunk_size=4)
+    assert chunked.shape == (2, 23, 3) and not chunked.requires_grad
+    torch.testing.assert_close(chunked, whole.detach())
+    with pytest.raises(ValueError, match="chunk_size"):
+        metrics.embed(model, images, chunk_size=0)
+
+
+def test_standardise_moments_and_shapes():
+    g = torch.Generator().manual_seed(1)
+    fit = 3 + 5 * torch.randn(2, 50, 4, generator=g, dtype=torch.float64)
+    other = torch.randn(2, 7, 4, generator=g, dtype=torch.float64)
+    fit_s, other_s = metrics.standardise(fit, other)
+    torch.testing.assert_close(fit_s.mean(-2), torch.zeros(2, 4, dtype=torch.float64))
+    torch.testing.assert_close(fit_s.std(-2), torch.ones(2, 4, dtype=torch.float64))
+    expected = (other - fit.mean(-2, keepdim=True)) / fit.std(-2, keepdim=True)
+    torch.testing.assert_close(other_s, expected)
+    with pytest.raises(ValueError, match="others\\[0\\]"):
+        metrics.standardise(fit, other[..., :3])

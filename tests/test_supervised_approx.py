@@ -727,3 +727,28 @@ def test_train_runs_trains_each_member_as_if_alone():
             torch.testing.assert_close(
                 together.params[name][i], value[0], atol=1e-6, rtol=0
             )
+
+
+def test_downstream_against_the_metrics_and_with_a_diverged_member():
+    from ccl_helpers.train import StackedModel
+
+    g = torch.Generator().manual_seed(9)
+    fit_x, test_x = torch.rand(60, 6, generator=g), torch.rand(30, 6, generator=g)
+    fit_y = torch.arange(60) % 3
+    test_y = torch.arange(30) % 3
+    model = StackedModel(lambda: torch.nn.Linear(6, 4), 3, seed=0)
+    with torch.no_grad():
+        model.params["weight"][1, 0, 0] = float("nan")
+    table = sa.downstream(model, fit_x, fit_y, test_x, test_y, k=(1, 5), chunk_size=7)
+    assert table["finite"].tolist() == [True, False, True]
+    assert table.loc[1, ["linear_probe", "knn_1", "knn_5"]].isna().all()
+    features = model(fit_x).detach()[[0, 2]], model(test_x).detach()[[0, 2]]
+    fit_s, test_s = metrics.standardise(*features)
+    probe = metrics.linear_probe(
+        fit_s, fit_y, test_s, test_y, task_size=3, max_iter=100
+    )
+    assert table.loc[[0, 2], "linear_probe"].tolist() == pytest.approx(
+        probe["accuracy"].tolist()
+    )
+    knn = metrics.knn_accuracy(features[0], fit_y, features[1], test_y, k=5)
+    assert table.loc[[0, 2], "knn_5"].tolist() == pytest.approx(knn.tolist())
