@@ -7,12 +7,16 @@ Learning through Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
 - The attracting bound, Theorem 4.4 / eq. (8) (:func:`attracting_terms`,
   :func:`attracting_bound`).
 - The repelling bound, Theorem 4.6 / eq. (10), in the source's form and in a corrected
-  form (:func:`repelling_terms`, :func:`repelling_bound`).
+  form (:func:`repelling_terms`, :func:`repelling_bound`), and every step of its
+  proof (:func:`repelling_chain`).
 - The prototype representation bias, eq. (16), estimated as in eq. (51) and directly
   (:func:`prototype_bias`).
 - Training helpers for the (α, λ) grid: :func:`tiled_model`, :func:`two_view_batches`
-  (the subsets are :mod:`ccl_helpers.data`'s), and :func:`member_loss`, one loss with
-  the loss kind, the similarity, α and λ chosen per stacked member.
+  (the subsets are :mod:`ccl_helpers.data`'s); for many configurations in one stacked
+  model, :func:`member_loss` (the loss kind, the similarity, α and λ chosen per member),
+  :func:`seeded_model`, :func:`run_batches` and :func:`train_runs`, with the runs table
+  of :data:`RUN_COLUMNS`.
+- The standard evaluations (linear probe, k-NN) of every member: :func:`downstream`.
 
 Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders
 are callables images (N, C, H, W) → (..., N, d), e.g. a
@@ -230,6 +234,88 @@ def repelling_terms(
     )
     return RepellingTerms(
         lhs, nu, smooth, rhs, rhs - lhs, torch.maximum(smooth, rhs), stderr
+    )
+
+
+class RepellingChain(NamedTuple):
+    """The steps of the proof of Theorem 4.6 (Appendix A.1.2) for each anchor, each
+    (..., n), with g = s(f(t(x)), f(T'(X'))) and µ_{y'} the class prototypes:
+
+    lhs: max_{y'≠y} s(f(t(x)), µ_{y'}); m_max: M = max_{y'≠y} E_{T',X'|y'} g;
+    m_bound: max(M, M/ν), which bounds lhs (eqs. (33)–(41), Lemma A.3 in Case 2);
+    lse_others: (1/α) log Σ_{y'≠y} exp(α E_{T',X'|y'} g), eq. (42) (Lemma A.1);
+    lse_all: the same over every class, eq. (43);
+    jensen_t: E_{T'}[(1/α) log Σ_{y'} exp(α E_{X'|y'} g)], eq. (45) (Lemma A.2, Jensen);
+    jensen_x: E_{T'}[(1/α) log Σ_{y'} E_{X'|y'} exp(α g)], eq. (46) (Jensen);
+    smooth: B = E_{T'}[(1/α) log E_{X'} exp(α g)] + (1/α) log(1/p_min), eqs. (47)–(50);
+    nu: ν = min_{y'≠y} ‖µ_{y'}‖.
+    On the empirical (T', X') every step is an inequality that holds exactly:
+    M ≤ lse_others ≤ lse_all ≤ jensen_t ≤ jensen_x ≤ smooth and lhs ≤ m_bound.
+    """
+
+    lhs: Tensor
+    m_max: Tensor
+    m_bound: Tensor
+    lse_others: Tensor
+    lse_all: Tensor
+    jensen_t: Tensor
+    jensen_x: Tensor
+    smooth: Tensor
+    nu: Tensor
+
+
+def repelling_chain(
+    anchors: Tensor,
+    anchor_labels: Tensor,
+    views: Tensor,
+    view_labels: Tensor,
+    alpha: float = 1.0,
+) -> RepellingChain:
+    """Every step of the proof of Theorem 4.6 on representations; arguments as
+    :func:`repelling_terms` (whose ``lhs``, ``nu`` and ``smooth`` it shares). The
+    differences between consecutive steps are the slacks of the bound: where it is
+    loose."""
+    terms = repelling_terms(anchors, anchor_labels, views, view_labels, alpha)
+    alpha = float(alpha)
+    a, v = _normalise(anchors), _normalise(views)
+    n_classes = int(max(anchor_labels.max(), view_labels.max())) + 1
+    counts = torch.bincount(view_labels, minlength=n_classes)
+    present = counts > 0
+    one_hot = F.one_hot(view_labels, n_classes).to(v.dtype) / counts.clamp_min(1).to(
+        v.dtype
+    )  # (M, C): the class averages E_{X'|y'}
+    sims = torch.einsum("...nd,...kmd->...knm", a, v)  # g, (..., K, n, M)
+    by_class_t = sims @ one_hot  # E_{X'|y'} g per transformation, (..., K, n, C)
+    by_class = by_class_t.mean(-3)  # E_{T',X'|y'} g, (..., n, C)
+    others = present[None, :] & (
+        torch.arange(n_classes, device=a.device)[None, :] != anchor_labels[:, None]
+    )
+    m_max = by_class.masked_fill(~others, -torch.inf).amax(-1)
+    lse_others = (
+        torch.logsumexp((alpha * by_class).masked_fill(~others, -torch.inf), -1) / alpha
+    )
+    lse_all = (
+        torch.logsumexp((alpha * by_class).masked_fill(~present, -torch.inf), -1)
+        / alpha
+    )
+    jensen_t = (
+        torch.logsumexp((alpha * by_class_t).masked_fill(~present, -torch.inf), -1)
+        / alpha
+    ).mean(-2)
+    # log Σ_{y'} E_{X'|y'} e^{αg} = log Σ_{y'} Σ_{j: y'_j = y'} e^{αg_j} / n_{y'}
+    weights = torch.log(one_hot.sum(-1).clamp_min(1e-300))  # log(1/n_{y'_j}) per view
+    jensen_x = (torch.logsumexp(alpha * sims + weights, -1) / alpha).mean(-2)
+    m_bound = torch.maximum(m_max, m_max / terms.nu)
+    return RepellingChain(
+        terms.lhs,
+        m_max,
+        m_bound,
+        lse_others,
+        lse_all,
+        jensen_t,
+        jensen_x,
+        terms.smooth,
+        terms.nu,
     )
 
 

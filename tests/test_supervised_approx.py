@@ -752,3 +752,87 @@ def test_downstream_against_the_metrics_and_with_a_diverged_member():
     )
     knn = metrics.knn_accuracy(features[0], fit_y, features[1], test_y, k=5)
     assert table.loc[[0, 2], "knn_5"].tolist() == pytest.approx(knn.tolist())
+
+
+def naive_chain(a, y, v, yv, alpha):
+    """Each step of the proof of Theorem 4.6 by loops, for one anchor (d,), views
+    (K, M, d), labels."""
+    a = a / a.norm()
+    v = v / v.norm(dim=-1, keepdim=True)
+    K, M = v.shape[:2]
+    classes = sorted(set(yv.tolist()))
+    g = [[float(a @ v[k, j]) for j in range(M)] for k in range(K)]
+
+    def in_class(c):
+        return [j for j in range(M) if yv[j] == c]
+
+    mean_tc = {
+        c: [sum(g[k][j] for j in in_class(c)) / len(in_class(c)) for k in range(K)]
+        for c in classes
+    }
+    mean_c = {c: sum(mean_tc[c]) / K for c in classes}
+    others = [c for c in classes if c != y]
+    lse = lambda xs: math.log(sum(math.exp(alpha * x) for x in xs)) / alpha  # noqa: E731
+    jensen_t = sum(lse([mean_tc[c][k] for c in classes]) for k in range(K)) / K
+    jensen_x = (
+        sum(
+            math.log(
+                sum(
+                    sum(math.exp(alpha * g[k][j]) for j in in_class(c))
+                    / len(in_class(c))
+                    for c in classes
+                )
+            )
+            / alpha
+            for k in range(K)
+        )
+        / K
+    )
+    p_min = min(len(in_class(c)) for c in classes) / M
+    smooth = (
+        sum(
+            math.log(sum(math.exp(alpha * x) for x in g[k]) / M) / alpha
+            for k in range(K)
+        )
+        / K
+    )
+    return {
+        "m_max": max(mean_c[c] for c in others),
+        "lse_others": lse([mean_c[c] for c in others]),
+        "lse_all": lse([mean_c[c] for c in classes]),
+        "jensen_t": jensen_t,
+        "jensen_x": jensen_x,
+        "smooth": smooth + math.log(1 / p_min) / alpha,
+    }
+
+
+def test_repelling_chain_against_loops_and_monotone():
+    g = torch.Generator().manual_seed(12)
+    anchors = torch.randn(4, 3, generator=g, dtype=torch.float64)
+    views = torch.randn(3, 7, 3, generator=g, dtype=torch.float64)
+    anchor_labels = torch.tensor([0, 1, 2, 0])
+    view_labels = torch.tensor([0, 0, 0, 1, 1, 2, 2])  # imbalanced: p_min = 2/7
+    chain = sa.repelling_chain(anchors, anchor_labels, views, view_labels, alpha=3.0)
+    for i in range(4):
+        expected = naive_chain(
+            anchors[i], int(anchor_labels[i]), views, view_labels, 3.0
+        )
+        for name, value in expected.items():
+            assert getattr(chain, name)[i].item() == pytest.approx(value, rel=1e-10), (
+                name
+            )
+    terms = sa.repelling_terms(anchors, anchor_labels, views, view_labels, 3.0)
+    torch.testing.assert_close(chain.smooth, terms.smooth)
+    torch.testing.assert_close(chain.lhs, terms.lhs)
+    # theorem check on random representations: every step of the proof holds
+    for seed in range(20):
+        g = torch.Generator().manual_seed(100 + seed)
+        a = torch.randn(2, 30, 5, generator=g, dtype=torch.float64)
+        v = torch.randn(2, 4, 40, 5, generator=g, dtype=torch.float64) + 0.5
+        labels_a = torch.randint(0, 4, (30,), generator=g)
+        labels_v = torch.arange(40) % 4
+        c = sa.repelling_chain(a, labels_a, v, labels_v, alpha=float(1 + seed % 8))
+        steps = [c.m_max, c.lse_others, c.lse_all, c.jensen_t, c.jensen_x, c.smooth]
+        for low, high in zip(steps, steps[1:]):
+            assert (low <= high + 1e-12).all()
+        assert (c.lhs <= c.m_bound + 1e-12).all()
