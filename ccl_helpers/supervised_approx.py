@@ -319,6 +319,29 @@ def repelling_chain(
     )
 
 
+def eq10_counterexample() -> tuple[Tensor, Tensor, Tensor, Tensor, float]:
+    """A configuration where eq. (10) fails and its corrected form max(B, B/ν) holds:
+    (anchors, anchor_labels, views, view_labels, α) for :func:`repelling_terms`.
+
+    One anchor (1, 0) of class 0 and six unit representations, all in the left
+    half-plane, at 150°, 210° (class 0), 110°, 130° (class 1), 96° and 264° (class 2),
+    one transformation (K = 1), α = 50: every similarity is negative, so B < 0, and then
+    B/ν < B because ν < 1, which falls below the left side."""
+
+    def unit(degrees: float) -> Tensor:
+        angle = math.radians(degrees)
+        return torch.tensor([math.cos(angle), math.sin(angle)], dtype=torch.float64)
+
+    views = torch.stack([unit(d) for d in (150, 210, 110, 130, 96, 264)])
+    return (
+        unit(0)[None],
+        torch.tensor([0]),
+        views[None],
+        torch.tensor([0, 0, 1, 1, 2, 2]),
+        50.0,
+    )
+
+
 def repelling_bound(
     encoder: Encoder,
     images: Tensor,

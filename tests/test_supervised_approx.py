@@ -319,20 +319,10 @@ def test_repelling_terms_against_loops_and_bound(alpha):
 def test_repelling_counterexample_needs_the_corrected_form():
     """Anchor (1, 0) with every representation in the left half-plane: B < 0 and B/ν <
     lhs."""
-
-    def at(deg):
-        return torch.tensor(
-            [math.cos(math.radians(deg)), math.sin(math.radians(deg))],
-            dtype=torch.float64,
-        )
-
-    points = torch.stack(
-        [at(150), at(210), at(110), at(130), at(96), at(264)]
-    )  # classes 0, 0, 1, 1, 2, 2
-    view_labels = torch.tensor([0, 0, 1, 1, 2, 2])
-    terms = sa.repelling_terms(
-        at(0)[None], torch.tensor([0]), points[None], view_labels, alpha=50.0
-    )
+    anchors, anchor_labels, views, view_labels, alpha = sa.eq10_counterexample()
+    assert torch.allclose(views.norm(dim=-1), torch.ones(1, 6, dtype=torch.float64))
+    assert (views[0] @ anchors[0] < 0).all()  # the left half-plane
+    terms = sa.repelling_terms(anchors, anchor_labels, views, view_labels, alpha)
     assert (
         terms.smooth.item() < 0
         and terms.rhs.item() < terms.lhs.item() <= terms.rhs_corrected.item()
