@@ -789,6 +789,26 @@ def verdict(
     return "not resolved"
 
 
+def top_set(values, sd: float, df: int, confidence: float = 0.95) -> np.ndarray:
+    """Which cells cannot be told apart from the best: value ≥ max − t·sd·√2, with t the
+    two-sided ``confidence`` quantile of Student's t on ``df`` degrees of freedom.
+
+    values: one single-run value per cell (e.g. the accuracy of each (α, λ) of a grid);
+    sd: the standard deviation of one run (e.g. pooled over the cells run with several
+    seeds, on ``df`` degrees of freedom), so sd·√2 is that of a difference of two cells.
+    The peak's location is resolved only when a single cell is in the set."""
+    array = np.asarray(values, dtype=np.float64)
+    if array.ndim != 1 or array.size == 0 or not np.isfinite(array).all():
+        raise ValueError(
+            f"values must be a non-empty 1-d array of finite numbers, got {values!r}"
+        )
+    sd, df = check_positive("sd", sd), check_int("df", df)
+    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
+        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
+    half = float(stats.t.ppf(0.5 + confidence / 2, df)) * sd * math.sqrt(2)
+    return array >= array.max() - half
+
+
 def bootstrap_rank_correlation(
     x, y, *, n_resamples: int = 2000, seed: int = 0, confidence: float = 0.95
 ) -> Comparison:

@@ -1023,3 +1023,23 @@ def test_standardise_moments_and_shapes():
     torch.testing.assert_close(other_s, expected)
     with pytest.raises(ValueError, match="others\\[0\\]"):
         metrics.standardise(fit, other[..., :3])
+
+
+def test_top_set_against_the_t_quantile():
+    values = np.array([84.0, 86.0, 85.5, 83.0, 85.0])
+    half = stats.t.ppf(0.975, 24) * 0.3 * math.sqrt(2)  # 0.875
+    expected = values >= 86.0 - half
+    assert metrics.top_set(values, 0.3, 24).tolist() == expected.tolist()
+    assert metrics.top_set(values, 0.3, 24).tolist() == [
+        False,
+        True,
+        True,
+        False,
+        False,
+    ]
+    assert metrics.top_set(values, 0.01, 24).sum() == 1  # resolved: a single cell
+    for bad in ([], [1.0, np.nan]):
+        with pytest.raises(ValueError, match="values"):
+            metrics.top_set(bad, 0.3, 24)
+    with pytest.raises(ValueError, match="sd"):
+        metrics.top_set(values, 0.0, 24)
