@@ -608,18 +608,22 @@ def run_batches(
 
     A pure function of the step. The members that share (pool, seed) see the same
     ``batch_size`` distinct images of the pool (drawn uniformly, by a generator seeded
-    from (``seed``, step, pool, member seed)); those that also share the strategy see
-    the same two views (:func:`~ccl_helpers.data.augment`, one call per strategy and
-    view). So configurations that differ only in the loss, the similarity, α or λ are
-    paired by seed.
+    from ``seed``, the step, the pool and the member's seed); those that also share the
+    strategy see the same two views (:func:`~ccl_helpers.data.augment`, one call per
+    strategy and view). So configurations that differ only in the loss, the similarity,
+    α or λ are paired by seed.
 
     Args:
-        pools: image pools by name, each (n, C, H, W) on one device.
+        pools: image pools by name, each (n, C, H, W) with one image shape, on one
+            device.
         runs: one row per member with the columns :data:`RUN_COLUMNS`.
     """
     missing = set(RUN_COLUMNS) - set(runs.columns)
     if missing:
         raise ValueError(f"runs lacks the columns {sorted(missing)}")
+    shapes = {tuple(pool.shape[1:]) for pool in pools.values()}
+    if len(shapes) > 1:
+        raise ValueError(f"pools must hold images of one shape, got {sorted(shapes)}")
     for name, pool in pools.items():
         check_tensor(f"pools[{name!r}]", pool, min_ndim=4, floating=True)
         if not 2 <= batch_size <= pool.shape[0]:
@@ -675,7 +679,7 @@ def run_batches(
         for pool, member_seed in image_streams.itertuples(index=False):
             images_of = pools[pool]
             g = torch.Generator(device=device).manual_seed(
-                _step_seed(seed, step, pool_index[pool], int(member_seed))
+                _step_seed(seed, step, 0, pool_index[pool], int(member_seed))
             )
             pick = torch.randperm(images_of.shape[0], generator=g, device=device)
             images.append(images_of[pick[:batch_size]])
@@ -685,7 +689,7 @@ def run_batches(
             out = torch.empty_like(batch)
             for index, (name, rows) in enumerate(by_strategy.items()):
                 g = torch.Generator(device=device).manual_seed(
-                    _step_seed(seed, step, 1000 + view, index)
+                    _step_seed(seed, step, 1, view, index)
                 )
                 out[rows] = augment(batch[rows], name, g)
             views.append(out[member_view])

@@ -692,6 +692,8 @@ def test_run_batches_rejects_bad_runs(change, match):
         sa.run_batches(pools, runs_frame([row]), 11)
     with pytest.raises(ValueError, match="columns"):
         sa.run_batches(pools, runs_frame([row]).drop(columns="lam"), 4)
+    with pytest.raises(ValueError, match="one shape"):
+        sa.run_batches({**pools, "b": torch.rand(10, 1, 6, 6)}, runs_frame([row]), 4)
 
 
 def test_train_runs_trains_each_member_as_if_alone():
