@@ -671,6 +671,16 @@ def two_stage(
     ]
 
 
+def _check_record_steps(record_steps: Sequence[int], total: int) -> list[int]:
+    """The distinct recording steps, sorted; each must lie in 0..total."""
+    record = sorted({int(s) for s in record_steps})
+    if record and (record[0] < 0 or record[-1] > total):
+        raise ValueError(
+            f"record_steps must lie in 0..{total}, got {record[0]}..{record[-1]}"
+        )
+    return record
+
+
 def _check_schedule(schedule) -> list[tuple[float, int]]:
     """[(β > 0, steps ≥ 0), …] (:func:`~ccl_helpers.train.check_stages`)."""
     return check_stages("schedule", schedule)
@@ -725,11 +735,7 @@ def train(
     _check_weights("W_A", W_A)
     _check_weights("W_B", W_B)
     total = sum(s for _, s in schedule)
-    record = sorted({int(s) for s in record_steps})
-    if record and (record[0] < 0 or record[-1] > total):
-        raise ValueError(
-            f"record_steps must lie in 0..{total}, got {record[0]}..{record[-1]}"
-        )
+    record = _check_record_steps(record_steps, total)
     betas = [b for b, s in schedule for _ in range(s)]
     align_every = _check_int("align_every", align_every)
     boundaries = set(np.cumsum([0] + [s for _, s in schedule]).tolist())
@@ -829,11 +835,7 @@ def population_descent(
     _check_weights("W_A", W_A)
     _check_weights("W_B", W_B)
     steps, lr = _check_int("steps", steps, 0), _check_positive("lr", lr)
-    record = sorted({int(s) for s in record_steps})
-    if record and (record[0] < 0 or record[-1] > steps):
-        raise ValueError(
-            f"record_steps must lie in 0..{steps}, got {record[0]}..{record[-1]}"
-        )
+    record = _check_record_steps(record_steps, steps)
     d = model.input_dim
     W = torch.cat([W_A, W_B], dim=-1)
     gram = W.mT @ W
