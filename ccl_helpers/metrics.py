@@ -789,6 +789,23 @@ def verdict(
     return "not resolved"
 
 
+def joint_verdict(verdicts) -> str:
+    """The verdict on a claim made of several (e.g. "A beats each of B, C, D"), from
+    the verdicts of its parts (:data:`VERDICTS`): "contradicted" if any part is, else
+    "not reproduced" if any part is, else "not resolved" if any part is, else
+    "reproduced"."""
+    verdicts = list(verdicts)
+    unknown = sorted(set(verdicts) - set(VERDICTS))
+    if not verdicts or unknown:
+        raise ValueError(
+            f"verdicts must be a non-empty list of {VERDICTS}, got {verdicts!r}"
+        )
+    for outcome in ("contradicted", "not reproduced", "not resolved"):
+        if outcome in verdicts:
+            return outcome
+    return "reproduced"
+
+
 def top_set(values, sd: float, df: int, confidence: float = 0.95) -> np.ndarray:
     """Which cells cannot be told apart from the best: value ≥ max − t·sd·√2, with t the
     two-sided ``confidence`` quantile of Student's t on ``df`` degrees of freedom.

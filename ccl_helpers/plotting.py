@@ -117,6 +117,20 @@ def color(name: str) -> str:
     return COLORS[name]
 
 
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+"""Marker shapes for the categories of one figure (e.g. augmentation strategies)."""
+
+
+def markers(values) -> dict:
+    """A distinct marker (:data:`MARKERS`) for each of ``values``: value -> marker."""
+    values = list(values)
+    if not values or len(values) > len(MARKERS):
+        raise ValueError(
+            f"values must hold 1..{len(MARKERS)} categories, got {len(values)}"
+        )
+    return dict(zip(values, MARKERS))
+
+
 def sweep_colors(values) -> dict:
     """Colours of a swept parameter's values (viridis, dark to light): value -> RGBA.
 

@@ -16,7 +16,12 @@ Learning through Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
   model, :func:`member_loss` (the loss kind, the similarity, α and λ chosen per member),
   :func:`seeded_model`, :func:`run_batches` and :func:`train_runs`, with the runs table
   of :data:`RUN_COLUMNS`.
-- The standard evaluations (linear probe, k-NN) of every member: :func:`downstream`.
+- The standard evaluations (linear probe, k-NN) of every member: :func:`downstream`;
+  the bounds and the representation norms along training: :func:`bound_evaluator`; the
+  bias of each member under its strategy: :func:`bias_by_member`.
+- The source's empirical claims as contrasts of arms of runs, tested by seed:
+  :func:`design_runs`, :func:`arm_values`, :func:`claim`, :func:`pooled_seed_sd`,
+  :func:`verdict_row`.
 
 Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders
 are callables images (N, C, H, W) → (..., N, d), e.g. a
@@ -790,6 +795,217 @@ def downstream(
             )
             table.loc[finite.numpy(), f"knn_{n}"] = accuracy.cpu().numpy()
     return table.rename_axis("member")
+
+
+# ---------------------------------------------------------------- claims: arms of runs
+
+
+def arm_values(results: pd.DataFrame, metric: str, arm: Mapping) -> np.ndarray:
+    """The values of ``metric`` of the members of one arm, one per seed in seed order.
+
+    results: one row per member with the columns :data:`RUN_COLUMNS` and ``metric``;
+    arm: column → value for the columns that define the arm (the others are free, but
+    the arm must hold one member per seed)."""
+    unknown = set(arm) - set(results.columns)
+    if unknown or metric not in results.columns:
+        raise ValueError(
+            f"arm and metric must name columns of results, got {sorted(unknown)} and "
+            f"{metric!r}"
+        )
+    chosen = results
+    for column, value in arm.items():
+        chosen = chosen[chosen[column] == value]
+    if chosen.empty or chosen["seed"].duplicated().any():
+        raise ValueError(
+            f"arm {dict(arm)} must select one member per seed, got seeds "
+            f"{chosen['seed'].tolist()}"
+        )
+    return chosen.sort_values("seed")[metric].to_numpy(dtype=np.float64)
+
+
+def claim(
+    results: pd.DataFrame,
+    metric: str,
+    plus: Sequence[Mapping],
+    minus: Sequence[Mapping],
+    *,
+    expected: str = "positive",
+    margin: float | None = None,
+) -> dict:
+    """A claim on a contrast of arms, tested by seed: the per-seed difference d_s =
+    Σ_plus value − Σ_minus value (one arm each for "A beats B", two each for an
+    interaction, none in ``minus`` for "the value is > 0"), its mean, standard error
+    and t interval (:func:`~ccl_helpers.metrics.paired_difference`) and
+    :func:`~ccl_helpers.metrics.verdict` on the claim that d is > 0 (``expected``
+    "positive") or < 0. Every arm must hold the same seeds."""
+    from . import metrics
+
+    if not plus:
+        raise ValueError("plus must hold at least one arm")
+    seeds = [arm_values(results, "seed", arm) for arm in (*plus, *minus)]
+    if any(not np.array_equal(seeds[0], other) for other in seeds[1:]):
+        raise ValueError(f"the arms must hold the same seeds, got {seeds}")
+    first = sum(arm_values(results, metric, arm) for arm in plus)
+    second = sum(arm_values(results, metric, arm) for arm in minus) + 0 * first
+    found = metrics.paired_difference(first, second)
+    return {
+        **found._asdict(),
+        "verdict": metrics.verdict(found, expected=expected, margin=margin),
+    }
+
+
+def design_runs(
+    arms: Mapping[str, Mapping], n_seeds: int, cells: Sequence[Mapping] = ()
+) -> pd.DataFrame:
+    """The runs table of an experiment: each arm (name → its values of the columns of
+    :data:`RUN_COLUMNS` but ``seed``) with seeds 0 … ``n_seeds`` − 1, then each of
+    ``cells`` (e.g. an (α, λ) map) with seed 0 only, unless an arm already runs it.
+    Columns: ``arm`` (the arm's name, "map" for a cell), then :data:`RUN_COLUMNS`; the
+    index is the member of the stacked model."""
+    n_seeds = check_int("n_seeds", n_seeds)
+    keys = [c for c in RUN_COLUMNS if c != "seed"]
+    for name, arm in [*arms.items(), *(("map", cell) for cell in cells)]:
+        if set(arm) != set(keys):
+            raise ValueError(
+                f"arm {name!r} must set exactly the columns {keys}, got {sorted(arm)}"
+            )
+    rows = [
+        {"arm": name, **arm, "seed": seed}
+        for name, arm in arms.items()
+        for seed in range(n_seeds)
+    ]
+    covered = {tuple(arm[k] for k in keys) for arm in arms.values()}
+    rows += [
+        {"arm": "map", **cell, "seed": 0}
+        for cell in cells
+        if tuple(cell[k] for k in keys) not in covered
+    ]
+    return pd.DataFrame(rows, columns=["arm", *RUN_COLUMNS]).rename_axis("member")
+
+
+def verdict_row(name: str, found: Mapping, setting: str, unit: str = "pts") -> dict:
+    """A row of a chapter's verdict table from a :func:`claim`: the claim, its verdict,
+    the deciding number (the estimate with its 95 % interval, in ``unit``) and the
+    setting."""
+    return {
+        "claim": name,
+        "verdict": found["verdict"],
+        "deciding number": (
+            f"{found['estimate']:+.2f} {unit}, 95 % CI [{found['low']:+.2f}, "
+            f"{found['high']:+.2f}]"
+        ),
+        "setting": setting,
+    }
+
+
+def pooled_seed_sd(results: pd.DataFrame, metric: str) -> tuple[float, int]:
+    """The standard deviation of one run's ``metric`` pooled over the arms run with
+    several seeds (arms: equal values in every column of :data:`RUN_COLUMNS` but
+    ``seed``), and its degrees of freedom Σ (n_arm − 1)."""
+    keys = [c for c in RUN_COLUMNS if c != "seed"]
+    groups = results.groupby(keys)[metric]
+    sizes = groups.count()
+    variances = groups.var(ddof=1)[sizes >= 2]
+    df = int((sizes[sizes >= 2] - 1).sum())
+    if df == 0:
+        raise ValueError("results must hold at least one arm with two seeds or more")
+    pooled = float(((sizes[sizes >= 2] - 1) * variances).sum() / df)
+    return math.sqrt(pooled), df
+
+
+def bias_by_member(
+    model,
+    runs: pd.DataFrame,
+    images: Tensor,
+    labels: Tensor,
+    seed: int,
+    *,
+    n_transforms: int = 8,
+) -> pd.DataFrame:
+    """The prototype representation bias (:func:`prototype_bias`) of the members of
+    ``runs`` (its index: the members of the stacked ``model``), each under its own
+    strategy, by the source's estimator eq. (51) (``bias_eq51``) and the plug-in of eq.
+    (16) (``bias_plugin``, ``n_transforms`` views per image). The members of one
+    strategy share the draws (a generator seeded by ``seed``)."""
+    frames = []
+    for name, rows in runs.groupby("strategy", sort=False):
+        encoder = model_subset(model, rows.index.tolist())
+        values = {}
+        for method in ("eq51", "plugin"):
+            generator = torch.Generator(device=images.device).manual_seed(seed)
+            with torch.no_grad():
+                values[f"bias_{method}"] = (
+                    prototype_bias(
+                        encoder,
+                        images,
+                        labels,
+                        name,
+                        generator,
+                        method=method,
+                        n_transforms=n_transforms,
+                    )
+                    .cpu()
+                    .numpy()
+                )
+        frames.append(pd.DataFrame(values, index=rows.index))
+    return pd.concat(frames).sort_index().rename_axis("member")
+
+
+def bound_evaluator(
+    members: Sequence[int],
+    alphas: Sequence[float],
+    images: Tensor,
+    labels: Tensor,
+    pool_images: Tensor,
+    pool_labels: Tensor,
+    strategy: str,
+    seed: int,
+    *,
+    n_transforms_attract: int = 16,
+    n_transforms_repel: int = 4,
+):
+    """An ``evaluate`` for :func:`train_runs`: model ↦ quantities (S,) at a checkpoint.
+
+    For the members ``members``, each with the α of Theorem 4.6 in ``alphas`` (its
+    training α), :func:`summarise_bounds` of :func:`bound_terms` on ``images`` and the
+    pool (NaN for the other members); for every member, ``norm_mean``, the mean norm
+    of the unnormalised representations of ``images`` (the dot product and the
+    Euclidean distance see it). The draws are the same at every checkpoint (a generator
+    seeded by ``seed``), so the checkpoints differ only by the encoder."""
+    members = [check_int("members[i]", m, 0) for m in members]
+    if not members or len(alphas) != len(members):
+        raise ValueError(
+            f"members and alphas must be non-empty and of one length, got "
+            f"{len(members)} and {len(alphas)}"
+        )
+    alphas = torch.tensor([check_positive("alphas[i]", a) for a in alphas])
+
+    def evaluate(model) -> dict[str, Tensor]:
+        from . import metrics
+
+        generator = torch.Generator(device=images.device).manual_seed(seed)
+        with torch.no_grad():
+            attract, repel = bound_terms(
+                model_subset(model, members),
+                images,
+                labels,
+                pool_images,
+                pool_labels,
+                strategy,
+                generator,
+                alphas,
+                n_transforms_attract=n_transforms_attract,
+                n_transforms_repel=n_transforms_repel,
+            )
+            norms = metrics.embed(model, images).norm(dim=-1).mean(-1)
+        out = {"norm_mean": norms}
+        chosen = torch.tensor(members, device=norms.device)
+        for name, values in summarise_bounds(attract, repel).items():
+            full = torch.full_like(norms, math.nan)
+            out[name] = full.index_copy(0, chosen, values.to(full.dtype))
+        return out
+
+    return evaluate
 
 
 # ---------------------------------------------------------------- both bounds at once

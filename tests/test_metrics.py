@@ -1043,3 +1043,17 @@ def test_top_set_against_the_t_quantile():
             metrics.top_set(bad, 0.3, 24)
     with pytest.raises(ValueError, match="sd"):
         metrics.top_set(values, 0.0, 24)
+
+
+def test_joint_verdict_takes_the_weakest_part():
+    assert metrics.joint_verdict(["reproduced", "reproduced"]) == "reproduced"
+    assert metrics.joint_verdict(["reproduced", "not resolved"]) == "not resolved"
+    assert (
+        metrics.joint_verdict(["not resolved", "not reproduced", "reproduced"])
+        == "not reproduced"
+    )
+    assert metrics.joint_verdict(["not reproduced", "contradicted"]) == "contradicted"
+    with pytest.raises(ValueError, match="verdicts"):
+        metrics.joint_verdict([])
+    with pytest.raises(ValueError, match="verdicts"):
+        metrics.joint_verdict(["yes"])

@@ -305,3 +305,13 @@ def test_legend_below_holds_the_lines_of_one_panel_below_the_panels():
         plotting.legend_below(empty_figure, empty)
     plt.close(figure)
     plt.close(empty_figure)
+
+
+def test_markers_are_distinct_per_category():
+    shapes = plotting.markers(["base", "-blur", "+noise"])
+    assert list(shapes) == ["base", "-blur", "+noise"]
+    assert len(set(shapes.values())) == 3
+    with pytest.raises(ValueError, match="categories"):
+        plotting.markers([])
+    with pytest.raises(ValueError, match="categories"):
+        plotting.markers(range(len(plotting.MARKERS) + 1))

@@ -828,3 +828,186 @@ def test_repelling_chain_against_loops_and_monotone():
         for low, high in zip(steps, steps[1:]):
             assert (low <= high + 1e-12).all()
         assert (c.lhs <= c.m_bound + 1e-12).all()
+
+
+def test_design_runs_adds_map_cells_not_run_by_an_arm():
+    base = {
+        "pool": "a",
+        "strategy": "none",
+        "loss": "generalized",
+        "similarity": "cosine",
+        "alpha": 2.0,
+        "lam": 1.0,
+    }
+    arms = {"ref": base, "bal": {**base, "loss": "balanced"}}
+    cells = [{**base, "lam": lam} for lam in (1.0, 4.0)]
+    runs = sa.design_runs(arms, 3, cells)
+    assert list(runs.columns) == ["arm", *sa.RUN_COLUMNS]
+    assert runs["arm"].tolist() == ["ref"] * 3 + ["bal"] * 3 + ["map"]
+    assert runs["seed"].tolist() == [0, 1, 2, 0, 1, 2, 0]
+    assert runs.iloc[-1]["lam"] == 4.0  # (2, 1) is the arm "ref"
+    with pytest.raises(ValueError, match="exactly the columns"):
+        sa.design_runs({"bad": {"pool": "a"}}, 2)
+    with pytest.raises(ValueError, match="n_seeds"):
+        sa.design_runs(arms, 0)
+
+
+def _claim_results():
+    import pandas as pd
+
+    base = {
+        "pool": "a",
+        "strategy": "none",
+        "loss": "generalized",
+        "similarity": "cosine",
+        "alpha": 2.0,
+        "lam": 1.0,
+    }
+    arms = {
+        "A": base,
+        "B": {**base, "lam": 2.0},
+        "C": {**base, "alpha": 4.0},
+        "D": {**base, "alpha": 4.0, "lam": 2.0},
+    }
+    runs = sa.design_runs(arms, 4)
+    g = torch.Generator().manual_seed(3)
+    values = torch.randn(len(runs), generator=g, dtype=torch.float64).numpy()
+    return arms, runs.assign(accuracy=values + 80.0), pd
+
+
+def test_claim_is_a_paired_t_test_on_the_contrast():
+    from scipy import stats
+
+    arms, results, _ = _claim_results()
+    a, b, c, d = (sa.arm_values(results, "accuracy", arms[k]) for k in "ABCD")
+    found = sa.claim(results, "accuracy", [arms["A"]], [arms["B"]])
+    test = stats.ttest_rel(a, b)
+    assert math.isclose(found["estimate"], float((a - b).mean()), rel_tol=1e-12)
+    assert math.isclose(
+        found["estimate"] / found["se"], float(test.statistic), rel_tol=1e-9
+    )
+    low, high = test.confidence_interval(0.95)
+    assert math.isclose(found["low"], low, rel_tol=1e-9)
+    assert math.isclose(found["high"], high, rel_tol=1e-9)
+    assert found["verdict"] in metrics.VERDICTS
+    interaction = sa.claim(
+        results, "accuracy", [arms["A"], arms["D"]], [arms["B"], arms["C"]]
+    )
+    assert math.isclose(
+        interaction["estimate"], float((a + d - b - c).mean()), rel_tol=1e-12
+    )
+    alone = sa.claim(results, "accuracy", [arms["A"]], [])
+    assert math.isclose(alone["estimate"], float(a.mean()), rel_tol=1e-12)
+    assert alone["verdict"] == "reproduced"  # 80 ± 1 is > 0
+    row = sa.verdict_row("A beats B", found, "4 seeds")
+    assert row["verdict"] == found["verdict"] and "95 % CI" in row["deciding number"]
+
+
+def test_claim_and_arm_values_reject_bad_arms():
+    arms, results, _ = _claim_results()
+    with pytest.raises(ValueError, match="one member per seed"):
+        sa.arm_values(results, "accuracy", {"pool": "a"})
+    with pytest.raises(ValueError, match="name columns"):
+        sa.arm_values(results, "accuracy", {"colour": "red"})
+    with pytest.raises(ValueError, match="name columns"):
+        sa.arm_values(results, "nothing", arms["A"])
+    with pytest.raises(ValueError, match="plus"):
+        sa.claim(results, "accuracy", [], [arms["A"]])
+    fewer = results[~((results["arm"] == "B") & (results["seed"] == 3))]
+    with pytest.raises(ValueError, match="same seeds"):
+        sa.claim(fewer, "accuracy", [arms["A"]], [arms["B"]])
+
+
+def test_pooled_seed_sd_against_numpy():
+    import numpy as np
+
+    arms, results, pd = _claim_results()
+    cell = {**arms["A"], "alpha": 8.0, "seed": 0, "arm": "map", "accuracy": 50.0}
+    results = pd.concat([results, pd.DataFrame([cell])], ignore_index=True)
+    sd, df = sa.pooled_seed_sd(results, "accuracy")
+    groups = [sa.arm_values(results, "accuracy", arms[k]) for k in "ABCD"]
+    expected = np.mean([g.var(ddof=1) for g in groups])  # equal sizes
+    assert df == 12 and math.isclose(sd**2, expected, rel_tol=1e-12)
+    with pytest.raises(ValueError, match="two seeds"):
+        sa.pooled_seed_sd(results[results["seed"] == 0], "accuracy")
+
+
+def test_bias_by_member_matches_prototype_bias_per_strategy():
+    import pandas as pd
+
+    model = sa.tiled_model(
+        lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3)),
+        n_seeds=2,
+        n_configs=2,
+    )
+    runs = pd.DataFrame({"strategy": ["base", "base", "none", "none"]})
+    images = torch.rand(12, 1, 8, 8, generator=torch.Generator().manual_seed(4))
+    labels = torch.arange(12) % 3
+    table = sa.bias_by_member(model, runs, images, labels, seed=5, n_transforms=3)
+    assert list(table.columns) == ["bias_eq51", "bias_plugin"]
+    for strategy, members in (("base", [0, 1]), ("none", [2, 3])):
+        for method in ("eq51", "plugin"):
+            with torch.no_grad():
+                direct = sa.prototype_bias(
+                    sa.model_subset(model, members),
+                    images,
+                    labels,
+                    strategy,
+                    torch.Generator().manual_seed(5),
+                    method=method,
+                    n_transforms=3,
+                )
+            torch.testing.assert_close(
+                torch.tensor(table.loc[members, f"bias_{method}"].to_numpy()),
+                direct,
+            )
+
+
+def test_bound_evaluator_fills_the_chosen_members_and_every_norm():
+    model = sa.tiled_model(
+        lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 4)),
+        n_seeds=2,
+        n_configs=2,
+    )
+    g = torch.Generator().manual_seed(6)
+    images, labels = torch.rand(8, 1, 8, 8, generator=g), torch.arange(8) % 2
+    evaluate = sa.bound_evaluator(
+        [1, 3],
+        [2.0, 8.0],
+        images,
+        labels,
+        images,
+        labels,
+        data.BASE,
+        seed=7,
+        n_transforms_attract=3,
+        n_transforms_repel=2,
+    )
+    found = evaluate(model)
+    again = evaluate(model)
+    with torch.no_grad():
+        direct = sa.summarise_bounds(
+            *sa.bound_terms(
+                sa.model_subset(model, [1, 3]),
+                images,
+                labels,
+                images,
+                labels,
+                data.BASE,
+                torch.Generator().manual_seed(7),
+                torch.tensor([2.0, 8.0]),
+                n_transforms_attract=3,
+                n_transforms_repel=2,
+            )
+        )
+        norms = model(images).norm(dim=-1).mean(-1)
+    torch.testing.assert_close(found["norm_mean"], norms)
+    for name, values in direct.items():
+        assert found[name].shape == (4,)
+        assert torch.isnan(found[name][[0, 2]]).all()
+        torch.testing.assert_close(found[name][[1, 3]], values.to(found[name].dtype))
+        torch.testing.assert_close(found[name], again[name], equal_nan=True)
+    with pytest.raises(ValueError, match="one length"):
+        sa.bound_evaluator([1], [2.0, 4.0], images, labels, images, labels, "base", 0)
+    with pytest.raises(ValueError, match="alphas"):
+        sa.bound_evaluator([1], [0.0], images, labels, images, labels, "base", 0)
