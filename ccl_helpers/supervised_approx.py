@@ -10,7 +10,8 @@ Learning through Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
   form (:func:`repelling_terms`, :func:`repelling_bound`), and every step of its
   proof (:func:`repelling_chain`).
 - The prototype representation bias, eq. (16), estimated as in eq. (51) and directly
-  (:func:`prototype_bias`).
+  (:func:`prototype_bias`), and the scale it can be read against, the distance between
+  class prototypes (:func:`prototype_spread`).
 - Training helpers for the (α, λ) grid: :func:`tiled_model`, :func:`two_view_batches`
   (the subsets are :mod:`ccl_helpers.data`'s); for many configurations in one stacked
   model, :func:`member_loss` (the loss kind, the similarity, α and λ chosen per member),
@@ -423,6 +424,22 @@ def prototype_bias(
             augment(pair, strategy, generator, param_shape=(1, images.shape[0])),
         )
         return (z[..., 1, :, :] - z[..., 0, :, :]).norm(dim=-1).mean(-1)
+    surrogate, prototypes = _plugin_prototypes(
+        encoder, images, labels, strategy, generator, n_transforms
+    )
+    return (prototypes[..., labels, :] - surrogate).norm(dim=-1).mean(-1)
+
+
+def _plugin_prototypes(
+    encoder: Encoder,
+    images: Tensor,
+    labels: Tensor,
+    strategy: str,
+    generator: torch.Generator,
+    n_transforms: int,
+) -> tuple[Tensor, Tensor]:
+    """The surrogate prototypes m̂_i, the mean of K views of each image (..., n, d), and
+    the class prototypes µ̂_c, the mean over the class's images (..., C, d)."""
     z = _encode(
         encoder,
         augment(images.expand(n_transforms, *images.shape), strategy, generator),
@@ -430,7 +447,34 @@ def prototype_bias(
     surrogate = z.mean(-3)  # (..., n, d)
     one_hot = F.one_hot(labels).to(z.dtype)
     prototypes = torch.einsum("...nd,nc->...cd", surrogate, one_hot / one_hot.sum(0))
-    return (prototypes[..., labels, :] - surrogate).norm(dim=-1).mean(-1)
+    return surrogate, prototypes
+
+
+def prototype_spread(
+    encoder: Encoder,
+    images: Tensor,
+    labels: Tensor,
+    strategy: str,
+    generator: torch.Generator,
+    *,
+    n_transforms: int = 8,
+) -> Tensor:
+    """The mean distance between the prototypes of two distinct classes,
+    mean_{c ≠ c'} ‖µ̂_c − µ̂_{c'}‖ → (...,), with µ̂_c the class mean of K =
+    ``n_transforms`` views per image (normalised representations), as in
+    :func:`prototype_bias`'s plug-in: the scale against which that bias can be read
+    (every class present in ``labels``)."""
+    check_tensor("images", images, min_ndim=3, floating=True)
+    check_labels("labels", labels, n=images.shape[0])
+    check_int("n_transforms", n_transforms, 1)
+    if bool((torch.bincount(labels) == 0).any()) or int(labels.max()) < 1:
+        raise ValueError("labels must hold every class 0..C-1, at least two classes")
+    _, prototypes = _plugin_prototypes(
+        encoder, images, labels, strategy, generator, n_transforms
+    )
+    n_classes = prototypes.shape[-2]
+    distances = torch.cdist(prototypes, prototypes)  # (..., C, C), zero diagonal
+    return distances.sum((-2, -1)) / (n_classes * (n_classes - 1))
 
 
 # ---------------------------------------------------------------- training helpers
@@ -925,28 +969,31 @@ def bias_by_member(
     """The prototype representation bias (:func:`prototype_bias`) of the members of
     ``runs`` (its index: the members of the stacked ``model``), each under its own
     strategy, by the source's estimator eq. (51) (``bias_eq51``) and the plug-in of eq.
-    (16) (``bias_plugin``, ``n_transforms`` views per image). The members of one
-    strategy share the draws (a generator seeded by ``seed``)."""
+    (16) (``bias_plugin``, ``n_transforms`` views per image), and the distance between
+    class prototypes (:func:`prototype_spread`, ``prototype_spread``, on the plug-in's
+    views). The members of one strategy share the draws (a generator seeded by
+    ``seed``)."""
     frames = []
     for name, rows in runs.groupby("strategy", sort=False):
         encoder = model_subset(model, rows.index.tolist())
         values = {}
-        for method in ("eq51", "plugin"):
+        for column, function, options in (
+            ("bias_eq51", prototype_bias, {"method": "eq51"}),
+            ("bias_plugin", prototype_bias, {"method": "plugin"}),
+            ("prototype_spread", prototype_spread, {}),
+        ):
             generator = torch.Generator(device=images.device).manual_seed(seed)
             with torch.no_grad():
-                values[f"bias_{method}"] = (
-                    prototype_bias(
-                        encoder,
-                        images,
-                        labels,
-                        name,
-                        generator,
-                        method=method,
-                        n_transforms=n_transforms,
-                    )
-                    .cpu()
-                    .numpy()
+                found = function(
+                    encoder,
+                    images,
+                    labels,
+                    name,
+                    generator,
+                    n_transforms=n_transforms,
+                    **options,
                 )
+            values[column] = found.cpu().numpy()
         frames.append(pd.DataFrame(values, index=rows.index))
     return pd.concat(frames).sort_index().rename_axis("member")
 

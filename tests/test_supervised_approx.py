@@ -944,7 +944,7 @@ def test_bias_by_member_matches_prototype_bias_per_strategy():
     images = torch.rand(12, 1, 8, 8, generator=torch.Generator().manual_seed(4))
     labels = torch.arange(12) % 3
     table = sa.bias_by_member(model, runs, images, labels, seed=5, n_transforms=3)
-    assert list(table.columns) == ["bias_eq51", "bias_plugin"]
+    assert list(table.columns) == ["bias_eq51", "bias_plugin", "prototype_spread"]
     for strategy, members in (("base", [0, 1]), ("none", [2, 3])):
         for method in ("eq51", "plugin"):
             with torch.no_grad():
@@ -961,6 +961,38 @@ def test_bias_by_member_matches_prototype_bias_per_strategy():
                 torch.tensor(table.loc[members, f"bias_{method}"].to_numpy()),
                 direct,
             )
+        with torch.no_grad():
+            spread = sa.prototype_spread(
+                sa.model_subset(model, members),
+                images,
+                labels,
+                strategy,
+                torch.Generator().manual_seed(5),
+                n_transforms=3,
+            )
+        torch.testing.assert_close(
+            torch.tensor(table.loc[members, "prototype_spread"].to_numpy()), spread
+        )
+
+
+def test_prototype_spread_against_a_loop_over_class_pairs():
+    import itertools
+
+    encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3))
+    images = torch.rand(9, 1, 8, 8, generator=torch.Generator().manual_seed(6))
+    labels = torch.arange(9) % 3
+    with torch.no_grad():
+        spread = sa.prototype_spread(
+            encoder, images, labels, "none", torch.Generator(), n_transforms=2
+        )
+        z = F.normalize(encoder(images), dim=-1)  # "none": every view is the image
+    means = torch.stack([z[labels == c].mean(0) for c in range(3)])
+    pairs = [
+        (means[a] - means[b]).norm() for a, b in itertools.permutations(range(3), 2)
+    ]
+    torch.testing.assert_close(spread, torch.stack(pairs).mean())
+    with pytest.raises(ValueError, match="every class"):
+        sa.prototype_spread(encoder, images, labels * 2, "none", torch.Generator())
 
 
 def test_bound_evaluator_fills_the_chosen_members_and_every_norm():
