@@ -12,6 +12,7 @@ its command-line entry, Chapter 5's encoder on several processes, is
 """
 
 from . import (
+    _cpu_kernels,  # noqa: F401  (first, before torch runs a kernel)
     checks,
     coupon,
     curl,

@@ -249,3 +249,48 @@ def test_plain_number_unwraps_numpy_and_tensor_scalars(value, expected):
 def test_plain_number_keeps_arrays():
     array = np.arange(3.0)
     assert runtime.plain_number(array) is array
+
+
+def _has_avx2() -> bool:
+    try:
+        with open("/proc/cpuinfo") as info:
+            return " avx2" in info.read()
+    except OSError:
+        return False
+
+
+@pytest.mark.skipif(
+    not _has_avx2(), reason="the CPU kernels are pinned on x86 with AVX2"
+)
+def test_import_holds_the_cpu_kernels_to_avx2():
+    """Importing ccl_helpers before torch runs a kernel selects torch's and oneDNN's
+    AVX2 kernels (on an AVX-512 machine too), so stored outputs are the same on every
+    x86 machine; a variable the user set is kept."""
+    import subprocess
+    import sys
+
+    from ccl_helpers._cpu_kernels import CPU_KERNELS
+
+    script = (
+        "import torch, ccl_helpers\n"
+        "torch.nn.functional.conv2d(torch.randn(2, 1, 8, 8), torch.randn(4, 1, 3, 3))\n"
+        "print(torch.backends.cpu.get_cpu_capability())\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k not in CPU_KERNELS}
+    run = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**env, "ONEDNN_VERBOSE": "1"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert run.stdout.strip().splitlines()[-1] == "AVX2"
+    assert ",jit:avx2," in run.stdout + run.stderr
+    kept = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**env, "ATEN_CPU_CAPABILITY": "default"},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert kept.stdout.strip().splitlines()[-1] == "DEFAULT"
