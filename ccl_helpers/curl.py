@@ -26,7 +26,7 @@ from torch import Tensor
 from . import coupon, metrics, train
 from .checks import check_int, check_positive
 from .data import LatentClassModel
-from .losses import logistic_loss
+from .losses import at_least_float32, logistic_loss, result_dtype
 from .train import Forward, StackedModel
 
 
@@ -69,9 +69,11 @@ def block_contrastive_loss(
 
 def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor:
     """Supervised training loss: mean cross-entropy of logits forward(x) (B, N_C)
-    against labels (B,)."""
+    against labels (B,); its log-softmax in at least float32, the result in the logits'
+    dtype (float32 for float16)."""
     inputs, labels = batch
-    return F.cross_entropy(forward(inputs), labels)
+    logits = forward(inputs)
+    return F.cross_entropy(at_least_float32(logits), labels).to(result_dtype(logits))
 
 
 def contrastive_batches(

@@ -48,6 +48,7 @@ from .checks import check_choice as _check_choice
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
 from .checks import check_tensor
+from .losses import at_least_float32, result_dtype, widen_float16
 from .train import Evaluation, check_stages, loop
 
 LOSSES = ("contrastive", "non_contrastive")
@@ -366,15 +367,23 @@ def contrastive_loss(
 
     primary: ℓ_AB^i = logsumexp_j(βs_ij + [j≠i] log(τ/(n−1))) − βs_ii;
     alternative: ℓ_AB^i = −βs_ii + τ (logsumexp_{j≠i} βs_ij − log(n−1)).
+
+    Precision as :func:`ccl_helpers.losses.info_nce_loss`: s in the inputs' dtype
+    (float16 in float32), the log-sum-exp in at least float32, the result in the
+    inputs' dtype (float32 for float16). A NaN propagates.
     """
     beta, tau = _check_positive("beta", beta), _check_positive("tau", tau)
     _check_choice("form", form, FORMS)
-    return _contrastive_from_similarities(f_A @ f_B.mT, beta=beta, tau=tau, form=form)
+    similarities = at_least_float32(widen_float16(f_A) @ widen_float16(f_B).mT)
+    return _contrastive_from_similarities(
+        similarities, beta=beta, tau=tau, form=form
+    ).to(result_dtype(f_A))
 
 
 def non_contrastive_loss(f_A: Tensor, f_B: Tensor) -> Tensor:
-    """Batch L̂_NC = (1/n) Σ_i ‖f_A^i − f_B^i‖² (A.10), shape (R,)."""
-    return (f_A - f_B).pow(2).sum(-1).mean(-1)
+    """Batch L̂_NC = (1/n) Σ_i ‖f_A^i − f_B^i‖² (A.10), shape (R,); float16 inputs give
+    float32 (the squares may exceed its range)."""
+    return widen_float16(f_A - f_B).pow(2).sum(-1).mean(-1)
 
 
 def batch_loss(

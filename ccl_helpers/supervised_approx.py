@@ -43,7 +43,7 @@ from torch import Tensor
 
 from .checks import check_choice, check_int, check_labels, check_positive, check_tensor
 from .data import STRATEGIES, augment
-from .losses import SIMILARITIES, pairwise_similarity
+from .losses import SIMILARITIES, pairwise_similarity, result_dtype
 
 Encoder = Callable[[Tensor], Tensor]
 
@@ -616,6 +616,9 @@ def member_loss(
     Args:
         alpha, lam: α, λ > 0 (reals or 0-dim tensors).
         loss_code, similarity_code: 0-dim integer tensors (under vmap, one per member).
+
+    Returns the mean loss, 0-dim, in the dtype of z1 (float32 for float16; similarities
+    and log-sum-exp in at least float32, as the losses'). A NaN propagates.
     """
     m = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (2m, d)
@@ -634,7 +637,8 @@ def member_loss(
     )
     positive = sims[positive_mask]  # (2m,): row i's positive
     logits = (alpha * sims).masked_fill(excluded, -torch.inf)
-    return (-positive + lam * torch.logsumexp(logits, dim=-1) / alpha).mean()
+    per_anchor = -positive + lam * torch.logsumexp(logits, dim=-1) / alpha
+    return per_anchor.mean().to(result_dtype(z1))
 
 
 RUN_COLUMNS = ("pool", "seed", "strategy", "loss", "similarity", "alpha", "lam")

@@ -6,7 +6,13 @@ import torch
 import torch.nn.functional as F
 
 from ..checks import check_choice, check_same_shape, check_tensor
-from ._reduction import REDUCTIONS, at_least_float32, reduce, result_dtype
+from ._reduction import (
+    REDUCTIONS,
+    at_least_float32,
+    reduce,
+    result_dtype,
+    widen_float16,
+)
 
 SOFTPLUS_THRESHOLD = 20.0
 """Above this, torch's softplus returns its argument; :func:`softplus` adds the tail."""
@@ -41,8 +47,9 @@ def logistic_loss(
 
     Returns:
         The per-sample losses, shape ``(...)``, if ``reduction="none"``; otherwise a
-        0-dim tensor. In the dtype of the inputs; the inner products are computed in it,
-        the softplus and the reduction in at least float32.
+        0-dim tensor. In the dtype of the inputs (float32 for float16 inputs); the
+        inner products are computed in it, the softplus and the reduction in at least
+        float32. A NaN in the inputs propagates (values are not checked).
 
     Reference:
         S. Arora, H. Khandeparkar, M. Khodak, O. Plevrakis, N. Saunshi. *A Theoretical
@@ -57,6 +64,7 @@ def logistic_loss(
         check_tensor(name, value, min_ndim=1, floating=True)
         check_same_shape(name, value, "anchor", anchor)
     check_choice("reduction", reduction, REDUCTIONS)
+    anchor, positive, negative = map(widen_float16, (anchor, positive, negative))
     gap = at_least_float32(torch.linalg.vecdot(anchor, negative)) - at_least_float32(
         torch.linalg.vecdot(anchor, positive)
     )
