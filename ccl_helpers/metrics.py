@@ -77,9 +77,10 @@ def class_means(
     """µ_c = mean of f(x) over the examples of class c: features (..., n, d) → (...,
     N_C, d)."""
     check_features("features", features, labels)
-    one_hot = torch.nn.functional.one_hot(
-        labels, n_classes or int(labels.max()) + 1
-    ).to(features.dtype)
+    if n_classes is None:
+        n_classes = int(labels.max()) + 1
+    check_labels("labels", labels, n_classes=n_classes)
+    one_hot = torch.nn.functional.one_hot(labels, n_classes).to(features.dtype)
     counts = one_hot.sum(0)
     if bool((counts == 0).any()):
         raise ValueError("every class must have at least one example in labels")

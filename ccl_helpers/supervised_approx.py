@@ -1160,17 +1160,19 @@ def model_subset(model, indices: list[int]) -> Encoder:
     :class:`~ccl_helpers.train.StackedModel` (only those are evaluated)."""
     from torch.func import vmap
 
-    index = torch.as_tensor(indices, dtype=torch.long)
     if (
-        index.ndim != 1
-        or index.numel() == 0
-        or int(index.min()) < 0
-        or int(index.max()) >= model.n_seeds
+        isinstance(indices, (str, bytes))
+        or not isinstance(indices, Sequence)
+        or not indices
     ):
         raise ValueError(
             "indices must be a non-empty list of model indices in "
             f"0..{model.n_seeds - 1}, got {indices!r}"
         )
+    index = torch.tensor(
+        [check_int("indices", i, 0, model.n_seeds - 1) for i in indices],
+        dtype=torch.long,
+    )
     call = model.functional()
 
     def encoder(x: Tensor) -> Tensor:

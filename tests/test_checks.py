@@ -130,12 +130,44 @@ def test_check_finite_real_rejects_others(value):
 
 
 def test_check_positive_or_scalar_tensor():
-    alpha = torch.tensor(-1.0)  # a 0-dim tensor's value is not checked (vmap)
+    alpha = torch.tensor(2.0)
     assert checks.check_positive_or_scalar_tensor("alpha", alpha) is alpha
     assert checks.check_positive_or_scalar_tensor("alpha", 2) == 2.0
-    for bad in (0.0, torch.ones(2), torch.tensor(1)):
+    # under vmap a tensor's value may vary per member: unchecked
+    negative = torch.tensor([-1.0, 1.0])
+    torch.func.vmap(lambda a: checks.check_positive_or_scalar_tensor("alpha", a))(
+        negative
+    )
+    for bad in (
+        0.0,
+        torch.ones(2),
+        torch.tensor(1),
+        torch.tensor(-1.0),
+        torch.tensor(0.0),
+        torch.tensor(float("nan")),
+    ):
         with pytest.raises(ValueError, match="alpha must be"):
             checks.check_positive_or_scalar_tensor("alpha", bad)
+
+
+def test_check_device():
+    assert checks.check_device("device", "cpu") == torch.device("cpu")
+    for bad in ("bogus", 0.5, None):
+        with pytest.raises(ValueError, match="device must be a torch.device"):
+            checks.check_device("device", bad)
+
+
+def test_check_floating_dtype():
+    assert checks.check_floating_dtype("dtype", torch.float64) is torch.float64
+    for bad in (torch.int64, torch.bool, "float32"):
+        with pytest.raises(ValueError, match="dtype must be a floating-point"):
+            checks.check_floating_dtype("dtype", bad)
+
+
+def test_check_labels_checks_n_classes():
+    for bad in (2.5, True, 0):
+        with pytest.raises(ValueError, match="n_classes must be an integer"):
+            checks.check_labels("labels", torch.tensor([0, 1]), n_classes=bad)
 
 
 def test_check_probabilities_accepts_probability_vectors():

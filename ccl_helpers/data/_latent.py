@@ -323,8 +323,7 @@ def separation(
         raise ValueError(f"x must have shape (n, ...) with n ≥ 2, got {tuple(x.shape)}")
     if not x.is_floating_point():
         raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
-    if block_elements < 1:
-        raise ValueError(f"block_elements must be ≥ 1, got {block_elements}")
+    block_elements = check_int("block_elements", block_elements)
     flat = x.reshape(x.shape[0], -1)
     if not bool(torch.isfinite(flat).all()):
         raise ValueError("x must be finite")
