@@ -501,8 +501,12 @@ def test_gradient_descent_target_first_steps_and_stopping():
         [t[0] for t in hand_loop(make_deep(), seed + i, data, 60, lr)[2]]
         for i in range(3)
     ]
-    # reached by some seeds before step 25, not all
-    epsilon = sorted(seq[25] for seq in losses)[1]
+    # reached by some seeds before step 25, not all: halfway between the median seed's
+    # losses at steps 24 and 25, so that no crossing hangs on the last bit of a loss
+    # (the stacked runs add in another order than the hand loop)
+    median = sorted(losses, key=lambda seq: seq[25])[1]
+    epsilon = (median[24] + median[25]) / 2
+    assert min(abs(loss - epsilon) for seq in losses for loss in seq) > 1e-6 * epsilon
     expected = [
         next((t for t, loss in enumerate(seq) if loss <= epsilon), None)
         for seq in losses
