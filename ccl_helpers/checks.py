@@ -127,6 +127,12 @@ def check_finite_real(name: str, value):
     return float(value)
 
 
+def _transformed(value: torch.Tensor) -> bool:
+    """Whether ``value`` is a tensor inside a ``torch.func`` transform (``vmap``,
+    ``grad``), whose values cannot be read."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(value)
+
+
 def check_positive_or_scalar_tensor(name: str, value):
     """``value`` if it is a 0-dim floating tensor > 0 and finite, else
     :func:`check_positive`'s float; else ``ValueError``. A tensor's value is read (one
@@ -134,7 +140,7 @@ def check_positive_or_scalar_tensor(name: str, value):
     ``torch.func`` transform (``vmap``, ``grad``), where it may vary: unchecked."""
     if isinstance(value, torch.Tensor):
         check_tensor(name, value, ndim=0, floating=True)
-        if not torch._C._functorch.is_functorch_wrapped_tensor(value):
+        if not _transformed(value):
             check_positive(name, value.item())
         return value
     return check_positive(name, value)
@@ -204,8 +210,11 @@ def check_labels(
 
 
 def check_features(name: str, features, labels, labels_name: str = "labels") -> int:
-    """Validate features (..., n, d) of a floating dtype and their labels (n,), an
-    integer vector of classes ≥ 0 (:func:`check_labels`); return n."""
+    """Validate features (..., n, d) of a floating dtype with finite entries and their
+    labels (n,), an integer vector of classes ≥ 0 (:func:`check_labels`); return n.
+
+    Reads the features' values (one device synchronisation: for evaluations, not a
+    training step), except inside a ``torch.func`` transform: unchecked there."""
     check_labels(labels_name, labels)
     n = labels.numel()
     if (
@@ -218,4 +227,23 @@ def check_features(name: str, features, labels, labels_name: str = "labels") -> 
             f"{name} must be a floating-point tensor of shape (..., n, d) with "
             f"n = len({labels_name}) = {n}, got {_shape_of(features)}"
         )
+    if not _transformed(features):
+        check_finite(name, features)
     return n
+
+
+def check_feature_dims(
+    name: str, features: torch.Tensor, reference_name: str, reference: torch.Tensor
+) -> None:
+    """``ValueError`` naming both arguments unless features (..., n', d) and reference
+    (..., n, d) have the same dimension d and leading dimensions that broadcast."""
+    try:
+        if features.shape[-1] != reference.shape[-1]:
+            raise RuntimeError
+        torch.broadcast_shapes(features.shape[:-2], reference.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"{name} must have the feature dimension d and leading dimensions of "
+            f"{reference_name}, (..., n, d) = {tuple(reference.shape)}, got "
+            f"{tuple(features.shape)}"
+        ) from None

@@ -24,7 +24,13 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from . import coupon, metrics, train
-from .checks import check_int, check_positive
+from .checks import (
+    check_feature_dims,
+    check_features,
+    check_int,
+    check_positive,
+    check_tensor,
+)
 from .data import LatentClassModel
 from .losses import at_least_float32, logistic_loss, result_dtype
 from .train import Forward, StackedModel
@@ -376,8 +382,19 @@ def downstream_accuracies(
     features (S, n, d) for S seeds → tidy frame: seed, task_size, classifier,
     accuracy.
     """
+    check_tensor("train_features", train_features, ndim=3, floating=True)
+    check_tensor("test_features", test_features, ndim=3, floating=True)
+    check_features("train_features", train_features, train_labels, "train_labels")
+    check_features("test_features", test_features, test_labels, "test_labels")
+    check_feature_dims("test_features", test_features, "train_features", train_features)
+    if isinstance(task_sizes, (str, bytes)) or not hasattr(task_sizes, "__iter__"):
+        raise ValueError(
+            f"task_sizes must be a sequence of integers ≥ 2, got {task_sizes!r}"
+        )
+    task_sizes = [check_int("task_sizes", m, 2) for m in task_sizes]
+    max_iter = check_int("max_iter", max_iter)
     unknown = [name for name in classifiers if name not in CLASSIFIERS]
-    if unknown or not classifiers:
+    if isinstance(classifiers, str) or unknown or not classifiers:
         raise ValueError(
             f"classifiers must be names from {sorted(CLASSIFIERS)}, got {classifiers}"
         )

@@ -23,6 +23,8 @@ from scipy import stats
 from torch import Tensor
 
 from .checks import (
+    check_device,
+    check_feature_dims,
     check_features,
     check_finite,
     check_int,
@@ -47,6 +49,7 @@ def all_tasks(
     lexicographic order → (T, m)."""
     n_classes = check_int("n_classes", n_classes, 2)
     task_size = check_int("task_size", task_size, 2, n_classes)
+    device = check_device("device", device)
     if math.comb(n_classes, task_size) > MAX_TASKS:
         raise ValueError(
             f"C({n_classes}, {task_size}) tasks exceed {MAX_TASKS}: too "
@@ -523,6 +526,7 @@ def _evaluate(
         eval_features, eval_labels = train_features, train_labels
     check_features("train_features", train_features, train_labels, "train_labels")
     check_features("eval_features", eval_features, eval_labels, "eval_labels")
+    check_feature_dims("eval_features", eval_features, "train_features", train_features)
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
     if class_probs is None:
         class_probs = class_frequencies(eval_labels, n_classes)
@@ -562,6 +566,11 @@ def mean_classifier(
     """
     if centre:
         check_features("train_features", train_features, train_labels, "train_labels")
+        if eval_features is not None and eval_labels is not None:
+            check_features("eval_features", eval_features, eval_labels, "eval_labels")
+            check_feature_dims(
+                "eval_features", eval_features, "train_features", train_features
+            )
         offset = train_features.mean(-2, keepdim=True)
         train_features = train_features - offset
         if eval_features is not None:
@@ -631,6 +640,7 @@ def knn_accuracy(
     """
     check_features("train_features", train_features, train_labels, "train_labels")
     check_features("eval_features", eval_features, eval_labels, "eval_labels")
+    check_feature_dims("eval_features", eval_features, "train_features", train_features)
     k = check_int("k", k, 1, train_labels.numel())
     block = check_int("block", block)
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1

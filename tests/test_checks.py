@@ -3,6 +3,8 @@ raises ValueError naming the argument and the allowed range otherwise."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -216,3 +218,23 @@ def test_check_features():
             checks.check_features("f", features, labels)
     with pytest.raises(ValueError, match="y must be an integer"):
         checks.check_features("f", torch.zeros(3, 2), labels.float(), "y")
+    for value in (math.nan, math.inf):
+        features = torch.zeros(3, 2)
+        features[1, 0] = value
+        with pytest.raises(ValueError, match="f must be finite"):
+            checks.check_features("f", features, labels)
+    # inside a torch.func transform the values are not read
+    batched = torch.zeros(2, 3, 2)
+    batched[0, 0, 0] = math.nan
+    counts = torch.func.vmap(
+        lambda f: f.new_full((), checks.check_features("f", f, labels))
+    )
+    assert counts(batched).tolist() == [3.0, 3.0]
+
+
+def test_check_feature_dims():
+    checks.check_feature_dims("test", torch.zeros(5, 3), "train", torch.zeros(2, 4, 3))
+    checks.check_feature_dims("test", torch.zeros(2, 5, 3), "train", torch.zeros(4, 3))
+    for features in (torch.zeros(5, 2), torch.zeros(3, 5, 3)):
+        with pytest.raises(ValueError, match=r"test must .* of train, .*\(2, 4, 3\)"):
+            checks.check_feature_dims("test", features, "train", torch.zeros(2, 4, 3))

@@ -18,9 +18,10 @@ def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
     The mean and the sum run over every element of ``per_sample`` and return a 0-dim
     tensor. The mean of no element is a ``ValueError`` (not NaN); the sum of none is 0.
     Values are not checked (no device synchronisation): a NaN in ``per_sample``
-    propagates.
+    propagates. ``per_sample`` must be a floating-point tensor (checked: its dtype).
     """
     check_choice("reduction", reduction, REDUCTIONS)
+    check_tensor("per_sample", per_sample, floating=True)
     if reduction == "mean":
         if per_sample.numel() == 0:
             raise ValueError(

@@ -61,8 +61,8 @@ def bound_derived_loss(
     check_tensor("views", views, min_ndim=3, floating=True)
     if views.shape[:-3] != anchors.shape[:-2] or views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
-            "views must have shape (..., K, m, d) with (..., m, d) = "
-            f"{tuple(anchors.shape)}, "
+            "views must have shape (..., K, m, d) with (..., m, d) = the shape of "
+            f"anchors, {tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
     batch_size = anchors.shape[-2]

@@ -76,6 +76,8 @@ def softplus(gap: torch.Tensor) -> torch.Tensor:
 
     torch's softplus up to :math:`g = 20` (so values and gradients are its own there),
     and :math:`g + \log(1 + e^{-g})` above, where torch's softplus returns :math:`g`
-    (an error of :math:`e^{-g}`, which would bias second derivatives)."""
+    (an error of :math:`e^{-g}`, which would bias second derivatives). ``gap`` must be
+    a floating-point tensor (its dtype is checked, never its values)."""
+    check_tensor("gap", gap, floating=True)
     tail = gap + torch.log1p(torch.exp(-gap.clamp_min(SOFTPLUS_THRESHOLD)))
     return torch.where(gap > SOFTPLUS_THRESHOLD, tail, F.softplus(gap))
