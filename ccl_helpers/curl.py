@@ -27,7 +27,10 @@ from . import coupon, metrics, train
 from .checks import (
     check_feature_dims,
     check_features,
+    check_finite,
+    check_finite_real,
     check_int,
+    check_labels,
     check_positive,
     check_tensor,
 )
@@ -39,7 +42,9 @@ from .train import Forward, StackedModel
 def mean_classifier_bound(
     unsupervised_loss: Tensor | float, tau: float
 ) -> Tensor | float:
-    """The lemma's right-hand side (L_un − τ·log 2)/(1 − τ), in nats; τ in [0, 1)."""
+    """The lemma's right-hand side (L_un − τ·log 2)/(1 − τ), in nats; τ in [0, 1);
+    L_un a finite real or floating tensor."""
+    check_finite_real("unsupervised_loss", unsupervised_loss)
     if not 0 <= check_positive("tau", tau, allow_zero=True) < 1:
         raise ValueError(f"tau must be in [0, 1), got {tau}")
     return (unsupervised_loss - tau * math.log(2)) / (1 - tau)
@@ -136,6 +141,7 @@ def lemma_quantities(
     AVG-2 ``accuracy_mu``. Each (...). Computed in float64, so the lemma (an exact
     inequality on this distribution) holds to rounding. Without ``fit_linear``,
     ``L_sup`` (the costly part) is left out."""
+    check_tensor("features", features, min_ndim=2, floating=True)
     features = features.double()
     rho = metrics.class_frequencies(labels)
     unsupervised = metrics.exact_unsupervised_loss(features, labels, rho)
@@ -186,6 +192,7 @@ def k_negative_bound(
 ) -> Tensor | float:
     """The k-negative lemma's right-hand side (L^k_un − E log(1 + |I|)) / (1 − τ_k), in
     nats (:func:`collision_terms`); for k = 1 it is :func:`mean_classifier_bound`."""
+    check_finite_real("unsupervised_loss", unsupervised_loss)
     tau, collision = collision_terms(n_negatives, class_probs)
     return (unsupervised_loss - collision) / (1 - tau)
 
@@ -336,6 +343,14 @@ def block_evaluator(
     :func:`block_losses`, ``L_mu`` and ``accuracy_mu`` (the mean classifier on AVG-2),
     and the lemma's bound from each loss, ``bound`` (L_un − τ log 2)/(1 − τ) and
     ``block_bound`` (L^block_un − τ log 2)/(1 − τ)."""
+    check_tensor("inputs", inputs, min_ndim=1, floating=True)
+    check_labels("labels", labels)
+    if inputs.shape[0] != labels.numel():
+        raise ValueError(
+            f"inputs must have n = len(labels) = {labels.numel()} rows, "
+            f"got {tuple(inputs.shape)}"
+        )
+    check_finite("inputs", inputs)
     samples = draw_block_samples(labels, block_size, n_samples, generator)
     tau = coupon.tau_plus(1, metrics.class_frequencies(labels))
 

@@ -69,9 +69,9 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from .checks import check_device, check_tensor
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
-from .checks import check_tensor
 from .losses import at_least_float32, logistic_loss, result_dtype, widen_float16
 from .models import DeepReLU
 from .runtime import progress
@@ -159,6 +159,7 @@ def negative_sets(
     others is index p + [p ≥ i]). Raises ValueError when n·C·k exceeds
     :data:`MAX_SET_ELEMENTS`.
     """
+    device = check_device("device", device)
     count = n_negative_sets(n, n_negatives)
     if n * count * n_negatives > MAX_SET_ELEMENTS:
         raise ValueError(
@@ -797,6 +798,7 @@ def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
     indices into S: instance discrimination with one negative, written as Merad et al.'s
         fixed triplets."""
     n = _check_int("n", n, 2)
+    device = check_device("device", device)
     pairs = negative_sets(n, 1, device).reshape(n * (n - 1))
     anchors = torch.arange(n, device=device).repeat_interleave(n - 1)
     return torch.stack([anchors, anchors, pairs], dim=1)
