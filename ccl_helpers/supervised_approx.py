@@ -94,10 +94,12 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     ``hemisphere ≥ 0``), and the sides estimate their population values with the stated
     jackknife standard error.
     """
-    if anchors.ndim < 2 or views.ndim < 3 or views.shape[-2:] != anchors.shape[-2:]:
+    check_tensor("anchors", anchors, min_ndim=2, floating=True)
+    check_tensor("views", views, min_ndim=3, floating=True)
+    if views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
-            "views must have shape (..., K, n, d) with (..., n, d) = "
-            f"{tuple(anchors.shape)}, "
+            "views must have shape (..., K, n, d) with (..., n, d) = the shape of "
+            f"anchors, {tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
     k = views.shape[-3]

@@ -623,6 +623,38 @@ BASELINES = {
     ),
     # ---- train (the rest)
     "train.check_stages": lambda: (dict(name="x", stages=[(0.1, 2)]), ()),
+    # ---- data (the rest)
+    "data.GaussianClasses": lambda: (
+        dict(class_probs=uniform(), means=floats(2, 3), noise_std=1.0),
+        (("means", "class_probs", 0),),
+    ),
+    "data.cache_dir": lambda: (dict(dataset="mnist"), ()),
+    "data.search_path": lambda: (dict(dataset="mnist"), ()),
+    # ---- models, results
+    "models.Classifier": lambda: (
+        dict(encoder=torch.nn.Linear(3, 2), n_classes=2),
+        (),
+    ),
+    "results.load_paper_results": lambda: (dict(chapter="01_curl_framework"), ()),
+    # ---- supervised_approx
+    "supervised_approx.attracting_terms": lambda: (
+        dict(anchors=floats(4, 3), views=floats(2, 4, 3, seed=1)),
+        (("views", "anchors", -1),),
+    ),
+    "supervised_approx.tiled_model": lambda: (
+        dict(
+            make_module=lambda: torch.nn.Linear(2, 2),
+            n_seeds=2,
+            n_configs=2,
+            device="cpu",
+        ),
+        (),
+    ),
+    "supervised_approx.seeded_model": lambda: (
+        dict(make_module=lambda: torch.nn.Linear(2, 2), seeds=[0, 1], device="cpu"),
+        (),
+    ),
+    # ---- multimodal (the rest)
 }
 
 # Callables left out, each with its reason.
@@ -679,6 +711,10 @@ HOT_PATHS |= {
     "multimodal.non_contrastive_loss",
 }
 VALUES_UNCHECKED = {
+    "supervised_approx.attracting_terms.anchors": "evaluated on every member: a "
+    "diverged one gives NaN terms",
+    "supervised_approx.attracting_terms.views": "evaluated on every member: a "
+    "diverged one gives NaN terms",
     "checks.check_tensor.value": "checks shapes and dtypes only, by design",
     "multineg.output_norm_range.features": "recorded at checkpoints: a diverged seed "
     "records NaN",

@@ -128,13 +128,14 @@ class GaussianClasses(LatentClassModel):
 
     def __post_init__(self):
         check_class_probs(self.class_probs)
-        if self.means.ndim != 2 or self.means.shape[0] != self.class_probs.numel():
+        check_tensor("means", self.means, ndim=2, floating=True)
+        if self.means.shape[0] != self.class_probs.numel():
             raise ValueError(
-                f"means must have shape (n_classes={self.class_probs.numel()}, dim), "
-                f"got {tuple(self.means.shape)}"
+                "means must have shape (n_classes, dim), n_classes = len(class_probs) "
+                f"= {self.class_probs.numel()}, got {tuple(self.means.shape)}"
             )
-        if not self.noise_std > 0:
-            raise ValueError(f"noise_std must be > 0, got {self.noise_std}")
+        check_finite("means", self.means)
+        check_positive("noise_std", self.noise_std)
 
     @classmethod
     def random(
