@@ -21,8 +21,8 @@ Learning through Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
   the bounds and the representation norms along training: :func:`bound_evaluator`; the
   bias of each member under its strategy: :func:`bias_by_member`.
 - The source's empirical claims as contrasts of arms of runs, tested by seed:
-  :func:`design_runs`, :func:`arm_values`, :func:`claim`, :func:`pooled_seed_sd`,
-  :func:`verdict_row`.
+  :func:`design_runs`, :func:`arm_values`, :func:`seed_matrix`, :func:`claim`,
+  :func:`claims_table`, :func:`pooled_seed_sd`, :func:`verdict_row`.
 
 Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders
 are callables images (N, C, H, W) → (..., N, d), e.g. a
@@ -873,6 +873,19 @@ def arm_values(results: pd.DataFrame, metric: str, arm: Mapping) -> np.ndarray:
     return chosen.sort_values("seed")[metric].to_numpy(dtype=np.float64)
 
 
+def seed_matrix(
+    results: pd.DataFrame, metric: str, arms: Sequence[Mapping]
+) -> np.ndarray:
+    """:func:`arm_values` of each of ``arms``, stacked: (len(arms), n_seeds). Every arm
+    must hold the same seeds."""
+    if not arms:
+        raise ValueError("arms must hold at least one arm")
+    seeds = [arm_values(results, "seed", arm) for arm in arms]
+    if any(not np.array_equal(seeds[0], other) for other in seeds[1:]):
+        raise ValueError(f"the arms must hold the same seeds, got {seeds}")
+    return np.stack([arm_values(results, metric, arm) for arm in arms])
+
+
 def claim(
     results: pd.DataFrame,
     metric: str,
@@ -902,6 +915,17 @@ def claim(
         **found._asdict(),
         "verdict": metrics.verdict(found, expected=expected, margin=margin),
     }
+
+
+def claims_table(claims: Mapping) -> pd.DataFrame:
+    """The results of :func:`claim` (name → claim; a tuple name becomes a MultiIndex) as
+    a table: one row per claim, the columns estimate, se, low, high (floats) and
+    verdict."""
+    if not claims:
+        raise ValueError("claims must hold at least one claim")
+    table = pd.DataFrame.from_dict(dict(claims), orient="index")
+    numbers = ["estimate", "se", "low", "high"]
+    return table[numbers].astype(float).join(table["verdict"])
 
 
 def design_runs(

@@ -918,6 +918,33 @@ def test_claim_and_arm_values_reject_bad_arms():
         sa.claim(fewer, "accuracy", [arms["A"]], [arms["B"]])
 
 
+def test_seed_matrix_stacks_arm_values_and_claims_table_reads_claims():
+    arms, results, pd = _claim_results()
+    matrix = sa.seed_matrix(results, "accuracy", [arms[k] for k in "ABC"])
+    assert matrix.shape == (3, 4)
+    for row, k in zip(matrix, "ABC"):
+        assert (row == sa.arm_values(results, "accuracy", arms[k])).all()
+    fewer = results[~((results["arm"] == "B") & (results["seed"] == 3))]
+    with pytest.raises(ValueError, match="same seeds"):
+        sa.seed_matrix(fewer, "accuracy", [arms["A"], arms["B"]])
+    with pytest.raises(ValueError, match="at least one arm"):
+        sa.seed_matrix(results, "accuracy", [])
+    claims = {
+        ("A > B", "accuracy"): sa.claim(results, "accuracy", [arms["A"]], [arms["B"]]),
+        ("C > D", "accuracy"): sa.claim(results, "accuracy", [arms["C"]], [arms["D"]]),
+    }
+    table = sa.claims_table(claims)
+    assert list(table.columns) == ["estimate", "se", "low", "high", "verdict"]
+    assert table.index.nlevels == 2 and len(table) == 2
+    for key, found in claims.items():
+        assert table.loc[key, "estimate"] == found["estimate"]
+        assert table.loc[key, "verdict"] == found["verdict"]
+    numbers = table[["estimate", "se", "low", "high"]]
+    assert all(pd.api.types.is_float_dtype(dtype) for dtype in numbers.dtypes)
+    with pytest.raises(ValueError, match="at least one claim"):
+        sa.claims_table({})
+
+
 def test_pooled_seed_sd_against_numpy():
     import numpy as np
 
