@@ -127,13 +127,44 @@ def check_finite_real(name: str, value):
     return float(value)
 
 
+def _transformed(value: torch.Tensor) -> bool:
+    """Whether ``value`` is a tensor inside a ``torch.func`` transform (``vmap``,
+    ``grad``), whose values cannot be read."""
+    return torch._C._functorch.is_functorch_wrapped_tensor(value)
+
+
 def check_positive_or_scalar_tensor(name: str, value):
-    """``value`` if it is a 0-dim floating tensor (its value unchecked, so that it may
-    vary under ``torch.func.vmap``), else :func:`check_positive`'s float."""
+    """``value`` if it is a 0-dim floating tensor > 0 and finite, else
+    :func:`check_positive`'s float; else ``ValueError``. A tensor's value is read (one
+    device synchronisation: a hyperparameter, not per-sample data), except inside a
+    ``torch.func`` transform (``vmap``, ``grad``), where it may vary: unchecked."""
     if isinstance(value, torch.Tensor):
         check_tensor(name, value, ndim=0, floating=True)
+        if not _transformed(value):
+            check_positive(name, value.item())
         return value
     return check_positive(name, value)
+
+
+def check_device(name: str, value) -> torch.device:
+    """``torch.device(value)`` if ``value`` is a device or a known device string; else
+    ``ValueError`` naming ``name``."""
+    try:
+        if not isinstance(value, (str, torch.device)):
+            raise TypeError
+        return torch.device(value)
+    except (TypeError, RuntimeError):
+        raise ValueError(
+            f"{name} must be a torch.device or a device string such as 'cpu' or "
+            f"'cuda:0', got {value!r}"
+        ) from None
+
+
+def check_floating_dtype(name: str, value) -> torch.dtype:
+    """``value`` if it is a floating-point ``torch.dtype``; else ``ValueError``."""
+    if not isinstance(value, torch.dtype) or not value.is_floating_point:
+        raise ValueError(f"{name} must be a floating-point torch.dtype, got {value!r}")
+    return value
 
 
 def check_probabilities(
@@ -159,7 +190,10 @@ def check_labels(
     name: str, labels, *, n: int | None = None, n_classes: int | None = None
 ) -> torch.Tensor:
     """``labels`` if it is an integer vector (of length ``n``) with classes in
-    0..``n_classes`` − 1 (≥ 0 without ``n_classes``); else ``ValueError``."""
+    0..``n_classes`` − 1 (≥ 0 without ``n_classes``, itself an integer ≥ 1); else
+    ``ValueError``."""
+    if n_classes is not None:
+        check_int("n_classes", n_classes)
     check_tensor(name, labels, ndim=1, integer=True)
     if n is not None and labels.numel() != n:
         raise ValueError(f"{name} must hold n = {n} labels, got {labels.numel()}")
@@ -176,8 +210,11 @@ def check_labels(
 
 
 def check_features(name: str, features, labels, labels_name: str = "labels") -> int:
-    """Validate features (..., n, d) of a floating dtype and their labels (n,), an
-    integer vector of classes ≥ 0 (:func:`check_labels`); return n."""
+    """Validate features (..., n, d) of a floating dtype with finite entries and their
+    labels (n,), an integer vector of classes ≥ 0 (:func:`check_labels`); return n.
+
+    Reads the features' values (one device synchronisation: for evaluations, not a
+    training step), except inside a ``torch.func`` transform: unchecked there."""
     check_labels(labels_name, labels)
     n = labels.numel()
     if (
@@ -190,4 +227,23 @@ def check_features(name: str, features, labels, labels_name: str = "labels") -> 
             f"{name} must be a floating-point tensor of shape (..., n, d) with "
             f"n = len({labels_name}) = {n}, got {_shape_of(features)}"
         )
+    if not _transformed(features):
+        check_finite(name, features)
     return n
+
+
+def check_feature_dims(
+    name: str, features: torch.Tensor, reference_name: str, reference: torch.Tensor
+) -> None:
+    """``ValueError`` naming both arguments unless features (..., n', d) and reference
+    (..., n, d) have the same dimension d and leading dimensions that broadcast."""
+    try:
+        if features.shape[-1] != reference.shape[-1]:
+            raise RuntimeError
+        torch.broadcast_shapes(features.shape[:-2], reference.shape[:-2])
+    except RuntimeError:
+        raise ValueError(
+            f"{name} must have the feature dimension d and leading dimensions of "
+            f"{reference_name}, (..., n, d) = {tuple(reference.shape)}, got "
+            f"{tuple(features.shape)}"
+        ) from None

@@ -27,7 +27,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from .checks import check_int, check_probabilities, check_tensor
+from .checks import check_device, check_int, check_probabilities, check_tensor
 
 MAX_DP_NEGATIVES = 1024
 """Largest N for which a non-uniform coverage probability is computed by the
@@ -436,7 +436,7 @@ def sample_collection_time(
             if isinstance(class_probs, Tensor)
             else "cpu"
         )
-    device = torch.device(device)
+    device = check_device("device", device)
     if generator is not None and generator.device.type != device.type:
         raise ValueError(
             f"generator must be on device {device}, got one on {generator.device}"

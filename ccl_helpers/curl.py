@@ -24,16 +24,27 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from . import coupon, metrics, train
-from .checks import check_int, check_positive
+from .checks import (
+    check_feature_dims,
+    check_features,
+    check_finite,
+    check_finite_real,
+    check_int,
+    check_labels,
+    check_positive,
+    check_tensor,
+)
 from .data import LatentClassModel
-from .losses import logistic_loss
+from .losses import at_least_float32, logistic_loss, result_dtype
 from .train import Forward, StackedModel
 
 
 def mean_classifier_bound(
     unsupervised_loss: Tensor | float, tau: float
 ) -> Tensor | float:
-    """The lemma's right-hand side (L_un − τ·log 2)/(1 − τ), in nats; τ in [0, 1)."""
+    """The lemma's right-hand side (L_un − τ·log 2)/(1 − τ), in nats; τ in [0, 1);
+    L_un a finite real or floating tensor."""
+    check_finite_real("unsupervised_loss", unsupervised_loss)
     if not 0 <= check_positive("tau", tau, allow_zero=True) < 1:
         raise ValueError(f"tau must be in [0, 1), got {tau}")
     return (unsupervised_loss - tau * math.log(2)) / (1 - tau)
@@ -69,9 +80,11 @@ def block_contrastive_loss(
 
 def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor:
     """Supervised training loss: mean cross-entropy of logits forward(x) (B, N_C)
-    against labels (B,)."""
+    against labels (B,); its log-softmax in at least float32, the result in the logits'
+    dtype (float32 for float16)."""
     inputs, labels = batch
-    return F.cross_entropy(forward(inputs), labels)
+    logits = forward(inputs)
+    return F.cross_entropy(at_least_float32(logits), labels).to(result_dtype(logits))
 
 
 def contrastive_batches(
@@ -128,6 +141,7 @@ def lemma_quantities(
     AVG-2 ``accuracy_mu``. Each (...). Computed in float64, so the lemma (an exact
     inequality on this distribution) holds to rounding. Without ``fit_linear``,
     ``L_sup`` (the costly part) is left out."""
+    check_tensor("features", features, min_ndim=2, floating=True)
     features = features.double()
     rho = metrics.class_frequencies(labels)
     unsupervised = metrics.exact_unsupervised_loss(features, labels, rho)
@@ -178,6 +192,7 @@ def k_negative_bound(
 ) -> Tensor | float:
     """The k-negative lemma's right-hand side (L^k_un − E log(1 + |I|)) / (1 − τ_k), in
     nats (:func:`collision_terms`); for k = 1 it is :func:`mean_classifier_bound`."""
+    check_finite_real("unsupervised_loss", unsupervised_loss)
     tau, collision = collision_terms(n_negatives, class_probs)
     return (unsupervised_loss - collision) / (1 - tau)
 
@@ -328,6 +343,14 @@ def block_evaluator(
     :func:`block_losses`, ``L_mu`` and ``accuracy_mu`` (the mean classifier on AVG-2),
     and the lemma's bound from each loss, ``bound`` (L_un − τ log 2)/(1 − τ) and
     ``block_bound`` (L^block_un − τ log 2)/(1 − τ)."""
+    check_tensor("inputs", inputs, min_ndim=1, floating=True)
+    check_labels("labels", labels)
+    if inputs.shape[0] != labels.numel():
+        raise ValueError(
+            f"inputs must have n = len(labels) = {labels.numel()} rows, "
+            f"got {tuple(inputs.shape)}"
+        )
+    check_finite("inputs", inputs)
     samples = draw_block_samples(labels, block_size, n_samples, generator)
     tau = coupon.tau_plus(1, metrics.class_frequencies(labels))
 
@@ -374,8 +397,19 @@ def downstream_accuracies(
     features (S, n, d) for S seeds → tidy frame: seed, task_size, classifier,
     accuracy.
     """
+    check_tensor("train_features", train_features, ndim=3, floating=True)
+    check_tensor("test_features", test_features, ndim=3, floating=True)
+    check_features("train_features", train_features, train_labels, "train_labels")
+    check_features("test_features", test_features, test_labels, "test_labels")
+    check_feature_dims("test_features", test_features, "train_features", train_features)
+    if isinstance(task_sizes, (str, bytes)) or not hasattr(task_sizes, "__iter__"):
+        raise ValueError(
+            f"task_sizes must be a sequence of integers ≥ 2, got {task_sizes!r}"
+        )
+    task_sizes = [check_int("task_sizes", m, 2) for m in task_sizes]
+    max_iter = check_int("max_iter", max_iter)
     unknown = [name for name in classifiers if name not in CLASSIFIERS]
-    if unknown or not classifiers:
+    if isinstance(classifiers, str) or unknown or not classifiers:
         raise ValueError(
             f"classifiers must be names from {sorted(CLASSIFIERS)}, got {classifiers}"
         )

@@ -23,8 +23,11 @@ from scipy import stats
 from torch import Tensor
 
 from .checks import (
+    check_device,
+    check_feature_dims,
     check_features,
     check_finite,
+    check_floating_dtype,
     check_int,
     check_labels,
     check_positive,
@@ -47,6 +50,7 @@ def all_tasks(
     lexicographic order → (T, m)."""
     n_classes = check_int("n_classes", n_classes, 2)
     task_size = check_int("task_size", task_size, 2, n_classes)
+    device = check_device("device", device)
     if math.comb(n_classes, task_size) > MAX_TASKS:
         raise ValueError(
             f"C({n_classes}, {task_size}) tasks exceed {MAX_TASKS}: too "
@@ -57,10 +61,27 @@ def all_tasks(
     )
 
 
+def _check_tasks(tasks: Tensor, n_classes: int | None = None) -> Tensor:
+    """tasks (T, m): an integer matrix of classes in 0..n_classes − 1 (≥ 0 without
+    n_classes); else ValueError."""
+    check_tensor("tasks", tasks, ndim=2, integer=True)
+    if tasks.numel() and (
+        int(tasks.min()) < 0
+        or (n_classes is not None and int(tasks.max()) >= n_classes)
+    ):
+        top = "N_C − 1" if n_classes is None else n_classes - 1
+        raise ValueError(
+            f"tasks must be classes in 0..{top}, got values in "
+            f"{int(tasks.min())}..{int(tasks.max())}"
+        )
+    return tasks
+
+
 def task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:
     """P(T) ∝ Π_{c∈T} ρ(c) for tasks (T, m) drawn from ρ^m conditioned on distinct
     classes → (T,)."""
     check_probabilities("class_probs", class_probs)
+    _check_tasks(tasks, class_probs.numel())
     weight = class_probs.to(tasks.device)[tasks].prod(-1)
     return weight / weight.sum()
 
@@ -77,9 +98,10 @@ def class_means(
     """µ_c = mean of f(x) over the examples of class c: features (..., n, d) → (...,
     N_C, d)."""
     check_features("features", features, labels)
-    one_hot = torch.nn.functional.one_hot(
-        labels, n_classes or int(labels.max()) + 1
-    ).to(features.dtype)
+    if n_classes is None:
+        n_classes = int(labels.max()) + 1
+    check_labels("labels", labels, n_classes=n_classes)
+    one_hot = torch.nn.functional.one_hot(labels, n_classes).to(features.dtype)
     counts = one_hot.sum(0)
     if bool((counts == 0).any()):
         raise ValueError("every class must have at least one example in labels")
@@ -211,6 +233,15 @@ def task_loss_and_accuracy(
     Returns: loss (...), accuracy (...).
     """
     check_features("features", features, labels)
+    _check_tasks(
+        tasks, class_probs.numel() if isinstance(class_probs, Tensor) else None
+    )
+    check_tensor("classifier", classifier, min_ndim=2, floating=True)
+    if classifier.shape[-1] != features.shape[-1]:
+        raise ValueError(
+            f"classifier must have the feature dimension d of features (..., n, d) = "
+            f"{tuple(features.shape)}, got shape {tuple(classifier.shape)}"
+        )
     if classifier.ndim >= 3 and classifier.shape[-3:-1] == tasks.shape:
         rows = classifier
     elif classifier.shape[-2] == class_probs.numel():
@@ -261,7 +292,8 @@ def fit_linear_classifiers(
     Returns: rows (..., T, m, d) in the features' dtype.
     """
     check_features("features", features, labels)
-    check_tensor("tasks", tasks, ndim=2, integer=True)
+    _check_tasks(tasks)
+    dtype = check_floating_dtype("dtype", dtype)
     max_iter = check_int("max_iter", max_iter)
     tolerance = check_positive("tolerance", tolerance)
     shape = (*features.shape[:-2], *tasks.shape, features.shape[-1])
@@ -522,6 +554,7 @@ def _evaluate(
         eval_features, eval_labels = train_features, train_labels
     check_features("train_features", train_features, train_labels, "train_labels")
     check_features("eval_features", eval_features, eval_labels, "eval_labels")
+    check_feature_dims("eval_features", eval_features, "train_features", train_features)
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
     if class_probs is None:
         class_probs = class_frequencies(eval_labels, n_classes)
@@ -561,6 +594,11 @@ def mean_classifier(
     """
     if centre:
         check_features("train_features", train_features, train_labels, "train_labels")
+        if eval_features is not None and eval_labels is not None:
+            check_features("eval_features", eval_features, eval_labels, "eval_labels")
+            check_feature_dims(
+                "eval_features", eval_features, "train_features", train_features
+            )
         offset = train_features.mean(-2, keepdim=True)
         train_features = train_features - offset
         if eval_features is not None:
@@ -630,6 +668,7 @@ def knn_accuracy(
     """
     check_features("train_features", train_features, train_labels, "train_labels")
     check_features("eval_features", eval_features, eval_labels, "eval_labels")
+    check_feature_dims("eval_features", eval_features, "train_features", train_features)
     k = check_int("k", k, 1, train_labels.numel())
     block = check_int("block", block)
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
@@ -662,7 +701,8 @@ def embed(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
     (one call on many images through a vmapped stack of models is memory-bound and
     several times slower), concatenated along the sample axis: (..., n, d) for an
     encoder with leading dimensions (a StackedModel gives (S, n, d))."""
-    check_tensor("images", images, min_ndim=2)
+    check_tensor("images", images, min_ndim=2, floating=True)
+    check_finite("images", images)
     chunk_size = check_int("chunk_size", chunk_size)
     with torch.no_grad():
         return torch.cat(
@@ -680,6 +720,7 @@ def standardise(fit: Tensor, *others: Tensor) -> tuple[Tensor, ...]:
     clamped at 1e-12): a linear probe on the result does not depend on the features'
     scale."""
     check_tensor("fit", fit, min_ndim=2, floating=True)
+    check_finite("fit", fit)
     mean = fit.mean(-2, keepdim=True)
     scale = fit.std(-2, keepdim=True).clamp_min(1e-12)
     for i, other in enumerate(others):
@@ -690,6 +731,7 @@ def standardise(fit: Tensor, *others: Tensor) -> tuple[Tensor, ...]:
                 f"leading dimensions of fit {tuple(fit.shape[:-2])}, got "
                 f"{tuple(other.shape)}"
             )
+        check_finite(f"others[{i}]", other)
     return tuple((x - mean) / scale for x in (fit, *others))
 
 
@@ -841,6 +883,7 @@ def bootstrap_rank_correlation(
     if not (isinstance(confidence, float | int) and 0 < confidence < 1):
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     n_resamples = check_int("n_resamples", n_resamples, 1)
+    seed = check_int("seed", seed, 0)
     a, b = (
         np.asarray(v.cpu() if isinstance(v, Tensor) else v, dtype=np.float64)
         for v in (x, y)

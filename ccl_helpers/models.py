@@ -15,12 +15,14 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
+from .checks import check_int
+
 
 def _check_sizes(**sizes: int | Sequence[int]) -> None:
+    """Each size an integer ≥ 1 (each entry of a sequence of sizes)."""
     for name, value in sizes.items():
-        values = [value] if isinstance(value, int) else list(value)
-        if any(int(v) < 1 for v in values):
-            raise ValueError(f"{name} must be positive, got {value!r}")
+        for size in value if isinstance(value, Sequence) else [value]:
+            check_int(name, size)
 
 
 class MLP(nn.Module):
@@ -86,10 +88,7 @@ class ConvNet(nn.Module):
             out_features=out_features,
             kernel_size=kernel_size,
         )
-        if not isinstance(padding, int) or not 0 <= padding < kernel_size:
-            raise ValueError(
-                f"padding must be an int in 0..{kernel_size - 1}, got {padding!r}"
-            )
+        check_int("padding", padding, 0, kernel_size - 1)
         layers: list[nn.Module] = []
         fan_in, size = in_channels, image_size
         for fan_out in channels:
@@ -187,8 +186,7 @@ class DeepReLU(nn.Module):
     ):
         super().__init__()
         _check_sizes(in_features=in_features, width=width, out_features=out_features)
-        if not isinstance(depth, int) or depth < 0:
-            raise ValueError(f"depth must be a non-negative int, got {depth!r}")
+        check_int("depth", depth, 0)
         if trainable not in TRAINABLE:
             raise ValueError(f"trainable must be one of {TRAINABLE}, got {trainable!r}")
         self.in_features, self.width, self.depth, self.out_features = (

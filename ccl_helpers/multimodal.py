@@ -45,9 +45,16 @@ import torch
 from torch import Tensor
 
 from .checks import check_choice as _check_choice
+from .checks import (
+    check_device,
+    check_finite,
+    check_floating_dtype,
+    check_same_shape,
+    check_tensor,
+)
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
-from .checks import check_tensor
+from .losses import at_least_float32, result_dtype, widen_float16
 from .train import Evaluation, check_stages, loop
 
 LOSSES = ("contrastive", "non_contrastive")
@@ -98,7 +105,8 @@ def haar_orthogonal(
     """(n_runs, dim, dim) Haar-random orthogonal matrices (QR of a Gaussian with the
     sign fix)."""
     n_runs, dim = _check_int("n_runs", n_runs), _check_int("dim", dim)
-    device = device if device is not None else generator.device
+    dtype = check_floating_dtype("dtype", dtype)
+    device = check_device("device", device) if device is not None else generator.device
     g = torch.randn(n_runs, dim, dim, generator=generator, dtype=dtype, device=device)
     q, r = torch.linalg.qr(g)
     signs = torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))
@@ -257,6 +265,7 @@ def init_weights(
         _check_int("width", width),
         _check_int("input_dim", input_dim),
     )
+    dtype = check_floating_dtype("dtype", dtype)
     shape = (n_runs, width, input_dim)
     scale = 1.0 / math.sqrt(width)
     W_A = (
@@ -357,6 +366,13 @@ def _contrastive_from_similarities(
     return terms.mean(-1)
 
 
+def _check_pair_outputs(f_A: Tensor, f_B: Tensor) -> None:
+    """f_A, f_B (..., n, m): floating, one shape (shapes and dtypes only: a loss)."""
+    check_tensor("f_A", f_A, min_ndim=2, floating=True)
+    check_tensor("f_B", f_B, min_ndim=2, floating=True)
+    check_same_shape("f_B", f_B, "f_A", f_A)
+
+
 def contrastive_loss(
     f_A: Tensor, f_B: Tensor, *, beta: float, tau: float, form: str = "primary"
 ) -> Tensor:
@@ -366,15 +382,25 @@ def contrastive_loss(
 
     primary: ℓ_AB^i = logsumexp_j(βs_ij + [j≠i] log(τ/(n−1))) − βs_ii;
     alternative: ℓ_AB^i = −βs_ii + τ (logsumexp_{j≠i} βs_ij − log(n−1)).
+
+    Precision as :func:`ccl_helpers.losses.info_nce_loss`: s in the inputs' dtype
+    (float16 in float32), the log-sum-exp in at least float32, the result in the
+    inputs' dtype (float32 for float16). A NaN propagates.
     """
+    _check_pair_outputs(f_A, f_B)
     beta, tau = _check_positive("beta", beta), _check_positive("tau", tau)
     _check_choice("form", form, FORMS)
-    return _contrastive_from_similarities(f_A @ f_B.mT, beta=beta, tau=tau, form=form)
+    similarities = at_least_float32(widen_float16(f_A) @ widen_float16(f_B).mT)
+    return _contrastive_from_similarities(
+        similarities, beta=beta, tau=tau, form=form
+    ).to(result_dtype(f_A))
 
 
 def non_contrastive_loss(f_A: Tensor, f_B: Tensor) -> Tensor:
-    """Batch L̂_NC = (1/n) Σ_i ‖f_A^i − f_B^i‖² (A.10), shape (R,)."""
-    return (f_A - f_B).pow(2).sum(-1).mean(-1)
+    """Batch L̂_NC = (1/n) Σ_i ‖f_A^i − f_B^i‖² (A.10), shape (R,); float16 inputs give
+    float32 (the squares may exceed its range). A NaN propagates."""
+    _check_pair_outputs(f_A, f_B)
+    return widen_float16(f_A - f_B).pow(2).sum(-1).mean(-1)
 
 
 def batch_loss(
@@ -490,27 +516,51 @@ def closed_form_gradients(
 # ---------------------------------------------------------------- scores
 
 
+def _check_signal_and_noise(S: Tensor, Xi: Tensor) -> None:
+    """S (..., m, r) and Ξ (..., m, d_ξ): floating, the same leading dimensions."""
+    check_tensor("S", S, min_ndim=2, floating=True)
+    check_tensor("Xi", Xi, min_ndim=2, floating=True)
+    if S.shape[:-1] != Xi.shape[:-1]:
+        raise ValueError(
+            "Xi must have the leading dimensions (..., m) of S, "
+            f"{tuple(S.shape[:-1])}, got shape {tuple(Xi.shape)}"
+        )
+
+
 def condition_number(S: Tensor) -> Tensor:
-    """κ(S) = σ_max/σ_min (A.17) of the r singular values of S (R, m, r), shape (R,)."""
+    """κ(S) = σ_max/σ_min (A.17) of the r singular values of S (R, m, r), shape (R,);
+    S floating-point and finite (its SVD needs finite entries)."""
+    check_tensor("S", S, min_ndim=2, floating=True)
+    check_finite("S", S)
     values = torch.linalg.svdvals(S)
     return values[..., 0] / values[..., -1]
 
 
 def alignment_cosines(S_A: Tensor, S_B: Tensor) -> Tensor:
-    """ρ_p = ⟨[S_A]_p, [S_B]_p⟩ / (‖[S_A]_p‖ ‖[S_B]_p‖) (A.17), shape (R, r)."""
+    """ρ_p = ⟨[S_A]_p, [S_B]_p⟩ / (‖[S_A]_p‖ ‖[S_B]_p‖) (A.17), shape (R, r). Shapes
+    and dtypes checked, values not (recorded along training: a NaN propagates)."""
+    check_tensor("S_A", S_A, min_ndim=2, floating=True)
+    check_tensor("S_B", S_B, min_ndim=2, floating=True)
+    check_same_shape("S_B", S_B, "S_A", S_A)
     return (S_A * S_B).sum(-2) / (S_A.norm(dim=-2) * S_B.norm(dim=-2))
 
 
 def noise_ratio(S: Tensor, Xi: Tensor) -> Tensor:
-    """The noise-to-signal ratio ‖Ξ‖_F² / ‖S‖_F² (A.17), shape (R,)."""
+    """The noise-to-signal ratio ‖Ξ‖_F² / ‖S‖_F² (A.17), shape (R,). Shapes and dtypes
+    checked, values not (recorded along training: a NaN propagates)."""
+    _check_signal_and_noise(S, Xi)
     return Xi.pow(2).sum((-2, -1)) / S.pow(2).sum((-2, -1))
 
 
 def balance(S: Tensor, Xi: Tensor, variant: str = "fro") -> Tensor:
     """Balance(f_A) (A.16) of Cov_A = SSᵀ + ΞΞᵀ, shape (R,).
 
-    ``fro``: ‖Cov‖_F²/‖Cov‖_2² (stable rank); ``tr``: tr Cov/‖Cov‖_2."""
+    ``fro``: ‖Cov‖_F²/‖Cov‖_2² (stable rank); ``tr``: tr Cov/‖Cov‖_2. S and Ξ finite
+    (the eigenvalues need finite entries)."""
     _check_choice("variant", variant, ("fro", "tr"))
+    _check_signal_and_noise(S, Xi)
+    check_finite("S", S)
+    check_finite("Xi", Xi)
     K = torch.cat([S, Xi], dim=-1)
     eig = torch.linalg.eigvalsh(K.mT @ K).clamp_min(
         0

@@ -63,6 +63,7 @@ from torch import Tensor
 
 from . import coupon, metrics, plotting, train
 from .checks import (
+    check_finite,
     check_finite_real,
     check_int,
     check_positive,
@@ -463,11 +464,13 @@ def make_evaluator(
     n_classes, counts = metrics.labelled_set_sizes(
         torch.zeros(labels.numel(), 1), labels
     )
+    check_tensor("inputs", inputs, min_ndim=1, floating=True)
     if inputs.shape[0] != labels.numel():
         raise ValueError(
             f"inputs must have n = len(labels) = {labels.numel()} rows, "
             f"got {tuple(inputs.shape)}"
         )
+    check_finite("inputs", inputs)
     rho = metrics.class_weights(class_probs, n_classes, counts, uniform_default=False)
     samples = metrics.draw_unsupervised_samples(labels, n, n_samples, generator, rho)
 

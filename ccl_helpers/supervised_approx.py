@@ -43,7 +43,7 @@ from torch import Tensor
 
 from .checks import check_choice, check_int, check_labels, check_positive, check_tensor
 from .data import STRATEGIES, augment
-from .losses import SIMILARITIES, pairwise_similarity
+from .losses import SIMILARITIES, pairwise_similarity, result_dtype
 
 Encoder = Callable[[Tensor], Tensor]
 
@@ -94,10 +94,12 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     ``hemisphere ≥ 0``), and the sides estimate their population values with the stated
     jackknife standard error.
     """
-    if anchors.ndim < 2 or views.ndim < 3 or views.shape[-2:] != anchors.shape[-2:]:
+    check_tensor("anchors", anchors, min_ndim=2, floating=True)
+    check_tensor("views", views, min_ndim=3, floating=True)
+    if views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
-            "views must have shape (..., K, n, d) with (..., n, d) = "
-            f"{tuple(anchors.shape)}, "
+            "views must have shape (..., K, n, d) with (..., n, d) = the shape of "
+            f"anchors, {tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
     k = views.shape[-3]
@@ -616,6 +618,9 @@ def member_loss(
     Args:
         alpha, lam: α, λ > 0 (reals or 0-dim tensors).
         loss_code, similarity_code: 0-dim integer tensors (under vmap, one per member).
+
+    Returns the mean loss, 0-dim, in the dtype of z1 (float32 for float16; similarities
+    and log-sum-exp in at least float32, as the losses'). A NaN propagates.
     """
     m = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (2m, d)
@@ -634,7 +639,8 @@ def member_loss(
     )
     positive = sims[positive_mask]  # (2m,): row i's positive
     logits = (alpha * sims).masked_fill(excluded, -torch.inf)
-    return (-positive + lam * torch.logsumexp(logits, dim=-1) / alpha).mean()
+    per_anchor = -positive + lam * torch.logsumexp(logits, dim=-1) / alpha
+    return per_anchor.mean().to(result_dtype(z1))
 
 
 RUN_COLUMNS = ("pool", "seed", "strategy", "loss", "similarity", "alpha", "lam")
@@ -1180,17 +1186,19 @@ def model_subset(model, indices: list[int]) -> Encoder:
     :class:`~ccl_helpers.train.StackedModel` (only those are evaluated)."""
     from torch.func import vmap
 
-    index = torch.as_tensor(indices, dtype=torch.long)
     if (
-        index.ndim != 1
-        or index.numel() == 0
-        or int(index.min()) < 0
-        or int(index.max()) >= model.n_seeds
+        isinstance(indices, (str, bytes))
+        or not isinstance(indices, Sequence)
+        or not indices
     ):
         raise ValueError(
             "indices must be a non-empty list of model indices in "
             f"0..{model.n_seeds - 1}, got {indices!r}"
         )
+    index = torch.tensor(
+        [check_int("indices", i, 0, model.n_seeds - 1) for i in indices],
+        dtype=torch.long,
+    )
     call = model.functional()
 
     def encoder(x: Tensor) -> Tensor:

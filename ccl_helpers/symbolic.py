@@ -52,7 +52,7 @@ import sympy as sp
 import torch
 from torch import Tensor
 
-from .checks import check_int, check_positive, check_tensor
+from .checks import check_device, check_finite, check_int, check_positive, check_tensor
 from .losses import logistic_loss
 
 SQRT2 = math.sqrt(2.0)
@@ -137,10 +137,13 @@ def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
 # ---------------------------------------------------------------- Lemma 3, symbolic
 
 
-@cache
 def triplet_symbols(dim: int = 1) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
     """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
-    dim = check_int("dim", dim, 1, 3)
+    return _triplet_symbols(check_int("dim", dim, 1, 3))
+
+
+@cache
+def _triplet_symbols(dim: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
     return tuple(sp.Matrix(sp.symbols(f"z{j}_0:{dim}", real=True)) for j in (1, 2, 3))
 
 
@@ -287,9 +290,18 @@ def triplet_hessian(z: Tensor) -> Tensor:
 def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
     """φ(u, G) = ½[aG + √(a²G² + 8s² + 16·a·s·u)], s = σ(u), a = s(1 − s): the spectral
     norm of a·g gᵀ + s(M ⊗ I) with u = z₁ᵀw, G = ‖g‖² = 2‖z₁‖² + ‖w‖² (broadcast; G ≥
-    2√2|u| for real z)."""
-    if not isinstance(u, Tensor) or not isinstance(grad_sq_norm, Tensor):
-        raise ValueError("u and grad_sq_norm must be tensors")
+    2√2|u| for real z); both floating-point and finite."""
+    check_tensor("u", u, floating=True)
+    check_tensor("grad_sq_norm", grad_sq_norm, floating=True)
+    try:
+        torch.broadcast_shapes(u.shape, grad_sq_norm.shape)
+    except RuntimeError:
+        raise ValueError(
+            f"grad_sq_norm must broadcast with u, got shapes "
+            f"{tuple(grad_sq_norm.shape)} and {tuple(u.shape)}"
+        ) from None
+    check_finite("u", u)
+    check_finite("grad_sq_norm", grad_sq_norm)
     if bool((grad_sq_norm < 0).any()):
         raise ValueError("grad_sq_norm G must be ≥ 0")
     s, a = torch.sigmoid(u), torch.sigmoid(u) * torch.sigmoid(-u)
@@ -306,6 +318,7 @@ def triplet_hessian_norm(z: Tensor) -> Tensor:
     √2s, λ is an eigenvalue iff 1 = a[‖α‖²/(λ − √2s) + ‖β‖²/(λ + √2s)], whose root is φ;
     every other eigenvalue lies in [−√2s, √2s] ⊂ [−φ, φ]."""
     _check_triplets(z)
+    check_finite("z", z)
     z1, z2, z3 = z.unbind(-2)
     w = z3 - z2
     return hessian_norm_formula(
@@ -400,7 +413,7 @@ def smoothness_sup_search(
     seed = check_int("seed", seed, 0)
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
         raise ValueError(f"lr must be in (0, 1], got {lr!r}")
-    device = torch.device("cpu") if device is None else torch.device(device)
+    device = torch.device("cpu") if device is None else check_device("device", device)
     n_doublings = max(0, math.ceil(math.log2(C)))
     radii = [C / 2 ** (n_doublings - j) for j in range(n_doublings + 1)]
     generator = torch.Generator().manual_seed(seed)
@@ -525,10 +538,13 @@ def smoothness_table(
 # + Σ exp)
 
 
-@cache
 def lse_symbols(k: int = 2) -> tuple[sp.Symbol, ...]:
     """Real symbols u_1 … u_k."""
-    k = check_int("k", k, 1, 4)
+    return _lse_symbols(check_int("k", k, 1, 4))
+
+
+@cache
+def _lse_symbols(k: int) -> tuple[sp.Symbol, ...]:
     return sp.symbols(f"u1:{k + 1}", real=True)
 
 
@@ -588,7 +604,9 @@ def lse_hessian(u: Tensor) -> Tensor:
 
 
 def lse_hessian_lambda_max(u: Tensor) -> Tensor:
-    """λ_max(diag(p) − ppᵀ) at u (..., k) → (...,), by eigvalsh."""
+    """λ_max(diag(p) − ppᵀ) at u (..., k) → (...,), by eigvalsh; u finite."""
+    _check_logits(u)
+    check_finite("u", u)
     return torch.linalg.eigvalsh(lse_hessian(u))[..., -1]
 
 

@@ -29,7 +29,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from .checks import check_int, check_positive
+from .checks import check_device, check_int, check_positive
 from .losses import at_least_float32
 from .runtime import autocast, progress
 
@@ -56,6 +56,7 @@ class StackedModel:
         device: torch.device | str = "cpu",
     ):
         n_seeds = check_int("n_seeds", n_seeds)
+        device = check_device("device", device)
         copies = []
         for i in range(n_seeds):
             torch.manual_seed(seed + i)

@@ -69,10 +69,10 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
+from .checks import check_device, check_tensor
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
-from .checks import check_tensor
-from .losses import logistic_loss
+from .losses import at_least_float32, logistic_loss, result_dtype, widen_float16
 from .models import DeepReLU
 from .runtime import progress
 from .train import Evaluation, Forward, StackedModel, log_spaced_steps, loop
@@ -159,6 +159,7 @@ def negative_sets(
     others is index p + [p ≥ i]). Raises ValueError when n·C·k exceeds
     :data:`MAX_SET_ELEMENTS`.
     """
+    device = check_device("device", device)
     count = n_negative_sets(n, n_negatives)
     if n * count * n_negatives > MAX_SET_ELEMENTS:
         raise ValueError(
@@ -175,9 +176,9 @@ def negative_sets(
 
 def pairwise_logits(q: Tensor, k: Tensor) -> Tensor:
     """u_ij = q_iᵀ(k_j − k_i) = q_iᵀk_j − q_iᵀk_i for q, k (..., n, d) → (..., n, n)
-    (u_ii = 0)."""
+    (u_ii = 0), in the dtype of q (float32 for float16: its range cannot hold them)."""
     _check_outputs(q, k, 1, minimum_n=2)
-    products = q @ k.transpose(-1, -2)
+    products = widen_float16(q) @ widen_float16(k).transpose(-1, -2)
     return products - products.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)
 
 
@@ -253,14 +254,18 @@ def contrastive_loss(
             anchor, shape (..., n).
         sets: the index tensor of :func:`negative_sets` (built if None; pass it to reuse
             it).
+
+    Precision as :func:`ccl_helpers.losses.info_nce_loss`: log(1 + Σ e^u) in at least
+    float32, the result in the dtype of q (float32 for float16). A NaN propagates.
     """
     n = _check_outputs(q, k, n_negatives)
     if reduction not in ("mean", "none"):
         raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}")
     sets = _sets_or_all(sets, n, n_negatives, q.device)
     u, _ = _set_logits(q, k, sets)
-    per_anchor = log_one_plus_sum_exp(u).mean(-1)
-    return per_anchor.mean(-1) if reduction == "mean" else per_anchor
+    per_anchor = log_one_plus_sum_exp(at_least_float32(u)).mean(-1)
+    result = per_anchor.mean(-1) if reduction == "mean" else per_anchor
+    return result.to(result_dtype(q))
 
 
 def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
@@ -270,7 +275,8 @@ def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     For each anchor i and each k-subset N of [n]∖{i} (``itertools.combinations``), eq.
     (3.1) as printed: −log softmax(q_iᵀk_i, q_iᵀk_{j₁}, …, q_iᵀk_{j_k})₀; then the mean
     over N and over i.
-    q, k: (n, d) (no batch axes). Returns a 0-dim tensor (differentiable).
+    q, k: (n, d) (no batch axes). Returns a 0-dim tensor (differentiable), in the
+    precision of :func:`contrastive_loss`.
     """
     n = _check_outputs(q, k, n_negatives)
     if q.ndim != 2:
@@ -282,9 +288,11 @@ def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     for i in range(n):
         others = [j for j in range(n) if j != i]
         for negatives in itertools.combinations(others, n_negatives):
-            logits = k[[i, *negatives]] @ q[i]
+            logits = at_least_float32(
+                widen_float16(k[[i, *negatives]]) @ widen_float16(q[i])
+            )
             total = total - torch.log_softmax(logits, dim=0)[0]
-    return total / (n * count)
+    return (total / (n * count)).to(result_dtype(q))
 
 
 # ---------------------------------------------------------------- loss vectors, Facts 1
@@ -790,6 +798,7 @@ def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
     indices into S: instance discrimination with one negative, written as Merad et al.'s
         fixed triplets."""
     n = _check_int("n", n, 2)
+    device = check_device("device", device)
     pairs = negative_sets(n, 1, device).reshape(n * (n - 1))
     anchors = torch.arange(n, device=device).repeat_interleave(n - 1)
     return torch.stack([anchors, anchors, pairs], dim=1)

@@ -3,6 +3,8 @@ raises ValueError naming the argument and the allowed range otherwise."""
 
 from __future__ import annotations
 
+import math
+
 import numpy as np
 import pytest
 import torch
@@ -130,12 +132,44 @@ def test_check_finite_real_rejects_others(value):
 
 
 def test_check_positive_or_scalar_tensor():
-    alpha = torch.tensor(-1.0)  # a 0-dim tensor's value is not checked (vmap)
+    alpha = torch.tensor(2.0)
     assert checks.check_positive_or_scalar_tensor("alpha", alpha) is alpha
     assert checks.check_positive_or_scalar_tensor("alpha", 2) == 2.0
-    for bad in (0.0, torch.ones(2), torch.tensor(1)):
+    # under vmap a tensor's value may vary per member: unchecked
+    negative = torch.tensor([-1.0, 1.0])
+    torch.func.vmap(lambda a: checks.check_positive_or_scalar_tensor("alpha", a))(
+        negative
+    )
+    for bad in (
+        0.0,
+        torch.ones(2),
+        torch.tensor(1),
+        torch.tensor(-1.0),
+        torch.tensor(0.0),
+        torch.tensor(float("nan")),
+    ):
         with pytest.raises(ValueError, match="alpha must be"):
             checks.check_positive_or_scalar_tensor("alpha", bad)
+
+
+def test_check_device():
+    assert checks.check_device("device", "cpu") == torch.device("cpu")
+    for bad in ("bogus", 0.5, None):
+        with pytest.raises(ValueError, match="device must be a torch.device"):
+            checks.check_device("device", bad)
+
+
+def test_check_floating_dtype():
+    assert checks.check_floating_dtype("dtype", torch.float64) is torch.float64
+    for bad in (torch.int64, torch.bool, "float32"):
+        with pytest.raises(ValueError, match="dtype must be a floating-point"):
+            checks.check_floating_dtype("dtype", bad)
+
+
+def test_check_labels_checks_n_classes():
+    for bad in (2.5, True, 0):
+        with pytest.raises(ValueError, match="n_classes must be an integer"):
+            checks.check_labels("labels", torch.tensor([0, 1]), n_classes=bad)
 
 
 def test_check_probabilities_accepts_probability_vectors():
@@ -184,3 +218,23 @@ def test_check_features():
             checks.check_features("f", features, labels)
     with pytest.raises(ValueError, match="y must be an integer"):
         checks.check_features("f", torch.zeros(3, 2), labels.float(), "y")
+    for value in (math.nan, math.inf):
+        features = torch.zeros(3, 2)
+        features[1, 0] = value
+        with pytest.raises(ValueError, match="f must be finite"):
+            checks.check_features("f", features, labels)
+    # inside a torch.func transform the values are not read
+    batched = torch.zeros(2, 3, 2)
+    batched[0, 0, 0] = math.nan
+    counts = torch.func.vmap(
+        lambda f: f.new_full((), checks.check_features("f", f, labels))
+    )
+    assert counts(batched).tolist() == [3.0, 3.0]
+
+
+def test_check_feature_dims():
+    checks.check_feature_dims("test", torch.zeros(5, 3), "train", torch.zeros(2, 4, 3))
+    checks.check_feature_dims("test", torch.zeros(2, 5, 3), "train", torch.zeros(4, 3))
+    for features in (torch.zeros(5, 2), torch.zeros(3, 5, 3)):
+        with pytest.raises(ValueError, match=r"test must .* of train, .*\(2, 4, 3\)"):
+            checks.check_feature_dims("test", features, "train", torch.zeros(2, 4, 3))

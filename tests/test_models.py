@@ -191,7 +191,7 @@ def test_classifier_shapes_and_composition():
     ],
 )
 def test_non_positive_sizes_raise(make):
-    with pytest.raises(ValueError, match="must be positive"):
+    with pytest.raises(ValueError, match="must be an integer ≥ 1"):
         make()
 
 

@@ -99,6 +99,9 @@ def augment(
             independent transformation per image). A 1 shares one transformation
             along that dimension, e.g. ``(K, 1)`` for images (K, M, C, H, W) applies
             transformation t_k to all M images of row k.
+
+    Runs inside training steps: the images' shape and dtype are checked, never their
+    values (no device synchronisation), so a NaN in ``images`` propagates.
     """
     check_tensor("images", images, min_ndim=3, floating=True)
     check_choice("strategy", strategy, STRATEGIES)

@@ -25,6 +25,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
+from ..checks import check_device
 from ._files import DataNotFoundError, load_idx
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
@@ -182,6 +183,7 @@ def read_split(
 ) -> tuple[Tensor, Tensor]:
     """Images (n, 1, H, W) float32 in [0, 1] and labels (n,) int64 in 0..9 from an IDX
     pair; ValueError naming the file when the pair is not a labelled image set."""
+    device = check_device("device", device)
     images, labels = load_idx(images_path), load_idx(labels_path)
     if images.ndim != 3 or images.dtype != torch.uint8:
         raise ValueError(
@@ -242,6 +244,7 @@ def _load(
     device: torch.device | str,
     download_missing: bool,
 ) -> tuple[Tensor, Tensor]:
+    device = check_device("device", device)
     try:
         paths = find_split(dataset, split, root)
     except DataNotFoundError:

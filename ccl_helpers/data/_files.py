@@ -13,6 +13,8 @@ import numpy as np
 import torch
 from torch import Tensor
 
+from ..checks import check_device, check_floating_dtype
+
 
 class DataNotFoundError(FileNotFoundError, ValueError):
     """A data set or file that is not where it was looked for (both a
@@ -46,6 +48,7 @@ def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Ten
     ``device``. Raises DataNotFoundError when the file is absent and ValueError when it
     is not a well-formed IDX file.
     """
+    device = check_device("device", device)
     raw = _existing(path, "IDX file").read_bytes()
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -109,6 +112,8 @@ def _cifar_batches(
     dicts with ``data`` (k, 3072) uint8 and labels under ``label_key`` → images
     (N, 3, 32, 32) in [0, 1] and labels (N,) long, on ``device``. Only arrays and
     plain values are unpickled."""
+    device = check_device("device", device)
+    dtype = check_floating_dtype("dtype", dtype)
     directory = _existing(directory, f"{what} directory")
     missing = [name for name in names if not (directory / name).exists()]
     if missing:

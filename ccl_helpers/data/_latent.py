@@ -25,7 +25,17 @@ import torch
 from torch import Tensor
 
 from .. import coupon
-from ..checks import check_int, check_positive, check_probabilities
+from ..checks import (
+    check_choice,
+    check_device,
+    check_finite,
+    check_floating_dtype,
+    check_int,
+    check_labels,
+    check_positive,
+    check_probabilities,
+    check_tensor,
+)
 
 
 def check_class_probs(class_probs: Tensor, name: str = "class_probs") -> Tensor:
@@ -118,13 +128,14 @@ class GaussianClasses(LatentClassModel):
 
     def __post_init__(self):
         check_class_probs(self.class_probs)
-        if self.means.ndim != 2 or self.means.shape[0] != self.class_probs.numel():
+        check_tensor("means", self.means, ndim=2, floating=True)
+        if self.means.shape[0] != self.class_probs.numel():
             raise ValueError(
-                f"means must have shape (n_classes={self.class_probs.numel()}, dim), "
-                f"got {tuple(self.means.shape)}"
+                "means must have shape (n_classes, dim), n_classes = len(class_probs) "
+                f"= {self.class_probs.numel()}, got {tuple(self.means.shape)}"
             )
-        if not self.noise_std > 0:
-            raise ValueError(f"noise_std must be > 0, got {self.noise_std}")
+        check_finite("means", self.means)
+        check_positive("noise_std", self.noise_std)
 
     @classmethod
     def random(
@@ -176,7 +187,9 @@ class EmpiricalClasses(LatentClassModel):
     def __init__(
         self, inputs: Tensor, labels: Tensor, class_probs: Tensor | None = None
     ):
-        if labels.ndim != 1 or inputs.shape[0] != labels.shape[0]:
+        check_tensor("inputs", inputs, min_ndim=1)
+        check_labels("labels", labels)
+        if inputs.shape[0] != labels.shape[0]:
             raise ValueError(
                 "inputs (n, ...) and labels (n,) must agree in n, got "
                 f"{tuple(inputs.shape)} "
@@ -216,8 +229,10 @@ def load_digits(
     """scikit-learn's 1,797 handwritten digits (shipped with the library, no download).
 
     Returns images (1797, 1, 8, 8) scaled to [0, 1] and labels (1797,) in 0..9, on
-    ``device``.
+    ``device``, images in the floating ``dtype``.
     """
+    device = check_device("device", device)
+    dtype = check_floating_dtype("dtype", dtype)
     from sklearn.datasets import load_digits as sklearn_digits
 
     bunch = sklearn_digits()
@@ -230,13 +245,39 @@ def load_digits(
 def train_test_split(
     inputs: Tensor, labels: Tensor, test_fraction: float = 0.3, seed: int = 0
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
-    """Stratified split → (x_train, y_train, x_test, y_test), on the inputs' device."""
-    if not 0 < test_fraction < 1:
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction}")
+    """Stratified split → (x_train, y_train, x_test, y_test), on the inputs' device.
+
+    inputs: (n, ...) finite floating-point examples; labels: (n,) classes ≥ 0, each
+    class with at least 2 examples; test_fraction in (0, 1), leaving at least one
+    example per class on each side; seed: an integer ≥ 0."""
+    if (
+        isinstance(test_fraction, bool)
+        or not isinstance(test_fraction, (int, float))
+        or not 0 < test_fraction < 1
+    ):
+        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
+    seed = check_int("seed", seed, 0, 2**32 - 1)
+    check_tensor("inputs", inputs, min_ndim=1, floating=True)
+    check_labels("labels", labels)
     if inputs.shape[0] != labels.shape[0]:
         raise ValueError(
             "inputs and labels must have the same length, got "
             f"{inputs.shape[0]} and {labels.shape[0]}"
+        )
+    check_finite("inputs", inputs)
+    counts = torch.bincount(labels)
+    present = counts[counts > 0]
+    if present.numel() and int(present.min()) < 2:
+        raise ValueError(
+            "labels must hold at least 2 examples of each class (stratified split), "
+            f"class {int(torch.nonzero((counts > 0) & (counts < 2))[0])} has 1"
+        )
+    n_test = math.ceil(test_fraction * labels.numel())
+    if min(n_test, labels.numel() - n_test) < present.numel():
+        raise ValueError(
+            f"test_fraction={test_fraction} splits the n={labels.numel()} labels into "
+            f"{labels.numel() - n_test} training and {n_test} test examples: each side "
+            f"needs at least one example of each of the {present.numel()} classes"
         )
     from sklearn.model_selection import train_test_split as sklearn_split
 
@@ -285,9 +326,9 @@ def unit_sphere(x: Tensor) -> Tensor:
 def duplicate_rows(x: Tensor) -> Tensor:
     """Exact duplicates among the rows of x (n, *input_shape): a LongTensor (k, 2) of
     pairs (i, j), i < j, where row j equals row i and i is the first occurrence of that
-    row; (0, 2) when all rows differ."""
-    if x.ndim < 1:
-        raise ValueError(f"x must have shape (n, ...), got {tuple(x.shape)}")
+    row; (0, 2) when all rows differ. x must be floating-point and finite."""
+    check_tensor("x", x, min_ndim=1, floating=True)
+    check_finite("x", x)
     flat = x.reshape(x.shape[0], -1)
     _, inverse = torch.unique(flat, dim=0, return_inverse=True)
     index = torch.arange(flat.shape[0], device=x.device)
@@ -323,8 +364,7 @@ def separation(
         raise ValueError(f"x must have shape (n, ...) with n ≥ 2, got {tuple(x.shape)}")
     if not x.is_floating_point():
         raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
-    if block_elements < 1:
-        raise ValueError(f"block_elements must be ≥ 1, got {block_elements}")
+    block_elements = check_int("block_elements", block_elements)
     flat = x.reshape(x.shape[0], -1)
     if not bool(torch.isfinite(flat).all()):
         raise ValueError("x must be finite")
@@ -410,17 +450,17 @@ def fixed_triplets(
         generator: a torch.Generator on the inputs' device.
         class_probs: ρ (N_C,), default the label frequencies.
     """
+    check_tensor("inputs", inputs, min_ndim=1, floating=True)
+    check_finite("inputs", inputs)
     latent = EmpiricalClasses(
         inputs, labels, class_probs
     )  # validates inputs, labels and ρ
-    if not isinstance(n, int) or n < 1:
-        raise ValueError(f"n must be an int ≥ 1, got {n!r}")
+    n = check_int("n", n)
     if 3 * n > labels.numel():
         raise ValueError(
             f"n must be ≤ N/3 = {labels.numel() // 3} (3n distinct examples), got {n}"
         )
-    if negatives not in NEGATIVES:
-        raise ValueError(f"negatives must be one of {NEGATIVES}, got {negatives!r}")
+    check_choice("negatives", negatives, NEGATIVES)
     rho = latent.class_probs
     anchor_class = torch.multinomial(rho, n, replacement=True, generator=generator)
     if negatives == "rho":

@@ -17,18 +17,30 @@ its docstring.
       (:data:`SIMILARITIES`; the matrix of them: :func:`pairwise_similarity`).
 - :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses
   (:data:`REDUCTIONS`);
-  :func:`at_least_float32` and :func:`result_dtype` — the precision policy below;
+  :func:`at_least_float32`, :func:`widen_float16` and :func:`result_dtype` — the
+  precision policy below;
   :func:`nt_xent_per_anchor` — the NT-Xent terms of chosen anchors (for a loss over
   several processes).
 
 Every loss returns per-sample values with ``reduction="none"``; takes inner products in
-the inputs' dtype but divides by the temperature, takes the log-sum-exp / softplus and
-reduces in at least float32 (finite for float16/bfloat16 inputs at low temperature);
-keeps the caller's device and dtype; validates argument shapes only (so it works under
-``torch.func.vmap``); and raises ``ValueError`` naming the argument on bad input.
+the inputs' dtype (float16 inputs in float32: its range cannot hold them), divides by
+the temperature, takes the log-sum-exp / softplus and reduces in at least float32
+(finite for float16/bfloat16 embeddings of norm up to 1e4 at low temperature); keeps
+the caller's device and dtype, except float32 for float16 inputs; validates argument
+shapes
+and dtypes only, never values (so it works under ``torch.func.vmap`` and never
+synchronises with the device: a NaN in the inputs propagates to the loss); and raises
+``ValueError`` naming the argument on bad input, and on an empty batch with
+``reduction="mean"``.
 """
 
-from ._reduction import REDUCTIONS, at_least_float32, reduce, result_dtype
+from ._reduction import (
+    REDUCTIONS,
+    at_least_float32,
+    reduce,
+    result_dtype,
+    widen_float16,
+)
 from ._similarity import SIMILARITIES, pairwise_similarity
 from .balanced import balanced_contrastive_loss, generalized_nt_xent_loss
 from .bound_derived import bound_derived_loss
@@ -51,4 +63,5 @@ __all__ = [
     "reduce",
     "result_dtype",
     "softplus",
+    "widen_float16",
 ]

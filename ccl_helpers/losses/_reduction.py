@@ -16,10 +16,18 @@ def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
     (unchanged).
 
     The mean and the sum run over every element of ``per_sample`` and return a 0-dim
-    tensor.
+    tensor. The mean of no element is a ``ValueError`` (not NaN); the sum of none is 0.
+    Values are not checked (no device synchronisation): a NaN in ``per_sample``
+    propagates. ``per_sample`` must be a floating-point tensor (checked: its dtype).
     """
     check_choice("reduction", reduction, REDUCTIONS)
+    check_tensor("per_sample", per_sample, floating=True)
     if reduction == "mean":
+        if per_sample.numel() == 0:
+            raise ValueError(
+                "reduction='mean' of an empty batch: the inputs hold no sample "
+                f"(per-sample losses of shape {tuple(per_sample.shape)})"
+            )
         return per_sample.mean()
     if reduction == "sum":
         return per_sample.sum()
@@ -37,6 +45,17 @@ def at_least_float32(tensor: torch.Tensor) -> torch.Tensor:
     return tensor.to(torch.promote_types(tensor.dtype, torch.float32))
 
 
+def widen_float16(tensor: torch.Tensor) -> torch.Tensor:
+    """``tensor`` in float32 if it is float16, else unchanged.
+
+    float16's range (±65504) cannot hold inner products of embeddings of norm above
+    ≈ 250, nor the losses built from them: the losses take float16 inputs to float32
+    before any product (autocast, if on, still chooses the products' dtype). bfloat16
+    has float32's range; its products stay in bfloat16.
+    """
+    return tensor.float() if tensor.dtype == torch.float16 else tensor
+
+
 def autocast_state(device_type: str) -> tuple[torch.dtype, bool]:
     """(autocast's dtype, whether autocast is on) for ``device_type``; off for types
     autocast does not know (meta)."""
@@ -47,10 +66,11 @@ def autocast_state(device_type: str) -> tuple[torch.dtype, bool]:
 
 def result_dtype(tensor: torch.Tensor) -> torch.dtype:
     """The dtype of a loss computed from inputs like ``tensor``: their own dtype, except
-    under autocast on their device, where a narrow dtype is autocast's choice for the
-    matrix products, not the caller's, and the loss keeps the at least float32 of its
-    log-sum-exp (so a training loop records it unrounded)."""
-    if autocast_state(tensor.device.type)[1]:
+    float32 for float16 inputs (a loss ≈ norm² / t may exceed float16's range, see
+    :func:`widen_float16`) and under autocast on their device, where a narrow dtype is
+    autocast's choice for the matrix products, not the caller's, and the loss keeps the
+    at least float32 of its log-sum-exp (so a training loop records it unrounded)."""
+    if tensor.dtype == torch.float16 or autocast_state(tensor.device.type)[1]:
         return torch.promote_types(tensor.dtype, torch.float32)
     return tensor.dtype
 

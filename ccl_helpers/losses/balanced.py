@@ -65,8 +65,10 @@ def balanced_contrastive_loss(
     **not** in the repelling term (the "decoupled" form of eq. (14)). α balances the
     negatives among themselves (the log-sum-exp → max as α → ∞, eq. (18)); λ balances
     attraction and repulsion.
-    The log-sum-exp runs in at least float32: finite for similarities up to 1e4
-    (``dot``).
+    The similarities and the log-sum-exp run in at least float32: finite for embeddings
+    of norm up to 1e4 (``dot``: similarities up to 1e8). Returned in the inputs' dtype,
+    float32 for float16 inputs; values are not checked (no device synchronisation): a
+    NaN propagates.
 
     Args:
         z1, z2: the two views' embeddings, shape ``(..., m, d)``, ``m >= 2``.

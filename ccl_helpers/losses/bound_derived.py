@@ -50,7 +50,9 @@ def bound_derived_loss(
             ``"none"``.
 
     Returns:
-        Per-anchor losses ``(..., m)`` if ``reduction="none"``, else 0-dim.
+        Per-anchor losses ``(..., m)`` if ``reduction="none"``, else 0-dim; in the
+        inputs' dtype, float32 for float16 inputs (similarities and log-sum-exp in at
+        least float32). A NaN in the inputs propagates (values are not checked).
 
     Reference:
         S. Lee, TMLR 2025 (arXiv 2510.10572), Section 4.3, eq. (12)–(14).
@@ -59,8 +61,8 @@ def bound_derived_loss(
     check_tensor("views", views, min_ndim=3, floating=True)
     if views.shape[:-3] != anchors.shape[:-2] or views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
-            "views must have shape (..., K, m, d) with (..., m, d) = "
-            f"{tuple(anchors.shape)}, "
+            "views must have shape (..., K, m, d) with (..., m, d) = the shape of "
+            f"anchors, {tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
     batch_size = anchors.shape[-2]

@@ -20,6 +20,7 @@ from ._reduction import (
     autocast_state,
     reduce,
     result_dtype,
+    widen_float16,
 )
 
 
@@ -51,11 +52,12 @@ def info_nce_loss(
     :math:`\tau` of the CURL framework) counts as a negative, visibly. With ``N = 1``
     and ``temperature=1`` this is :func:`logistic_loss`.
 
-    Precision: the inner products are computed in the inputs' dtype; the division by
-    :math:`t`, the log-sum-exp and the reduction in at least float32, so a low
-    temperature does not overflow float16/bfloat16 logits; the result is cast back to
-    the inputs' dtype (a loss beyond that dtype's range, e.g. above 65504 in float16,
-    becomes ``inf``).
+    Precision: the inner products are computed in the inputs' dtype (float16 inputs in
+    float32, whose range holds them); the division by :math:`t`, the log-sum-exp and the
+    reduction in at least float32, so a low temperature does not overflow
+    float16/bfloat16 logits; the result is cast back to the inputs' dtype, float32 for
+    float16 inputs (a loss ≈ norm² / t exceeds float16's 65504). Values are not
+    checked (no device synchronisation): a NaN in the inputs propagates to the loss.
 
     Chunking (``chunk_size``, for a very large :math:`N`, e.g. a MoCo queue of 65,536
     keys): the log-sum-exp over the negatives is taken over blocks of ``chunk_size``
@@ -118,6 +120,7 @@ def info_nce_loss(
         )
     check_positive("temperature", temperature)
     check_choice("reduction", reduction, REDUCTIONS)
+    anchor, positive, negatives = map(widen_float16, (anchor, positive, negatives))
     if chunk_size is not None:
         chunk_size = check_int("chunk_size", chunk_size)
         positive_logit = (

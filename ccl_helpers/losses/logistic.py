@@ -6,7 +6,13 @@ import torch
 import torch.nn.functional as F
 
 from ..checks import check_choice, check_same_shape, check_tensor
-from ._reduction import REDUCTIONS, at_least_float32, reduce, result_dtype
+from ._reduction import (
+    REDUCTIONS,
+    at_least_float32,
+    reduce,
+    result_dtype,
+    widen_float16,
+)
 
 SOFTPLUS_THRESHOLD = 20.0
 """Above this, torch's softplus returns its argument; :func:`softplus` adds the tail."""
@@ -41,8 +47,9 @@ def logistic_loss(
 
     Returns:
         The per-sample losses, shape ``(...)``, if ``reduction="none"``; otherwise a
-        0-dim tensor. In the dtype of the inputs; the inner products are computed in it,
-        the softplus and the reduction in at least float32.
+        0-dim tensor. In the dtype of the inputs (float32 for float16 inputs); the
+        inner products are computed in it, the softplus and the reduction in at least
+        float32. A NaN in the inputs propagates (values are not checked).
 
     Reference:
         S. Arora, H. Khandeparkar, M. Khodak, O. Plevrakis, N. Saunshi. *A Theoretical
@@ -57,6 +64,7 @@ def logistic_loss(
         check_tensor(name, value, min_ndim=1, floating=True)
         check_same_shape(name, value, "anchor", anchor)
     check_choice("reduction", reduction, REDUCTIONS)
+    anchor, positive, negative = map(widen_float16, (anchor, positive, negative))
     gap = at_least_float32(torch.linalg.vecdot(anchor, negative)) - at_least_float32(
         torch.linalg.vecdot(anchor, positive)
     )
@@ -68,6 +76,8 @@ def softplus(gap: torch.Tensor) -> torch.Tensor:
 
     torch's softplus up to :math:`g = 20` (so values and gradients are its own there),
     and :math:`g + \log(1 + e^{-g})` above, where torch's softplus returns :math:`g`
-    (an error of :math:`e^{-g}`, which would bias second derivatives)."""
+    (an error of :math:`e^{-g}`, which would bias second derivatives). ``gap`` must be
+    a floating-point tensor (its dtype is checked, never its values)."""
+    check_tensor("gap", gap, floating=True)
     tail = gap + torch.log1p(torch.exp(-gap.clamp_min(SOFTPLUS_THRESHOLD)))
     return torch.where(gap > SOFTPLUS_THRESHOLD, tail, F.softplus(gap))

@@ -13,6 +13,7 @@ from ._reduction import (
     check_two_views,
     reduce,
     result_dtype,
+    widen_float16,
 )
 
 NORM_EPS = 1e-12
@@ -47,8 +48,9 @@ def nt_xent_loss(
     NaN.
 
     Precision: the normalisation, the division by :math:`t`, the log-sum-exp and the
-    reduction run in at least float32, the similarities in the inputs' dtype; the result
-    is cast back to the inputs' dtype.
+    reduction run in at least float32, the similarities in the inputs' dtype (float16
+    in float32); the result is cast back to the inputs' dtype, float32 for float16
+    inputs. Values are not checked (no device synchronisation): a NaN propagates.
 
     Args:
         z1: the first views, shape ``(..., B, d)`` with ``B >= 2``.
@@ -92,6 +94,7 @@ def nt_xent_per_anchor(
     check them).
     """
     total = views.shape[-2] // 2
+    views = widen_float16(views)
     views = F.normalize(at_least_float32(views), dim=-1, eps=NORM_EPS).to(views.dtype)
     anchors = views.index_select(-2, anchor_index)  # (..., A, d)
     logits = (

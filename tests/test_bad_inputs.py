@@ -1,0 +1,900 @@
+"""One API-wide test of argument checking: every public callable of the package (each
+module's ``__all__``, else the public names it defines) has a small valid call in
+:data:`BASELINES`; each argument of it is then replaced, one at a time, by each kind of
+bad input its baseline value admits (:func:`mutations`), and the call must raise a
+``ValueError`` or ``TypeError`` whose message names the argument (both arguments for a
+shape mismatch). A call that returns, or raises a message without the name, fails.
+
+Run with ``-s`` to see how many callables and cases were covered.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+
+import pytest
+import torch
+
+import ccl_helpers
+from ccl_helpers import train
+
+BAD = "bogus"
+
+
+def public_callables():
+    """{qualified name: callable} over ``ccl_helpers.__all__`` and its modules."""
+    found = {}
+    for name in ccl_helpers.__all__:
+        obj = getattr(ccl_helpers, name)
+        if not inspect.ismodule(obj):
+            if callable(obj):
+                found[name] = obj
+            continue
+        names = getattr(obj, "__all__", None) or [
+            n
+            for n, value in vars(obj).items()
+            if not n.startswith("_")
+            and getattr(value, "__module__", "").startswith(obj.__name__)
+        ]
+        for n in names:
+            value = getattr(obj, n)
+            if callable(value) and not inspect.ismodule(value):
+                found[f"{name}.{n}"] = value
+    return found
+
+
+PUBLIC = public_callables()
+
+
+def floats(*shape, seed=0):
+    return torch.randn(*shape, generator=torch.Generator().manual_seed(seed))
+
+
+def labels(n, n_classes=2):
+    return torch.arange(n) % n_classes
+
+
+def generator():
+    return torch.Generator().manual_seed(0)
+
+
+def uniform(n_classes=2):
+    return torch.full((n_classes,), 1.0 / n_classes)
+
+
+# Baselines: qualified name → a function returning (keyword arguments of a valid call,
+# (argument, argument it must agree with, the dimension shortened in a mismatch)).
+# Fresh tensors for every case.
+BASELINES = {
+    # ---- checks
+    "checks.check_positive": lambda: (dict(name="x", value=1.0), ()),
+    "checks.check_int": lambda: (dict(name="x", value=1), ()),
+    "checks.check_probabilities": lambda: (dict(name="rho", value=uniform()), ()),
+    "checks.check_labels": lambda: (dict(name="y", labels=labels(4)), ()),
+    "checks.check_features": lambda: (
+        dict(name="f", features=floats(4, 2), labels=labels(4)),
+        (),
+    ),
+    "checks.check_finite_real": lambda: (dict(name="x", value=1.0), ()),
+    "checks.check_positive_or_scalar_tensor": lambda: (dict(name="x", value=1.0), ()),
+    "checks.check_device": lambda: (dict(name="x", value="cpu"), ()),
+    "checks.check_floating_dtype": lambda: (dict(name="x", value=torch.float32), ()),
+    # ---- losses (hot paths: values unchecked, a NaN propagates)
+    "losses.logistic_loss": lambda: (
+        dict(anchor=floats(4, 3), positive=floats(4, 3, seed=1), negative=floats(4, 3)),
+        (("positive", "anchor", -1), ("negative", "anchor", -1)),
+    ),
+    "losses.info_nce_loss": lambda: (
+        dict(
+            anchor=floats(4, 3),
+            positive=floats(4, 3, seed=1),
+            negatives=floats(4, 2, 3),
+            temperature=0.5,
+            reduction="mean",
+            chunk_size=1,
+        ),
+        (("positive", "anchor", -1), ("negatives", "anchor", -1)),
+    ),
+    "losses.nt_xent_loss": lambda: (
+        dict(z1=floats(4, 3), z2=floats(4, 3, seed=1), temperature=0.5),
+        (("z2", "z1", -1),),
+    ),
+    "losses.balanced_contrastive_loss": lambda: (
+        dict(z1=floats(4, 3), z2=floats(4, 3, seed=1), alpha=1.0, lam=1.0),
+        (("z2", "z1", -1),),
+    ),
+    "losses.generalized_nt_xent_loss": lambda: (
+        dict(z1=floats(4, 3), z2=floats(4, 3, seed=1), alpha=1.0, lam=1.0),
+        (("z2", "z1", -1),),
+    ),
+    "losses.bound_derived_loss": lambda: (
+        dict(anchors=floats(4, 3), views=floats(2, 4, 3), alpha=1.0, lam=1.0, nu=1.0),
+        (("views", "anchors", -1),),
+    ),
+    "losses.pairwise_similarity": lambda: (
+        dict(a=floats(4, 3), b=floats(5, 3), similarity="cosine"),
+        (("b", "a", -1),),
+    ),
+    "losses.reduce": lambda: (dict(per_sample=floats(4), reduction="mean"), ()),
+    "losses.softplus": lambda: (dict(gap=floats(4)), ()),
+    "distributed.nt_xent_loss_distributed": lambda: (
+        dict(z1=floats(4, 3), z2=floats(4, 3, seed=1), temperature=0.5),
+        (("z2", "z1", -1),),
+    ),
+    "distributed.local_shard": lambda: (dict(batch=floats(4, 3), dim=0), ()),
+    # ---- metrics
+    "metrics.all_tasks": lambda: (dict(n_classes=3, task_size=2, device="cpu"), ()),
+    "metrics.class_frequencies": lambda: (dict(labels=labels(4), n_classes=2), ()),
+    "metrics.class_means": lambda: (
+        dict(features=floats(4, 3), labels=labels(4), n_classes=2),
+        (("labels", "features", 0),),
+    ),
+    "metrics.class_members": lambda: (dict(labels=labels(4), n_classes=2), ()),
+    "metrics.labelled_set_sizes": lambda: (
+        dict(features=floats(4, 3), labels=labels(4), n_classes=2),
+        (("labels", "features", 0),),
+    ),
+    "metrics.exact_unsupervised_loss": lambda: (
+        dict(
+            features=floats(4, 3),
+            labels=labels(4),
+            class_probs=uniform(),
+            chunk_size=2,
+        ),
+        (("labels", "features", 0),),
+    ),
+    "metrics.draw_unsupervised_samples": lambda: (
+        dict(
+            labels=labels(4),
+            n_negatives=2,
+            n_samples=5,
+            generator=generator(),
+            class_probs=uniform(),
+        ),
+        (),
+    ),
+    "metrics.unsupervised_loss_monte_carlo": lambda: (
+        dict(
+            features=floats(4, 3),
+            labels=labels(4),
+            n_negatives=2,
+            n_samples=5,
+            generator=generator(),
+        ),
+        (("labels", "features", 0),),
+    ),
+    "metrics.mean_classifier": lambda: (
+        dict(
+            train_features=floats(6, 3),
+            train_labels=labels(6),
+            eval_features=floats(4, 3, seed=1),
+            eval_labels=labels(4),
+            task_size=2,
+        ),
+        (
+            ("train_labels", "train_features", 0),
+            ("eval_labels", "eval_features", 0),
+            ("eval_features", "train_features", -1),
+        ),
+    ),
+    "metrics.linear_probe": lambda: (
+        dict(
+            train_features=floats(6, 3),
+            train_labels=labels(6),
+            eval_features=floats(4, 3, seed=1),
+            eval_labels=labels(4),
+            task_size=2,
+            max_iter=5,
+        ),
+        (
+            ("train_labels", "train_features", 0),
+            ("eval_labels", "eval_features", 0),
+            ("eval_features", "train_features", -1),
+        ),
+    ),
+    "metrics.knn_accuracy": lambda: (
+        dict(
+            train_features=floats(6, 3),
+            train_labels=labels(6),
+            eval_features=floats(4, 3, seed=1),
+            eval_labels=labels(4),
+            k=3,
+            block=2,
+        ),
+        (
+            ("train_labels", "train_features", 0),
+            ("eval_labels", "eval_features", 0),
+            ("eval_features", "train_features", -1),
+        ),
+    ),
+    "metrics.paired_difference": lambda: (
+        dict(first=[1.0, 2.0, 3.0], second=[1.5, 2.0, 2.0], confidence=0.95),
+        (),
+    ),
+    # ---- data
+    "data.check_class_probs": lambda: (dict(class_probs=uniform()), ()),
+    "data.balanced_subset": lambda: (
+        dict(labels=labels(6), generator=generator(), per_class=2),
+        (),
+    ),
+    "data.long_tailed_counts": lambda: (
+        dict(n_classes=3, largest=10, smallest=2),
+        (),
+    ),
+    "data.long_tailed_subset": lambda: (
+        dict(
+            labels=labels(30, 3), imbalance_ratio=2.0, total=12, generator=generator()
+        ),
+        (),
+    ),
+    "data.subset_with_counts": lambda: (
+        dict(labels=labels(6), counts=torch.tensor([2, 1]), generator=generator()),
+        (),
+    ),
+    "data.class_subset": lambda: (dict(labels=labels(6, 3), classes=[0, 2]), ()),
+    "data.train_test_split": lambda: (
+        dict(inputs=floats(10, 3), labels=labels(10), test_fraction=0.3, seed=0),
+        (("labels", "inputs", 0),),
+    ),
+    "data.unit_sphere": lambda: (dict(x=floats(4, 3)), ()),
+    "data.duplicate_rows": lambda: (dict(x=floats(4, 3)), ()),
+    "data.separation": lambda: (dict(x=floats(4, 3), block_elements=16), ()),
+    "data.load_digits": lambda: (dict(device="cpu", dtype=torch.float32), ()),
+    "data.augment": lambda: (
+        dict(images=torch.rand(2, 1, 8, 8), strategy="base", generator=generator()),
+        (),
+    ),
+    "data.fixed_triplets": lambda: (
+        dict(
+            inputs=floats(12, 3),
+            labels=labels(12),
+            n=2,
+            generator=generator(),
+            class_probs=uniform(),
+            negatives="rho",
+        ),
+        (("labels", "inputs", 0),),
+    ),
+    # ---- coupon
+    "coupon.probability_vector": lambda: (dict(class_probs=uniform()), ()),
+    "coupon.p_cc": lambda: (dict(n_negatives=2, class_probs=uniform()), ()),
+    "coupon.p_cc_anchor_excluded": lambda: (
+        dict(n_negatives=2, class_probs=uniform()),
+        (),
+    ),
+    "coupon.tau_plus": lambda: (dict(n_negatives=2, class_probs=uniform()), ()),
+    "coupon.collection_time_mean": lambda: (dict(n_classes=3), ()),
+    "coupon.collection_time_variance": lambda: (dict(n_classes=3), ()),
+    "coupon.collection_time_variance_as_printed": lambda: (dict(n_classes=3), ()),
+    "coupon.collection_time_tail": lambda: (dict(beta=1.0, n_classes=3), ()),
+    "coupon.chebyshev_tail_bound": lambda: (dict(beta=1.0, n_classes=3), ()),
+    "coupon.sample_collection_time": lambda: (
+        dict(
+            n_samples=5,
+            class_probs=uniform(),
+            generator=generator(),
+            device="cpu",
+            block=2,
+        ),
+        (),
+    ),
+    # ---- models
+    "models.MLP": lambda: (dict(in_features=3, hidden=(4,), out_features=2), ()),
+    "models.ConvNet": lambda: (
+        dict(
+            in_channels=1,
+            image_size=12,
+            channels=(2,),
+            out_features=2,
+            kernel_size=3,
+            padding=0,
+        ),
+        (),
+    ),
+    "models.DeepReLU": lambda: (
+        dict(in_features=3, width=4, depth=2, out_features=2, trainable="hidden"),
+        (),
+    ),
+    # ---- train
+    "train.log_spaced_steps": lambda: (dict(n_steps=10, n_points=3), ()),
+    "train.StackedModel": lambda: (
+        dict(make_module=lambda: torch.nn.Linear(2, 2), n_seeds=2, device="cpu"),
+        (),
+    ),
+    # ---- chapters
+    "curl.downstream_accuracies": lambda: (
+        dict(
+            train_features=floats(2, 8, 3),
+            train_labels=labels(8, 4),
+            test_features=floats(2, 8, 3, seed=1),
+            test_labels=labels(8, 4),
+            task_sizes=(2,),
+            classifiers=("mean",),
+            max_iter=5,
+        ),
+        (
+            ("train_labels", "train_features", 0),
+            ("test_labels", "test_features", 0),
+            ("test_features", "train_features", -1),
+        ),
+    ),
+    "multineg.best_linear_loss": lambda: (
+        dict(features=floats(6, 3), labels=labels(6), max_iter=5),
+        (("labels", "features", 0),),
+    ),
+    "supervised_approx.model_subset": lambda: (
+        dict(
+            model=train.StackedModel(lambda: torch.nn.Linear(2, 2), 2),
+            indices=[0],
+        ),
+        (),
+    ),
+    # ---- checks (the rest)
+    "checks.check_choice": lambda: (
+        dict(name="x", value="a", choices=("a", "b")),
+        (),
+    ),
+    "checks.check_finite": lambda: (dict(name="x", tensor=floats(3)), ()),
+    "checks.check_tensor": lambda: (
+        dict(name="x", value=floats(2, 3), ndim=2, floating=True),
+        (),
+    ),
+    # ---- curl
+    "curl.mean_classifier_bound": lambda: (
+        dict(unsupervised_loss=1.0, tau=0.5),
+        (),
+    ),
+    "curl.collision_terms": lambda: (dict(n_negatives=2, class_probs=uniform(3)), ()),
+    "curl.k_negative_bound": lambda: (
+        dict(unsupervised_loss=1.0, n_negatives=2, class_probs=uniform(3)),
+        (),
+    ),
+    "curl.draw_block_samples": lambda: (
+        dict(labels=labels(8), block_size=2, n_samples=4, generator=generator()),
+        (),
+    ),
+    "curl.block_evaluator": lambda: (
+        dict(
+            inputs=floats(8, 3),
+            labels=labels(8),
+            block_size=2,
+            n_samples=4,
+            generator=generator(),
+        ),
+        (("labels", "inputs", 0),),
+    ),
+    "curl.lemma_quantities": lambda: (
+        dict(features=floats(8, 3), labels=labels(8), max_iter=5),
+        (("labels", "features", 0),),
+    ),
+    "curl.k_negative_lemma": lambda: (
+        dict(
+            features=floats(2, 8, 3),
+            labels=labels(8),
+            negatives=[1],
+            n_samples=4,
+            generator=generator(),
+        ),
+        (("labels", "features", 0),),
+    ),
+    # ---- multineg
+    "multineg.lemma1_bound": lambda: (
+        dict(unsupervised_loss=1.0, class_probs=uniform(3)),
+        (),
+    ),
+    "multineg.lemma2_bound": lambda: (
+        dict(unsupervised_loss=1.0, n_negatives=4, class_probs=uniform(3)),
+        (),
+    ),
+    "multineg.proposition1_factor": lambda: (
+        dict(n_negatives=2, task_size=2, n_classes=3),
+        (),
+    ),
+    "multineg.proposition1_bound": lambda: (
+        dict(unsupervised_loss=1.0, n_negatives=2, task_size=2, n_classes=3),
+        (),
+    ),
+    "multineg.proposition1_part1_bound": lambda: (
+        dict(unsupervised_loss=1.0, task_size=2, n_classes=3),
+        (),
+    ),
+    "multineg.proposition1_part1_bound_as_printed": lambda: (
+        dict(unsupervised_loss=1.0, task_size=2, n_classes=3),
+        (),
+    ),
+    "multineg.average_mean_classifier_loss": lambda: (
+        dict(features=floats(6, 3), labels=labels(6, 3), task_size=2),
+        (("labels", "features", 0),),
+    ),
+    "multineg.output_norm_range": lambda: (dict(features=floats(4, 3)), ()),
+    "multineg.proposition1_grid": lambda: (
+        dict(
+            features=floats(6, 3),
+            labels=labels(6, 3),
+            n_negatives=[1, 2],
+            n_samples=4,
+            generator=generator(),
+        ),
+        (("labels", "features", 0),),
+    ),
+    "multineg.make_evaluator": lambda: (
+        dict(
+            inputs=floats(6, 3),
+            labels=labels(6, 3),
+            n_negatives=1,
+            n_samples=4,
+            generator=generator(),
+        ),
+        (("labels", "inputs", 0),),
+    ),
+    # ---- wen
+    "wen.n_negative_sets": lambda: (dict(n=4, n_negatives=2), ()),
+    "wen.negative_sets": lambda: (dict(n=4, n_negatives=2, device="cpu"), ()),
+    "wen.all_triplets": lambda: (dict(n=4, device="cpu"), ()),
+    "wen.pairwise_logits": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1)),
+        (("k", "q", -1),),
+    ),
+    "wen.negative_set_logits": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1), n_negatives=2),
+        (("k", "q", -1),),
+    ),
+    "wen.log_one_plus_sum_exp": lambda: (dict(u=floats(4, 3)), ()),
+    "wen.contrastive_loss": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1), n_negatives=2, reduction="mean"),
+        (("k", "q", -1),),
+    ),
+    "wen.contrastive_loss_loop": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1), n_negatives=2),
+        (("k", "q", -1),),
+    ),
+    "wen.negative_weights": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1), n_negatives=2, form="full"),
+        (("k", "q", -1),),
+    ),
+    "wen.loss_tilde": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1), n_negatives=2, form="corrected"),
+        (("k", "q", -1),),
+    ),
+    "wen.loss_vectors": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1), n_negatives=2),
+        (("k", "q", -1),),
+    ),
+    "wen.loss_vectors_autograd": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1), n_negatives=2),
+        (("k", "q", -1),),
+    ),
+    "wen.fact1_comparison": lambda: (
+        dict(q=floats(4, 3), k=floats(4, 3, seed=1), n_negatives=2),
+        (("k", "q", -1),),
+    ),
+    "wen.shared_loss_vectors": lambda: (dict(f=floats(4, 3), n_negatives=2), ()),
+    "wen.step_size": lambda: (dict(width=4, out_features=2, scale=1.0), ()),
+    "wen.proof_descent_constant": lambda: (
+        dict(step_scale=1.0, delta=0.5, n=4),
+        (),
+    ),
+    "wen.movement_radius": lambda: (dict(n=4, n_layers=2, delta=0.5, width=8), ()),
+    "wen.theorem42_orders": lambda: (
+        dict(n=4, n_layers=2, n_negatives=2, delta=0.5, epsilon=0.1),
+        (),
+    ),
+    "wen.TwoEncoders": lambda: (
+        dict(in_features=3, width=4, n_layers=2, out_features=2),
+        (),
+    ),
+    # ---- symbolic
+    "symbolic.lse_hessian": lambda: (dict(u=floats(3)), ()),
+    "symbolic.lse_hessian_gershgorin_bound": lambda: (dict(u=floats(3)), ()),
+    "symbolic.lse_hessian_lambda_max": lambda: (dict(u=floats(3)), ()),
+    "symbolic.lse_hessian_lambda_max_sup": lambda: (dict(k=2), ()),
+    "symbolic.hessian_norm_formula": lambda: (
+        dict(u=floats(3), grad_sq_norm=floats(3).abs()),
+        (("grad_sq_norm", "u", -1),),
+    ),
+    "symbolic.smooth_max": lambda: (dict(x=floats(4), alpha=1.0), ()),
+    "symbolic.smooth_max_bounds": lambda: (dict(x=floats(4), alpha=1.0), ()),
+    "symbolic.smoothness_bound_secular": lambda: (dict(radius=1.0), ()),
+    "symbolic.smoothness_bound_source": lambda: (dict(radius=1.0), ()),
+    "symbolic.smoothness_bound_tight": lambda: (dict(radius=1.0), ()),
+    "symbolic.smoothness_bound_weyl": lambda: (dict(radius=1.0), ()),
+    "symbolic.smoothness_sup_exact": lambda: (
+        dict(radius=1.0, points=16, rounds=1),
+        (),
+    ),
+    "symbolic.smoothness_sup_search": lambda: (
+        dict(radius=1.0, dim=2, n_starts=2, n_steps=2, seed=0, device="cpu"),
+        (),
+    ),
+    "symbolic.triplet_loss": lambda: (dict(z=floats(3, 2)), ()),
+    "symbolic.triplet_hessian": lambda: (dict(z=floats(3, 2)), ()),
+    "symbolic.triplet_hessian_norm": lambda: (dict(z=floats(3, 2)), ()),
+    "symbolic.lemma3_gradient_difference": lambda: (dict(dim=1), ()),
+    "symbolic.lemma3_hessian_difference": lambda: (dict(dim=1, form="source"), ()),
+    "symbolic.lse_gershgorin_identity": lambda: (dict(k=2), ()),
+    "symbolic.lse_hessian_difference": lambda: (dict(k=2), ()),
+    "symbolic.lse_hessian_symbolic": lambda: (dict(k=2), ()),
+    "symbolic.lse_probabilities_symbolic": lambda: (dict(k=2), ()),
+    "symbolic.lse_symbols": lambda: (dict(k=2), ()),
+    "symbolic.triplet_gradient_source_form": lambda: (dict(dim=1), ()),
+    "symbolic.triplet_gradient_symbolic": lambda: (dict(dim=1), ()),
+    "symbolic.triplet_hessian_block_form": lambda: (dict(dim=1), ()),
+    "symbolic.triplet_hessian_source_form": lambda: (dict(dim=1), ()),
+    "symbolic.triplet_hessian_symbolic": lambda: (dict(dim=1), ()),
+    "symbolic.triplet_loss_symbolic": lambda: (dict(dim=1), ()),
+    "symbolic.triplet_symbols": lambda: (dict(dim=1), ()),
+    # ---- multimodal
+    "multimodal.alignment_cap": lambda: (dict(latent_dim=3), ()),
+    "multimodal.geometric_sigmas": lambda: (dict(kappa_m=2.0, latent_dim=3), ()),
+    "multimodal.two_stage": lambda: (
+        dict(beta_1=1.0, steps_1=2, beta_2=0.5, steps_2=3),
+        (),
+    ),
+    "multimodal.record_grid": lambda: (dict(total=10, n_points=3), ()),
+    "multimodal.haar_orthogonal": lambda: (
+        dict(n_runs=2, dim=3, generator=generator(), dtype=torch.float64, device="cpu"),
+        (),
+    ),
+    "multimodal.init_weights": lambda: (
+        dict(
+            n_runs=2, width=3, input_dim=4, generator=generator(), dtype=torch.float64
+        ),
+        (),
+    ),
+    "multimodal.alignment_cosines": lambda: (
+        dict(S_A=floats(2, 3), S_B=floats(2, 3, seed=1)),
+        (("S_B", "S_A", -1),),
+    ),
+    "multimodal.condition_number": lambda: (dict(S=floats(3, 3)), ()),
+    "multimodal.noise_ratio": lambda: (
+        dict(S=floats(3, 3), Xi=floats(3, 2, seed=1)),
+        (("Xi", "S", 0),),
+    ),
+    "multimodal.balance": lambda: (
+        dict(S=floats(3, 3), Xi=floats(3, 2, seed=1), variant="fro"),
+        (("Xi", "S", 0),),
+    ),
+    "multimodal.contrastive_loss": lambda: (
+        dict(f_A=floats(4, 3), f_B=floats(4, 3, seed=1), beta=1.0, tau=1.0),
+        (("f_B", "f_A", -1),),
+    ),
+    "multimodal.non_contrastive_loss": lambda: (
+        dict(f_A=floats(4, 3), f_B=floats(4, 3, seed=1)),
+        (("f_B", "f_A", -1),),
+    ),
+    "multimodal.symbolic_negative_expectations": lambda: (dict(latent_dim=2), ()),
+    "multimodal.symbolic_norm_identity": lambda: (
+        dict(width=2, input_dim=3, latent_dim=2, noise_dim=1),
+        (),
+    ),
+    # ---- metrics (the rest)
+    "metrics.task_probabilities": lambda: (
+        dict(tasks=torch.tensor([[0, 1], [0, 2], [1, 2]]), class_probs=uniform(3)),
+        (),
+    ),
+    "metrics.standardise": lambda: (dict(fit=floats(4, 3)), ()),
+    "metrics.mean_difference": lambda: (
+        dict(first=[1.0, 2.0, 3.0], second=[1.5, 2.0, 2.0]),
+        (),
+    ),
+    "metrics.power_law_fit": lambda: (
+        dict(x=[1.0, 2.0, 4.0, 8.0], y=[1.0, 0.6, 0.3, 0.2], confidence=0.95),
+        (),
+    ),
+    "metrics.top_set": lambda: (
+        dict(values=[1.0, 2.0, 3.0], sd=0.5, df=4, confidence=0.95),
+        (),
+    ),
+    "metrics.bootstrap_rank_correlation": lambda: (
+        dict(
+            x=[[1.0, 1.5], [2.0, 2.5], [3.0, 2.0]],
+            y=[[1.0, 1.2], [3.0, 2.8], [2.0, 2.5]],
+            n_resamples=20,
+            seed=0,
+            confidence=0.95,
+        ),
+        (),
+    ),
+    "metrics.fit_linear_classifiers": lambda: (
+        dict(
+            features=floats(6, 3),
+            labels=labels(6),
+            tasks=torch.tensor([[0, 1]]),
+            dtype=torch.float32,
+            max_iter=5,
+            tolerance=1e-6,
+        ),
+        (("labels", "features", 0),),
+    ),
+    "metrics.task_loss_and_accuracy": lambda: (
+        dict(
+            features=floats(6, 3),
+            labels=labels(6),
+            classifier=floats(2, 3, seed=1),
+            tasks=torch.tensor([[0, 1]]),
+            class_probs=uniform(),
+        ),
+        (("labels", "features", 0), ("classifier", "features", -1)),
+    ),
+    "metrics.embed": lambda: (
+        dict(encoder=torch.nn.Linear(3, 2), images=floats(4, 3), chunk_size=2),
+        (),
+    ),
+    # ---- train (the rest)
+    "train.check_stages": lambda: (dict(name="x", stages=[(0.1, 2)]), ()),
+    # ---- data (the rest)
+    "data.GaussianClasses": lambda: (
+        dict(class_probs=uniform(), means=floats(2, 3), noise_std=1.0),
+        (("means", "class_probs", 0),),
+    ),
+    "data.cache_dir": lambda: (dict(dataset="mnist"), ()),
+    "data.search_path": lambda: (dict(dataset="mnist"), ()),
+    # ---- models, results
+    "models.Classifier": lambda: (
+        dict(encoder=torch.nn.Linear(3, 2), n_classes=2),
+        (),
+    ),
+    "results.load_paper_results": lambda: (dict(chapter="01_curl_framework"), ()),
+    # ---- supervised_approx
+    "supervised_approx.attracting_terms": lambda: (
+        dict(anchors=floats(4, 3), views=floats(2, 4, 3, seed=1)),
+        (("views", "anchors", -1),),
+    ),
+    "supervised_approx.tiled_model": lambda: (
+        dict(
+            make_module=lambda: torch.nn.Linear(2, 2),
+            n_seeds=2,
+            n_configs=2,
+            device="cpu",
+        ),
+        (),
+    ),
+    "supervised_approx.seeded_model": lambda: (
+        dict(make_module=lambda: torch.nn.Linear(2, 2), seeds=[0, 1], device="cpu"),
+        (),
+    ),
+    # ---- multimodal (the rest)
+}
+
+# Callables left out, each with its reason.
+EXCLUDED = {
+    "glue": "records a value for the book (myst-nb); no numeric argument",
+    "under_ci": "no argument",
+    "checks.check_feature_dims": "shape-only helper (dtype and values are its callers' "
+    "checks; names given by the caller): tests/test_checks.py",
+    "checks.check_same_shape": "shape-only helper (dtype and values are its callers' "
+    "checks; names given by the caller): tests/test_checks.py",
+    "by_scale": "returns one of its three arguments, of any type: nothing to check",
+    "setup": "sets global state (seeds, threads) for the whole session",
+    "distributed.cleanup": "no argument",
+    "distributed.is_distributed": "no argument",
+    "distributed.rank": "no argument",
+    "distributed.world_size": "no argument",
+}
+
+# Tensors of any dtype (a shard of labels is a shard): no "integer tensor" case.
+ANY_DTYPE = {"distributed.local_shard", "checks.check_finite"}
+
+# Per-callable values of a hot path: a loss's values are not checked (no device
+# synchronisation per step), so NaN and inf propagate, as their docstrings say.
+HOT_PATHS = {
+    name
+    for name in BASELINES
+    if name.startswith("losses.") or name == "distributed.nt_xent_loss_distributed"
+} | {"distributed.local_shard", "data.augment"}
+"""Also ``data.augment``: it runs inside the training steps of Chapter 5 (its docstring
+says a NaN propagates)."""
+HOT_PATHS |= {
+    # Wen's loss and its closed-form gradients: Algorithm 1's per-step computations.
+    "wen.pairwise_logits",
+    "wen.negative_set_logits",
+    "wen.log_one_plus_sum_exp",
+    "wen.contrastive_loss",
+    "wen.contrastive_loss_loop",
+    "wen.negative_weights",
+    "wen.loss_tilde",
+    "wen.loss_vectors",
+    "wen.loss_vectors_autograd",
+    "wen.fact1_comparison",
+    "wen.shared_loss_vectors",
+    # the Lemma 3 / Lemma D.1 / Lemma A.1 tensor functions: the objective of
+    # smoothness_sup_search's gradient ascent and of the losses
+    "symbolic.triplet_loss",
+    "symbolic.triplet_hessian",
+    "symbolic.lse_hessian",
+    "symbolic.lse_hessian_gershgorin_bound",
+    "symbolic.smooth_max",
+    "symbolic.smooth_max_bounds",
+    # the multimodal losses (per step)
+    "multimodal.contrastive_loss",
+    "multimodal.non_contrastive_loss",
+}
+VALUES_UNCHECKED = {
+    "supervised_approx.attracting_terms.anchors": "evaluated on every member: a "
+    "diverged one gives NaN terms",
+    "supervised_approx.attracting_terms.views": "evaluated on every member: a "
+    "diverged one gives NaN terms",
+    "checks.check_tensor.value": "checks shapes and dtypes only, by design",
+    "multineg.output_norm_range.features": "recorded at checkpoints: a diverged seed "
+    "records NaN",
+    "multimodal.alignment_cosines.S_A": "recorded along training: NaN propagates",
+    "multimodal.alignment_cosines.S_B": "recorded along training: NaN propagates",
+    "multimodal.noise_ratio.S": "recorded along training: NaN propagates",
+    "multimodal.noise_ratio.Xi": "recorded along training: NaN propagates",
+    "metrics.task_loss_and_accuracy.classifier": "fitted rows that did not converge "
+    "give a NaN loss, not an error",
+}
+"""Arguments (callable.argument) whose values are not checked, with the reason."""
+
+COUNT_NAMES = {"k", "block", "total", "largest", "smallest", "width", "depth", "dim"}
+"""Integer arguments (besides ``n_*`` and ``*_size``) for which 0 is not allowed."""
+NON_NEGATIVE_INTS = {
+    "seed",
+    "dim",
+    "padding",
+    "depth",
+    "multimodal.record_grid.total",
+    "symbolic.smoothness_sup_search.n_steps",
+}
+"""Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
+or callable.name."""
+POSITIVE_REALS = {
+    "temperature",
+    "alpha",
+    "lam",
+    "nu",
+    "beta",
+    "imbalance_ratio",
+    "checks.check_positive.value",
+    "checks.check_positive_or_scalar_tensor.value",
+}
+"""Real arguments that must be > 0 (a name, or callable.name)."""
+FREE_STRINGS = {"name"}
+"""String arguments that are not a choice among known values."""
+
+
+def mutations(callable_name, name, value, hot_path, any_dtype):
+    """[(label, bad value)] for argument ``name`` of ``callable_name`` whose valid value
+    is ``value``."""
+    cases = []
+    if isinstance(value, bool):
+        return cases
+    if isinstance(value, int):
+        cases += [("float for int", 2.5), ("bool for int", True)]
+        non_negative = bool({name, f"{callable_name}.{name}"} & NON_NEGATIVE_INTS)
+        if not non_negative:
+            cases.append(("negative", -1))
+        if (
+            name.startswith("n_") or name.endswith("_size") or name in COUNT_NAMES
+        ) and not non_negative:
+            cases.append(("zero count", 0))
+    elif isinstance(value, float):
+        cases += [("nan", math.nan), ("inf", math.inf)]
+        if {name, f"{callable_name}.{name}"} & POSITIVE_REALS:
+            cases += [
+                ("zero", 0.0),
+                ("negative", -1.0),
+                ("negative tensor", torch.tensor(-1.0)),
+                ("zero tensor", torch.tensor(0.0)),
+            ]
+    elif isinstance(value, str):
+        if name not in FREE_STRINGS:
+            cases.append(("unknown choice", BAD))
+    elif isinstance(value, torch.dtype):
+        cases.append(("integer dtype", torch.int64))
+    elif isinstance(value, (list, tuple)) and value and isinstance(value[0], int):
+        cases.append(("float in int list", type(value)([0.5, *value[1:]])))
+    elif isinstance(value, torch.Tensor):
+        if value.is_floating_point():
+            if not any_dtype:
+                cases.append(("integer tensor", value.round().long()))
+            if not hot_path and f"{callable_name}.{name}" not in VALUES_UNCHECKED:
+                nan = value.clone()
+                nan.view(-1)[0] = math.nan
+                cases.append(("nan tensor", nan))
+        elif value.numel():
+            negative = value.clone()
+            negative.view(-1)[0] = -1
+            cases.append(("negative entry", negative))
+    return cases
+
+
+def shape_mismatch(kwargs, pair):
+    """kwargs with the first argument of ``pair`` (first, second, dim) one entry short
+    along ``dim``."""
+    first, _, dim = pair
+    value = kwargs[first]
+    return {**kwargs, first: value.narrow(dim, 0, value.shape[dim] - 1)}
+
+
+def problems_of(name):
+    """The cases of callable ``name`` that did not raise a clear error, and their
+    count."""
+    fn = PUBLIC[name]
+    parameters = inspect.signature(fn).parameters
+    kwargs, pairs = BASELINES[name]()
+    assert set(kwargs) <= set(parameters), f"unknown arguments in baseline of {name}"
+    fn(**kwargs)  # the baseline is valid
+
+    # The checks' helpers report the name they are given, not their own argument's
+    # (check_features: labels under labels_name).
+    def shown(arg):
+        if not name.startswith("checks."):
+            return arg
+        if arg == "labels" and name == "checks.check_features":
+            return kwargs.get("labels_name", "labels")
+        return kwargs["name"]
+
+    cases = [
+        (arg, label, {**kwargs, arg: bad}, (shown(arg),))
+        for arg in kwargs
+        for label, bad in mutations(
+            name, arg, BASELINES[name]()[0][arg], name in HOT_PATHS, name in ANY_DTYPE
+        )
+    ]
+    cases += [
+        (
+            pair[0],
+            "shape mismatch",
+            shape_mismatch(BASELINES[name]()[0], pair),
+            pair[:2],
+        )
+        for pair in pairs
+    ]
+    problems = []
+    for arg, label, call_kwargs, must_name in cases:
+        try:
+            fn(**call_kwargs)
+        except (ValueError, TypeError) as error:
+            if not all(n in str(error) for n in must_name):
+                problems.append(f"{arg}={label}: message without {must_name}: {error}")
+        except Exception as error:  # noqa: BLE001 - the point: a cryptic error
+            problems.append(f"{arg}={label}: {type(error).__name__}: {error}")
+        else:
+            problems.append(f"{arg}={label}: returned silently")
+    return problems, len(cases)
+
+
+COUNTS = {"callables": 0, "cases": 0}
+
+
+# Callables whose bad inputs still pass silently or raise cryptic errors (issue 18, not
+# yet fixed): strict xfail, so that each fix must remove its name here.
+KNOWN_FAILING: set[str] = set()
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        pytest.param(
+            name,
+            marks=pytest.mark.xfail(strict=True, reason="issue 18: not yet fixed")
+            if name in KNOWN_FAILING
+            else (),
+        )
+        for name in sorted(BASELINES)
+    ],
+)
+def test_bad_input_raises_a_clear_error(name):
+    problems, n_cases = problems_of(name)
+    COUNTS["callables"] += 1
+    COUNTS["cases"] += n_cases
+    assert not problems, f"{name}:\n" + "\n".join(problems)
+
+
+def test_zz_report_counts():
+    print(f"\nbad inputs: {COUNTS['callables']} callables, {COUNTS['cases']} cases")
+
+
+@pytest.mark.xfail(
+    strict=True, reason="baselines not yet written for every public callable"
+)
+def test_every_public_callable_has_a_baseline_or_a_reason():
+    missing = sorted(set(PUBLIC) - set(BASELINES) - set(EXCLUDED))
+    print(f"\n{len(missing)} of {len(PUBLIC)} public callables without a baseline")
+    assert not missing, missing
+
+
+def test_baselines_and_exclusions_name_public_callables():
+    assert set(BASELINES) | set(EXCLUDED) <= set(PUBLIC)
