@@ -63,6 +63,64 @@ def uniform(n_classes=2):
     return torch.full((n_classes,), 1.0 / n_classes)
 
 
+def stacked(n_seeds=2):
+    return train.StackedModel(lambda: torch.nn.Linear(2, 1), n_seeds)
+
+
+def mean_output(forward, batch):
+    return forward(batch).mean()
+
+
+def images(n, seed=0):
+    return torch.rand(n, 1, 8, 8, generator=torch.Generator().manual_seed(seed))
+
+
+def flat_encoder(x):
+    return x.flatten(1)[:, :3]
+
+
+def flat_module():
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3))
+
+
+def run_arm(strategy="none"):
+    return dict(
+        pool="p",
+        strategy=strategy,
+        loss="generalized",
+        similarity="cosine",
+        alpha=1.0,
+        lam=1.0,
+    )
+
+
+def runs_table():
+    from ccl_helpers.supervised_approx import design_runs
+
+    return design_runs({"a": run_arm()}, 2)
+
+
+def results_table():
+    from ccl_helpers.supervised_approx import design_runs
+
+    table = design_runs({"a": run_arm(), "b": run_arm("base")}, 3)
+    return table.assign(acc=[0.9, 0.8, 0.85, 0.5, 0.6, 0.55])
+
+
+def a_claim():
+    from ccl_helpers.supervised_approx import claim
+
+    return claim(results_table(), "acc", [{"strategy": "none"}], [])
+
+
+def long_history():
+    import pandas as pd
+
+    return pd.DataFrame(
+        dict(step=[0, 0], seed=[0, 0], quantity=["loss", "acc"], value=[1.0, 0.5])
+    )
+
+
 # Baselines: qualified name → a function returning (keyword arguments of a valid call,
 # (argument, argument it must agree with, the dimension shortened in a mismatch)).
 # Fresh tensors for every case.
@@ -655,6 +713,256 @@ BASELINES = {
         (),
     ),
     # ---- multimodal (the rest)
+    # ---- train (the loops)
+    "train.train": lambda: (
+        dict(
+            model=stacked(),
+            loss_fn=mean_output,
+            sample_batch=lambda t: floats(2, 4, 2),
+            n_steps=2,
+            lr=0.1,
+            optimizer="sgd",
+            weight_decay=0.0,
+            desc=None,
+        ),
+        (),
+    ),
+    "train.gradient_descent": lambda: (
+        dict(
+            model=stacked(),
+            loss_fn=mean_output,
+            data=floats(4, 2),
+            max_steps=2,
+            lr=0.1,
+            checkpoints=2,
+            desc=None,
+        ),
+        (),
+    ),
+    "train.loop": lambda: (
+        dict(
+            params={"w": torch.zeros(2, 3, requires_grad=True)},
+            gradient=lambda t, beta: train.Evaluation(
+                torch.zeros(2), [torch.ones(2, 3)]
+            ),
+            n_steps=2,
+            seeds=[0, 1],
+            lr=0.1,
+            optimizer="sgd",
+            weight_decay=0.0,
+        ),
+        (),
+    ),
+    "train.stacked_gradient": lambda: (
+        dict(model=stacked(), loss_fn=mean_output, data=lambda t: floats(4, 2)),
+        (),
+    ),
+    "train.wide": lambda: (dict(history=long_history()), ()),
+    # ---- supervised_approx (the rest)
+    "supervised_approx.repelling_terms": lambda: (
+        dict(
+            anchors=floats(4, 3),
+            anchor_labels=labels(4),
+            views=floats(2, 4, 3, seed=1),
+            view_labels=labels(4),
+            alpha=1.0,
+        ),
+        (("views", "anchors", -1),),
+    ),
+    "supervised_approx.repelling_chain": lambda: (
+        dict(
+            anchors=floats(4, 3),
+            anchor_labels=labels(4),
+            views=floats(2, 4, 3, seed=1),
+            view_labels=labels(4),
+            alpha=1.0,
+        ),
+        (("views", "anchors", -1),),
+    ),
+    "supervised_approx.eq10_counterexample": lambda: (dict(), ()),
+    "supervised_approx.attracting_bound": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            strategy="none",
+            generator=generator(),
+            n_transforms=2,
+        ),
+        (),
+    ),
+    "supervised_approx.repelling_bound": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            labels=labels(4),
+            pool_images=images(4, seed=1),
+            pool_labels=labels(4),
+            strategy="none",
+            generator=generator(),
+            alpha=1.0,
+            n_transforms=1,
+        ),
+        (),
+    ),
+    "supervised_approx.prototype_bias": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            labels=labels(4),
+            strategy="none",
+            generator=generator(),
+            method="eq51",
+            n_transforms=1,
+        ),
+        (),
+    ),
+    "supervised_approx.prototype_spread": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            labels=labels(4),
+            strategy="none",
+            generator=generator(),
+            n_transforms=1,
+        ),
+        (),
+    ),
+    "supervised_approx.two_view_batches": lambda: (
+        dict(
+            images=images(6),
+            n_models=2,
+            batch_size=2,
+            strategy="none",
+            generator=generator(),
+            n_streams=1,
+        ),
+        (),
+    ),
+    "supervised_approx.member_loss": lambda: (
+        dict(
+            z1=floats(4, 3),
+            z2=floats(4, 3, seed=1),
+            alpha=1.0,
+            lam=1.0,
+            loss_code=torch.tensor(0),
+            similarity_code=torch.tensor(0),
+        ),
+        (("z2", "z1", -1),),
+    ),
+    "supervised_approx.run_batches": lambda: (
+        dict(pools={"p": images(6)}, runs=runs_table(), batch_size=2, seed=0),
+        (),
+    ),
+    "supervised_approx.train_runs": lambda: (
+        dict(
+            runs=runs_table(),
+            pools={"p": images(6)},
+            make_module=flat_module,
+            n_steps=1,
+            batch_size=2,
+            lr=1e-3,
+            seed=0,
+            desc=None,
+        ),
+        (),
+    ),
+    "supervised_approx.downstream": lambda: (
+        dict(
+            encoder=flat_encoder,
+            fit_images=images(6),
+            fit_labels=labels(6),
+            test_images=images(4, seed=1),
+            test_labels=labels(4),
+            k=(3,),
+            max_iter=5,
+            chunk_size=2,
+        ),
+        (),
+    ),
+    "supervised_approx.arm_values": lambda: (
+        dict(results=results_table(), metric="acc", arm={"strategy": "none"}),
+        (),
+    ),
+    "supervised_approx.seed_matrix": lambda: (
+        dict(results=results_table(), metric="acc", arms=[{"strategy": "none"}]),
+        (),
+    ),
+    "supervised_approx.claim": lambda: (
+        dict(
+            results=results_table(),
+            metric="acc",
+            plus=[{"strategy": "none"}],
+            minus=[{"strategy": "base"}],
+            expected="positive",
+            margin=0.1,
+        ),
+        (),
+    ),
+    "supervised_approx.claims_table": lambda: (dict(claims={"c": a_claim()}), ()),
+    "supervised_approx.design_runs": lambda: (
+        dict(arms={"a": run_arm()}, n_seeds=2),
+        (),
+    ),
+    "supervised_approx.verdict_row": lambda: (
+        dict(name="c", found=a_claim(), setting="s", unit="pts"),
+        (),
+    ),
+    "supervised_approx.pooled_seed_sd": lambda: (
+        dict(results=results_table(), metric="acc"),
+        (),
+    ),
+    "supervised_approx.bias_by_member": lambda: (
+        dict(
+            model=train.StackedModel(flat_module, 2),
+            runs=runs_table(),
+            images=images(4),
+            labels=labels(4),
+            seed=0,
+            n_transforms=1,
+        ),
+        (),
+    ),
+    "supervised_approx.bound_evaluator": lambda: (
+        dict(
+            members=[0],
+            alphas=[1.0],
+            images=images(4),
+            labels=labels(4),
+            pool_images=images(4, seed=1),
+            pool_labels=labels(4),
+            strategy="none",
+            seed=0,
+            n_transforms_attract=2,
+            n_transforms_repel=1,
+        ),
+        (),
+    ),
+    "supervised_approx.bound_terms": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            labels=labels(4),
+            pool_images=images(4, seed=1),
+            pool_labels=labels(4),
+            strategy="none",
+            generator=generator(),
+            alphas=1.0,
+            n_transforms_attract=2,
+            n_transforms_repel=1,
+        ),
+        (),
+    ),
+    "supervised_approx.summarise_bounds": lambda: (
+        dict(
+            attract=PUBLIC["supervised_approx.attracting_terms"](
+                floats(4, 3), floats(2, 4, 3, seed=1)
+            ),
+            repel=PUBLIC["supervised_approx.repelling_terms"](
+                floats(4, 3), labels(4), floats(2, 4, 3, seed=1), labels(4)
+            ),
+        ),
+        (),
+    ),
 }
 
 # Callables left out, each with its reason.
@@ -672,6 +980,31 @@ EXCLUDED = {
     "distributed.rank": "no argument",
     "distributed.world_size": "no argument",
 }
+
+RECORDS = (
+    "curl.BlockSamples",
+    "curl.SupervisedRun",
+    "data.Triplets",
+    "metrics.Comparison",
+    "metrics.PowerLawFit",
+    "metrics.UnsupervisedSamples",
+    "multimodal.DataModel",
+    "multimodal.ODEState",
+    "multimodal.Pairs",
+    "multimodal.Reparametrised",
+    "multineg.TargetDescent",
+    "supervised_approx.AttractingTerms",
+    "supervised_approx.RepellingChain",
+    "supervised_approx.RepellingTerms",
+    "train.Descent",
+    "train.Evaluation",
+)
+EXCLUDED |= dict.fromkeys(
+    RECORDS,
+    "a NamedTuple of results: built by the package's functions, which check their "
+    "inputs; its consumers check its fields",
+)
+EXCLUDED["data.DataNotFoundError"] = "an exception class: its argument is a message"
 
 # Tensors of any dtype (a shard of labels is a shard): no "integer tensor" case.
 ANY_DTYPE = {"distributed.local_shard", "checks.check_finite"}
@@ -709,6 +1042,8 @@ HOT_PATHS |= {
     # the multimodal losses (per step)
     "multimodal.contrastive_loss",
     "multimodal.non_contrastive_loss",
+    # Chapter 5's per-step loss of every stacked member (vmapped)
+    "supervised_approx.member_loss",
 }
 VALUES_UNCHECKED = {
     "supervised_approx.attracting_terms.anchors": "evaluated on every member: a "
@@ -716,6 +1051,17 @@ VALUES_UNCHECKED = {
     "supervised_approx.attracting_terms.views": "evaluated on every member: a "
     "diverged one gives NaN terms",
     "checks.check_tensor.value": "checks shapes and dtypes only, by design",
+    **{
+        f"supervised_approx.{function}.{argument}": "evaluated on every member: a "
+        "diverged one gives NaN terms"
+        for function in ("repelling_terms", "repelling_chain")
+        for argument in ("anchors", "views")
+    },
+    **{
+        f"supervised_approx.member_loss.{code}": "a per-step loss under vmap: its "
+        "codes' values are not read (run_batches checks them)"
+        for code in ("loss_code", "similarity_code")
+    },
     "multineg.output_norm_range.features": "recorded at checkpoints: a diverged seed "
     "records NaN",
     "multimodal.alignment_cosines.S_A": "recorded along training: NaN propagates",
@@ -735,6 +1081,7 @@ NON_NEGATIVE_INTS = {
     "padding",
     "depth",
     "multimodal.record_grid.total",
+    "train.loop.n_steps",
     "symbolic.smoothness_sup_search.n_steps",
 }
 """Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
@@ -750,7 +1097,11 @@ POSITIVE_REALS = {
     "checks.check_positive_or_scalar_tensor.value",
 }
 """Real arguments that must be > 0 (a name, or callable.name)."""
-FREE_STRINGS = {"name"}
+FREE_STRINGS = {
+    "name",
+    "supervised_approx.verdict_row.setting",
+    "supervised_approx.verdict_row.unit",
+}
 """String arguments that are not a choice among known values."""
 
 
@@ -779,7 +1130,7 @@ def mutations(callable_name, name, value, hot_path, any_dtype):
                 ("zero tensor", torch.tensor(0.0)),
             ]
     elif isinstance(value, str):
-        if name not in FREE_STRINGS:
+        if not {name, f"{callable_name}.{name}"} & FREE_STRINGS:
             cases.append(("unknown choice", BAD))
     elif isinstance(value, torch.dtype):
         cases.append(("integer dtype", torch.int64))
@@ -793,7 +1144,7 @@ def mutations(callable_name, name, value, hot_path, any_dtype):
                 nan = value.clone()
                 nan.view(-1)[0] = math.nan
                 cases.append(("nan tensor", nan))
-        elif value.numel():
+        elif value.numel() and f"{callable_name}.{name}" not in VALUES_UNCHECKED:
             negative = value.clone()
             negative.view(-1)[0] = -1
             cases.append(("negative entry", negative))
