@@ -113,6 +113,43 @@ def a_claim():
     return claim(results_table(), "acc", [{"strategy": "none"}], [])
 
 
+def data_model():
+    from ccl_helpers import multimodal
+
+    return multimodal.make_data_model(
+        torch.tensor([2.0, 1.0]), 0.5, 4, generator(), noise_dim=1
+    )
+
+
+def weights():
+    from ccl_helpers import multimodal
+
+    return multimodal.init_weights(1, 3, 4, generator())
+
+
+def pairs():
+    from ccl_helpers import multimodal
+
+    return multimodal.sample_pairs(data_model(), 4, generator())
+
+
+def reparametrised():
+    from ccl_helpers import multimodal
+
+    return multimodal.reparametrise(*weights(), data_model())
+
+
+def ode_state():
+    from ccl_helpers import multimodal
+
+    return multimodal.integrate_ode(torch.tensor([2.0, 1.0]), 0.5, 1, [(1.0, 2)])
+
+
+def ode_state_arrays():
+    state = ode_state()
+    return dict(a=state.a, rho=state.rho, noise=state.noise)
+
+
 def long_history():
     import pandas as pd
 
@@ -758,6 +795,171 @@ BASELINES = {
         (),
     ),
     "train.wide": lambda: (dict(history=long_history()), ()),
+    # ---- multimodal (the rest of it)
+    "multimodal.make_data_model": lambda: (
+        dict(
+            sigmas=torch.tensor([2.0, 1.0]),
+            noise_std=0.5,
+            input_dim=4,
+            generator=generator(),
+            noise_dim=1,
+            dtype=torch.float64,
+        ),
+        (),
+    ),
+    "multimodal.sample_pairs": lambda: (
+        dict(model=data_model(), n=4, generator=generator()),
+        (),
+    ),
+    "multimodal.population_norm": lambda: (
+        dict(W=weights()[0], covariance=data_model().covariances()[0]),
+        (("covariance", "W", -1),),
+    ),
+    "multimodal.embed": lambda: (
+        dict(
+            W=weights()[0],
+            x=floats(1, 5, 4, seed=1).double(),
+            covariance=data_model().covariances()[0],
+            normalisation="population",
+        ),
+        (("x", "W", -1), ("covariance", "W", -1)),
+    ),
+    "multimodal.reparametrise": lambda: (
+        dict(W_A=weights()[0], W_B=weights()[1], model=data_model()),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.batch_loss": lambda: (
+        dict(
+            W_A=weights()[0],
+            W_B=weights()[1],
+            model=data_model(),
+            pairs=pairs(),
+            loss="contrastive",
+            beta=1.0,
+            tau=1.0,
+            form="primary",
+            normalisation="population",
+        ),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.gradients": lambda: (
+        dict(W_A=weights()[0], W_B=weights()[1], model=data_model(), pairs=pairs()),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.closed_form_gradients": lambda: (
+        dict(
+            W_A=weights()[0],
+            W_B=weights()[1],
+            model=data_model(),
+            pairs=pairs(),
+            loss="contrastive",
+            beta=1.0,
+            tau=1.0,
+        ),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.compress_width": lambda: (
+        dict(W_A=weights()[0], W_B=weights()[1]),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.population_descent": lambda: (
+        dict(
+            W_A=weights()[0],
+            W_B=weights()[1],
+            model=data_model(),
+            steps=2,
+            lr=0.2,
+            record_steps=[0, 2],
+        ),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.train": lambda: (
+        dict(
+            model=data_model(),
+            W_A=weights()[0],
+            W_B=weights()[1],
+            schedule=[(1.0, 2)],
+            loss="contrastive",
+            lr=0.2,
+            batch_size=4,
+            tau=1.0,
+            form="primary",
+            normalisation="population",
+            generator=generator(),
+            record_steps=[0, 2],
+            n_align=4,
+            align_every=1,
+        ),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.alignment_score": lambda: (
+        dict(
+            S_A=floats(1, 3, 2),
+            Xi_A=floats(1, 3, 1, seed=1),
+            S_B=floats(1, 3, 2, seed=2),
+            Xi_B=floats(1, 3, 1, seed=3),
+            n_samples=4,
+            generator=generator(),
+            ties="strict",
+        ),
+        (("S_B", "S_A", -1), ("Xi_A", "S_A", -2), ("Xi_B", "Xi_A", -1)),
+    ),
+    "multimodal.alignment_margin": lambda: (dict(parts=reparametrised()), ()),
+    "multimodal.balance_lower_bound": lambda: (
+        dict(
+            kappa=torch.tensor([1.5, 2.0]),
+            noise=torch.tensor([0.1, 0.2]),
+            latent_dim=2,
+            variant="fro",
+        ),
+        (("noise", "kappa", 0),),
+    ),
+    "multimodal.scores": lambda: (
+        dict(parts=reparametrised(), n_align=4, generator=generator(), ties="strict"),
+        (),
+    ),
+    "multimodal.integrate_ode": lambda: (
+        dict(
+            sigmas=torch.tensor([2.0, 1.0]),
+            noise_std=0.5,
+            noise_dim=1,
+            schedule=[(1.0, 2)],
+            loss="contrastive",
+            lr=0.2,
+            tau=1.0,
+            form="primary",
+            record_steps=[0, 2],
+            rtol=1e-6,
+            atol=1e-8,
+        ),
+        (),
+    ),
+    "multimodal.stage_one_gap": lambda: (
+        dict(
+            sigmas=torch.tensor([2.0, 1.0]),
+            noise_std=0.5,
+            noise_dim=1,
+            beta=0.1,
+            steps=2,
+            lr=0.2,
+            tau=1.0,
+        ),
+        (),
+    ),
+    "multimodal.ode_matrices": lambda: (
+        dict(**ode_state_arrays(), noise_dim=1),
+        (),
+    ),
+    "multimodal.ode_scores": lambda: (
+        dict(
+            state=ode_state(),
+            noise_dim=1,
+            n_align=4,
+            generator=generator(),
+            align_every=1,
+        ),
+        (),
+    ),
     # ---- supervised_approx (the rest)
     "supervised_approx.repelling_terms": lambda: (
         dict(
@@ -1042,6 +1244,9 @@ HOT_PATHS |= {
     # the multimodal losses (per step)
     "multimodal.contrastive_loss",
     "multimodal.non_contrastive_loss",
+    # Algorithm 3.1's per-step loss and gradients
+    "multimodal.batch_loss",
+    "multimodal.gradients",
     # Chapter 5's per-step loss of every stacked member (vmapped)
     "supervised_approx.member_loss",
 }
@@ -1067,6 +1272,15 @@ VALUES_UNCHECKED = {
     "multimodal.alignment_cosines.S_A": "recorded along training: NaN propagates",
     "multimodal.alignment_cosines.S_B": "recorded along training: NaN propagates",
     "multimodal.noise_ratio.S": "recorded along training: NaN propagates",
+    **{
+        f"multimodal.{function}.{argument}": "recorded along training: NaN propagates"
+        for function, arguments in (
+            ("reparametrise", ("W_A", "W_B")),
+            ("alignment_score", ("S_A", "Xi_A", "S_B", "Xi_B")),
+            ("balance_lower_bound", ("kappa", "noise")),
+        )
+        for argument in arguments
+    },
     "multimodal.noise_ratio.Xi": "recorded along training: NaN propagates",
     "metrics.task_loss_and_accuracy.classifier": "fitted rows that did not converge "
     "give a NaN loss, not an error",
@@ -1082,6 +1296,9 @@ NON_NEGATIVE_INTS = {
     "depth",
     "multimodal.record_grid.total",
     "train.loop.n_steps",
+    "multimodal.scores.n_align",
+    "multimodal.ode_scores.n_align",
+    "multimodal.train.n_align",
     "symbolic.smoothness_sup_search.n_steps",
 }
 """Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
