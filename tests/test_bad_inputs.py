@@ -839,6 +839,34 @@ BASELINES = {
         (),
     ),
     "train.wide": lambda: (dict(history=long_history()), ()),
+    # ---- distributed (no process group: one process)
+    "distributed.gather_with_grad": lambda: (dict(tensor=floats(4, 3), dim=0), ()),
+    "distributed.wrap_ddp": lambda: (
+        dict(model=torch.nn.Linear(3, 2), device="cpu"),
+        (),
+    ),
+    "distributed.ddp_train_step": lambda: (
+        dict(
+            model=(model := torch.nn.Linear(3, 2)),
+            optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+            x1=floats(4, 3),
+            x2=floats(4, 3, seed=1),
+            temperature=0.5,
+        ),
+        (("x2", "x1", 0),),
+    ),
+    "distributed.ddp_train": lambda: (
+        dict(
+            model=torch.nn.Linear(3, 2),
+            sample_views=lambda step: (floats(4, 3), floats(4, 3, seed=1)),
+            n_steps=1,
+            temperature=0.5,
+            lr=1e-3,
+            device="cpu",
+            desc=None,
+        ),
+        (),
+    ),
     # ---- data (the rest of it)
     "data.EmpiricalClasses": lambda: (
         dict(inputs=floats(6, 3), labels=labels(6), class_probs=uniform()),
@@ -1298,6 +1326,10 @@ EXCLUDED |= dict.fromkeys(
     "a NamedTuple of results: built by the package's functions, which check their "
     "inputs; its consumers check its fields",
 )
+EXCLUDED["distributed.init_from_env"] = (
+    "initialises a process group under torchrun (opens ports, which these tests must "
+    "not); backend and timeout_s are checked before"
+)
 EXCLUDED["data.DataNotFoundError"] = "an exception class: its argument is a message"
 EXCLUDED["data.LatentClassModel"] = "an abstract base class without arguments (its "
 EXCLUDED["data.LatentClassModel"] += "subclasses GaussianClasses, EmpiricalClasses "
@@ -1309,7 +1341,11 @@ EXCLUDED |= dict.fromkeys(
 )
 
 # Tensors of any dtype (a shard of labels is a shard): no "integer tensor" case.
-ANY_DTYPE = {"distributed.local_shard", "checks.check_finite"}
+ANY_DTYPE = {
+    "distributed.local_shard",
+    "distributed.gather_with_grad",
+    "checks.check_finite",
+}
 
 # Per-callable values of a hot path: a loss's values are not checked (no device
 # synchronisation per step), so NaN and inf propagate, as their docstrings say.
@@ -1317,7 +1353,12 @@ HOT_PATHS = {
     name
     for name in BASELINES
     if name.startswith("losses.") or name == "distributed.nt_xent_loss_distributed"
-} | {"distributed.local_shard", "data.augment"}
+} | {
+    "distributed.local_shard",
+    "distributed.gather_with_grad",
+    "distributed.ddp_train_step",
+    "data.augment",
+}
 """Also ``data.augment``: it runs inside the training steps of Chapter 5 (its docstring
 says a NaN propagates)."""
 HOT_PATHS |= {
