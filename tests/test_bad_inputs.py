@@ -839,6 +839,69 @@ BASELINES = {
         (),
     ),
     "train.wide": lambda: (dict(history=long_history()), ()),
+    # ---- checks, runtime, results, symbolic (no-argument and small ones)
+    "checks.check_steps": lambda: (dict(name="x", steps=[0, 2]), ()),
+    "device": lambda: (dict(), ()),
+    "scale": lambda: (dict(), ()),
+    "progress": lambda: (dict(iterable=range(3)), ()),
+    "results.results_dir": lambda: (dict(), ()),
+    "results.provenance": lambda: (dict(started=0.0), ()),
+    "results.provenance_line": lambda: (
+        dict(record={"provenance": PUBLIC["results.provenance"]()}),
+        (),
+    ),
+    "symbolic.lse_k1_gap": lambda: (dict(), ()),
+    "symbolic.triplet_hessian_charpoly_difference": lambda: (dict(), ()),
+    "symbolic.u_hessian_eigenvalues": lambda: (dict(), ()),
+    "symbolic.smoothness_table": lambda: (
+        dict(radii=[0.5], dim=2, n_starts=2, n_steps=2, seed=0, device="cpu"),
+        (),
+    ),
+    # ---- metrics (the last ones)
+    "metrics.class_weights": lambda: (
+        dict(
+            class_probs=uniform(),
+            n_classes=2,
+            counts=torch.tensor([2, 2]),
+            uniform_default=True,
+        ),
+        (),
+    ),
+    "metrics.joint_verdict": lambda: (dict(verdicts=["reproduced"]), ()),
+    "metrics.verdict": lambda: (
+        dict(
+            comparison=PUBLIC["metrics.paired_difference"]([1.0, 2.0, 3.0], [0, 0, 0]),
+            expected="positive",
+            margin=0.5,
+        ),
+        (),
+    ),
+    "metrics.difference_table": lambda: (
+        dict(
+            frame=results_table(),
+            value="acc",
+            by="strategy",
+            first="none",
+            second="base",
+            within=["pool"],
+        ),
+        (),
+    ),
+    "metrics.unsupervised_loss_curve": lambda: (
+        dict(
+            features=floats(4, 3),
+            samples=PUBLIC["metrics.draw_unsupervised_samples"](
+                labels(4), 2, 5, generator()
+            ),
+        ),
+        (),
+    ),
+    # ---- plotting (the helpers that compute; the drawing ones are excluded)
+    "plotting.color": lambda: (dict(name="non_contrastive"), ()),
+    "plotting.markers": lambda: (dict(values=["a", "b"]), ()),
+    "plotting.sweep_colors": lambda: (dict(values=[0.1, 0.2]), ()),
+    "plotting.figsize": lambda: (dict(n_panels=2, n_rows=1), ()),
+    "plotting.rendered_points": lambda: (dict(size_pt=9.0, width_in=7.6), ()),
     # ---- distributed (no process group: one process)
     "distributed.gather_with_grad": lambda: (dict(tensor=floats(4, 3), dim=0), ()),
     "distributed.wrap_ddp": lambda: (
@@ -1330,6 +1393,33 @@ EXCLUDED["distributed.init_from_env"] = (
     "initialises a process group under torchrun (opens ports, which these tests must "
     "not); backend and timeout_s are checked before"
 )
+EXCLUDED |= dict.fromkeys(
+    (
+        "plotting.finish",
+        "plotting.legend_below",
+        "plotting.heatmap",
+        "plotting.runs_and_mean",
+        "plotting.runs_with_limit",
+        "plotting.figure",
+        "multineg.draw_lemma_curves",
+        "multineg.draw_stored_runs",
+    ),
+    "a drawing helper: forwards a figure, an Axes and a DataFrame's named columns to "
+    "matplotlib and seaborn (sizes by figsize, which has a baseline)",
+)
+EXCLUDED["plotting.use_style"] = "sets matplotlib's global style; no argument"
+EXCLUDED |= dict.fromkeys(
+    ("losses.at_least_float32", "losses.widen_float16", "losses.result_dtype"),
+    "a dtype helper of the losses' hot path: any tensor, chosen by its dtype alone",
+)
+EXCLUDED["losses.nt_xent_per_anchor"] = (
+    "the per-anchor kernel of nt_xent_loss and nt_xent_loss_distributed, which check "
+    "its arguments (documented: unchecked here, a hot path)"
+)
+EXCLUDED["results.save_paper_results"] = (
+    "writes a chapter's stored results into the repository; chapter and numbers are "
+    "checked first (tests/test_results.py)"
+)
 EXCLUDED["data.DataNotFoundError"] = "an exception class: its argument is a message"
 EXCLUDED["data.LatentClassModel"] = "an abstract base class without arguments (its "
 EXCLUDED["data.LatentClassModel"] += "subclasses GaussianClasses, EmpiricalClasses "
@@ -1437,6 +1527,7 @@ NON_NEGATIVE_INTS = {
     "depth",
     "multimodal.record_grid.total",
     "train.loop.n_steps",
+    "symbolic.smoothness_table.n_steps",
     "multimodal.scores.n_align",
     "multimodal.ode_scores.n_align",
     "multimodal.train.n_align",
