@@ -194,6 +194,33 @@ def cifar_files():
     return _FILES["cifar"]
 
 
+def sphere(n, d, seed=0):
+    return torch.nn.functional.normalize(floats(n, d, seed=seed), dim=-1)
+
+
+def two_encoders():
+    from ccl_helpers import wen
+
+    return train.StackedModel(lambda: wen.TwoEncoders(3, 4, 1, 2), 1)
+
+
+def wen_history():
+    from ccl_helpers import wen
+
+    if "wen" not in _FILES:
+        _FILES["wen"] = wen.run_widths(
+            sphere(4, 3),
+            [4],
+            n_layers=1,
+            out_features=2,
+            n_negatives=1,
+            n_steps=2,
+            n_seeds=1,
+            checkpoints=2,
+        )
+    return train.wide(_FILES["wen"])
+
+
 def long_history():
     import pandas as pd
 
@@ -902,6 +929,59 @@ BASELINES = {
     "plotting.sweep_colors": lambda: (dict(values=[0.1, 0.2]), ()),
     "plotting.figsize": lambda: (dict(n_panels=2, n_rows=1), ()),
     "plotting.rendered_points": lambda: (dict(size_pt=9.0, width_in=7.6), ()),
+    # ---- wen (the training and its analysis)
+    "wen.algorithm1": lambda: (
+        dict(
+            model=two_encoders(),
+            x=sphere(4, 3),
+            n_negatives=1,
+            n_steps=2,
+            eta=0.1,
+            gamma=0.1,
+            checkpoints=2,
+            desc=None,
+        ),
+        (),
+    ),
+    "wen.run_widths": lambda: (
+        dict(
+            x=sphere(4, 3),
+            widths=[4],
+            n_layers=1,
+            out_features=2,
+            n_negatives=1,
+            n_steps=2,
+            n_seeds=1,
+            step_scale=1.0,
+            seed=0,
+            checkpoints=2,
+        ),
+        (),
+    ),
+    "wen.running_average": lambda: (
+        dict(history=wen_history(), column="loss_norm", by=("width", "seed")),
+        (),
+    ),
+    "wen.descent_constant": lambda: (
+        dict(history=wen_history(), by=("width", "seed")),
+        (),
+    ),
+    "wen.lemma43_ratios": lambda: (dict(history=wen_history()), ()),
+    "wen.shared_evaluator": lambda: (dict(x=sphere(4, 3), n_negatives=1), ()),
+    "wen.time_exact_expectation": lambda: (
+        dict(
+            q=floats(4, 3),
+            k=floats(4, 3, seed=1),
+            n_negatives=1,
+            repeats=1,
+            loop_repeats=1,
+        ),
+        (("k", "q", -1),),
+    ),
+    "wen.triplet_loss": lambda: (
+        dict(forward=lambda x: x, data=(sphere(4, 3), torch.tensor([[0, 1, 2]]))),
+        (),
+    ),
     # ---- distributed (no process group: one process)
     "distributed.gather_with_grad": lambda: (dict(tensor=floats(4, 3), dim=0), ()),
     "distributed.wrap_ddp": lambda: (
@@ -1513,6 +1593,8 @@ VALUES_UNCHECKED = {
         for argument in arguments
     },
     "multimodal.noise_ratio.Xi": "recorded along training: NaN propagates",
+    "wen.time_exact_expectation.q": "times the loss on any values (a benchmark)",
+    "wen.time_exact_expectation.k": "times the loss on any values (a benchmark)",
     "metrics.task_loss_and_accuracy.classifier": "fitted rows that did not converge "
     "give a NaN loss, not an error",
 }
