@@ -982,6 +982,41 @@ BASELINES = {
         dict(forward=lambda x: x, data=(sphere(4, 3), torch.tensor([[0, 1, 2]]))),
         (),
     ),
+    # ---- per-step losses of one seed (their batch: a tuple, from a sampler)
+    "curl.block_contrastive_loss": lambda: (
+        dict(
+            forward=lambda x: x,
+            batch=(floats(4, 3), floats(4, 2, 3, seed=1), floats(4, 2, 3, seed=2)),
+        ),
+        (),
+    ),
+    "curl.cross_entropy_loss": lambda: (
+        dict(forward=lambda x: x, batch=(floats(4, 2), labels(4))),
+        (),
+    ),
+    "multineg.contrastive_loss": lambda: (
+        dict(
+            forward=lambda x: x,
+            batch=(
+                floats(4, 3),
+                floats(4, 3, seed=1),
+                floats(5, 3, seed=2),
+                torch.tensor([[0, 1], [2, 3], [4, 0], [1, 2]]),
+            ),
+        ),
+        (),
+    ),
+    "multineg.triplet_objective": lambda: (
+        dict(
+            forward=lambda x: x,
+            triplets=(sphere(4, 3), sphere(4, 3, 1), sphere(4, 3, 2)),
+        ),
+        (),
+    ),
+    "multineg.triplet_evaluator": lambda: (
+        dict(triplets=(sphere(4, 3), sphere(4, 3, 1), sphere(4, 3, 2))),
+        (),
+    ),
     # ---- distributed (no process group: one process)
     "distributed.gather_with_grad": lambda: (dict(tensor=floats(4, 3), dim=0), ()),
     "distributed.wrap_ddp": lambda: (
