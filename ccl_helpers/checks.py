@@ -247,3 +247,25 @@ def check_feature_dims(
             f"{reference_name}, (..., n, d) = {tuple(reference.shape)}, got "
             f"{tuple(features.shape)}"
         ) from None
+
+
+def check_steps(name: str, steps, minimum: int | None = 0) -> list[int]:
+    """``steps`` as a list of ints if it is an iterable of integers (not bools) ≥
+    ``minimum`` (any integers with None); else ``ValueError`` naming ``name`` and the
+    offending entry."""
+    if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
+        raise ValueError(f"{name} must be a sequence of integer steps, got {steps!r}")
+    out = []
+    for i, step in enumerate(steps):
+        if minimum is not None:
+            out.append(check_int(f"{name}[{i}]", step, minimum))
+            continue
+        try:
+            if isinstance(step, bool):
+                raise TypeError
+            out.append(operator.index(step))
+        except TypeError:
+            raise ValueError(
+                f"{name}[{i}] must be an integer step, got {step!r}"
+            ) from None
+    return out

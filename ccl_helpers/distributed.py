@@ -58,6 +58,7 @@ from torch.distributed.nn.functional import all_gather
 
 from .checks import (
     check_choice,
+    check_device,
     check_int,
     check_positive,
     check_same_shape,
@@ -375,6 +376,7 @@ def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.M
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError("model must have at least one parameter that requires grad")
     if device is not None:
+        device = check_device("device", device)
         model = model.to(device)
     if not is_distributed():
         return model
@@ -425,11 +427,7 @@ def ddp_train_step(
             f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
         )
     for name, x in (("x1", x1), ("x2", x2)):
-        if not isinstance(x, torch.Tensor) or x.ndim < 1:
-            raise ValueError(
-                f"{name} must be a torch.Tensor with a leading batch dimension, got "
-                f"{tuple(x.shape) if isinstance(x, torch.Tensor) else type(x).__name__}"
-            )
+        check_tensor(name, x, min_ndim=1, floating=True)
     check_same_shape("x2", x2, "x1", x1)
     check_positive("temperature", temperature)
     loss = _ddp_backward(model, x1, x2, temperature)

@@ -149,7 +149,15 @@ def class_weights(
     class_probs, n_classes: int, counts: Tensor, uniform_default: bool
 ) -> Tensor:
     """ρ on the labels' device (float64): the given one, else uniform or the label
-    frequencies."""
+    frequencies ``counts`` (N_C,), integers ≥ 0."""
+    n_classes = check_int("n_classes", n_classes)
+    check_tensor("counts", counts, ndim=1, integer=True)
+    if counts.numel() != n_classes:
+        raise ValueError(
+            f"counts must hold n_classes = {n_classes} entries, got {counts.numel()}"
+        )
+    if bool((counts < 0).any()):
+        raise ValueError("counts must be ≥ 0")
     if class_probs is None:
         rho = (
             torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
@@ -755,6 +763,16 @@ def difference_table(frame, value: str, by: str, first, second, within: list[str
     difference of the mean of ``value`` between the rows with ``by == first`` and
     those with ``by == second``, its standard error (:func:`mean_difference`) and
     z = difference / s.e. → a frame: the ``within`` columns, difference, se, z."""
+    for name, column in [
+        ("value", value),
+        ("by", by),
+        *(("within", w) for w in within),
+    ]:
+        if column not in frame.columns:
+            raise ValueError(
+                f"{name} must name a column of frame ({list(frame.columns)}), got "
+                f"{column!r}"
+            )
     rows = []
     for key, group in frame.groupby(within, sort=True):
         values = [group[group[by] == side][value] for side in (first, second)]

@@ -50,6 +50,7 @@ from .checks import (
     check_finite,
     check_floating_dtype,
     check_same_shape,
+    check_steps,
     check_tensor,
 )
 from .checks import check_int as _check_int
@@ -77,6 +78,30 @@ SCORES = (
 def _check_weights(name: str, W: Tensor) -> None:
     """Weights of shape (runs, width, input_dim), floating point."""
     check_tensor(name, W, ndim=3, floating=True)
+
+
+def _check_weight_pair(
+    W_A: Tensor, W_B: Tensor, model: DataModel | None = None, finite: bool = False
+) -> None:
+    """W_A, W_B (runs, width, input_dim) floating, of one shape, with ``model``'s input
+    dimension; with ``finite``, their values too (once per call, never per step)."""
+    _check_weights("W_A", W_A)
+    _check_weights("W_B", W_B)
+    check_same_shape("W_B", W_B, "W_A", W_A)
+    if model is not None and W_A.shape[-1] != model.input_dim:
+        raise ValueError(
+            f"W_A and W_B must have the input dimension d = {model.input_dim} of "
+            f"model, got shape {tuple(W_A.shape)}"
+        )
+    if finite:
+        check_finite("W_A", W_A)
+        check_finite("W_B", W_B)
+
+
+def _check_sigmas(sigmas) -> None:
+    """A tensor of σ must be floating (a sequence of numbers is converted)."""
+    if isinstance(sigmas, Tensor):
+        check_tensor("sigmas", sigmas, floating=True)
 
 
 # ---------------------------------------------------------------- data model
@@ -172,6 +197,8 @@ def make_data_model(
         noise_dim: d_ξ (default d − r).
         generator: torch generator; its device is the device of the result.
     """
+    _check_sigmas(sigmas)
+    dtype = check_floating_dtype("dtype", dtype)
     sigmas = torch.as_tensor(sigmas, dtype=dtype)
     if sigmas.ndim == 1:
         sigmas = sigmas.unsqueeze(0)
@@ -280,8 +307,17 @@ def init_weights(
 
 
 def population_norm(W: Tensor, covariance: Tensor) -> Tensor:
-    """N = (tr(W Σ Wᵀ))^{1/2} = (E‖W x‖²)^{1/2}, shape (R,)."""
+    """N = (tr(W Σ Wᵀ))^{1/2} = (E‖W x‖²)^{1/2}, shape (R,); W and Σ finite."""
     _check_weights("W", W)
+    check_tensor("covariance", covariance, min_ndim=2, floating=True)
+    d = W.shape[-1]
+    if covariance.shape[-2:] != (d, d):
+        raise ValueError(
+            f"covariance must be (..., d, d) with d = the input dimension of W, {d}, "
+            f"got shape {tuple(covariance.shape)}"
+        )
+    check_finite("W", W)
+    check_finite("covariance", covariance)
     return ((W @ covariance) * W).sum(dim=(-2, -1)).sqrt()
 
 
@@ -297,6 +333,13 @@ def embed(
     N is the population norm (needs ``covariance``) or the batch one."""
     _check_weights("W", W)
     _check_choice("normalisation", normalisation, NORMALISATIONS)
+    check_tensor("x", x, min_ndim=2, floating=True)
+    if x.shape[-1] != W.shape[-1]:
+        raise ValueError(
+            f"x must be (..., n, d) with d = the input dimension of W, {W.shape[-1]}, "
+            f"got shape {tuple(x.shape)}"
+        )
+    check_finite("x", x)
     raw = x @ W.mT
     if normalisation == "population":
         if covariance is None:
@@ -319,8 +362,7 @@ class Reparametrised(NamedTuple):
 
 def reparametrise(W_A: Tensor, W_B: Tensor, model: DataModel) -> Reparametrised:
     """S_*, Ξ_* of (A.7): the maps of latents and noises to the normalised outputs."""
-    _check_weights("W_A", W_A)
-    _check_weights("W_B", W_B)
+    _check_weight_pair(W_A, W_B, model)
     WMA, WHA, WMB, WHB = (
         W_A @ model.M_A,
         W_A @ model.H_A,
@@ -425,8 +467,7 @@ def batch_loss(
     _check_choice("form", form, FORMS)
     _check_choice("normalisation", normalisation, NORMALISATIONS)
     beta, tau = _check_positive("beta", beta), _check_positive("tau", tau)
-    _check_weights("W_A", W_A)
-    _check_weights("W_B", W_B)
+    _check_weight_pair(W_A, W_B, model)
     gram_AB = W_A.mT @ W_B
     gram_AA, gram_BB = W_A.mT @ W_A, W_B.mT @ W_B
     if normalisation == "population":
@@ -459,6 +500,7 @@ def _loss_and_gradients(
     W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_options
 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
     """(L̂ (R,) detached, (∇_{W_A} L̂, ∇_{W_B} L̂)) by autograd."""
+    _check_weight_pair(W_A, W_B, model)
     W_A = W_A.detach().requires_grad_(True)
     W_B = W_B.detach().requires_grad_(True)
     with torch.enable_grad():
@@ -485,6 +527,8 @@ def closed_form_gradients(
     −G_B.
     """
     _check_choice("loss", loss, LOSSES)
+    beta, tau = _check_positive("beta", beta), _check_positive("tau", tau)
+    _check_weight_pair(W_A, W_B, model, finite=True)
     cov_A, cov_B = model.covariances()
     N_A, N_B = population_norm(W_A, cov_A), population_norm(W_B, cov_B)
     F_A = pairs.x_A @ W_A.mT / N_A[:, None, None]
@@ -516,13 +560,15 @@ def closed_form_gradients(
 # ---------------------------------------------------------------- scores
 
 
-def _check_signal_and_noise(S: Tensor, Xi: Tensor) -> None:
+def _check_signal_and_noise(
+    S: Tensor, Xi: Tensor, names: tuple[str, str] = ("S", "Xi")
+) -> None:
     """S (..., m, r) and Ξ (..., m, d_ξ): floating, the same leading dimensions."""
-    check_tensor("S", S, min_ndim=2, floating=True)
-    check_tensor("Xi", Xi, min_ndim=2, floating=True)
+    check_tensor(names[0], S, min_ndim=2, floating=True)
+    check_tensor(names[1], Xi, min_ndim=2, floating=True)
     if S.shape[:-1] != Xi.shape[:-1]:
         raise ValueError(
-            "Xi must have the leading dimensions (..., m) of S, "
+            f"{names[1]} must have the leading dimensions (..., m) of {names[0]}, "
             f"{tuple(S.shape[:-1])}, got shape {tuple(Xi.shape)}"
         )
 
@@ -595,6 +641,10 @@ def alignment_score(
     """
     n_samples = _check_int("n_samples", n_samples)
     _check_choice("ties", ties, ("strict", "half"))
+    _check_signal_and_noise(S_A, Xi_A, ("S_A", "Xi_A"))
+    _check_signal_and_noise(S_B, Xi_B, ("S_B", "Xi_B"))
+    check_same_shape("S_B", S_B, "S_A", S_A)
+    check_same_shape("Xi_B", Xi_B, "Xi_A", Xi_A)
     R, r, dt = S_A.shape[0], S_A.shape[-1], S_A.dtype
     z = _signs((R, n_samples, r), generator, dt)
     z_neg = _signs((R, n_samples, r), generator, dt)
@@ -671,6 +721,8 @@ def balance_lower_bound(
     _check_choice("variant", variant, ("fro", "tr"))
     r = _check_int("latent_dim", latent_dim)
     kappa, noise = torch.as_tensor(kappa), torch.as_tensor(noise)
+    check_tensor("kappa", kappa, floating=True)
+    check_tensor("noise", noise, floating=True)
     if kappa.shape != noise.shape:
         raise ValueError(
             f"kappa and noise must have one shape, got {tuple(kappa.shape)} and "
@@ -690,6 +742,8 @@ def scores(
     """Every score of the chapter for each run (R,): max_p(1 − ρ_p), ‖Ξ_A‖²/‖S_A‖²,
     κ(S_A), both balances, the margin of Lemma 4.4 (:func:`alignment_margin`) and (if
     ``n_align`` > 0) the Monte Carlo alignment."""
+    n_align = _check_int("n_align", n_align, 0)
+    _check_choice("ties", ties, ("strict", "half"))
     out = {
         "max_one_minus_rho": (1 - alignment_cosines(parts.S_A, parts.S_B)).amax(-1),
         "noise_ratio": noise_ratio(parts.S_A, parts.Xi_A),
@@ -723,7 +777,7 @@ def two_stage(
 
 def _check_record_steps(record_steps: Sequence[int], total: int) -> list[int]:
     """The distinct recording steps, sorted; each must lie in 0..total."""
-    record = sorted({int(s) for s in record_steps})
+    record = sorted(set(check_steps("record_steps", record_steps, minimum=None)))
     if record and (record[0] < 0 or record[-1] > total):
         raise ValueError(
             f"record_steps must lie in 0..{total}, got {record[0]}..{record[-1]}"
@@ -782,8 +836,8 @@ def train(
     _check_choice("normalisation", normalisation, NORMALISATIONS)
     lr, tau = _check_positive("lr", lr), _check_positive("tau", tau)
     batch_size = _check_int("batch_size", batch_size, 2)
-    _check_weights("W_A", W_A)
-    _check_weights("W_B", W_B)
+    _check_weight_pair(W_A, W_B, model, finite=True)
+    n_align = _check_int("n_align", n_align, 0)
     total = sum(s for _, s in schedule)
     record = _check_record_steps(record_steps, total)
     betas = [b for b, s in schedule for _ in range(s)]
@@ -848,8 +902,7 @@ def compress_width(W_A: Tensor, W_B: Tensor) -> tuple[Tensor, Tensor]:
     on the weights only through that Gram matrix, so the result stands for W_A, W_B of
     any width m; S and Ξ change only by a rotation of ℝ^m. Runs of different widths can
     then be stacked, e.g. for :func:`population_descent`."""
-    _check_weights("W_A", W_A)
-    _check_weights("W_B", W_B)
+    _check_weight_pair(W_A, W_B, finite=True)
     W = torch.cat([W_A, W_B], dim=-1)
     return _gram_weights(W.mT @ W)
 
@@ -882,8 +935,7 @@ def population_descent(
     Returns:
         One row per recorded step and run: step, run and the scores.
     """
-    _check_weights("W_A", W_A)
-    _check_weights("W_B", W_B)
+    _check_weight_pair(W_A, W_B, model, finite=True)
     steps, lr = _check_int("steps", steps, 0), _check_positive("lr", lr)
     record = _check_record_steps(record_steps, steps)
     d = model.input_dim
@@ -1042,6 +1094,8 @@ def integrate_ode(
     """
     from scipy.integrate import solve_ivp
 
+    _check_sigmas(sigmas)
+    rtol, atol = _check_positive("rtol", rtol), _check_positive("atol", atol)
     sig = torch.as_tensor(sigmas, dtype=torch.float64).cpu().numpy()
     sig = sig[None] if sig.ndim == 1 else sig
     if sig.ndim != 2 or not np.isfinite(sig).all() or (sig <= 0).any():
@@ -1064,7 +1118,9 @@ def integrate_ode(
     steps = (
         np.arange(total + 1)
         if record_steps is None
-        else np.array(sorted({int(s) for s in record_steps}))
+        else np.array(
+            sorted(set(check_steps("record_steps", record_steps, minimum=None)))
+        )
     )
     if steps.size == 0 or steps[0] < 0 or steps[-1] > total:
         raise ValueError(f"record_steps must be a non-empty subset of 0..{total}")
@@ -1138,6 +1194,7 @@ def stage_one_gap(
     every σ row: ``kappa`` max |κ_C/κ_NC − 1| and ``rho`` max_p |ρ_p^C − ρ_p^NC|.
     """
     tau = _check_positive("tau", tau)
+    _check_positive("beta", beta)
     record = np.arange(_check_int("steps", steps) + 1)
     contrastive = integrate_ode(
         sigmas,
@@ -1204,6 +1261,7 @@ def ode_scores(
     The alignment (Monte Carlo on :func:`ode_matrices`, exact ties counted 1/2) is
     computed at every ``align_every``-th step only, on ``generator``'s device (the
     matrices are built on the CPU in float64)."""
+    n_align = _check_int("n_align", n_align, 0)
     B, T, r = state.a.shape
     parts = ode_matrices(state.a, state.rho, state.noise, noise_dim)
     values = scores(parts)

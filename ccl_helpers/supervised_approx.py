@@ -41,7 +41,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from .checks import check_choice, check_int, check_labels, check_positive, check_tensor
+from .checks import (
+    check_choice,
+    check_finite,
+    check_int,
+    check_labels,
+    check_positive,
+    check_positive_or_scalar_tensor,
+    check_same_shape,
+    check_tensor,
+)
 from .data import STRATEGIES, augment
 from .losses import SIMILARITIES, pairwise_similarity, result_dtype
 
@@ -53,6 +62,14 @@ Encoder = Callable[[Tensor], Tensor]
 
 def _normalise(z: Tensor) -> Tensor:
     return F.normalize(z, dim=-1, eps=1e-12)
+
+
+def _check_images(name: str, images: Tensor, min_ndim: int = 3) -> Tensor:
+    """``images`` if it is a floating tensor (n, C, H, W) (≥ ``min_ndim`` dimensions)
+    with finite entries (read once per call: an evaluation, not a training step); else
+    ValueError."""
+    check_tensor(name, images, min_ndim=min_ndim, floating=True)
+    return check_finite(name, images)
 
 
 def _encode(encoder: Encoder, images: Tensor) -> Tensor:
@@ -141,7 +158,7 @@ def attracting_bound(
     """Theorem 4.4 for every image x of ``images`` (n, C, H, W): the anchor view t(x)
     and K = ``n_transforms`` independent views t_k(x), all drawn from ``strategy``; see
     :func:`attracting_terms`."""
-    check_tensor("images", images, min_ndim=3, floating=True)
+    _check_images("images", images)
     check_int("n_transforms", n_transforms, 2)
     views = augment(images.expand(n_transforms + 1, *images.shape), strategy, generator)
     z = _encode(encoder, views)  # (..., K+1, n, d)
@@ -193,16 +210,12 @@ def repelling_terms(
         alpha: α > 0.
     """
     alpha = check_positive("alpha", alpha)
-    if (
-        anchors.ndim < 2
-        or views.ndim < 3
-        or views.shape[-1] != anchors.shape[-1]
-        or views.shape[:-3] != anchors.shape[:-2]
-    ):
+    check_tensor("anchors", anchors, min_ndim=2, floating=True)
+    check_tensor("views", views, min_ndim=3, floating=True)
+    if views.shape[-1] != anchors.shape[-1] or views.shape[:-3] != anchors.shape[:-2]:
         raise ValueError(
-            "views must have shape (..., K, M, d) with (..., n, d) = "
-            f"{tuple(anchors.shape)}, "
-            f"got {tuple(views.shape)}"
+            "views must have shape (..., K, M, d) with (..., n, d) = the shape of "
+            f"anchors, {tuple(anchors.shape)}, got {tuple(views.shape)}"
         )
     check_labels("anchor_labels", anchor_labels, n=anchors.shape[-2])
     check_labels("view_labels", view_labels, n=views.shape[-2])
@@ -367,8 +380,10 @@ def repelling_bound(
     (M,) (balanced for Assumption 4.5, see :func:`ccl_helpers.data.balanced_subset`); T'
     uniform over K = ``n_transforms`` transformations drawn from ``strategy``, each
     applied to the whole pool. See :func:`repelling_terms`."""
-    check_tensor("images", images, min_ndim=3, floating=True)
-    check_tensor("pool_images", pool_images, min_ndim=3, floating=True)
+    _check_images("images", images)
+    _check_images("pool_images", pool_images)
+    check_labels("labels", labels, n=images.shape[0])
+    check_labels("pool_labels", pool_labels, n=pool_images.shape[0])
     check_int("n_transforms", n_transforms, 1)
     anchors = _encode(encoder, augment(images.unsqueeze(0), strategy, generator))[
         ..., 0, :, :
@@ -406,7 +421,7 @@ def prototype_bias(
     ``n_transforms`` views per image: ‖µ̂_{y_i} − m̂_i‖ averaged over i, µ̂ the class
     mean of all views. Representations are normalised.
     """
-    check_tensor("images", images, min_ndim=3, floating=True)
+    _check_images("images", images)
     check_labels("labels", labels, n=images.shape[0])
     if method not in ("eq51", "plugin"):
         raise ValueError(f"method must be 'eq51' or 'plugin', got {method!r}")
@@ -466,7 +481,7 @@ def prototype_spread(
     ``n_transforms`` views per image (normalised representations), as in
     :func:`prototype_bias`'s plug-in: the scale against which that bias can be read
     (every class present in ``labels``)."""
-    check_tensor("images", images, min_ndim=3, floating=True)
+    _check_images("images", images)
     check_labels("labels", labels, n=images.shape[0])
     check_int("n_transforms", n_transforms, 1)
     if bool((torch.bincount(labels) == 0).any()) or int(labels.max()) < 1:
@@ -543,17 +558,14 @@ def two_view_batches(
     :func:`tiled_model`. ``strategy`` may be a list with one strategy name
     (:data:`ccl_helpers.data.STRATEGIES`) per stream.
     """
-    check_tensor("images", images, min_ndim=3, floating=True)
+    _check_images("images", images)
     check_int("n_models", n_models)
     n_streams = n_models if n_streams is None else check_int("n_streams", n_streams)
     if n_models % n_streams:
         raise ValueError(
             f"n_streams must divide n_models = {n_models}, got {n_streams}"
         )
-    if not 2 <= batch_size <= images.shape[0]:
-        raise ValueError(
-            f"batch_size must be in 2..{images.shape[0]}, got {batch_size}"
-        )
+    check_int("batch_size", batch_size, 2, images.shape[0])
     strategies = strategy if isinstance(strategy, list) else [strategy] * n_streams
     if len(strategies) != n_streams:
         raise ValueError(
@@ -612,8 +624,10 @@ def member_loss(
     ``SIMILARITIES[similarity_code]``. The similarity matrix is selected (by
     ``torch.where``, so that the codes may be batched under vmap and grad) before the
     log-sum-exp, so an unselected similarity never enters the loss or its gradient;
-    codes are not checked here (no data-dependent control flow under vmap): a code out
-    of range selects the last kind or similarity. :func:`run_batches` checks them.
+    codes' values are not checked here (no data-dependent control flow under vmap): a
+    code out of range selects the last kind or similarity. :func:`run_batches` checks
+    them. Shapes, dtypes and real α, λ are checked (a tensor's value only outside
+    vmap and grad).
 
     Args:
         alpha, lam: α, λ > 0 (reals or 0-dim tensors).
@@ -622,6 +636,13 @@ def member_loss(
     Returns the mean loss, 0-dim, in the dtype of z1 (float32 for float16; similarities
     and log-sum-exp in at least float32, as the losses'). A NaN propagates.
     """
+    check_tensor("z1", z1, min_ndim=2, floating=True)
+    check_tensor("z2", z2, min_ndim=2, floating=True)
+    check_same_shape("z2", z2, "z1", z1)
+    check_positive_or_scalar_tensor("alpha", alpha)
+    check_positive_or_scalar_tensor("lam", lam)
+    check_tensor("loss_code", loss_code, ndim=0, integer=True)
+    check_tensor("similarity_code", similarity_code, ndim=0, integer=True)
     m = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (2m, d)
     sims = pairwise_similarity(views, views, SIMILARITIES[-1])
@@ -676,6 +697,8 @@ def run_batches(
     missing = set(RUN_COLUMNS) - set(runs.columns)
     if missing:
         raise ValueError(f"runs lacks the columns {sorted(missing)}")
+    check_int("batch_size", batch_size, 2)
+    check_int("seed", seed, 0)
     shapes = {tuple(pool.shape[1:]) for pool in pools.values()}
     if len(shapes) > 1:
         raise ValueError(f"pools must hold images of one shape, got {sorted(shapes)}")
@@ -815,6 +838,12 @@ def downstream(
     (a diverged run) is kept, with ``finite`` False and NaN accuracies."""
     from . import metrics
 
+    for name, images, labels in (
+        ("fit", fit_images, fit_labels),
+        ("test", test_images, test_labels),
+    ):
+        _check_images(f"{name}_images", images, min_ndim=2)
+        check_labels(f"{name}_labels", labels, n=images.shape[0])
     fit = metrics.embed(encoder, fit_images, chunk_size=chunk_size)
     test = metrics.embed(encoder, test_images, chunk_size=chunk_size)
     if fit.ndim == 2:
@@ -977,6 +1006,11 @@ def pooled_seed_sd(results: pd.DataFrame, metric: str) -> tuple[float, int]:
     several seeds (arms: equal values in every column of :data:`RUN_COLUMNS` but
     ``seed``), and its degrees of freedom Σ (n_arm − 1)."""
     keys = [c for c in RUN_COLUMNS if c != "seed"]
+    if metric not in results.columns:
+        raise ValueError(
+            f"metric must name a column of results, got {metric!r} (columns "
+            f"{list(results.columns)})"
+        )
     groups = results.groupby(keys)[metric]
     sizes = groups.count()
     variances = groups.var(ddof=1)[sizes >= 2]
@@ -1003,6 +1037,7 @@ def bias_by_member(
     class prototypes (:func:`prototype_spread`, ``prototype_spread``, on the plug-in's
     views). The members of one strategy share the draws (a generator seeded by
     ``seed``)."""
+    check_int("seed", seed, 0)
     frames = []
     for name, rows in runs.groupby("strategy", sort=False):
         encoder = model_subset(model, rows.index.tolist())
@@ -1056,6 +1091,16 @@ def bound_evaluator(
             f"{len(members)} and {len(alphas)}"
         )
     alphas = torch.tensor([check_positive("alphas[i]", a) for a in alphas])
+    for name, images_, labels_ in (
+        ("", images, labels),
+        ("pool_", pool_images, pool_labels),
+    ):
+        _check_images(f"{name}images", images_)
+        check_labels(f"{name}labels", labels_, n=images_.shape[0])
+    check_choice("strategy", strategy, STRATEGIES)
+    check_int("seed", seed, 0)
+    check_int("n_transforms_attract", n_transforms_attract, 2)
+    check_int("n_transforms_repel", n_transforms_repel, 1)
 
     def evaluate(model) -> dict[str, Tensor]:
         from . import metrics
@@ -1109,9 +1154,10 @@ def bound_terms(
     4.6, a float or one per model (S,) (e.g. each model's training α). Returns
     (AttractingTerms, RepellingTerms), fields (S, n).
     """
-    check_tensor("images", images, min_ndim=3, floating=True)
-    check_tensor("pool_images", pool_images, min_ndim=3, floating=True)
+    _check_images("images", images)
+    _check_images("pool_images", pool_images)
     check_labels("labels", labels, n=images.shape[0])
+    check_labels("pool_labels", pool_labels, n=pool_images.shape[0])
     check_int("n_transforms_attract", n_transforms_attract, 2)
     check_int("n_transforms_repel", n_transforms_repel, 1)
     views = _encode(

@@ -29,7 +29,13 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from .checks import check_device, check_int, check_positive
+from .checks import (
+    check_device,
+    check_finite,
+    check_int,
+    check_positive,
+    check_steps,
+)
 from .losses import at_least_float32
 from .runtime import autocast, progress
 
@@ -272,9 +278,14 @@ def _check_finite(step: int, seeds: Sequence[int], measured: dict[str, Tensor]) 
     finite = torch.stack([torch.isfinite(v) for v in measured.values()]).all(0)
     if not bool(finite.all()):
         bad = [s for s, ok in zip(seeds, finite.tolist()) if not ok]
+        cause = (
+            "before any update: the data or the loss are not finite"
+            if step == 0
+            else "lower the step size (lr)"
+        )
         raise FloatingPointError(
             f"the loss or a recorded quantity is not finite at step {step} for seeds "
-            f"{bad}; lower the step size (lr)"
+            f"{bad}; {cause}"
         )
 
 
@@ -345,6 +356,7 @@ def loop(
             f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}"
         )
     weight_decay = check_positive("weight_decay", weight_decay, allow_zero=True)
+    seeds = [check_int(f"seeds[{i}]", s, 0) for i, s in enumerate(seeds)]
     names = list(params)
     rates = _rates(names, lr)
     factors = _per_step("lr_factor", lr_factor, n_steps)
@@ -357,7 +369,8 @@ def loop(
         and math.isfinite(target[1])
     ):
         raise ValueError(f"target must be (quantity, finite threshold), got {target!r}")
-    schedule = {0, n_steps, *(int(s) for s in checkpoints if 0 <= int(s) <= n_steps)}
+    checkpoints = check_steps("checkpoints", checkpoints, minimum=None)
+    schedule = {0, n_steps, *(s for s in checkpoints if 0 <= s <= n_steps)}
     every = set(every_step)
     tensors = [params[name] for name in names]
     adam = None
@@ -489,6 +502,7 @@ def train(
     descent on a fixed training set, see :func:`gradient_descent`.
     """
     n_steps = check_int("n_steps", n_steps)
+    eval_steps = check_steps("eval_steps", eval_steps, minimum=None)
     gradient = stacked_gradient(
         model, loss_fn, lambda t: sample_batch(t + 1), mixed_precision=True
     )
@@ -588,6 +602,20 @@ def _movement(
     return out
 
 
+def _check_data(name: str, data: Any) -> None:
+    """ValueError unless the pytree ``data`` holds a floating-point tensor and all its
+    floating-point tensors are finite (read once per call, before training)."""
+    leaves = [v for v in torch.utils._pytree.tree_leaves(data) if isinstance(v, Tensor)]
+    floating = [v for v in leaves if v.is_floating_point()]
+    if not floating:
+        raise ValueError(
+            f"{name} must hold a floating-point tensor (the inputs), got "
+            f"{[v.dtype for v in leaves] or type(data).__name__}"
+        )
+    for v in floating:
+        check_finite(name, v)
+
+
 def gradient_descent(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -650,10 +678,11 @@ def gradient_descent(
             f"target must be (quantity, threshold) with quantity in {TARGETS}, "
             f"got {target!r}"
         )
-    if isinstance(checkpoints, int):
-        schedule = log_spaced_steps(max_steps, checkpoints)
+    _check_data("data", data)
+    if isinstance(checkpoints, numbers.Real):
+        schedule = log_spaced_steps(max_steps, check_int("checkpoints", checkpoints))
     else:
-        schedule = [int(s) for s in checkpoints]
+        schedule = check_steps("checkpoints", checkpoints, minimum=None)
     groups = dict(groups or {})
     for group, prefix in groups.items():
         if not any(name.startswith(prefix) for name in names):

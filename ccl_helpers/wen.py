@@ -69,7 +69,7 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from .checks import check_device, check_tensor
+from .checks import check_device, check_finite, check_tensor
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
 from .losses import at_least_float32, logistic_loss, result_dtype, widen_float16
@@ -537,6 +537,7 @@ def algorithm1(
             f"x must be a floating-point tensor (n, b), got "
             f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}"
         )
+    check_finite("x", x)
     n = x.shape[0]
     _check_int("n_negatives", n_negatives, 1, n - 1)
     if isinstance(checkpoints, numbers.Integral) and not isinstance(checkpoints, bool):
@@ -639,9 +640,12 @@ def run_widths(
         raise ValueError(
             f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}"
         )
+    for i, width in enumerate(widths):
+        _check_int(f"widths[{i}]", width, 1)
+    _check_positive("step_scale", step_scale)
+    _check_int("seed", seed, 0)
     frames = []
     for width in widths:
-        _check_int("width", width, 1)
         model = StackedModel(
             lambda width=width: TwoEncoders(x.shape[1], width, n_layers, out_features),
             n_seeds,
@@ -841,9 +845,8 @@ def shared_evaluator(x: Tensor, n_negatives: int):
     encoder f on S = x (n, b): model ↦ {``loss_norm``: ‖(∂L_S(f, f)/∂f_i)_i‖₂
     (:func:`shared_loss_vectors`), ``L_S``: L_S(f, f), ``output_norm_max``: max_i
     ‖f(x_i)‖}, each (S,) over the stacked seeds."""
-    if not isinstance(x, Tensor) or x.ndim != 2:
-        got = tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__
-        raise ValueError(f"x must be a tensor (n, b), got {got}")
+    check_tensor("x", x, ndim=2, floating=True)
+    check_finite("x", x)
     n = _check_int("n", x.shape[0], 2)
     sets = negative_sets(n, _check_int("n_negatives", n_negatives, 1, n - 1), x.device)
 

@@ -63,6 +63,172 @@ def uniform(n_classes=2):
     return torch.full((n_classes,), 1.0 / n_classes)
 
 
+def stacked(n_seeds=2):
+    return train.StackedModel(lambda: torch.nn.Linear(2, 1), n_seeds)
+
+
+def mean_output(forward, batch):
+    return forward(batch).mean()
+
+
+def images(n, seed=0):
+    return torch.rand(n, 1, 8, 8, generator=torch.Generator().manual_seed(seed))
+
+
+def flat_encoder(x):
+    return x.flatten(1)[:, :3]
+
+
+def flat_module():
+    return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3))
+
+
+def run_arm(strategy="none"):
+    return dict(
+        pool="p",
+        strategy=strategy,
+        loss="generalized",
+        similarity="cosine",
+        alpha=1.0,
+        lam=1.0,
+    )
+
+
+def runs_table():
+    from ccl_helpers.supervised_approx import design_runs
+
+    return design_runs({"a": run_arm()}, 2)
+
+
+def results_table():
+    from ccl_helpers.supervised_approx import design_runs
+
+    table = design_runs({"a": run_arm(), "b": run_arm("base")}, 3)
+    return table.assign(acc=[0.9, 0.8, 0.85, 0.5, 0.6, 0.55])
+
+
+def a_claim():
+    from ccl_helpers.supervised_approx import claim
+
+    return claim(results_table(), "acc", [{"strategy": "none"}], [])
+
+
+def data_model():
+    from ccl_helpers import multimodal
+
+    return multimodal.make_data_model(
+        torch.tensor([2.0, 1.0]), 0.5, 4, generator(), noise_dim=1
+    )
+
+
+def weights():
+    from ccl_helpers import multimodal
+
+    return multimodal.init_weights(1, 3, 4, generator())
+
+
+def pairs():
+    from ccl_helpers import multimodal
+
+    return multimodal.sample_pairs(data_model(), 4, generator())
+
+
+def reparametrised():
+    from ccl_helpers import multimodal
+
+    return multimodal.reparametrise(*weights(), data_model())
+
+
+def ode_state():
+    from ccl_helpers import multimodal
+
+    return multimodal.integrate_ode(torch.tensor([2.0, 1.0]), 0.5, 1, [(1.0, 2)])
+
+
+def ode_state_arrays():
+    state = ode_state()
+    return dict(a=state.a, rho=state.rho, noise=state.noise)
+
+
+def unit_triplets():
+    from ccl_helpers import data
+
+    x = torch.nn.functional.normalize(floats(12, 3), dim=-1)
+    return data.fixed_triplets(x, labels(12), 1, generator())
+
+
+_FILES = {}
+
+
+def data_files():
+    """A folder holding a small MNIST-format test split (written once)."""
+    import tempfile
+    from pathlib import Path
+
+    from test_data_files import write_split
+
+    if "idx" not in _FILES:
+        _FILES["idx"] = write_split(Path(tempfile.mkdtemp()) / "mnist")
+    return _FILES["idx"]
+
+
+def cifar_files():
+    """A folder holding small CIFAR-10 and CIFAR-100 test batches (written once)."""
+    import pickle
+    import tempfile
+    from pathlib import Path
+
+    from test_data_files import write_cifar
+
+    if "cifar" not in _FILES:
+        folder = Path(tempfile.mkdtemp()) / "cifar"
+        write_cifar(folder, ["test_batch"])
+        batch = {
+            b"data": torch.zeros(3, 3072, dtype=torch.uint8).numpy(),
+            b"fine_labels": [0, 1, 2],
+            b"coarse_labels": [0, 1, 0],
+        }
+        with open(folder / "test", "wb") as handle:
+            pickle.dump(batch, handle, protocol=2)
+        _FILES["cifar"] = folder
+    return _FILES["cifar"]
+
+
+def sphere(n, d, seed=0):
+    return torch.nn.functional.normalize(floats(n, d, seed=seed), dim=-1)
+
+
+def two_encoders():
+    from ccl_helpers import wen
+
+    return train.StackedModel(lambda: wen.TwoEncoders(3, 4, 1, 2), 1)
+
+
+def wen_history():
+    from ccl_helpers import wen
+
+    if "wen" not in _FILES:
+        _FILES["wen"] = wen.run_widths(
+            sphere(4, 3),
+            [4],
+            n_layers=1,
+            out_features=2,
+            n_negatives=1,
+            n_steps=2,
+            n_seeds=1,
+            checkpoints=2,
+        )
+    return train.wide(_FILES["wen"])
+
+
+def long_history():
+    import pandas as pd
+
+    return pd.DataFrame(
+        dict(step=[0, 0], seed=[0, 0], quantity=["loss", "acc"], value=[1.0, 0.5])
+    )
+
+
 # Baselines: qualified name → a function returning (keyword arguments of a valid call,
 # (argument, argument it must agree with, the dimension shortened in a mismatch)).
 # Fresh tensors for every case.
@@ -655,6 +821,648 @@ BASELINES = {
         (),
     ),
     # ---- multimodal (the rest)
+    # ---- train (the loops)
+    "train.train": lambda: (
+        dict(
+            model=stacked(),
+            loss_fn=mean_output,
+            sample_batch=lambda t: floats(2, 4, 2),
+            n_steps=2,
+            lr=0.1,
+            optimizer="sgd",
+            weight_decay=0.0,
+            desc=None,
+        ),
+        (),
+    ),
+    "train.gradient_descent": lambda: (
+        dict(
+            model=stacked(),
+            loss_fn=mean_output,
+            data=floats(4, 2),
+            max_steps=2,
+            lr=0.1,
+            checkpoints=2,
+            desc=None,
+        ),
+        (),
+    ),
+    "train.loop": lambda: (
+        dict(
+            params={"w": torch.zeros(2, 3, requires_grad=True)},
+            gradient=lambda t, beta: train.Evaluation(
+                torch.zeros(2), [torch.ones(2, 3)]
+            ),
+            n_steps=2,
+            seeds=[0, 1],
+            lr=0.1,
+            optimizer="sgd",
+            weight_decay=0.0,
+        ),
+        (),
+    ),
+    "train.stacked_gradient": lambda: (
+        dict(model=stacked(), loss_fn=mean_output, data=lambda t: floats(4, 2)),
+        (),
+    ),
+    "train.wide": lambda: (dict(history=long_history()), ()),
+    # ---- checks, runtime, results, symbolic (no-argument and small ones)
+    "checks.check_steps": lambda: (dict(name="x", steps=[0, 2]), ()),
+    "device": lambda: (dict(), ()),
+    "scale": lambda: (dict(), ()),
+    "progress": lambda: (dict(iterable=range(3)), ()),
+    "results.results_dir": lambda: (dict(), ()),
+    "results.provenance": lambda: (dict(started=0.0), ()),
+    "results.provenance_line": lambda: (
+        dict(record={"provenance": PUBLIC["results.provenance"]()}),
+        (),
+    ),
+    "symbolic.lse_k1_gap": lambda: (dict(), ()),
+    "symbolic.triplet_hessian_charpoly_difference": lambda: (dict(), ()),
+    "symbolic.u_hessian_eigenvalues": lambda: (dict(), ()),
+    "symbolic.smoothness_table": lambda: (
+        dict(radii=[0.5], dim=2, n_starts=2, n_steps=2, seed=0, device="cpu"),
+        (),
+    ),
+    # ---- metrics (the last ones)
+    "metrics.class_weights": lambda: (
+        dict(
+            class_probs=uniform(),
+            n_classes=2,
+            counts=torch.tensor([2, 2]),
+            uniform_default=True,
+        ),
+        (),
+    ),
+    "metrics.joint_verdict": lambda: (dict(verdicts=["reproduced"]), ()),
+    "metrics.verdict": lambda: (
+        dict(
+            comparison=PUBLIC["metrics.paired_difference"]([1.0, 2.0, 3.0], [0, 0, 0]),
+            expected="positive",
+            margin=0.5,
+        ),
+        (),
+    ),
+    "metrics.difference_table": lambda: (
+        dict(
+            frame=results_table(),
+            value="acc",
+            by="strategy",
+            first="none",
+            second="base",
+            within=["pool"],
+        ),
+        (),
+    ),
+    "metrics.unsupervised_loss_curve": lambda: (
+        dict(
+            features=floats(4, 3),
+            samples=PUBLIC["metrics.draw_unsupervised_samples"](
+                labels(4), 2, 5, generator()
+            ),
+        ),
+        (),
+    ),
+    # ---- plotting (the helpers that compute; the drawing ones are excluded)
+    "plotting.color": lambda: (dict(name="non_contrastive"), ()),
+    "plotting.markers": lambda: (dict(values=["a", "b"]), ()),
+    "plotting.sweep_colors": lambda: (dict(values=[0.1, 0.2]), ()),
+    "plotting.figsize": lambda: (dict(n_panels=2, n_rows=1), ()),
+    "plotting.rendered_points": lambda: (dict(size_pt=9.0, width_in=7.6), ()),
+    # ---- wen (the training and its analysis)
+    "wen.algorithm1": lambda: (
+        dict(
+            model=two_encoders(),
+            x=sphere(4, 3),
+            n_negatives=1,
+            n_steps=2,
+            eta=0.1,
+            gamma=0.1,
+            checkpoints=2,
+            desc=None,
+        ),
+        (),
+    ),
+    "wen.run_widths": lambda: (
+        dict(
+            x=sphere(4, 3),
+            widths=[4],
+            n_layers=1,
+            out_features=2,
+            n_negatives=1,
+            n_steps=2,
+            n_seeds=1,
+            step_scale=1.0,
+            seed=0,
+            checkpoints=2,
+        ),
+        (),
+    ),
+    "wen.running_average": lambda: (
+        dict(history=wen_history(), column="loss_norm", by=("width", "seed")),
+        (),
+    ),
+    "wen.descent_constant": lambda: (
+        dict(history=wen_history(), by=("width", "seed")),
+        (),
+    ),
+    "wen.lemma43_ratios": lambda: (dict(history=wen_history()), ()),
+    "wen.shared_evaluator": lambda: (dict(x=sphere(4, 3), n_negatives=1), ()),
+    "wen.time_exact_expectation": lambda: (
+        dict(
+            q=floats(4, 3),
+            k=floats(4, 3, seed=1),
+            n_negatives=1,
+            repeats=1,
+            loop_repeats=1,
+        ),
+        (("k", "q", -1),),
+    ),
+    "wen.triplet_loss": lambda: (
+        dict(forward=lambda x: x, data=(sphere(4, 3), torch.tensor([[0, 1, 2]]))),
+        (),
+    ),
+    # ---- per-step losses of one seed (their batch: a tuple, from a sampler)
+    "curl.block_contrastive_loss": lambda: (
+        dict(
+            forward=lambda x: x,
+            batch=(floats(4, 3), floats(4, 2, 3, seed=1), floats(4, 2, 3, seed=2)),
+        ),
+        (),
+    ),
+    "curl.cross_entropy_loss": lambda: (
+        dict(forward=lambda x: x, batch=(floats(4, 2), labels(4))),
+        (),
+    ),
+    "multineg.contrastive_loss": lambda: (
+        dict(
+            forward=lambda x: x,
+            batch=(
+                floats(4, 3),
+                floats(4, 3, seed=1),
+                floats(5, 3, seed=2),
+                torch.tensor([[0, 1], [2, 3], [4, 0], [1, 2]]),
+            ),
+        ),
+        (),
+    ),
+    "multineg.triplet_objective": lambda: (
+        dict(
+            forward=lambda x: x,
+            triplets=(sphere(4, 3), sphere(4, 3, 1), sphere(4, 3, 2)),
+        ),
+        (),
+    ),
+    "multineg.triplet_evaluator": lambda: (
+        dict(triplets=(sphere(4, 3), sphere(4, 3, 1), sphere(4, 3, 2))),
+        (),
+    ),
+    # ---- distributed (no process group: one process)
+    "distributed.gather_with_grad": lambda: (dict(tensor=floats(4, 3), dim=0), ()),
+    "distributed.wrap_ddp": lambda: (
+        dict(model=torch.nn.Linear(3, 2), device="cpu"),
+        (),
+    ),
+    "distributed.ddp_train_step": lambda: (
+        dict(
+            model=(model := torch.nn.Linear(3, 2)),
+            optimizer=torch.optim.SGD(model.parameters(), lr=0.1),
+            x1=floats(4, 3),
+            x2=floats(4, 3, seed=1),
+            temperature=0.5,
+        ),
+        (("x2", "x1", 0),),
+    ),
+    "distributed.ddp_train": lambda: (
+        dict(
+            model=torch.nn.Linear(3, 2),
+            sample_views=lambda step: (floats(4, 3), floats(4, 3, seed=1)),
+            n_steps=1,
+            temperature=0.5,
+            lr=1e-3,
+            device="cpu",
+            desc=None,
+        ),
+        (),
+    ),
+    # ---- data (the rest of it)
+    "data.EmpiricalClasses": lambda: (
+        dict(inputs=floats(6, 3), labels=labels(6), class_probs=uniform()),
+        (("labels", "inputs", 0),),
+    ),
+    "data.hard_negatives": lambda: (
+        dict(triplets=unit_triplets(), delta=0.5),
+        (),
+    ),
+    "data.pipeline": lambda: (dict(strategy="base", height=8, width=8), ()),
+    "data.load_idx": lambda: (
+        dict(path=data_files() / "t10k-labels-idx1-ubyte.gz", device="cpu"),
+        (),
+    ),
+    "data.read_split": lambda: (
+        dict(
+            images_path=data_files() / "t10k-images-idx3-ubyte.gz",
+            labels_path=data_files() / "t10k-labels-idx1-ubyte.gz",
+            device="cpu",
+        ),
+        (),
+    ),
+    "data.find_split": lambda: (
+        dict(dataset="mnist", split="test", root=data_files()),
+        (),
+    ),
+    "data.mnist": lambda: (
+        dict(split="test", root=data_files(), device="cpu", download=False),
+        (),
+    ),
+    "data.fashion_mnist": lambda: (
+        dict(split="test", root=data_files(), device="cpu", download=False),
+        (),
+    ),
+    "data.load_cifar10_batches": lambda: (
+        dict(directory=cifar_files(), train=False, device="cpu", dtype=torch.float32),
+        (),
+    ),
+    "data.load_cifar100": lambda: (
+        dict(
+            directory=cifar_files(),
+            train=False,
+            device="cpu",
+            dtype=torch.float32,
+            labels="coarse",
+        ),
+        (),
+    ),
+    # ---- multimodal (the rest of it)
+    "multimodal.make_data_model": lambda: (
+        dict(
+            sigmas=torch.tensor([2.0, 1.0]),
+            noise_std=0.5,
+            input_dim=4,
+            generator=generator(),
+            noise_dim=1,
+            dtype=torch.float64,
+        ),
+        (),
+    ),
+    "multimodal.sample_pairs": lambda: (
+        dict(model=data_model(), n=4, generator=generator()),
+        (),
+    ),
+    "multimodal.population_norm": lambda: (
+        dict(W=weights()[0], covariance=data_model().covariances()[0]),
+        (("covariance", "W", -1),),
+    ),
+    "multimodal.embed": lambda: (
+        dict(
+            W=weights()[0],
+            x=floats(1, 5, 4, seed=1).double(),
+            covariance=data_model().covariances()[0],
+            normalisation="population",
+        ),
+        (("x", "W", -1), ("covariance", "W", -1)),
+    ),
+    "multimodal.reparametrise": lambda: (
+        dict(W_A=weights()[0], W_B=weights()[1], model=data_model()),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.batch_loss": lambda: (
+        dict(
+            W_A=weights()[0],
+            W_B=weights()[1],
+            model=data_model(),
+            pairs=pairs(),
+            loss="contrastive",
+            beta=1.0,
+            tau=1.0,
+            form="primary",
+            normalisation="population",
+        ),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.gradients": lambda: (
+        dict(W_A=weights()[0], W_B=weights()[1], model=data_model(), pairs=pairs()),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.closed_form_gradients": lambda: (
+        dict(
+            W_A=weights()[0],
+            W_B=weights()[1],
+            model=data_model(),
+            pairs=pairs(),
+            loss="contrastive",
+            beta=1.0,
+            tau=1.0,
+        ),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.compress_width": lambda: (
+        dict(W_A=weights()[0], W_B=weights()[1]),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.population_descent": lambda: (
+        dict(
+            W_A=weights()[0],
+            W_B=weights()[1],
+            model=data_model(),
+            steps=2,
+            lr=0.2,
+            record_steps=[0, 2],
+        ),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.train": lambda: (
+        dict(
+            model=data_model(),
+            W_A=weights()[0],
+            W_B=weights()[1],
+            schedule=[(1.0, 2)],
+            loss="contrastive",
+            lr=0.2,
+            batch_size=4,
+            tau=1.0,
+            form="primary",
+            normalisation="population",
+            generator=generator(),
+            record_steps=[0, 2],
+            n_align=4,
+            align_every=1,
+        ),
+        (("W_B", "W_A", -1),),
+    ),
+    "multimodal.alignment_score": lambda: (
+        dict(
+            S_A=floats(1, 3, 2),
+            Xi_A=floats(1, 3, 1, seed=1),
+            S_B=floats(1, 3, 2, seed=2),
+            Xi_B=floats(1, 3, 1, seed=3),
+            n_samples=4,
+            generator=generator(),
+            ties="strict",
+        ),
+        (("S_B", "S_A", -1), ("Xi_A", "S_A", -2), ("Xi_B", "Xi_A", -1)),
+    ),
+    "multimodal.alignment_margin": lambda: (dict(parts=reparametrised()), ()),
+    "multimodal.balance_lower_bound": lambda: (
+        dict(
+            kappa=torch.tensor([1.5, 2.0]),
+            noise=torch.tensor([0.1, 0.2]),
+            latent_dim=2,
+            variant="fro",
+        ),
+        (("noise", "kappa", 0),),
+    ),
+    "multimodal.scores": lambda: (
+        dict(parts=reparametrised(), n_align=4, generator=generator(), ties="strict"),
+        (),
+    ),
+    "multimodal.integrate_ode": lambda: (
+        dict(
+            sigmas=torch.tensor([2.0, 1.0]),
+            noise_std=0.5,
+            noise_dim=1,
+            schedule=[(1.0, 2)],
+            loss="contrastive",
+            lr=0.2,
+            tau=1.0,
+            form="primary",
+            record_steps=[0, 2],
+            rtol=1e-6,
+            atol=1e-8,
+        ),
+        (),
+    ),
+    "multimodal.stage_one_gap": lambda: (
+        dict(
+            sigmas=torch.tensor([2.0, 1.0]),
+            noise_std=0.5,
+            noise_dim=1,
+            beta=0.1,
+            steps=2,
+            lr=0.2,
+            tau=1.0,
+        ),
+        (),
+    ),
+    "multimodal.ode_matrices": lambda: (
+        dict(**ode_state_arrays(), noise_dim=1),
+        (),
+    ),
+    "multimodal.ode_scores": lambda: (
+        dict(
+            state=ode_state(),
+            noise_dim=1,
+            n_align=4,
+            generator=generator(),
+            align_every=1,
+        ),
+        (),
+    ),
+    # ---- supervised_approx (the rest)
+    "supervised_approx.repelling_terms": lambda: (
+        dict(
+            anchors=floats(4, 3),
+            anchor_labels=labels(4),
+            views=floats(2, 4, 3, seed=1),
+            view_labels=labels(4),
+            alpha=1.0,
+        ),
+        (("views", "anchors", -1),),
+    ),
+    "supervised_approx.repelling_chain": lambda: (
+        dict(
+            anchors=floats(4, 3),
+            anchor_labels=labels(4),
+            views=floats(2, 4, 3, seed=1),
+            view_labels=labels(4),
+            alpha=1.0,
+        ),
+        (("views", "anchors", -1),),
+    ),
+    "supervised_approx.eq10_counterexample": lambda: (dict(), ()),
+    "supervised_approx.attracting_bound": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            strategy="none",
+            generator=generator(),
+            n_transforms=2,
+        ),
+        (),
+    ),
+    "supervised_approx.repelling_bound": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            labels=labels(4),
+            pool_images=images(4, seed=1),
+            pool_labels=labels(4),
+            strategy="none",
+            generator=generator(),
+            alpha=1.0,
+            n_transforms=1,
+        ),
+        (),
+    ),
+    "supervised_approx.prototype_bias": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            labels=labels(4),
+            strategy="none",
+            generator=generator(),
+            method="eq51",
+            n_transforms=1,
+        ),
+        (),
+    ),
+    "supervised_approx.prototype_spread": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            labels=labels(4),
+            strategy="none",
+            generator=generator(),
+            n_transforms=1,
+        ),
+        (),
+    ),
+    "supervised_approx.two_view_batches": lambda: (
+        dict(
+            images=images(6),
+            n_models=2,
+            batch_size=2,
+            strategy="none",
+            generator=generator(),
+            n_streams=1,
+        ),
+        (),
+    ),
+    "supervised_approx.member_loss": lambda: (
+        dict(
+            z1=floats(4, 3),
+            z2=floats(4, 3, seed=1),
+            alpha=1.0,
+            lam=1.0,
+            loss_code=torch.tensor(0),
+            similarity_code=torch.tensor(0),
+        ),
+        (("z2", "z1", -1),),
+    ),
+    "supervised_approx.run_batches": lambda: (
+        dict(pools={"p": images(6)}, runs=runs_table(), batch_size=2, seed=0),
+        (),
+    ),
+    "supervised_approx.train_runs": lambda: (
+        dict(
+            runs=runs_table(),
+            pools={"p": images(6)},
+            make_module=flat_module,
+            n_steps=1,
+            batch_size=2,
+            lr=1e-3,
+            seed=0,
+            desc=None,
+        ),
+        (),
+    ),
+    "supervised_approx.downstream": lambda: (
+        dict(
+            encoder=flat_encoder,
+            fit_images=images(6),
+            fit_labels=labels(6),
+            test_images=images(4, seed=1),
+            test_labels=labels(4),
+            k=(3,),
+            max_iter=5,
+            chunk_size=2,
+        ),
+        (),
+    ),
+    "supervised_approx.arm_values": lambda: (
+        dict(results=results_table(), metric="acc", arm={"strategy": "none"}),
+        (),
+    ),
+    "supervised_approx.seed_matrix": lambda: (
+        dict(results=results_table(), metric="acc", arms=[{"strategy": "none"}]),
+        (),
+    ),
+    "supervised_approx.claim": lambda: (
+        dict(
+            results=results_table(),
+            metric="acc",
+            plus=[{"strategy": "none"}],
+            minus=[{"strategy": "base"}],
+            expected="positive",
+            margin=0.1,
+        ),
+        (),
+    ),
+    "supervised_approx.claims_table": lambda: (dict(claims={"c": a_claim()}), ()),
+    "supervised_approx.design_runs": lambda: (
+        dict(arms={"a": run_arm()}, n_seeds=2),
+        (),
+    ),
+    "supervised_approx.verdict_row": lambda: (
+        dict(name="c", found=a_claim(), setting="s", unit="pts"),
+        (),
+    ),
+    "supervised_approx.pooled_seed_sd": lambda: (
+        dict(results=results_table(), metric="acc"),
+        (),
+    ),
+    "supervised_approx.bias_by_member": lambda: (
+        dict(
+            model=train.StackedModel(flat_module, 2),
+            runs=runs_table(),
+            images=images(4),
+            labels=labels(4),
+            seed=0,
+            n_transforms=1,
+        ),
+        (),
+    ),
+    "supervised_approx.bound_evaluator": lambda: (
+        dict(
+            members=[0],
+            alphas=[1.0],
+            images=images(4),
+            labels=labels(4),
+            pool_images=images(4, seed=1),
+            pool_labels=labels(4),
+            strategy="none",
+            seed=0,
+            n_transforms_attract=2,
+            n_transforms_repel=1,
+        ),
+        (),
+    ),
+    "supervised_approx.bound_terms": lambda: (
+        dict(
+            encoder=flat_encoder,
+            images=images(4),
+            labels=labels(4),
+            pool_images=images(4, seed=1),
+            pool_labels=labels(4),
+            strategy="none",
+            generator=generator(),
+            alphas=1.0,
+            n_transforms_attract=2,
+            n_transforms_repel=1,
+        ),
+        (),
+    ),
+    "supervised_approx.summarise_bounds": lambda: (
+        dict(
+            attract=PUBLIC["supervised_approx.attracting_terms"](
+                floats(4, 3), floats(2, 4, 3, seed=1)
+            ),
+            repel=PUBLIC["supervised_approx.repelling_terms"](
+                floats(4, 3), labels(4), floats(2, 4, 3, seed=1), labels(4)
+            ),
+        ),
+        (),
+    ),
 }
 
 # Callables left out, each with its reason.
@@ -673,8 +1481,76 @@ EXCLUDED = {
     "distributed.world_size": "no argument",
 }
 
+RECORDS = (
+    "curl.BlockSamples",
+    "curl.SupervisedRun",
+    "data.Triplets",
+    "metrics.Comparison",
+    "metrics.PowerLawFit",
+    "metrics.UnsupervisedSamples",
+    "multimodal.DataModel",
+    "multimodal.ODEState",
+    "multimodal.Pairs",
+    "multimodal.Reparametrised",
+    "multineg.TargetDescent",
+    "supervised_approx.AttractingTerms",
+    "supervised_approx.RepellingChain",
+    "supervised_approx.RepellingTerms",
+    "train.Descent",
+    "train.Evaluation",
+)
+EXCLUDED |= dict.fromkeys(
+    RECORDS,
+    "a NamedTuple of results: built by the package's functions, which check their "
+    "inputs; its consumers check its fields",
+)
+EXCLUDED["distributed.init_from_env"] = (
+    "initialises a process group under torchrun (opens ports, which these tests must "
+    "not); backend and timeout_s are checked before"
+)
+EXCLUDED |= dict.fromkeys(
+    (
+        "plotting.finish",
+        "plotting.legend_below",
+        "plotting.heatmap",
+        "plotting.runs_and_mean",
+        "plotting.runs_with_limit",
+        "plotting.figure",
+        "multineg.draw_lemma_curves",
+        "multineg.draw_stored_runs",
+    ),
+    "a drawing helper: forwards a figure, an Axes and a DataFrame's named columns to "
+    "matplotlib and seaborn (sizes by figsize, which has a baseline)",
+)
+EXCLUDED["plotting.use_style"] = "sets matplotlib's global style; no argument"
+EXCLUDED |= dict.fromkeys(
+    ("losses.at_least_float32", "losses.widen_float16", "losses.result_dtype"),
+    "a dtype helper of the losses' hot path: any tensor, chosen by its dtype alone",
+)
+EXCLUDED["losses.nt_xent_per_anchor"] = (
+    "the per-anchor kernel of nt_xent_loss and nt_xent_loss_distributed, which check "
+    "its arguments (documented: unchecked here, a hot path)"
+)
+EXCLUDED["results.save_paper_results"] = (
+    "writes a chapter's stored results into the repository; chapter and numbers are "
+    "checked first (tests/test_results.py)"
+)
+EXCLUDED["data.DataNotFoundError"] = "an exception class: its argument is a message"
+EXCLUDED["data.LatentClassModel"] = "an abstract base class without arguments (its "
+EXCLUDED["data.LatentClassModel"] += "subclasses GaussianClasses, EmpiricalClasses "
+EXCLUDED["data.LatentClassModel"] += "have baselines)"
+EXCLUDED |= dict.fromkeys(
+    ("data.download", "data.fetch"),
+    "downloads from the network (the tests run offline); dataset is checked first by "
+    "the function that cache_dir and search_path use (baselines)",
+)
+
 # Tensors of any dtype (a shard of labels is a shard): no "integer tensor" case.
-ANY_DTYPE = {"distributed.local_shard", "checks.check_finite"}
+ANY_DTYPE = {
+    "distributed.local_shard",
+    "distributed.gather_with_grad",
+    "checks.check_finite",
+}
 
 # Per-callable values of a hot path: a loss's values are not checked (no device
 # synchronisation per step), so NaN and inf propagate, as their docstrings say.
@@ -682,7 +1558,12 @@ HOT_PATHS = {
     name
     for name in BASELINES
     if name.startswith("losses.") or name == "distributed.nt_xent_loss_distributed"
-} | {"distributed.local_shard", "data.augment"}
+} | {
+    "distributed.local_shard",
+    "distributed.gather_with_grad",
+    "distributed.ddp_train_step",
+    "data.augment",
+}
 """Also ``data.augment``: it runs inside the training steps of Chapter 5 (its docstring
 says a NaN propagates)."""
 HOT_PATHS |= {
@@ -709,6 +1590,11 @@ HOT_PATHS |= {
     # the multimodal losses (per step)
     "multimodal.contrastive_loss",
     "multimodal.non_contrastive_loss",
+    # Algorithm 3.1's per-step loss and gradients
+    "multimodal.batch_loss",
+    "multimodal.gradients",
+    # Chapter 5's per-step loss of every stacked member (vmapped)
+    "supervised_approx.member_loss",
 }
 VALUES_UNCHECKED = {
     "supervised_approx.attracting_terms.anchors": "evaluated on every member: a "
@@ -716,12 +1602,34 @@ VALUES_UNCHECKED = {
     "supervised_approx.attracting_terms.views": "evaluated on every member: a "
     "diverged one gives NaN terms",
     "checks.check_tensor.value": "checks shapes and dtypes only, by design",
+    **{
+        f"supervised_approx.{function}.{argument}": "evaluated on every member: a "
+        "diverged one gives NaN terms"
+        for function in ("repelling_terms", "repelling_chain")
+        for argument in ("anchors", "views")
+    },
+    **{
+        f"supervised_approx.member_loss.{code}": "a per-step loss under vmap: its "
+        "codes' values are not read (run_batches checks them)"
+        for code in ("loss_code", "similarity_code")
+    },
     "multineg.output_norm_range.features": "recorded at checkpoints: a diverged seed "
     "records NaN",
     "multimodal.alignment_cosines.S_A": "recorded along training: NaN propagates",
     "multimodal.alignment_cosines.S_B": "recorded along training: NaN propagates",
     "multimodal.noise_ratio.S": "recorded along training: NaN propagates",
+    **{
+        f"multimodal.{function}.{argument}": "recorded along training: NaN propagates"
+        for function, arguments in (
+            ("reparametrise", ("W_A", "W_B")),
+            ("alignment_score", ("S_A", "Xi_A", "S_B", "Xi_B")),
+            ("balance_lower_bound", ("kappa", "noise")),
+        )
+        for argument in arguments
+    },
     "multimodal.noise_ratio.Xi": "recorded along training: NaN propagates",
+    "wen.time_exact_expectation.q": "times the loss on any values (a benchmark)",
+    "wen.time_exact_expectation.k": "times the loss on any values (a benchmark)",
     "metrics.task_loss_and_accuracy.classifier": "fitted rows that did not converge "
     "give a NaN loss, not an error",
 }
@@ -735,6 +1643,11 @@ NON_NEGATIVE_INTS = {
     "padding",
     "depth",
     "multimodal.record_grid.total",
+    "train.loop.n_steps",
+    "symbolic.smoothness_table.n_steps",
+    "multimodal.scores.n_align",
+    "multimodal.ode_scores.n_align",
+    "multimodal.train.n_align",
     "symbolic.smoothness_sup_search.n_steps",
 }
 """Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
@@ -750,7 +1663,11 @@ POSITIVE_REALS = {
     "checks.check_positive_or_scalar_tensor.value",
 }
 """Real arguments that must be > 0 (a name, or callable.name)."""
-FREE_STRINGS = {"name"}
+FREE_STRINGS = {
+    "name",
+    "supervised_approx.verdict_row.setting",
+    "supervised_approx.verdict_row.unit",
+}
 """String arguments that are not a choice among known values."""
 
 
@@ -779,7 +1696,7 @@ def mutations(callable_name, name, value, hot_path, any_dtype):
                 ("zero tensor", torch.tensor(0.0)),
             ]
     elif isinstance(value, str):
-        if name not in FREE_STRINGS:
+        if not {name, f"{callable_name}.{name}"} & FREE_STRINGS:
             cases.append(("unknown choice", BAD))
     elif isinstance(value, torch.dtype):
         cases.append(("integer dtype", torch.int64))
@@ -793,7 +1710,7 @@ def mutations(callable_name, name, value, hot_path, any_dtype):
                 nan = value.clone()
                 nan.view(-1)[0] = math.nan
                 cases.append(("nan tensor", nan))
-        elif value.numel():
+        elif value.numel() and f"{callable_name}.{name}" not in VALUES_UNCHECKED:
             negative = value.clone()
             negative.view(-1)[0] = -1
             cases.append(("negative entry", negative))

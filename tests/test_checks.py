@@ -238,3 +238,14 @@ def test_check_feature_dims():
     for features in (torch.zeros(5, 2), torch.zeros(3, 5, 3)):
         with pytest.raises(ValueError, match=r"test must .* of train, .*\(2, 4, 3\)"):
             checks.check_feature_dims("test", features, "train", torch.zeros(2, 4, 3))
+
+
+def test_check_steps():
+    assert checks.check_steps("steps", (0, np.int64(3), 2)) == [0, 3, 2]
+    assert checks.check_steps("steps", []) == []
+    assert checks.check_steps("steps", [-1, 9], minimum=None) == [-1, 9]
+    for bad in (2.5, "12", [1, 2.5], [True], [-1]):
+        with pytest.raises(ValueError, match="steps"):
+            checks.check_steps("steps", bad)
+    with pytest.raises(ValueError, match=r"steps\[1\]"):
+        checks.check_steps("steps", [-1, 0.5], minimum=None)

@@ -666,7 +666,7 @@ def test_gradient_descent_divergence_raises():
         ({"target": ("accuracy", 0.1)}, "target"),
         ({"target": ("loss", float("nan"))}, "target"),
         ({"groups": {"outer": "A"}}, "groups"),  # A is a fixed buffer, not a parameter
-        ({"checkpoints": 0}, "n_points"),
+        ({"checkpoints": 0}, "checkpoints"),
     ],
 )
 def test_gradient_descent_bad_arguments_raise(kwargs, argument):

@@ -25,7 +25,7 @@ import math
 import torch
 from torch import Tensor
 
-from ..checks import check_choice, check_tensor
+from ..checks import check_choice, check_int, check_tensor
 
 STRATEGIES = ("base", "-blur", "-jitter", "+cutout", "+rotation", "+noise", "none")
 """The augmentation strategies, by name (see the module's text)."""
@@ -37,14 +37,19 @@ _SHARED_PARAMETERS = ("forward_input_shape", "order")
 """kornia parameters that describe the whole batch, not one image."""
 
 
-@functools.cache
 def pipeline(strategy: str, height: int, width: int):
     """The kornia ``AugmentationSequential`` of ``strategy`` for images of the given
-    size (random parameters drawn on the CPU, from torch's global generator)."""
-    import kornia.augmentation as K
-
+    size (random parameters drawn on the CPU, from torch's global generator); one per
+    (strategy, height, width), cached after its arguments are checked."""
     if strategy not in STRATEGIES or strategy == "none":
         raise ValueError(f"strategy must be one of {STRATEGIES[:-1]}, got {strategy!r}")
+    return _pipeline(strategy, check_int("height", height), check_int("width", width))
+
+
+@functools.cache
+def _pipeline(strategy: str, height: int, width: int):
+    import kornia.augmentation as K
+
     parts = [
         K.RandomResizedCrop(
             (height, width), scale=(0.5, 1.0), p=1.0, cropping_mode="resample"

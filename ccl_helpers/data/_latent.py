@@ -187,7 +187,8 @@ class EmpiricalClasses(LatentClassModel):
     def __init__(
         self, inputs: Tensor, labels: Tensor, class_probs: Tensor | None = None
     ):
-        check_tensor("inputs", inputs, min_ndim=1)
+        check_tensor("inputs", inputs, min_ndim=1, floating=True)
+        check_finite("inputs", inputs)
         check_labels("labels", labels)
         if inputs.shape[0] != labels.shape[0]:
             raise ValueError(
