@@ -186,26 +186,36 @@ def check_probabilities(
     return value
 
 
-def check_labels(
-    name: str, labels, *, n: int | None = None, n_classes: int | None = None
+def check_classes(
+    name: str, classes, *, ndim: int, n_classes: int | None = None
 ) -> torch.Tensor:
-    """``labels`` if it is an integer vector (of length ``n``) with classes in
+    """``classes`` if it is an integer tensor of ``ndim`` dimensions with classes in
     0..``n_classes`` − 1 (≥ 0 without ``n_classes``, itself an integer ≥ 1); else
     ``ValueError``."""
+    check_int(f"{name}: ndim", ndim)
     if n_classes is not None:
-        check_int("n_classes", n_classes)
-    check_tensor(name, labels, ndim=1, integer=True)
-    if n is not None and labels.numel() != n:
-        raise ValueError(f"{name} must hold n = {n} labels, got {labels.numel()}")
-    if labels.numel() and (
-        int(labels.min()) < 0
-        or (n_classes is not None and int(labels.max()) >= n_classes)
+        check_int(f"{name}: n_classes", n_classes)
+    check_tensor(name, classes, ndim=ndim, integer=True)
+    if classes.numel() and (
+        int(classes.min()) < 0
+        or (n_classes is not None and int(classes.max()) >= n_classes)
     ):
         top = "N_C − 1" if n_classes is None else n_classes - 1
         raise ValueError(
             f"{name} must be classes in 0..{top}, got values in "
-            f"{int(labels.min())}..{int(labels.max())}"
+            f"{int(classes.min())}..{int(classes.max())}"
         )
+    return classes
+
+
+def check_labels(
+    name: str, labels, *, n: int | None = None, n_classes: int | None = None
+) -> torch.Tensor:
+    """``labels`` if it is an integer vector (of length ``n``) of classes
+    (:func:`check_classes`); else ``ValueError``."""
+    check_classes(name, labels, ndim=1, n_classes=n_classes)
+    if n is not None and labels.numel() != n:
+        raise ValueError(f"{name} must hold n = {n} labels, got {labels.numel()}")
     return labels
 
 

@@ -23,6 +23,7 @@ from scipy import stats
 from torch import Tensor
 
 from .checks import (
+    check_classes,
     check_device,
     check_feature_dims,
     check_features,
@@ -62,19 +63,8 @@ def all_tasks(
 
 
 def _check_tasks(tasks: Tensor, n_classes: int | None = None) -> Tensor:
-    """tasks (T, m): an integer matrix of classes in 0..n_classes − 1 (≥ 0 without
-    n_classes); else ValueError."""
-    check_tensor("tasks", tasks, ndim=2, integer=True)
-    if tasks.numel() and (
-        int(tasks.min()) < 0
-        or (n_classes is not None and int(tasks.max()) >= n_classes)
-    ):
-        top = "N_C − 1" if n_classes is None else n_classes - 1
-        raise ValueError(
-            f"tasks must be classes in 0..{top}, got values in "
-            f"{int(tasks.min())}..{int(tasks.max())}"
-        )
-    return tasks
+    """tasks (T, m): an integer matrix of classes (:func:`check_classes`)."""
+    return check_classes("tasks", tasks, ndim=2, n_classes=n_classes)
 
 
 def task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:

@@ -63,6 +63,25 @@ def uniform(n_classes=2):
     return torch.full((n_classes,), 1.0 / n_classes)
 
 
+def train_eval(**extra):
+    """A valid classifier call: 6 fit and 4 evaluation points in 3 dimensions, with the
+    argument pairs that must agree."""
+    return (
+        dict(
+            train_features=floats(6, 3),
+            train_labels=labels(6),
+            eval_features=floats(4, 3, seed=1),
+            eval_labels=labels(4),
+            **extra,
+        ),
+        (
+            ("train_labels", "train_features", 0),
+            ("eval_labels", "eval_features", 0),
+            ("eval_features", "train_features", -1),
+        ),
+    )
+
+
 def stacked(n_seeds=2):
     return train.StackedModel(lambda: torch.nn.Linear(2, 1), n_seeds)
 
@@ -238,6 +257,10 @@ BASELINES = {
     "checks.check_int": lambda: (dict(name="x", value=1), ()),
     "checks.check_probabilities": lambda: (dict(name="rho", value=uniform()), ()),
     "checks.check_labels": lambda: (dict(name="y", labels=labels(4)), ()),
+    "checks.check_classes": lambda: (
+        dict(name="y", classes=labels(4), ndim=1, n_classes=2),
+        (),
+    ),
     "checks.check_features": lambda: (
         dict(name="f", features=floats(4, 2), labels=labels(4)),
         (),
@@ -330,50 +353,9 @@ BASELINES = {
         ),
         (("labels", "features", 0),),
     ),
-    "metrics.mean_classifier": lambda: (
-        dict(
-            train_features=floats(6, 3),
-            train_labels=labels(6),
-            eval_features=floats(4, 3, seed=1),
-            eval_labels=labels(4),
-            task_size=2,
-        ),
-        (
-            ("train_labels", "train_features", 0),
-            ("eval_labels", "eval_features", 0),
-            ("eval_features", "train_features", -1),
-        ),
-    ),
-    "metrics.linear_probe": lambda: (
-        dict(
-            train_features=floats(6, 3),
-            train_labels=labels(6),
-            eval_features=floats(4, 3, seed=1),
-            eval_labels=labels(4),
-            task_size=2,
-            max_iter=5,
-        ),
-        (
-            ("train_labels", "train_features", 0),
-            ("eval_labels", "eval_features", 0),
-            ("eval_features", "train_features", -1),
-        ),
-    ),
-    "metrics.knn_accuracy": lambda: (
-        dict(
-            train_features=floats(6, 3),
-            train_labels=labels(6),
-            eval_features=floats(4, 3, seed=1),
-            eval_labels=labels(4),
-            k=3,
-            block=2,
-        ),
-        (
-            ("train_labels", "train_features", 0),
-            ("eval_labels", "eval_features", 0),
-            ("eval_features", "train_features", -1),
-        ),
-    ),
+    "metrics.mean_classifier": lambda: train_eval(task_size=2),
+    "metrics.linear_probe": lambda: train_eval(task_size=2, max_iter=5),
+    "metrics.knn_accuracy": lambda: train_eval(k=3, block=2),
     "metrics.paired_difference": lambda: (
         dict(first=[1.0, 2.0, 3.0], second=[1.5, 2.0, 2.0], confidence=0.95),
         (),

@@ -209,6 +209,17 @@ def test_check_labels():
             checks.check_labels("labels", value, **options)
 
 
+def test_check_classes_in_any_number_of_dimensions():
+    tasks = torch.tensor([[0, 1], [1, 2]])
+    assert checks.check_classes("tasks", tasks, ndim=2, n_classes=3) is tasks
+    with pytest.raises(ValueError, match=r"tasks must be classes in 0\.\.1"):
+        checks.check_classes("tasks", tasks, ndim=2, n_classes=2)
+    with pytest.raises(ValueError, match="tasks must"):
+        checks.check_classes("tasks", tasks[0], ndim=2)
+    with pytest.raises(ValueError, match="n_classes must be an integer"):
+        checks.check_classes("tasks", tasks, ndim=2, n_classes=2.5)
+
+
 def test_check_features():
     labels = torch.tensor([0, 1, 1])
     assert checks.check_features("f", torch.zeros(2, 3, 4), labels) == 3
