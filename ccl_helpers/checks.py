@@ -242,6 +242,22 @@ def check_features(name: str, features, labels, labels_name: str = "labels") -> 
     return n
 
 
+def check_inputs(name: str, inputs, labels, labels_name: str = "labels") -> int:
+    """Validate inputs (n, ...) of a floating dtype with finite entries (read once: data
+    given to a sampler or an evaluation, not a training step) and their labels (n,), an
+    integer vector of classes ≥ 0 (:func:`check_labels`); return n."""
+    check_labels(labels_name, labels)
+    n = labels.numel()
+    check_tensor(name, inputs, min_ndim=1, floating=True)
+    if inputs.shape[0] != n:
+        raise ValueError(
+            f"{name} must have n = len({labels_name}) = {n} rows, got "
+            f"{_shape_of(inputs)}"
+        )
+    check_finite(name, inputs)
+    return n
+
+
 def check_feature_dims(
     name: str, features: torch.Tensor, reference_name: str, reference: torch.Tensor
 ) -> None:
@@ -259,23 +275,75 @@ def check_feature_dims(
         ) from None
 
 
-def check_steps(name: str, steps, minimum: int | None = 0) -> list[int]:
-    """``steps`` as a list of ints if it is an iterable of integers (not bools) ≥
-    ``minimum`` (any integers with None); else ``ValueError`` naming ``name`` and the
-    offending entry."""
+def check_steps(name: str, steps, last: int | None = None) -> list[int]:
+    """``steps`` as a list of ints if it is an iterable of integer steps (not bools) in
+    0..``last`` (≥ 0 without ``last``); else ``ValueError`` naming ``name`` and the
+    offending entry: a step out of range is an error, never dropped."""
     if isinstance(steps, (str, bytes)) or not hasattr(steps, "__iter__"):
         raise ValueError(f"{name} must be a sequence of integer steps, got {steps!r}")
-    out = []
-    for i, step in enumerate(steps):
-        if minimum is not None:
-            out.append(check_int(f"{name}[{i}]", step, minimum))
-            continue
-        try:
-            if isinstance(step, bool):
-                raise TypeError
-            out.append(operator.index(step))
-        except TypeError:
-            raise ValueError(
-                f"{name}[{i}] must be an integer step, got {step!r}"
-            ) from None
-    return out
+    return [check_int(f"{name}[{i}]", step, 0, last) for i, step in enumerate(steps)]
+
+
+def check_callable(name: str, value):
+    """``value`` if it is callable (a function, a module, a model); else
+    ``ValueError`` naming ``name``."""
+    if not callable(value):
+        raise ValueError(f"{name} must be callable, got {_shape_of(value)}")
+    return value
+
+
+def check_instance(name: str, value, cls: type):
+    """``value`` if it is an instance of ``cls`` (e.g. a record such as
+    :class:`~ccl_helpers.multimodal.DataModel`, built by the package's functions); else
+    ``ValueError`` naming ``name`` and the class."""
+    if not isinstance(value, cls):
+        raise ValueError(
+            f"{name} must be a {cls.__name__} (as the package's functions build it), "
+            f"got {_shape_of(value)}"
+        )
+    return value
+
+
+def check_frame(
+    name: str, frame, columns=(), *, min_rows: int = 1, columns_from: str = ""
+):
+    """``frame`` if it is a pandas DataFrame with ≥ ``min_rows`` rows and the
+    ``columns`` (named by the argument ``columns_from``, if given); else ``ValueError``
+    naming ``name`` (and ``columns_from``) and what is missing."""
+    import pandas as pd
+
+    check_instance(name, frame, pd.DataFrame)
+    min_rows = check_int(f"{name}: min_rows", min_rows, 0)
+    missing = [c for c in columns if c not in frame.columns]
+    if missing:
+        by = f" named by {columns_from}" if columns_from else ""
+        raise ValueError(
+            f"{name} lacks the columns {missing}{by}; it has {list(frame.columns)}"
+        )
+    if len(frame) < min_rows:
+        raise ValueError(
+            f"{name} must have at least {min_rows} row(s), got {len(frame)}"
+        )
+    return frame
+
+
+def check_batch(name: str, batch, kinds) -> tuple:
+    """``batch`` as a tuple if it holds one tensor per entry of ``kinds``: a
+    floating-point one where the entry is "floating", an integer one where it is
+    "integer"; else ``ValueError`` naming ``name[i]``. Dtypes and length only, never
+    values: for per-step losses (safe under ``torch.func.vmap``, no device
+    synchronisation)."""
+    if not isinstance(batch, (tuple, list)) or len(batch) != len(kinds):
+        raise ValueError(
+            f"{name} must be a tuple of {len(kinds)} tensors, got {_shape_of(batch)}"
+            + (f" of length {len(batch)}" if isinstance(batch, (tuple, list)) else "")
+        )
+    for i, (element, kind) in enumerate(zip(batch, kinds, strict=True)):
+        check_choice(f"{name}: kinds[{i}]", kind, ("floating", "integer"))
+        check_tensor(
+            f"{name}[{i}]",
+            element,
+            floating=kind == "floating",
+            integer=kind == "integer",
+        )
+    return tuple(batch)

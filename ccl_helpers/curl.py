@@ -25,12 +25,15 @@ from torch import Tensor
 
 from . import coupon, metrics, train
 from .checks import (
+    check_batch,
+    check_callable,
     check_feature_dims,
     check_features,
     check_finite,
     check_finite_real,
+    check_inputs,
+    check_instance,
     check_int,
-    check_labels,
     check_positive,
     check_tensor,
 )
@@ -60,14 +63,15 @@ def block_contrastive_loss(
     this is L_un of eq. (1); with b > 1 it is the block variant (averages of b positives
     / b negatives).
     """
-    anchor, positives, negatives = batch
+    check_callable("forward", forward)
+    anchor, positives, negatives = check_batch("batch", batch, ("floating",) * 3)
     if (
         positives.shape != negatives.shape
         or positives.shape[0] != anchor.shape[0]
         or positives.ndim != anchor.ndim + 1
     ):
         raise ValueError(
-            "need x (B, ...), positives and negatives (B, b, ...); got "
+            "batch must be x (B, ...), positives and negatives (B, b, ...); got "
             f"{tuple(anchor.shape)}, "
             f"{tuple(positives.shape)}, {tuple(negatives.shape)}"
         )
@@ -82,7 +86,8 @@ def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor
     """Supervised training loss: mean cross-entropy of logits forward(x) (B, N_C)
     against labels (B,); its log-softmax in at least float32, the result in the logits'
     dtype (float32 for float16)."""
-    inputs, labels = batch
+    check_callable("forward", forward)
+    inputs, labels = check_batch("batch", batch, ("floating", "integer"))
     logits = forward(inputs)
     return F.cross_entropy(at_least_float32(logits), labels).to(result_dtype(logits))
 
@@ -97,7 +102,9 @@ def contrastive_batches(
     """step ↦ (x, positives, negatives), each with leading shape (n_seeds, batch_size),
     drawn from D_sim and D_neg of ``latent``; positives and negatives are blocks of
     ``block_size``."""
-    shape = (n_seeds, batch_size)
+    check_instance("latent", latent, LatentClassModel)
+    shape = (check_int("n_seeds", n_seeds), check_int("batch_size", batch_size))
+    block_size = check_int("block_size", block_size)
 
     def sample(step: int):
         anchor, positives, _ = latent.sample_sim(
@@ -118,11 +125,13 @@ def labelled_batches(
 ):
     """step ↦ (x, y) with leading shape (n_seeds, batch_size), examples drawn uniformly
     with replacement."""
+    check_inputs("inputs", inputs, labels)
+    shape = (check_int("n_seeds", n_seeds), check_int("batch_size", batch_size))
 
     def sample(step: int):
         index = torch.randint(
             labels.numel(),
-            (n_seeds, batch_size),
+            shape,
             generator=generator,
             device=labels.device,
         )
@@ -302,7 +311,9 @@ def block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
     (...) float64 (``gap_se``: the standard error of L_un − L^block_un). Jensen's
     inequality gives L^block_un ≤ L_un for every f.
     """
-    anchor, positives, negatives = samples
+    anchor, positives, negatives = check_instance("samples", samples, BlockSamples)
+    check_tensor("features", features, min_ndim=2, floating=True)
+    check_finite("features", features)
     n = features.shape[-2]
     if any(int(index.max()) >= n for index in samples):
         raise ValueError(
@@ -343,14 +354,7 @@ def block_evaluator(
     :func:`block_losses`, ``L_mu`` and ``accuracy_mu`` (the mean classifier on AVG-2),
     and the lemma's bound from each loss, ``bound`` (L_un − τ log 2)/(1 − τ) and
     ``block_bound`` (L^block_un − τ log 2)/(1 − τ)."""
-    check_tensor("inputs", inputs, min_ndim=1, floating=True)
-    check_labels("labels", labels)
-    if inputs.shape[0] != labels.numel():
-        raise ValueError(
-            f"inputs must have n = len(labels) = {labels.numel()} rows, "
-            f"got {tuple(inputs.shape)}"
-        )
-    check_finite("inputs", inputs)
+    check_inputs("inputs", inputs, labels)
     samples = draw_block_samples(labels, block_size, n_samples, generator)
     tau = coupon.tau_plus(1, metrics.class_frequencies(labels))
 
@@ -550,6 +554,17 @@ def train_supervised(
     """
     if not grid:
         raise ValueError("grid must hold at least one (lr, weight_decay)")
+    for i, (lr, weight_decay) in enumerate(grid):
+        check_positive(f"grid[{i}]: lr", lr)
+        check_positive(f"grid[{i}]: weight_decay", weight_decay, allow_zero=True)
+    check_callable("make_model", make_model)
+    check_inputs("inputs", inputs, labels)
+    check_inputs("val_inputs", val_inputs, val_labels, "val_labels")
+    if val_inputs.shape[1:] != inputs.shape[1:]:
+        raise ValueError(
+            "val_inputs must have the example shape of inputs, "
+            f"{tuple(inputs.shape[1:])}, got {tuple(val_inputs.shape[1:])}"
+        )
     n_seeds = check_int("n_seeds", n_seeds)
     search_seeds = check_int("search_seeds", search_seeds, 1, n_seeds)
 

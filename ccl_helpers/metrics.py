@@ -23,12 +23,15 @@ from scipy import stats
 from torch import Tensor
 
 from .checks import (
+    check_callable,
     check_classes,
     check_device,
     check_feature_dims,
     check_features,
     check_finite,
     check_floating_dtype,
+    check_frame,
+    check_instance,
     check_int,
     check_labels,
     check_positive,
@@ -459,6 +462,7 @@ def unsupervised_loss_curve(
     Returns: estimate (..., N_max) and standard error (..., N_max), float64; column N −
     1 is L^N_un. Computed in float64 in memory-bounded chunks of draws.
     """
+    check_instance("samples", samples, UnsupervisedSamples)
     anchor, positive, negatives = samples
     check_tensor("features", features, min_ndim=2, floating=True)
     if (
@@ -699,6 +703,7 @@ def embed(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
     (one call on many images through a vmapped stack of models is memory-bound and
     several times slower), concatenated along the sample axis: (..., n, d) for an
     encoder with leading dimensions (a StackedModel gives (S, n, d))."""
+    check_callable("encoder", encoder)
     check_tensor("images", images, min_ndim=2, floating=True)
     check_finite("images", images)
     chunk_size = check_int("chunk_size", chunk_size)
@@ -753,6 +758,7 @@ def difference_table(frame, value: str, by: str, first, second, within: list[str
     difference of the mean of ``value`` between the rows with ``by == first`` and
     those with ``by == second``, its standard error (:func:`mean_difference`) and
     z = difference / s.e. → a frame: the ``within`` columns, difference, se, z."""
+    check_frame("frame", frame)
     for name, column in [
         ("value", value),
         ("by", by),
@@ -826,6 +832,7 @@ def verdict(
     "not resolved"."""
     if expected not in ("positive", "negative"):
         raise ValueError(f"expected must be 'positive' or 'negative', got {expected!r}")
+    check_instance("comparison", comparison, Comparison)
     if margin is not None:
         margin = check_positive("margin", margin)
     sign = 1.0 if expected == "positive" else -1.0

@@ -49,6 +49,7 @@ from .checks import (
     check_device,
     check_finite,
     check_floating_dtype,
+    check_instance,
     check_same_shape,
     check_steps,
     check_tensor,
@@ -83,8 +84,11 @@ def _check_weights(name: str, W: Tensor) -> None:
 def _check_weight_pair(
     W_A: Tensor, W_B: Tensor, model: DataModel | None = None, finite: bool = False
 ) -> None:
-    """W_A, W_B (runs, width, input_dim) floating, of one shape, with ``model``'s input
-    dimension; with ``finite``, their values too (once per call, never per step)."""
+    """W_A, W_B (runs, width, input_dim) floating, of one shape, with the input
+    dimension of ``model`` (a :class:`DataModel`); with ``finite``, their values too
+    (once per call, never per step)."""
+    if model is not None:
+        check_instance("model", model, DataModel)
     _check_weights("W_A", W_A)
     _check_weights("W_B", W_B)
     check_same_shape("W_B", W_B, "W_A", W_A)
@@ -261,6 +265,7 @@ class Pairs(NamedTuple):
 def sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs:
     """n positive pairs per run (shared z, independent ±1 noises). Negatives of pair i:
     the other rows."""
+    check_instance("model", model, DataModel)
     n = _check_int("n", n)
     R, dt = model.n_runs, model.M_A.dtype
     z = _signs((R, n, model.latent_dim), generator, dt)
@@ -468,6 +473,7 @@ def batch_loss(
     _check_choice("normalisation", normalisation, NORMALISATIONS)
     beta, tau = _check_positive("beta", beta), _check_positive("tau", tau)
     _check_weight_pair(W_A, W_B, model)
+    check_instance("pairs", pairs, Pairs)
     gram_AB = W_A.mT @ W_B
     gram_AA, gram_BB = W_A.mT @ W_A, W_B.mT @ W_B
     if normalisation == "population":
@@ -529,6 +535,7 @@ def closed_form_gradients(
     _check_choice("loss", loss, LOSSES)
     beta, tau = _check_positive("beta", beta), _check_positive("tau", tau)
     _check_weight_pair(W_A, W_B, model, finite=True)
+    check_instance("pairs", pairs, Pairs)
     cov_A, cov_B = model.covariances()
     N_A, N_B = population_norm(W_A, cov_A), population_norm(W_B, cov_B)
     F_A = pairs.x_A @ W_A.mT / N_A[:, None, None]
@@ -695,6 +702,7 @@ def alignment_margin(parts: Reparametrised) -> Tensor:
     ≥ 2σ_min(S_B) − P.
     So μ > 0 implies that every non-colliding triple is won: Align with collisions
     excluded equals 1. ‖·‖₂ is the spectral norm; σ_min the r-th singular value."""
+    check_instance("parts", parts, Reparametrised)
     r, dxi = parts.S_A.shape[-1], parts.Xi_A.shape[-1]
     spectral = torch.linalg.matrix_norm
     return (
@@ -742,6 +750,7 @@ def scores(
     """Every score of the chapter for each run (R,): max_p(1 − ρ_p), ‖Ξ_A‖²/‖S_A‖²,
     κ(S_A), both balances, the margin of Lemma 4.4 (:func:`alignment_margin`) and (if
     ``n_align`` > 0) the Monte Carlo alignment."""
+    check_instance("parts", parts, Reparametrised)
     n_align = _check_int("n_align", n_align, 0)
     _check_choice("ties", ties, ("strict", "half"))
     out = {
@@ -777,12 +786,7 @@ def two_stage(
 
 def _check_record_steps(record_steps: Sequence[int], total: int) -> list[int]:
     """The distinct recording steps, sorted; each must lie in 0..total."""
-    record = sorted(set(check_steps("record_steps", record_steps, minimum=None)))
-    if record and (record[0] < 0 or record[-1] > total):
-        raise ValueError(
-            f"record_steps must lie in 0..{total}, got {record[0]}..{record[-1]}"
-        )
-    return record
+    return sorted(set(check_steps("record_steps", record_steps, total)))
 
 
 def _check_schedule(schedule) -> list[tuple[float, int]]:
@@ -1118,11 +1122,9 @@ def integrate_ode(
     steps = (
         np.arange(total + 1)
         if record_steps is None
-        else np.array(
-            sorted(set(check_steps("record_steps", record_steps, minimum=None)))
-        )
+        else np.array(_check_record_steps(record_steps, total))
     )
-    if steps.size == 0 or steps[0] < 0 or steps[-1] > total:
+    if steps.size == 0:
         raise ValueError(f"record_steps must be a non-empty subset of 0..{total}")
     B, r = sig.shape
     sig2 = sig**2
@@ -1261,6 +1263,7 @@ def ode_scores(
     The alignment (Monte Carlo on :func:`ode_matrices`, exact ties counted 1/2) is
     computed at every ``align_every``-th step only, on ``generator``'s device (the
     matrices are built on the CPU in float64)."""
+    check_instance("state", state, ODEState)
     n_align = _check_int("n_align", n_align, 0)
     B, T, r = state.a.shape
     parts = ode_matrices(state.a, state.rho, state.noise, noise_dim)

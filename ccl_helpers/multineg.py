@@ -63,10 +63,16 @@ from torch import Tensor
 
 from . import coupon, metrics, plotting, train
 from .checks import (
+    check_batch,
+    check_callable,
     check_finite,
     check_finite_real,
+    check_frame,
+    check_inputs,
+    check_instance,
     check_int,
     check_positive,
+    check_steps,
     check_tensor,
 )
 from .data import LatentClassModel
@@ -377,6 +383,7 @@ def contrastive_batches(
       so each anchor's term is still an unbiased estimate of L^N_un; the anchors'
       negatives overlap, and the encoder runs on 2B + P inputs instead of 2B + BN.
     """
+    check_instance("latent", latent, LatentClassModel)
     n_seeds = check_int("n_seeds", n_seeds)
     batch_size = check_int("batch_size", batch_size)
     n = check_int("n_negatives", n_negatives)
@@ -411,7 +418,10 @@ def contrastive_loss(
     batch: x (B, *input), x⁺ (B, *input), pool (P, *input), choice (B, N) (one seed's
     slice of :func:`contrastive_batches`; x⁻_i of anchor b is pool[choice[b, i]]).
     One forward pass over the 2B + P inputs. Returns a scalar."""
-    anchor, positive, pool, choice = batch
+    check_callable("forward", forward)
+    anchor, positive, pool, choice = check_batch(
+        "batch", batch, ("floating", "floating", "floating", "integer")
+    )
     if (
         positive.shape != anchor.shape
         or pool.shape[1:] != anchor.shape[1:]
@@ -461,16 +471,10 @@ def make_evaluator(
     The lemmas' bounds are added to the records by :func:`add_lemma_bounds`.
     """
     n = check_int("n_negatives", n_negatives)
+    check_inputs("inputs", inputs, labels)
     n_classes, counts = metrics.labelled_set_sizes(
         torch.zeros(labels.numel(), 1), labels
     )
-    check_tensor("inputs", inputs, min_ndim=1, floating=True)
-    if inputs.shape[0] != labels.numel():
-        raise ValueError(
-            f"inputs must have n = len(labels) = {labels.numel()} rows, "
-            f"got {tuple(inputs.shape)}"
-        )
-    check_finite("inputs", inputs)
     rho = metrics.class_weights(class_probs, n_classes, counts, uniform_default=False)
     samples = metrics.draw_unsupervised_samples(labels, n, n_samples, generator, rho)
 
@@ -516,9 +520,7 @@ def add_lemma_bounds(
     the lemma despite the Monte Carlo error. Lemma 1's columns are filled on the rows
     with N = 1, Lemma 2's on those with N > 1 (+∞ where the coverage probability is 0),
     NaN elsewhere. Returns a new frame."""
-    missing = {"N", "L_un", "L_un_se"} - set(runs.columns)
-    if missing:
-        raise ValueError(f"runs lacks the columns {sorted(missing)}")
+    check_frame("runs", runs, ["N", "L_un", "L_un_se"])
     confidence = check_positive("confidence", confidence, allow_zero=True)
     rho = coupon.probability_vector(class_probs)
     out = runs.copy()
@@ -570,6 +572,10 @@ def lemma_runs(
     values = [check_int("negatives", n) for n in negatives]
     if not values:
         raise ValueError("negatives must hold at least one N ≥ 1")
+    check_callable("make_encoder", make_encoder)
+    check_instance("train_set", train_set, LatentClassModel)
+    check_inputs("eval_inputs", eval_inputs, eval_labels, "eval_labels")
+    checkpoints = check_steps("checkpoints", checkpoints, check_int("n_steps", n_steps))
     device = eval_inputs.device
     linear = set(fit_linear)
     tables, models = [], {}
@@ -655,9 +661,7 @@ def draw_stored_runs(runs: pd.DataFrame, negatives: Sequence[int] = (1, 35)):
     for every data set of the ``data`` column and every N in ``negatives``, one panel
     of :func:`draw_lemma_curves` (Lemma 1's curves for N = 1, Lemma 2's otherwise; log
     scale for N > 1), at most 3 panels a row. Returns the figure."""
-    missing = {"data", "N", "step", "seed"} - set(runs.columns)
-    if missing:
-        raise ValueError(f"runs lacks the columns {sorted(missing)}")
+    check_frame("runs", runs, ["data", "N", "step", "seed"])
     panels = [
         (name, int(n))
         for name in runs["data"].unique()
@@ -798,6 +802,7 @@ def triplet_objective(
     with ``reduction="sum"`` (it takes ζ(f(xᵢ)ᵀf(xᵢ⁻) − f(xᵢ)ᵀf(xᵢ⁺)), the same
     argument). Chapter 3's :func:`ccl_helpers.wen.triplet_loss` is the same loss on
     index triplets, divided by their number."""
+    check_callable("forward", forward)
     inputs, n = _stack_triplets(triplets)
     return logistic_loss(*_split_triplets(forward(inputs), n), reduction="sum")
 
@@ -805,7 +810,7 @@ def triplet_objective(
 def _stack_triplets(triplets: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, int]:
     """(the 3n inputs: anchors, then positives, then negatives; n) for one forward
     pass."""
-    anchor, positive, negative = triplets
+    anchor, positive, negative = check_batch("triplets", triplets, ("floating",) * 3)
     if not (anchor.shape == positive.shape == negative.shape) or anchor.ndim < 2:
         raise ValueError(
             "triplets must be three tensors of one shape (n, …), got "
@@ -843,6 +848,7 @@ def triplet_evaluator(
       ``lemma4_applies`` 1.0 where ε < η/2, else 0.0.
     """
     inputs, n = _stack_triplets(triplets)
+    check_finite("triplets", inputs)
 
     def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
         outputs = model(inputs).double()  # (S, 3n, d)
@@ -983,6 +989,9 @@ def descent_sweep(
     ``parameter``."""
     if not values:
         raise ValueError("values must hold at least one value of the parameter")
+    check_callable("case", case)
+    for i, value in enumerate(values):
+        check_finite_real(f"values[{i}]", value)
     outcomes = []
     for value in values:
         triplets, width = case(value)
@@ -1007,9 +1016,7 @@ def lazy_width(
     threshold = check_positive("threshold", threshold)
     if not 0 < confidence < 1:
         raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
-    missing = {"width", "relative_movement"} - set(steps.columns)
-    if missing:
-        raise ValueError(f"steps lacks the columns {sorted(missing)}")
+    check_frame("steps", steps, ["width", "relative_movement"])
     by_width = steps.groupby("width")["relative_movement"]
     size, count = by_width.size(), by_width.count()
     if (size < 2).any():

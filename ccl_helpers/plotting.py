@@ -14,6 +14,8 @@ it is shown at its natural size, and a font of s pt appears as s · DPI / 96 pt 
 
 from __future__ import annotations
 
+import math
+import numbers
 from collections.abc import Sequence
 from types import MappingProxyType
 
@@ -22,7 +24,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .checks import check_int, check_positive
+from .checks import check_frame, check_int, check_positive
 
 PALETTE = "colorblind"
 RUN_STYLE = {"linewidth": 0.8, "alpha": 0.35}
@@ -140,6 +142,8 @@ def sweep_colors(values) -> dict:
     values = list(values)
     if not values:
         raise ValueError("values must hold at least one value of the swept parameter")
+    if any(isinstance(v, numbers.Real) and not math.isfinite(v) for v in values):
+        raise ValueError(f"values must be finite, got {values}")
     shades = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(values)))
     return {value: tuple(shade) for value, shade in zip(values, shades)}
 
@@ -214,12 +218,7 @@ def runs_and_mean(
         error_band: also shade mean ± one standard error of the mean over the runs
             (std/√runs at each x; needs ≥ 2 runs).
     """
-    missing = {x, y, run} - set(history.columns)
-    if missing:
-        raise ValueError(
-            f"history lacks the columns {sorted(missing)}; "
-            f"it has {list(history.columns)}"
-        )
+    check_frame("history", history, [x, y, run], min_rows=0)
     color = color if color is not None else ax._get_lines.get_next_color()
     style = BOUND_STYLE if bound else {}
     for _, one in history.groupby(run):

@@ -42,8 +42,11 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .checks import (
+    check_callable,
     check_choice,
     check_finite,
+    check_frame,
+    check_instance,
     check_int,
     check_labels,
     check_positive,
@@ -158,6 +161,7 @@ def attracting_bound(
     """Theorem 4.4 for every image x of ``images`` (n, C, H, W): the anchor view t(x)
     and K = ``n_transforms`` independent views t_k(x), all drawn from ``strategy``; see
     :func:`attracting_terms`."""
+    check_callable("encoder", encoder)
     _check_images("images", images)
     check_int("n_transforms", n_transforms, 2)
     views = augment(images.expand(n_transforms + 1, *images.shape), strategy, generator)
@@ -380,6 +384,7 @@ def repelling_bound(
     (M,) (balanced for Assumption 4.5, see :func:`ccl_helpers.data.balanced_subset`); T'
     uniform over K = ``n_transforms`` transformations drawn from ``strategy``, each
     applied to the whole pool. See :func:`repelling_terms`."""
+    check_callable("encoder", encoder)
     _check_images("images", images)
     _check_images("pool_images", pool_images)
     check_labels("labels", labels, n=images.shape[0])
@@ -421,6 +426,7 @@ def prototype_bias(
     ``n_transforms`` views per image: ‖µ̂_{y_i} − m̂_i‖ averaged over i, µ̂ the class
     mean of all views. Representations are normalised.
     """
+    check_callable("encoder", encoder)
     _check_images("images", images)
     check_labels("labels", labels, n=images.shape[0])
     if method not in ("eq51", "plugin"):
@@ -481,6 +487,7 @@ def prototype_spread(
     ``n_transforms`` views per image (normalised representations), as in
     :func:`prototype_bias`'s plug-in: the scale against which that bias can be read
     (every class present in ``labels``)."""
+    check_callable("encoder", encoder)
     _check_images("images", images)
     check_labels("labels", labels, n=images.shape[0])
     check_int("n_transforms", n_transforms, 1)
@@ -511,6 +518,7 @@ def seeded_model(
 
     from .train import StackedModel
 
+    check_callable("make_module", make_module)
     if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence) or not seeds:
         raise ValueError(
             f"seeds must be a non-empty sequence of ints ≥ 0, got {seeds!r}"
@@ -694,9 +702,9 @@ def run_batches(
             device.
         runs: one row per member with the columns :data:`RUN_COLUMNS`.
     """
-    missing = set(RUN_COLUMNS) - set(runs.columns)
-    if missing:
-        raise ValueError(f"runs lacks the columns {sorted(missing)}")
+    if not isinstance(pools, Mapping) or not pools:
+        raise ValueError(f"pools must map names to image pools, got {pools!r}")
+    check_frame("runs", runs, RUN_COLUMNS)
     check_int("batch_size", batch_size, 2)
     check_int("seed", seed, 0)
     shapes = {tuple(pool.shape[1:]) for pool in pools.values()}
@@ -885,6 +893,7 @@ def arm_values(results: pd.DataFrame, metric: str, arm: Mapping) -> np.ndarray:
     results: one row per member with the columns :data:`RUN_COLUMNS` and ``metric``;
     arm: column → value for the columns that define the arm (the others are free, but
     the arm must hold one member per seed)."""
+    check_frame("results", results)
     unknown = set(arm) - set(results.columns)
     if unknown or metric not in results.columns:
         raise ValueError(
@@ -909,6 +918,7 @@ def seed_matrix(
     must hold the same seeds."""
     if not arms:
         raise ValueError("arms must hold at least one arm")
+    check_frame("results", results)
     seeds = [arm_values(results, "seed", arm) for arm in arms]
     if any(not np.array_equal(seeds[0], other) for other in seeds[1:]):
         raise ValueError(f"the arms must hold the same seeds, got {seeds}")
@@ -966,6 +976,8 @@ def design_runs(
     Columns: ``arm`` (the arm's name, "map" for a cell), then :data:`RUN_COLUMNS`; the
     index is the member of the stacked model."""
     n_seeds = check_int("n_seeds", n_seeds)
+    if not arms:
+        raise ValueError("arms must hold at least one arm")
     keys = [c for c in RUN_COLUMNS if c != "seed"]
     for name, arm in [*arms.items(), *(("map", cell) for cell in cells)]:
         if set(arm) != set(keys):
@@ -990,6 +1002,9 @@ def verdict_row(name: str, found: Mapping, setting: str, unit: str = "pts") -> d
     """A row of a chapter's verdict table from a :func:`claim`: the claim, its verdict,
     the deciding number (the estimate with its 95 % interval, in ``unit``) and the
     setting."""
+    missing = sorted({"verdict", "estimate", "low", "high"} - set(found))
+    if missing:
+        raise ValueError(f"found must be a claim (see claim()), lacks {missing}")
     return {
         "claim": name,
         "verdict": found["verdict"],
@@ -1006,6 +1021,7 @@ def pooled_seed_sd(results: pd.DataFrame, metric: str) -> tuple[float, int]:
     several seeds (arms: equal values in every column of :data:`RUN_COLUMNS` but
     ``seed``), and its degrees of freedom Σ (n_arm − 1)."""
     keys = [c for c in RUN_COLUMNS if c != "seed"]
+    check_frame("results", results, keys)
     if metric not in results.columns:
         raise ValueError(
             f"metric must name a column of results, got {metric!r} (columns "
@@ -1037,6 +1053,10 @@ def bias_by_member(
     class prototypes (:func:`prototype_spread`, ``prototype_spread``, on the plug-in's
     views). The members of one strategy share the draws (a generator seeded by
     ``seed``)."""
+    from .train import StackedModel
+
+    check_instance("model", model, StackedModel)
+    check_frame("runs", runs, ["strategy"])
     check_int("seed", seed, 0)
     frames = []
     for name, rows in runs.groupby("strategy", sort=False):
@@ -1154,6 +1174,7 @@ def bound_terms(
     4.6, a float or one per model (S,) (e.g. each model's training α). Returns
     (AttractingTerms, RepellingTerms), fields (S, n).
     """
+    check_callable("encoder", encoder)
     _check_images("images", images)
     _check_images("pool_images", pool_images)
     check_labels("labels", labels, n=images.shape[0])
@@ -1214,6 +1235,8 @@ def summarise_bounds(
     per-sample gaps (Theorem 4.4: over the samples that satisfy Assumption 4.3,
     f(t(x))·m̂ ≥ 0), the fraction of samples satisfying it and its smallest value, and
     the smallest gap of the corrected repelling form."""
+    check_instance("attract", attract, AttractingTerms)
+    check_instance("repel", repel, RepellingTerms)
     holds = attract.hemisphere >= 0
     return {
         "attract_gap": attract.gap.mean(-1),
@@ -1232,6 +1255,9 @@ def model_subset(model, indices: list[int]) -> Encoder:
     :class:`~ccl_helpers.train.StackedModel` (only those are evaluated)."""
     from torch.func import vmap
 
+    from .train import StackedModel
+
+    check_instance("model", model, StackedModel)
     if (
         isinstance(indices, (str, bytes))
         or not isinstance(indices, Sequence)

@@ -78,11 +78,11 @@ U_HESSIAN_BLOCKS = ((0.0, -1.0, 1.0), (-1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
 # ---------------------------------------------------------------- validation
 
 
-def _check_radius(radius) -> float:
+def _check_radius(radius, name: str = "radius C") -> float:
     """The radius C as a float: a finite real > 0 (or a one-element tensor of one)."""
     if isinstance(radius, Tensor) and radius.numel() == 1:
         radius = radius.item()
-    return check_positive("radius C", radius)
+    return check_positive(name, radius)
 
 
 def _check_triplets(z: Tensor) -> None:
@@ -512,8 +512,8 @@ def smoothness_table(
     import pandas as pd
 
     rows = []
-    for radius in radii:
-        C = _check_radius(radius)
+    radii = [_check_radius(radius, f"radii[{i}]") for i, radius in enumerate(radii)]
+    for C in radii:
         searched, _ = smoothness_sup_search(
             C, dim=dim, n_starts=n_starts, n_steps=n_steps, seed=seed, device=device
         )

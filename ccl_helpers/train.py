@@ -30,8 +30,11 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from .checks import (
+    check_callable,
     check_device,
     check_finite,
+    check_frame,
+    check_instance,
     check_int,
     check_positive,
     check_steps,
@@ -61,6 +64,7 @@ class StackedModel:
         seed: int = 0,
         device: torch.device | str = "cpu",
     ):
+        check_callable("make_module", make_module)
         n_seeds = check_int("n_seeds", n_seeds)
         device = check_device("device", device)
         copies = []
@@ -351,6 +355,9 @@ def loop(
     step size is too large).
     """
     n_steps = check_int("n_steps", n_steps, 0)
+    if not isinstance(params, Mapping) or not params:
+        raise ValueError(f"params must map names to trained tensors, got {params!r}")
+    check_callable("gradient", gradient)
     if optimizer not in OPTIMIZERS:
         raise ValueError(
             f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}"
@@ -369,8 +376,7 @@ def loop(
         and math.isfinite(target[1])
     ):
         raise ValueError(f"target must be (quantity, finite threshold), got {target!r}")
-    checkpoints = check_steps("checkpoints", checkpoints, minimum=None)
-    schedule = {0, n_steps, *(s for s in checkpoints if 0 <= s <= n_steps)}
+    schedule = {0, n_steps, *check_steps("checkpoints", checkpoints, n_steps)}
     every = set(every_step)
     tensors = [params[name] for name in names]
     adam = None
@@ -448,6 +454,9 @@ def stacked_gradient(
     float32. ``grad_norm``: also the per-step quantity ``grad_norm`` ‖∇L_s‖₂ over all
     trained tensors.
     """
+    check_instance("model", model, StackedModel)
+    check_callable("loss_fn", loss_fn)
+    check_callable("data", data)
     names = list(model.params)
     batched_loss = _batched_loss(model, loss_fn, None if shared else 0)
     device = next(iter(model.params.values())).device
@@ -502,7 +511,8 @@ def train(
     descent on a fixed training set, see :func:`gradient_descent`.
     """
     n_steps = check_int("n_steps", n_steps)
-    eval_steps = check_steps("eval_steps", eval_steps, minimum=None)
+    eval_steps = check_steps("eval_steps", eval_steps, n_steps)
+    check_callable("sample_batch", sample_batch)
     gradient = stacked_gradient(
         model, loss_fn, lambda t: sample_batch(t + 1), mixed_precision=True
     )
@@ -670,6 +680,8 @@ def gradient_descent(
     large).
     """
     max_steps = check_int("max_steps", max_steps)
+    check_instance("model", model, StackedModel)
+    check_callable("loss_fn", loss_fn)
     names = list(model.params)
     if target is not None and not (
         isinstance(target, tuple) and len(target) == 2 and target[0] in TARGETS
@@ -682,7 +694,7 @@ def gradient_descent(
     if isinstance(checkpoints, numbers.Real):
         schedule = log_spaced_steps(max_steps, check_int("checkpoints", checkpoints))
     else:
-        schedule = check_steps("checkpoints", checkpoints, minimum=None)
+        schedule = check_steps("checkpoints", checkpoints, max_steps)
     groups = dict(groups or {})
     for group, prefix in groups.items():
         if not any(name.startswith(prefix) for name in names):
@@ -721,12 +733,7 @@ def wide(history: pd.DataFrame) -> pd.DataFrame:
     one row per (step, seed, configuration), one column per quantity, rows in their
     order of first appearance; a quantity missing at a step (recorded only at the
     checkpoints) is NaN there."""
-    missing = {"step", "quantity", "value"} - set(history.columns)
-    if missing:
-        raise ValueError(
-            f"history lacks the columns {sorted(missing)}; it has "
-            f"{list(history.columns)}"
-        )
+    check_frame("history", history, ["step", "quantity", "value"])
     keys = [c for c in history.columns if c not in ("quantity", "value")]
     table = history.pivot_table(
         index=keys, columns="quantity", values="value", sort=False

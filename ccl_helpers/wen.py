@@ -69,7 +69,14 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from .checks import check_device, check_finite, check_tensor
+from .checks import (
+    check_batch,
+    check_callable,
+    check_device,
+    check_finite,
+    check_frame,
+    check_tensor,
+)
 from .checks import check_int as _check_int
 from .checks import check_positive as _check_positive
 from .losses import at_least_float32, logistic_loss, result_dtype, widen_float16
@@ -679,9 +686,9 @@ def running_average(
 ) -> pd.Series:
     """(1/T) Σ_{t=0}^{T−1} value^(t) at T = step + 1, per group ``by`` (the left side of
     Theorem 4.2 for ``column="loss_norm"``); aligned with ``history``'s index."""
-    missing = {column, "step", *by} - set(history.columns)
-    if missing:
-        raise ValueError(f"history lacks the columns {sorted(missing)}")
+    check_frame("history", history, ["step"])
+    check_frame("history", history, [column], columns_from="column")
+    check_frame("history", history, list(by), columns_from="by")
     ordered = history.sort_values([*by, "step"])
     sums = ordered.groupby(list(by))[column].cumsum()
     return (sums / (ordered["step"] + 1)).reindex(history.index)
@@ -694,9 +701,8 @@ def descent_constant(
     the proof's one-step descent L_S^(t+1) ≤ L_S^(t) − c‖loss^(t)‖² (Theorem 4.2's
     Ω(min(η, γ) δ m / (n³ d))). With c > 0, Cauchy–Schwarz and telescoping give (1/T)
     Σ_{t<T} ‖loss^(t)‖ ≤ (L_S^(0) / (c T))^{1/2}."""
-    missing = {"loss", "loss_norm", "step", *by} - set(history.columns)
-    if missing:
-        raise ValueError(f"history lacks the columns {sorted(missing)}")
+    check_frame("history", history, ["loss", "loss_norm", "step"])
+    check_frame("history", history, list(by), columns_from="by")
 
     def one(group: pd.DataFrame) -> float:
         group = group.sort_values("step")
@@ -715,16 +721,11 @@ def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
     (m/d) and ``ratio_theta`` = ‖∇_θ L_S‖²_F / Σ_i‖loss^_i‖² / (m/d), for every row of
     an :func:`algorithm1` history (Definition 4.1's loss vectors, with the 1/n; the
     source's bounds then read Ω(δ/n) ≤ ratio ≤ O(L n))."""
-    missing = {
-        "grad_W_sq",
-        "tilde_sq",
-        "grad_theta_sq",
-        "hat_sq",
-        "width",
-        "out_features",
-    } - set(history.columns)
-    if missing:
-        raise ValueError(f"history lacks the columns {sorted(missing)}")
+    check_frame(
+        "history",
+        history,
+        ["grad_W_sq", "tilde_sq", "grad_theta_sq", "hat_sq", "width", "out_features"],
+    )
     scale = history["width"] / history["out_features"]
     return pd.DataFrame(
         {
@@ -821,10 +822,12 @@ def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
     k = 1 (:func:`contrastive_loss` of (f(x), f(x), 1)). A ``loss_fn`` for
     :func:`ccl_helpers.train.gradient_descent` (shape checks only, so it runs under
     vmap)."""
-    x, triplets = data
+    check_callable("forward", forward)
+    x, triplets = check_batch("data", data, ("floating", "integer"))
     if triplets.ndim != 2 or triplets.shape[1] != 3:
         raise ValueError(
-            f"triplets must have shape (M, 3), got {tuple(triplets.shape)}"
+            "data[1], the triplets, must have shape (M, 3), got "
+            f"{tuple(triplets.shape)}"
         )
     out = forward(x)
     return logistic_loss(out[triplets[:, 0]], out[triplets[:, 1]], out[triplets[:, 2]])

@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 import torch
 
@@ -254,9 +255,76 @@ def test_check_feature_dims():
 def test_check_steps():
     assert checks.check_steps("steps", (0, np.int64(3), 2)) == [0, 3, 2]
     assert checks.check_steps("steps", []) == []
-    assert checks.check_steps("steps", [-1, 9], minimum=None) == [-1, 9]
+    assert checks.check_steps("steps", [0, 9], 9) == [0, 9]
     for bad in (2.5, "12", [1, 2.5], [True], [-1]):
         with pytest.raises(ValueError, match="steps"):
             checks.check_steps("steps", bad)
-    with pytest.raises(ValueError, match=r"steps\[1\]"):
-        checks.check_steps("steps", [-1, 0.5], minimum=None)
+    with pytest.raises(
+        ValueError, match=r"steps\[1\] must be an integer 0\.\.9, got 10"
+    ):
+        checks.check_steps("steps", [9, 10], 9)
+
+
+def test_check_callable():
+    assert checks.check_callable("f", len) is len
+    with pytest.raises(ValueError, match="f must be callable, got str"):
+        checks.check_callable("f", "len")
+
+
+def test_check_instance_names_the_class():
+    comparison = checks.check_instance("c", (1, 2), tuple)
+    assert comparison == (1, 2)
+    with pytest.raises(ValueError, match="c must be a DataFrame .*got list"):
+        checks.check_instance("c", [1], pd.DataFrame)
+
+
+def test_check_frame():
+    frame = pd.DataFrame({"a": [1, 2], "b": [3, 4]})
+    assert checks.check_frame("t", frame, ["a"]) is frame
+    assert checks.check_frame("t", frame.iloc[:0], min_rows=0).empty
+    for bad, match in [
+        ({"a": [1]}, "t must be a DataFrame"),
+        (frame.iloc[:0], r"t must have at least 1 row\(s\), got 0"),
+        (frame[["b"]], r"t lacks the columns \['a'\]; it has \['b'\]"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            checks.check_frame("t", bad, ["a"])
+    with pytest.raises(ValueError, match=r"t lacks the columns \['c'\] named by by"):
+        checks.check_frame("t", frame, ["a", "c"], columns_from="by")
+
+
+def test_check_batch_checks_length_and_dtypes_only():
+    x, y = torch.tensor([[math.nan, 1.0]]), torch.tensor([-1])
+    assert checks.check_batch("batch", [x, y], ("floating", "integer")) == (x, y)
+    for bad, match in [
+        ((x,), r"batch must be a tuple of 2 tensors, got tuple of length 1"),
+        (x, r"batch must be a tuple of 2 tensors, got shape"),
+        ((y, y), r"batch\[0\] must be a floating-point"),
+        ((x, x), r"batch\[1\] must be an integer"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            checks.check_batch("batch", bad, ("floating", "integer"))
+    with pytest.raises(ValueError, match=r"kinds\[0\]"):
+        checks.check_batch("batch", (x,), ("float",))
+
+
+def test_check_batch_works_under_vmap():
+    def loss(x, y):
+        a, b = checks.check_batch("batch", (x, y), ("floating", "integer"))
+        return a.sum() + b.sum()
+
+    out = torch.func.vmap(loss)(torch.ones(3, 2), torch.ones(3, 2, dtype=torch.long))
+    assert out.tolist() == [4.0, 4.0, 4.0]
+
+
+def test_check_inputs():
+    labels = torch.tensor([0, 1, 1])
+    assert checks.check_inputs("x", torch.zeros(3, 2, 2), labels) == 3
+    for inputs, labels_, match in [
+        (torch.zeros(2, 2), labels, r"x must have n = len\(y\) = 3 rows"),
+        (torch.zeros(3, dtype=torch.long), labels, "x must be a floating-point"),
+        (torch.full((3,), math.nan), labels, "x must be finite"),
+        (torch.zeros(3), torch.tensor([0, -1, 1]), "y must be classes"),
+    ]:
+        with pytest.raises(ValueError, match=match):
+            checks.check_inputs("x", inputs, labels_, "y")

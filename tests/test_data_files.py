@@ -242,6 +242,11 @@ def test_search_order_root_env_debian_cache(places):
     assert labels.tolist() == [1] * 3 and images.shape == (3, 1, 28, 28)
     assert float(images[0, 0, 0, 5]) == pytest.approx(5 / 255)
     assert data.search_path("fashion-mnist", places["root"])[0] == places["root"]
+    wide, _ = data.fashion_mnist("test", root=places["root"], dtype=torch.float64)
+    assert wide.dtype == torch.float64
+    torch.testing.assert_close(wide.float(), images, rtol=0, atol=0)
+    with pytest.raises(ValueError, match="dtype must be a floating-point"):
+        data.fashion_mnist("test", root=places["root"], dtype=torch.uint8)
     # MNIST has no Debian package: its own subfolder of CCL_DATA_DIR, then the cache
     write_split(places["env"] / "MNIST" / "raw", label=7)
     assert data.mnist("test")[1].tolist() == [7] * 3

@@ -273,8 +273,14 @@ def randn_g(generator, *shape):
     return torch.randn(*shape, generator=generator)
 
 
+@pytest.mark.parametrize("eval_steps", [(2, 7), (-1, 2)])
+def test_train_rejects_steps_outside_the_run(eval_steps):
+    with pytest.raises(ValueError, match=r"eval_steps\[\d\] must be an integer 0\.\.6"):
+        run(n_steps=6, eval_steps=eval_steps)
+
+
 def test_history_is_tidy_with_the_checkpoints():
-    model, history = run(seed=3, n_steps=6, n_seeds=2, eval_steps=(2, 4, -1, 9, 4))
+    model, history = run(seed=3, n_steps=6, n_seeds=2, eval_steps=(2, 4, 4))
     assert list(history.columns) == ["step", "seed", "quantity", "value"]
     assert history["value"].dtype == "float64"
     assert sorted(history["step"].unique()) == [0, 2, 4, 6]
@@ -311,7 +317,7 @@ def test_history_without_evaluate_has_only_the_train_loss():
 def test_evaluate_at_step_zero_sees_the_initial_parameters():
     model0 = StackedModel(make_mlp, 2, seed=1)
     initial = model0.params["net.1.weight"].flatten(1).norm(dim=1).double()
-    _, history = run(seed=1, n_steps=3)
+    _, history = run(seed=1, n_steps=3, eval_steps=(2,))
     start = (
         history[(history.step == 0) & (history.quantity == "norm")]
         .sort_values("seed")["value"]
@@ -667,6 +673,8 @@ def test_gradient_descent_divergence_raises():
         ({"target": ("loss", float("nan"))}, "target"),
         ({"groups": {"outer": "A"}}, "groups"),  # A is a fixed buffer, not a parameter
         ({"checkpoints": 0}, "checkpoints"),
+        ({"checkpoints": [1, 4]}, r"checkpoints\[1\] must be an integer 0\.\.3"),
+        ({"checkpoints": [-1]}, r"checkpoints\[0\]"),
     ],
 )
 def test_gradient_descent_bad_arguments_raise(kwargs, argument):
@@ -805,6 +813,15 @@ def test_full_batch_equals_minibatch_with_the_whole_set_as_the_batch():
         assert final[s] == pytest.approx(expected, rel=1e-12)
 
 
+@pytest.mark.parametrize("checkpoints", [[2, 9], [-1]])
+def test_loop_rejects_checkpoints_outside_the_run(checkpoints):
+    params = fresh_w()
+    with pytest.raises(
+        ValueError, match=r"checkpoints\[\d\] must be an integer 0\.\.5"
+    ):
+        loop(params, quadratic(params, []), 5, seeds=[0, 1], checkpoints=checkpoints)
+
+
 @pytest.mark.parametrize("full_batch", [True, False])
 def test_loop_history_schema_and_hooks_at_the_checkpoints(full_batch):
     params, calls = fresh_w(), []
@@ -820,7 +837,7 @@ def test_loop_history_schema_and_hooks_at_the_checkpoints(full_batch):
         seeds=[7, 8],
         lr=0.01,
         full_batch=full_batch,
-        checkpoints=[2, 2, 9, -1],
+        checkpoints=[2, 2],
         on_checkpoint=on_checkpoint,
         every_step=["w0"],
     )
@@ -838,7 +855,7 @@ def test_loop_history_schema_and_hooks_at_the_checkpoints(full_batch):
         .map(lambda s: s == [7, 8])
         .all()
     )
-    # hooks at 0, the given checkpoints in range and the last step; no evaluation at
+    # hooks at 0, the given checkpoints and the last step; no evaluation at
     # the last minibatch step (its batch is never drawn)
     assert calls == [(0, False), (2, False), (5, not full_batch)]
     steps = history.groupby("quantity").step.apply(lambda s: sorted(set(s))).to_dict()

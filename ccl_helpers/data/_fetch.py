@@ -25,7 +25,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from ..checks import check_device
+from ..checks import check_device, check_floating_dtype
 from ._files import DataNotFoundError, load_idx
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
@@ -179,11 +179,16 @@ def find_split(
 
 
 def read_split(
-    images_path: Path, labels_path: Path, device: torch.device | str = "cpu"
+    images_path: Path,
+    labels_path: Path,
+    device: torch.device | str = "cpu",
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[Tensor, Tensor]:
-    """Images (n, 1, H, W) float32 in [0, 1] and labels (n,) int64 in 0..9 from an IDX
-    pair; ValueError naming the file when the pair is not a labelled image set."""
+    """Images (n, 1, H, W) in [0, 1], of the floating ``dtype``, and labels (n,) int64
+    in 0..9 from an IDX pair; ValueError naming the file when the pair is not a labelled
+    image set."""
     device = check_device("device", device)
+    dtype = check_floating_dtype("dtype", dtype)
     images, labels = load_idx(images_path), load_idx(labels_path)
     if images.ndim != 3 or images.dtype != torch.uint8:
         raise ValueError(
@@ -204,7 +209,7 @@ def read_split(
         raise ValueError(
             f"{labels_path} holds label {int(labels.max())}, outside 0..{N_CLASSES - 1}"
         )
-    images = images.to(device).unsqueeze(1).to(torch.float32).div_(255.0)
+    images = images.to(device).unsqueeze(1).to(dtype).div_(255.0)
     return images, labels.to(device=device, dtype=torch.long)
 
 
@@ -243,8 +248,10 @@ def _load(
     root: str | os.PathLike | None,
     device: torch.device | str,
     download_missing: bool,
+    dtype: torch.dtype,
 ) -> tuple[Tensor, Tensor]:
     device = check_device("device", device)
+    dtype = check_floating_dtype("dtype", dtype)
     try:
         paths = find_split(dataset, split, root)
     except DataNotFoundError:
@@ -252,7 +259,7 @@ def _load(
             raise
         download(dataset)
         paths = find_split(dataset, split, root)
-    return read_split(*paths, device=device)
+    return read_split(*paths, device=device, dtype=dtype)
 
 
 def fashion_mnist(
@@ -260,14 +267,16 @@ def fashion_mnist(
     root: str | os.PathLike | None = None,
     device: torch.device | str = "cpu",
     download: bool = False,
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[Tensor, Tensor]:
-    """FashionMNIST (Xiao et al., 2017): images (n, 1, 28, 28) float32 in [0, 1] and
-    labels (n,) int64 in 0..9, n = 60,000 (``split="train"``) or 10,000 ("test"), on
-    ``device``; files searched as in the module's text, downloaded only with
-    ``download=True``. Raises DataNotFoundError (a ValueError) naming the three ways
-    to get them. A cold ``fashion_mnist("train")`` from Debian's gzipped files took
-    0.75 s on one CPU core (1.0–1.5 s with the core shared), mostly decompression."""
-    return _load("fashion-mnist", split, root, device, download)
+    """FashionMNIST (Xiao et al., 2017): images (n, 1, 28, 28) in [0, 1], of the
+    floating ``dtype`` (float32 by default), and labels (n,) int64 in 0..9, n = 60,000
+    (``split="train"``) or 10,000 ("test"), on ``device``; files searched as in the
+    module's text, downloaded only with ``download=True``. Raises DataNotFoundError (a
+    ValueError) naming the three ways to get them. A cold ``fashion_mnist("train")``
+    from Debian's gzipped files took 0.75 s on one CPU core (1.0–1.5 s with the core
+    shared), mostly decompression."""
+    return _load("fashion-mnist", split, root, device, download, dtype)
 
 
 def mnist(
@@ -275,11 +284,12 @@ def mnist(
     root: str | os.PathLike | None = None,
     device: torch.device | str = "cpu",
     download: bool = False,
+    dtype: torch.dtype = torch.float32,
 ) -> tuple[Tensor, Tensor]:
     """MNIST (LeCun et al., 1998), as :func:`fashion_mnist`: images (n, 1, 28, 28) in
-    [0, 1], labels (n,) int64; from ``root``, ``CCL_DATA_DIR`` or the download cache
-    (no Debian package)."""
-    return _load("mnist", split, root, device, download)
+    [0, 1] of the floating ``dtype``, labels (n,) int64; from ``root``,
+    ``CCL_DATA_DIR`` or the download cache (no Debian package)."""
+    return _load("mnist", split, root, device, download, dtype)
 
 
 def _run(command: list[str]) -> int:

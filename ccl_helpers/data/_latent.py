@@ -30,6 +30,8 @@ from ..checks import (
     check_device,
     check_finite,
     check_floating_dtype,
+    check_inputs,
+    check_instance,
     check_int,
     check_labels,
     check_positive,
@@ -187,15 +189,7 @@ class EmpiricalClasses(LatentClassModel):
     def __init__(
         self, inputs: Tensor, labels: Tensor, class_probs: Tensor | None = None
     ):
-        check_tensor("inputs", inputs, min_ndim=1, floating=True)
-        check_finite("inputs", inputs)
-        check_labels("labels", labels)
-        if inputs.shape[0] != labels.shape[0]:
-            raise ValueError(
-                "inputs (n, ...) and labels (n,) must agree in n, got "
-                f"{tuple(inputs.shape)} "
-                f"and {tuple(labels.shape)}"
-            )
+        check_inputs("inputs", inputs, labels)
         counts = torch.bincount(labels)
         if bool((counts == 0).any()) or counts.numel() < 2:
             raise ValueError(
@@ -518,6 +512,7 @@ def hard_negatives(triplets: Triplets, delta: float) -> Triplets:
     Raises ValueError unless 0 < δ ≤ 2, or when a negative is parallel to its
     positive (no direction to move along).
     """
+    check_instance("triplets", triplets, Triplets)
     delta = check_positive("delta", delta)
     if delta > 2:
         raise ValueError(f"delta must be in (0, 2] (unit sphere), got {delta}")
