@@ -5,6 +5,16 @@ bad input its baseline value admits (:func:`mutations`), and the call must raise
 ``ValueError`` or ``TypeError`` whose message names the argument (both arguments for a
 shape mismatch). A call that returns, or raises a message without the name, fails.
 
+The kinds of bad input: a float, a bool or a negative (or zero count) for an integer;
+NaN, inf, zero and negative (as floats and as tensors) for a real; an unknown string;
+an integer dtype; an integer tensor, or a NaN in it, for a floating one, and a negative
+entry in an integer one (no value mutations on a per-step hot path, :data:`HOT_PATHS`);
+the same inside each tensor of a tuple batch; a plain tuple for a record (NamedTuple)
+and a string for a model or another object of the package; a frame without rows,
+without columns, or a dict instead; an empty mapping; a string for a callable; a float,
+NaN or unknown entry in a list. Every public callable has a baseline or a reason in
+:data:`EXCLUDED` (a test checks it). Hypothesis feeds the shared checkers anything.
+
 Run with ``-s`` to see how many callables and cases were covered.
 """
 
@@ -13,12 +23,15 @@ from __future__ import annotations
 import inspect
 import math
 
+import numpy as np
 import pandas as pd
 import pytest
 import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 import ccl_helpers
-from ccl_helpers import train
+from ccl_helpers import checks, train
 
 BAD = "bogus"
 
@@ -2029,3 +2042,72 @@ def test_every_public_callable_has_a_baseline_or_a_reason():
 
 def test_baselines_and_exclusions_name_public_callables():
     assert set(BASELINES) | set(EXCLUDED) <= set(PUBLIC)
+
+
+# ---------------------------------------------------------------- the shared checkers
+# on anything (hypothesis): each returns the value it accepts or raises a ValueError
+# naming the argument, never another error.
+
+ANYTHING = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=3),
+    st.lists(st.integers(-3, 3), max_size=3),
+    st.lists(st.floats(allow_nan=True), max_size=3).map(torch.tensor),
+    st.integers(-3, 3).map(np.int64),
+)
+
+
+def accepted_or_named(check, *args):
+    """check(*args), or None after a ValueError whose message names the argument."""
+    try:
+        return check(*args)
+    except ValueError as error:
+        assert "arg" in str(error)
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=ANYTHING, minimum=st.integers(-3, 3))
+def test_check_int_on_anything(value, minimum):
+    out = accepted_or_named(checks.check_int, "arg", value, minimum)
+    if out is not None:
+        assert type(out) is int and out == value and out >= minimum
+        assert not isinstance(value, bool)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=ANYTHING, allow_zero=st.booleans())
+def test_check_positive_on_anything(value, allow_zero):
+    out = accepted_or_named(checks.check_positive, "arg", value, allow_zero)
+    if out is not None:
+        assert type(out) is float and out == float(value) and math.isfinite(out)
+        assert out > 0 or (allow_zero and out == 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.one_of(ANYTHING, st.lists(ANYTHING, max_size=3)), last=st.integers(0, 5)
+)
+def test_check_steps_on_anything(steps, last):
+    out = accepted_or_named(checks.check_steps, "arg", steps, last)
+    if out is not None:
+        assert all(type(s) is int and 0 <= s <= last for s in out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.one_of(
+        ANYTHING,
+        st.lists(
+            st.one_of(st.floats(-1, 2), st.just(math.nan)), min_size=1, max_size=4
+        ).map(lambda p: torch.tensor(p, dtype=torch.float64)),
+    )
+)
+@example(value=torch.tensor([0.25, 0.75], dtype=torch.float64))
+def test_check_probabilities_on_anything(value):
+    out = accepted_or_named(checks.check_probabilities, "arg", value)
+    if out is not None:
+        assert bool((out >= 0).all()) and abs(float(out.sum()) - 1) <= 1e-5

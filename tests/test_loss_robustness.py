@@ -8,6 +8,9 @@ the mean losses are at most of order norm / (t · B) per coordinate (≈ 1e4 at 
 t = 0.05), inside float16's range (65504): a non-finite gradient is the code's, not the
 mathematics'. The loss values themselves (≈ norm² / t for unnormalised inner products)
 are not: float16 inputs give float32 losses.
+
+A NaN in the embeddings propagates (values are never checked on the hot path), and
+``torch.autograd.detect_anomaly`` finds it.
 """
 
 from __future__ import annotations
@@ -209,3 +212,21 @@ def test_reduce_of_an_empty_tensor():
         reduce(empty, "mean")
     assert float(reduce(empty, "sum")) == 0.0
     assert reduce(empty, "none").shape == (0,)
+
+
+@pytest.mark.filterwarnings("ignore:Anomaly Detection has been enabled")
+@pytest.mark.filterwarnings("ignore:Error detected in")
+@pytest.mark.parametrize("name", sorted(LOSSES))
+def test_a_nan_propagates_and_detect_anomaly_finds_it(name):
+    """Values are never checked on the hot path: a NaN embedding gives a NaN loss, no
+    error. The check the package offers instead, ``torch.autograd.detect_anomaly``,
+    raises in the backward pass at the first operation whose gradient is NaN."""
+    loss_fn, shapes, _ = LOSSES[name]
+    z = embeddings(shapes, 1.0, torch.float32)
+    with torch.no_grad():
+        z[0][0, 0] = float("nan")
+    assert bool(torch.isnan(loss_fn(z, 1.0)))
+    with torch.autograd.detect_anomaly(check_nan=True):
+        loss = loss_fn(z, 1.0)
+        with pytest.raises(RuntimeError, match="returned nan values"):
+            loss.backward()

@@ -27,11 +27,15 @@ the inputs' dtype (float16 inputs in float32: its range cannot hold them), divid
 the temperature, takes the log-sum-exp / softplus and reduces in at least float32
 (finite for float16/bfloat16 embeddings of norm up to 1e4 at low temperature); keeps
 the caller's device and dtype, except float32 for float16 inputs; validates argument
-shapes
-and dtypes only, never values (so it works under ``torch.func.vmap`` and never
+shapes and dtypes only, never values (so it works under ``torch.func.vmap`` and never
 synchronises with the device: a NaN in the inputs propagates to the loss); and raises
 ``ValueError`` naming the argument on bad input, and on an empty batch with
 ``reduction="mean"``.
+
+To find where a NaN enters, run the step under
+``torch.autograd.detect_anomaly(check_nan=True)``: the backward pass then raises a
+``RuntimeError`` naming the first operation whose gradient is NaN, with the forward
+traceback that created it (slow: for debugging, not for training).
 """
 
 from ._reduction import (
