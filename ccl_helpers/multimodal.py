@@ -644,7 +644,9 @@ def alignment_score(
     distances differ only by noise, the score is capped near 1 − 2^{−(r+1)} unless
     collisions are excluded. ``ties="half"`` counts exact ties (up to 1e-12 relative) as
     1/2 (random tie-breaking): needed for the infinite-width matrices of
-    :func:`ode_matrices`, whose collision distances are exactly equal.
+    :func:`ode_matrices`, whose collision distances are exactly equal. A run whose
+    matrices hold a NaN or an infinity scores NaN (values are not checked: no device
+    synchronisation along training).
     """
     n_samples = _check_int("n_samples", n_samples)
     _check_choice("ties", ties, ("strict", "half"))
@@ -667,6 +669,7 @@ def alignment_score(
                 same = (z_neg == z).all(-1, keepdim=True)
     dxi = Xi_A.shape[-1]
     stacked = torch.cat([S_A, Xi_A, S_B, Xi_B], dim=-1)
+    finite = torch.isfinite(stacked).flatten(1).all(-1)
     if (
         stacked.shape[-2] > stacked.shape[-1]
     ):  # distances depend only on the Gram matrix: work in R^{2r+2d_ξ}
@@ -682,7 +685,7 @@ def alignment_score(
             1e-300
         )
         wins = torch.where(tied, torch.full_like(wins, 0.5), wins)
-    return wins.mean(-1)
+    return wins.mean(-1).masked_fill(~finite, math.nan)
 
 
 def alignment_cap(latent_dim: int) -> float:

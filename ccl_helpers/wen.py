@@ -850,7 +850,7 @@ def shared_evaluator(x: Tensor, n_negatives: int):
     ‖f(x_i)‖}, each (S,) over the stacked seeds."""
     check_tensor("x", x, ndim=2, floating=True)
     check_finite("x", x)
-    n = _check_int("n", x.shape[0], 2)
+    n = _check_int("x: the number of rows n", x.shape[0], 2)
     sets = negative_sets(n, _check_int("n_negatives", n_negatives, 1, n - 1), x.device)
 
     def evaluate(model) -> dict[str, Tensor]:

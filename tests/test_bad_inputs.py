@@ -2030,6 +2030,60 @@ def test_bad_input_raises_a_clear_error(name):
     assert not problems, f"{name}:\n" + "\n".join(problems)
 
 
+def has_nan(out) -> bool:
+    """Whether a result (a tensor, a frame, or a dict, tuple or list of them) holds a
+    NaN among its floating-point values."""
+    if isinstance(out, torch.Tensor):
+        return out.is_floating_point() and bool(out.isnan().any())
+    if isinstance(out, pd.DataFrame):
+        return bool(out.select_dtypes("number").isna().any().any())
+    if isinstance(out, dict):
+        out = list(out.values())
+    if isinstance(out, (tuple, list)):
+        return any(has_nan(value) for value in out)
+    return isinstance(out, float) and math.isnan(out)
+
+
+def unchecked_nan_cases():
+    """(callable, argument, kwargs with a NaN in that floating tensor) for every value
+    left unchecked: each argument of :data:`VALUES_UNCHECKED`, and each floating tensor
+    (or tensor of a tuple batch) of a callable of :data:`HOT_PATHS`."""
+    arguments = [key.rsplit(".", 1) for key in VALUES_UNCHECKED]
+    arguments += [
+        (name, arg)
+        for name in sorted(HOT_PATHS & set(BASELINES))
+        for arg in BASELINES[name]()[0]
+    ]
+    cases = []
+    for name, arg in arguments:
+        kwargs = BASELINES[name]()[0]
+        value = kwargs[arg]
+        elements = value if type(value) is tuple else (value,)
+        for i, element in enumerate(elements):
+            if isinstance(element, torch.Tensor) and element.is_floating_point():
+                bad = element.clone()
+                bad.view(-1)[0] = math.nan
+                changed = (
+                    (*value[:i], bad, *value[i + 1 :]) if type(value) is tuple else bad
+                )
+                cases.append((name, arg, {**kwargs, arg: changed}))
+    return cases
+
+
+def test_unchecked_values_propagate_nan():
+    """Where values are not checked (a per-step hot path, or a quantity recorded along
+    training), a NaN input must give a NaN result, never a finite wrong one (as NaN
+    compared with anything is False, a count of wins would read 0)."""
+    cases = unchecked_nan_cases()
+    silent = [
+        f"{name}({arg}=NaN)"
+        for name, arg, kwargs in cases
+        if not has_nan(PUBLIC[name](**kwargs))
+    ]
+    assert not silent, silent
+    print(f"\nunchecked values: {len(cases)} NaN cases, all propagate")
+
+
 def test_zz_report_counts():
     print(f"\nbad inputs: {COUNTS['callables']} callables, {COUNTS['cases']} cases")
 

@@ -339,6 +339,19 @@ def test_alignment_cap_and_collapse():
         mm.alignment_score(S, Xi, S, Xi, 0, gen())
 
 
+@pytest.mark.parametrize("width", [3, 40])  # without and with the QR reduction
+def test_alignment_score_of_a_diverged_run_is_nan(width):
+    """A NaN or an infinity in a run's matrices gives that run NaN, not 0 (every
+    comparison with NaN is False); the other runs keep their score."""
+    S = torch.randn(3, width, 2, generator=gen(0), dtype=torch.float64)
+    Xi = torch.zeros(3, width, 1, dtype=torch.float64)
+    clean = mm.alignment_score(S, Xi, S, Xi, 50, gen(1))
+    bad = S.clone()
+    bad[0, 0, 0], bad[2, 1, 1] = math.nan, math.inf
+    found = mm.alignment_score(bad, Xi, S, Xi, 50, gen(1))
+    assert found[[0, 2]].isnan().all() and found[1] == clean[1]
+
+
 # ---------------------------------------------------------------- training
 
 
