@@ -1,17 +1,18 @@
-"""Chapter 5's SimCLR run on one or several processes: ``torchrun --nproc_per_node=G -m
+"""SimCLR on one or several processes: ``torchrun --nproc_per_node=G -m
 ccl_helpers.launch [options]``, or ``python -m ccl_helpers.launch``.
 
-It trains the chapter's encoder (an MLP on the 8×8 digits, 32-dimensional output) with
-NT-Xent and Adam on two views of each digit drawn with the chapter's base augmentation
-(:data:`ccl_helpers.data.BASE`). Every rank draws the same global batch of
+It trains an MLP encoder on scikit-learn's 8×8 digits (shipped with the library, so
+it runs anywhere without a download; 32-dimensional output) with NT-Xent, the loss of
+Chapter 5's SimCLR arm, and Adam on two views of each digit drawn with the base
+augmentation (:data:`ccl_helpers.data.BASE`). Every rank draws the same global batch of
 ``--batch-size`` digits from a generator seeded with ``--seed`` and trains on its shard
 (:func:`ccl_helpers.distributed.local_shard`); :func:`ccl_helpers.distributed.ddp_train`
 contrasts every anchor with the whole global batch, so the run is that of one process on
 the global batch for any number of processes dividing it (up to rounding). Rank 0 then
-evaluates the encoder on the chapter's held-out 30 % of the digits (linear probe on all
-10 classes, 5-NN), prints one summary line and writes ``--out`` (JSON).
+evaluates the encoder on a held-out 30 % of the digits (linear probe on all 10 classes,
+5-NN), prints one summary line and writes ``--out`` (JSON).
 
-Sizes follow ``--scale`` (default ``CCL_SCALE``) as in the chapter; ``--steps`` and
+Sizes follow ``--scale`` (default ``CCL_SCALE``, :data:`SIZES`); ``--steps`` and
 ``--batch-size`` override them. One torch thread per process unless ``CCL_THREADS`` says
 otherwise.
 """
@@ -30,19 +31,20 @@ from torch import Tensor, nn
 from . import checks, data, distributed, metrics, models, runtime
 from . import supervised_approx as sa
 
-# book/05_supervised_approximation.ipynb, the parameter cell
-# (n_steps, batch_size, hidden, n_probe_iter)
-CHAPTER_5 = {
+# per scale: training steps, global batch, hidden widths, linear-probe iterations
+SIZES = {
     "smoke": {"steps": 8, "batch_size": 32, "hidden": (64,), "probe_iter": 20},
     "standard": {"steps": 150, "batch_size": 64, "hidden": (256,), "probe_iter": 100},
     "paper": {"steps": 2000, "batch_size": 256, "hidden": (512,), "probe_iter": 500},
 }
 EMBEDDING_DIM = 32
-# the chapter's SimCLR: generalized NT-Xent with alpha = 2 = 1 / t, lambda = 1
+# Chapter 5's SimCLR: generalized NT-Xent with alpha = 2 = 1 / t, lambda = 1
 TEMPERATURE = 0.5
 LR = 1e-3
 TEST_FRACTION, SPLIT_SEED = 0.3, 0
 KNN_K = 5
+
+__all__ = ["SIZES", "check_options", "main", "parse_args"]
 
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
@@ -80,7 +82,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     )
     options = parser.parse_args(argv)
     options.scale = options.scale or runtime.scale()
-    sizes = CHAPTER_5[options.scale]
+    sizes = SIZES[options.scale]
     options.steps = sizes["steps"] if options.steps is None else options.steps
     options.batch_size = (
         sizes["batch_size"] if options.batch_size is None else options.batch_size
@@ -91,6 +93,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def check_options(options: argparse.Namespace, world_size: int) -> None:
     """Raise ``ValueError`` naming the option unless every option is in range for
     ``world_size`` processes."""
+    checks.check_instance("options", options, argparse.Namespace)
+    world_size = checks.check_int("world_size", world_size)
     checks.check_int("--steps", options.steps)
     if options.batch_size < 2 or options.batch_size % world_size:
         raise ValueError(
@@ -103,7 +107,7 @@ def check_options(options: argparse.Namespace, world_size: int) -> None:
     checks.check_int("--seed", options.seed, minimum=0)
 
 
-def evaluate(
+def _evaluate(
     encoder: nn.Module,
     x_train: Tensor,
     y_train: Tensor,
@@ -130,8 +134,8 @@ def evaluate(
     }
 
 
-def summary(results: dict) -> str:
-    """The one-line report of a run, from its results (see :func:`run`)."""
+def _summary(results: dict) -> str:
+    """The one-line report of a run, from its results (see :func:`_run`)."""
     n_processes, losses = results["world_size"], results["losses"]
     where = (
         f"{results['backend']}, {results['device']}"
@@ -150,11 +154,11 @@ def summary(results: dict) -> str:
     )
 
 
-def run(options: argparse.Namespace, device: torch.device) -> dict | None:
+def _run(options: argparse.Namespace, device: torch.device) -> dict | None:
     """Train on this rank's shards; on rank 0 evaluate, print the summary line and
     return the results (options, world size, backend, per-step global losses,
     accuracies); None on the other ranks."""
-    sizes = CHAPTER_5[options.scale]
+    sizes = SIZES[options.scale]
     images, labels = data.load_digits(device)
     x_train, y_train, x_test, y_test = data.train_test_split(
         images, labels, TEST_FRACTION, SPLIT_SEED
@@ -205,9 +209,9 @@ def run(options: argparse.Namespace, device: torch.device) -> dict | None:
         "n_test": len(y_test),
         "train_seconds": train_seconds,
         "losses": losses,
-        **evaluate(encoder, x_train, y_train, x_test, y_test, sizes["probe_iter"]),
+        **_evaluate(encoder, x_train, y_train, x_test, y_test, sizes["probe_iter"]),
     }
-    print(summary(results), flush=True)
+    print(_summary(results), flush=True)
     return results
 
 
@@ -221,7 +225,7 @@ def main(argv: list[str] | None = None) -> dict | None:
         runtime.setup(
             options.seed, threads=None if "CCL_THREADS" in os.environ else 1
         )  # setup reads CCL_THREADS
-        results = run(options, device)
+        results = _run(options, device)
     finally:
         distributed.cleanup()
     if results is not None and options.out is not None:

@@ -12,7 +12,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from .checks import check_int
+from .checks import check_device, check_int
 
 SCALES = ("smoke", "standard", "paper")
 """The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
@@ -88,8 +88,9 @@ def autocast(device: torch.device | str) -> contextlib.AbstractContextManager:
     convergence checks of full-batch :func:`~ccl_helpers.train.gradient_descent` or
     sympy: those stay in float32/float64, where the theory's inequalities are asserted.
     """
+    device = check_device("device", device)
     if precision() == "bf16":
-        return torch.autocast(torch.device(device).type, dtype=torch.bfloat16)
+        return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
 
 

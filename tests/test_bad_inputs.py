@@ -20,8 +20,10 @@ Run with ``-s`` to see how many callables and cases were covered.
 
 from __future__ import annotations
 
+import importlib
 import inspect
 import math
+import pkgutil
 
 import numpy as np
 import pandas as pd
@@ -36,15 +38,33 @@ from ccl_helpers import checks, train
 BAD = "bogus"
 
 
+def public_modules():
+    """{name: module} of every public module of the package: those of
+    ``ccl_helpers.__all__`` and the others (``launch``, ``runtime``)."""
+    names = [
+        name
+        for name in ccl_helpers.__all__
+        if inspect.ismodule(getattr(ccl_helpers, name))
+    ]
+    names += [
+        info.name
+        for info in pkgutil.iter_modules(ccl_helpers.__path__)
+        if not info.name.startswith("_") and info.name not in names
+    ]
+    return {name: importlib.import_module(f"ccl_helpers.{name}") for name in names}
+
+
 def public_callables():
-    """{qualified name: callable} over ``ccl_helpers.__all__`` and its modules."""
-    found = {}
-    for name in ccl_helpers.__all__:
-        obj = getattr(ccl_helpers, name)
-        if not inspect.ismodule(obj):
-            if callable(obj):
-                found[name] = obj
-            continue
+    """{qualified name: callable} over ``ccl_helpers.__all__`` and the public modules;
+    a callable re-exported at the top level keeps its top-level name only."""
+    found = {
+        name: getattr(ccl_helpers, name)
+        for name in ccl_helpers.__all__
+        if callable(getattr(ccl_helpers, name))
+        and not inspect.ismodule(getattr(ccl_helpers, name))
+    }
+    top_level = {id(value) for value in found.values()}
+    for name, obj in public_modules().items():
         names = getattr(obj, "__all__", None) or [
             n
             for n, value in vars(obj).items()
@@ -53,7 +73,11 @@ def public_callables():
         ]
         for n in names:
             value = getattr(obj, n)
-            if callable(value) and not inspect.ismodule(value):
+            if (
+                callable(value)
+                and not inspect.ismodule(value)
+                and id(value) not in top_level
+            ):
                 found[f"{name}.{n}"] = value
     return found
 
@@ -911,6 +935,12 @@ BASELINES = {
     "train.wide": lambda: (dict(history=long_history()), ()),
     # ---- checks, runtime, results, symbolic (no-argument and small ones)
     "checks.check_steps": lambda: (dict(name="x", steps=[0, 2]), ()),
+    "launch.check_options": lambda: (
+        dict(options=PUBLIC["launch.parse_args"](["--scale", "smoke"]), world_size=2),
+        (),
+    ),
+    "runtime.precision": lambda: (dict(), ()),
+    "runtime.autocast": lambda: (dict(device="cpu"), ()),
     "device": lambda: (dict(), ()),
     "scale": lambda: (dict(), ()),
     "progress": lambda: (dict(iterable=range(3)), ()),
@@ -1688,6 +1718,15 @@ EXCLUDED |= dict.fromkeys(
     ),
     "a drawing helper: forwards a figure, an Axes and a DataFrame's named columns to "
     "matplotlib and seaborn (sizes by figsize, which has a baseline)",
+)
+EXCLUDED |= dict.fromkeys(
+    ("launch.parse_args", "launch.main"),
+    "the command line: argparse reports an unknown or malformed option with the usage "
+    "and exit status 2, and check_options (a baseline) the options' ranges; "
+    "tests/test_launch.py runs it",
+)
+EXCLUDED["runtime.plain_number"] = (
+    "returns any value unchanged, a NumPy scalar or one-element tensor as a number"
 )
 EXCLUDED["plotting.use_style"] = "sets matplotlib's global style; no argument"
 EXCLUDED |= dict.fromkeys(
