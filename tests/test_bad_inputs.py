@@ -1874,10 +1874,40 @@ POSITIVE_REALS = {
     "nu",
     "beta",
     "imbalance_ratio",
+    "atol",
+    "rtol",
+    "beta_1",
+    "beta_2",
+    "delta",
+    "epsilon",
+    "eta",
+    "gamma",
+    "kappa_m",
+    "lr",
+    "lr_constant",
+    "margin",
+    "noise_std",
+    "radius",
+    "scale",
+    "sd",
+    "size_pt",
+    "width_in",
+    "step_scale",
+    "tau",
+    "threshold",
+    "tolerance",
+    "test_fraction",
+    "confidence",
     "checks.check_positive.value",
     "checks.check_positive_or_scalar_tensor.value",
 }
 """Real arguments that must be > 0 (a name, or callable.name)."""
+NON_NEGATIVE_REALS = {
+    "weight_decay",
+    "curl.mean_classifier_bound.tau",
+    "multineg.add_lemma_bounds.confidence",
+}
+"""Real arguments that may be 0 but not negative (they take precedence)."""
 FREE_STRINGS = {
     "name",
     "labels_name",
@@ -1906,13 +1936,11 @@ def mutations(callable_name, name, value, hot_path, any_dtype):
             cases.append(("zero count", 0))
     elif isinstance(value, float):
         cases += [("nan", math.nan), ("inf", math.inf)]
-        if {name, f"{callable_name}.{name}"} & POSITIVE_REALS:
-            cases += [
-                ("zero", 0.0),
-                ("negative", -1.0),
-                ("negative tensor", torch.tensor(-1.0)),
-                ("zero tensor", torch.tensor(0.0)),
-            ]
+        keys = {name, f"{callable_name}.{name}"}
+        if keys & (POSITIVE_REALS | NON_NEGATIVE_REALS):
+            cases += [("negative", -1.0), ("negative tensor", torch.tensor(-1.0))]
+        if keys & POSITIVE_REALS and not keys & NON_NEGATIVE_REALS:
+            cases += [("zero", 0.0), ("zero tensor", torch.tensor(0.0))]
     elif isinstance(value, str):
         if not {name, f"{callable_name}.{name}"} & FREE_STRINGS:
             cases.append(("unknown choice", BAD))
