@@ -42,6 +42,7 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .checks import (
+    check_batch,
     check_callable,
     check_choice,
     check_finite,
@@ -784,6 +785,18 @@ def run_batches(
     return sample
 
 
+def run_loss(forward: Encoder, batch: tuple[Tensor, ...]) -> Tensor:
+    """The training loss of one member on its slice of a :func:`run_batches` batch
+    (view1, view2, α, λ, loss_code, similarity_code): :func:`member_loss` of
+    f(view1), f(view2) (m, d). A ``loss_fn`` for :func:`~ccl_helpers.train.train`
+    (shape checks only: it runs under vmap)."""
+    check_callable("forward", forward)
+    view1, view2, *rest = check_batch(
+        "batch", batch, ("floating",) * 4 + ("integer",) * 2
+    )
+    return member_loss(forward(view1), forward(view2), *rest)
+
+
 def train_runs(
     runs: pd.DataFrame,
     pools: Mapping[str, Tensor],
@@ -798,7 +811,7 @@ def train_runs(
     desc: str | None = "runs",
 ):
     """Every member of ``runs`` trained together (vmapped) by
-    :func:`~ccl_helpers.train.train` on :func:`member_loss` with :func:`run_batches`,
+    :func:`~ccl_helpers.train.train` on :func:`run_loss` with :func:`run_batches`,
     from :func:`seeded_model`'s initialisations (member i from seed ``runs.seed[i]``).
 
     Returns the trained StackedModel and its tidy history, with the runs table's
@@ -809,13 +822,9 @@ def train_runs(
     sample = run_batches(pools, runs, batch_size, seed)
     device = next(iter(pools.values())).device
     model = seeded_model(make_module, [int(v) for v in runs["seed"]], device)
-
-    def loss(forward, batch):
-        return member_loss(forward(batch[0]), forward(batch[1]), *batch[2:])
-
     history = train(
         model,
-        loss,
+        run_loss,
         sample,
         n_steps,
         lr=lr,

@@ -1546,6 +1546,20 @@ BASELINES = {
         ),
         (("z2", "z1", -1),),
     ),
+    "supervised_approx.run_loss": lambda: (
+        dict(
+            forward=flat_encoder,
+            batch=(
+                images(4),
+                images(4, seed=1),
+                torch.tensor(1.0),
+                torch.tensor(1.0),
+                torch.tensor(0),
+                torch.tensor(0),
+            ),
+        ),
+        (),
+    ),
     "supervised_approx.run_batches": lambda: (
         dict(pools={"p": images(6)}, runs=runs_table(), batch_size=2, seed=0),
         (),
@@ -1809,6 +1823,7 @@ HOT_PATHS |= {
     "multimodal.gradients",
     # Chapter 5's per-step loss of every stacked member (vmapped)
     "supervised_approx.member_loss",
+    "supervised_approx.run_loss",
 }
 VALUES_UNCHECKED = {
     "supervised_approx.attracting_terms.anchors": "evaluated on every member: a "
@@ -2112,9 +2127,9 @@ def has_nan(out) -> bool:
 
 
 def unchecked_nan_cases():
-    """(callable, argument, kwargs with a NaN in that floating tensor) for every value
-    left unchecked: each argument of :data:`VALUES_UNCHECKED`, and each floating tensor
-    (or tensor of a tuple batch) of a callable of :data:`HOT_PATHS`."""
+    """(callable, argument or batch element, kwargs with a NaN in that floating tensor)
+    for every value left unchecked: each argument of :data:`VALUES_UNCHECKED`, and each
+    floating tensor (or tensor of a tuple batch) of a callable of :data:`HOT_PATHS`."""
     arguments = [key.rsplit(".", 1) for key in VALUES_UNCHECKED]
     arguments += [
         (name, arg)
@@ -2130,25 +2145,35 @@ def unchecked_nan_cases():
             if isinstance(element, torch.Tensor) and element.is_floating_point():
                 bad = element.clone()
                 bad.view(-1)[0] = math.nan
-                changed = (
-                    (*value[:i], bad, *value[i + 1 :]) if type(value) is tuple else bad
-                )
-                cases.append((name, arg, {**kwargs, arg: changed}))
+                if type(value) is tuple:
+                    label, changed = f"{arg}[{i}]", (*value[:i], bad, *value[i + 1 :])
+                else:
+                    label, changed = arg, bad
+                cases.append((name, label, {**kwargs, arg: changed}))
     return cases
+
+
+def nan_result_or_error(name: str, kwargs: dict) -> str:
+    """The outcome of a call: "nan" if it gives a NaN, "error" if it raises a ValueError
+    (a hyperparameter tensor's value is read outside vmap), else "finite"."""
+    try:
+        return "nan" if has_nan(PUBLIC[name](**kwargs)) else "finite"
+    except ValueError:
+        return "error"
 
 
 def test_unchecked_values_propagate_nan():
     """Where values are not checked (a per-step hot path, or a quantity recorded along
-    training), a NaN input must give a NaN result, never a finite wrong one (as NaN
-    compared with anything is False, a count of wins would read 0)."""
-    cases = unchecked_nan_cases()
-    silent = [
-        f"{name}({arg}=NaN)"
-        for name, arg, kwargs in cases
-        if not has_nan(PUBLIC[name](**kwargs))
-    ]
+    training), a NaN input must give a NaN result or an error, never a finite wrong one
+    (as NaN compared with anything is False, a count of wins would read 0)."""
+    found = {
+        f"{name}({arg}=NaN)": nan_result_or_error(name, kwargs)
+        for name, arg, kwargs in unchecked_nan_cases()
+    }
+    silent = [case for case, outcome in found.items() if outcome == "finite"]
     assert not silent, silent
-    print(f"\nunchecked values: {len(cases)} NaN cases, all propagate")
+    errors = sum(outcome == "error" for outcome in found.values())
+    print(f"\nunchecked values: {len(found)} NaN cases, {errors} of them an error")
 
 
 def test_zz_report_counts():

@@ -35,10 +35,10 @@ def test_vmap_benchmark_sides_train_the_same_models(monkeypatch):
             and r["goal"] == bench_vmap_seeds.GOAL_CPU
         )
         assert (
-            0 < r["matmul_share_sequential"] < 1 and 0 < r["matmul_share_stacked"] < 1
+            0 < r["compute_share_sequential"] < 1 and 0 < r["compute_share_stacked"] < 1
         )
         assert (
-            r["ceiling"] == pytest.approx(1 / r["matmul_share_sequential"])
+            r["ceiling"] == pytest.approx(1 / r["compute_share_sequential"])
             and r["ceiling"] > 1
         )
 

@@ -673,6 +673,24 @@ def test_run_batches_pairs_members_by_pool_seed_and_strategy():
     assert not torch.equal(sample(6)[0][0], v1[0])
 
 
+def test_run_loss_is_member_loss_of_the_encoded_views():
+    pools = {"a": torch.rand(30, 1, 8, 8, generator=torch.Generator().manual_seed(1))}
+    runs = runs_frame(
+        [
+            ("a", 0, "base", "generalized", "cosine", 2.0, 1.0),
+            ("a", 1, "base", "cross_view", "neg_euclidean", 4.0, 2.0),
+        ]
+    )
+    batch = sa.run_batches(pools, runs, 6, seed=2)(1)
+    encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 5))
+    for member in range(2):
+        view1, view2, *rest = (part[member] for part in batch)
+        got = sa.run_loss(encoder, (view1, view2, *rest))
+        assert got == sa.member_loss(encoder(view1), encoder(view2), *rest)
+    with pytest.raises(ValueError, match=r"batch\[4\] must be an integer"):
+        sa.run_loss(encoder, (view1, view2, *rest[:2], rest[2].float(), rest[3]))
+
+
 @pytest.mark.parametrize(
     "change, match",
     [
