@@ -3,7 +3,8 @@
 The shared core: ``runtime``, ``checks`` (the argument checks), ``losses``, ``data``,
 ``models``, ``train``, ``metrics``, ``coupon`` (the coupon collector of the negatives'
 classes), ``symbolic`` (sympy derivations of Hessians and smoothness constants),
-``plotting``, ``results`` (the paper-scale results stored as data) and
+``plotting``, ``results`` (results stored as data), ``verdicts`` (the one method
+from per-seed measurements to a verdict, the chapters' records, the scorecard) and
 ``distributed`` (NT-Xent against the global batch under ``torchrun``;
 its command-line entry, Chapter 5's encoder on several processes, is
 ``python -m ccl_helpers.launch``). One module per source, each using the core only:
@@ -28,6 +29,7 @@ from . import (
     supervised_approx,
     symbolic,
     train,
+    verdicts,
     wen,
 )
 from .runtime import by_scale, device, glue, progress, scale, setup, under_ci
@@ -57,6 +59,7 @@ __all__ = [
     "symbolic",
     "train",
     "under_ci",
+    "verdicts",
     "wen",
     "__version__",
 ]

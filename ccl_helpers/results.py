@@ -1,4 +1,4 @@
-"""Paper-scale results stored as data: ``results/paper/<chapter>.json``.
+"""Results stored as data: ``results/paper/<chapter>.json`` and the chapters' records.
 
 A chapter run at ``CCL_SCALE=paper`` (``make paper``, on a GPU) saves its key numbers
 with :func:`save_paper_results`; at every scale it reads them back with
@@ -14,6 +14,12 @@ which a chapter's first cell does (``import ccl_helpers``).
 The folder: ``CCL_RESULTS_DIR`` if set; else ``results/paper`` in the book's root
 (the package's parent folder, when it holds ``_toc.yml``); else ``results/paper``
 under the working directory.
+
+A chapter's record of its ``standard`` or ``smoke`` run (its verdicts and trained
+numbers, :class:`ccl_helpers.verdicts.Verdicts`) goes to :func:`records_dir`:
+``CCL_RECORDS_DIR`` if set; else ``results/standard`` (committed: the stored outputs'
+numbers) or ``_build/results/smoke`` in the book's root, or under the working directory
+where the package is installed without the book.
 """
 
 from __future__ import annotations
@@ -45,25 +51,50 @@ CHAPTER_PATTERN = re.compile(r"\d\d_[a-z0-9_]+")
 BOOK_ROOT = Path(__file__).resolve().parent.parent
 
 
+def _root() -> Path:
+    return BOOK_ROOT if (BOOK_ROOT / "_toc.yml").is_file() else Path.cwd()
+
+
 def results_dir() -> Path:
     """The folder of the paper-scale results (see the module's docstring)."""
     if os.environ.get("CCL_RESULTS_DIR"):
         return Path(os.environ["CCL_RESULTS_DIR"])
-    if (BOOK_ROOT / "_toc.yml").is_file():
-        return BOOK_ROOT / "results" / "paper"
-    return Path.cwd() / "results" / "paper"
+    return _root() / "results" / "paper"
 
 
-def _path(chapter: str) -> Path:
+def records_dir() -> Path:
+    """The folder of the chapters' records at the current scale (module docstring):
+    at ``paper``, :func:`results_dir`."""
+    if scale() == "paper":
+        return results_dir()
+    if os.environ.get("CCL_RECORDS_DIR"):
+        return Path(os.environ["CCL_RECORDS_DIR"])
+    if scale() == "standard":
+        return _root() / "results" / "standard"
+    return _root() / "_build" / "results" / scale()
+
+
+def chapter_path(chapter: str, folder: Path | None = None) -> Path:
+    """``<folder>/<chapter>.json`` (folder: :func:`results_dir`), after checking that
+    ``chapter`` is a chapter's name."""
     if not isinstance(chapter, str) or not CHAPTER_PATTERN.fullmatch(chapter):
         raise ValueError(
             f"chapter must be a chapter's name such as '02_multiple_negatives' "
             f"(two digits, '_', lower-case letters, digits or '_'), got {chapter!r}"
         )
-    return results_dir() / f"{chapter}.json"
+    return (results_dir() if folder is None else Path(folder)) / f"{chapter}.json"
 
 
-def _jsonable(value, where: str):
+def write_json(path: Path, record: dict) -> Path:
+    """Write the JSON data ``record`` to ``path`` (atomically, folders made)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    partial = path.with_suffix(".json.partial")
+    partial.write_text(json.dumps(record, indent=1, allow_nan=False) + "\n")
+    os.replace(partial, path)
+    return path
+
+
+def jsonable(value, where: str):
     """``value`` as JSON data: tensors, arrays and NumPy scalars as lists and
     numbers, DataFrames as lists of records, Series as dicts; NaN as None."""
     if isinstance(value, pd.DataFrame):
@@ -76,11 +107,11 @@ def _jsonable(value, where: str):
         value = value.tolist()
     if isinstance(value, dict):
         return {
-            _key(key, where): _jsonable(item, f"{where}[{key!r}]")
+            _key(key, where): jsonable(item, f"{where}[{key!r}]")
             for key, item in value.items()
         }
     if isinstance(value, (list, tuple)):
-        return [_jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
+        return [jsonable(item, f"{where}[{i}]") for i, item in enumerate(value)]
     if isinstance(value, float):
         if math.isnan(value):
             return None
@@ -164,7 +195,7 @@ def save_paper_results(
             import).
     Returns: the path written.
     """
-    path = _path(chapter)
+    path = chapter_path(chapter)
     if scale() != "paper":
         raise ValueError(
             f"CCL_SCALE must be 'paper' to save paper-scale results, got {scale()!r}"
@@ -174,13 +205,9 @@ def save_paper_results(
     record = {
         "chapter": chapter,
         "provenance": provenance(started),
-        "numbers": _jsonable(numbers, "numbers"),
+        "numbers": jsonable(numbers, "numbers"),
     }
-    path.parent.mkdir(parents=True, exist_ok=True)
-    partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(record, indent=1, allow_nan=False) + "\n")
-    os.replace(partial, path)
-    return path
+    return write_json(path, record)
 
 
 def load_paper_results(chapter: str) -> dict | None:
@@ -190,7 +217,7 @@ def load_paper_results(chapter: str) -> dict | None:
 
     Raises: ValueError when the file is not such a record.
     """
-    path = _path(chapter)
+    path = chapter_path(chapter)
     if not path.is_file():
         return None
     try:

@@ -946,10 +946,10 @@ def claim(
     """A claim on a contrast of arms, tested by seed: the per-seed difference d_s =
     Σ_plus value − Σ_minus value (one arm each for "A beats B", two each for an
     interaction, none in ``minus`` for "the value is > 0"), its mean, standard error
-    and t interval (:func:`~ccl_helpers.metrics.paired_difference`) and
-    :func:`~ccl_helpers.metrics.verdict` on the claim that d is > 0 (``expected``
+    and t interval (:func:`~ccl_helpers.verdicts.paired_difference`) and
+    :func:`~ccl_helpers.verdicts.verdict` on the claim that d is > 0 (``expected``
     "positive") or < 0. Every arm must hold the same seeds."""
-    from . import metrics
+    from . import verdicts
 
     if not plus:
         raise ValueError("plus must hold at least one arm")
@@ -958,10 +958,10 @@ def claim(
         raise ValueError(f"the arms must hold the same seeds, got {seeds}")
     first = sum(arm_values(results, metric, arm) for arm in plus)
     second = sum(arm_values(results, metric, arm) for arm in minus) + 0 * first
-    found = metrics.paired_difference(first, second)
+    found = verdicts.paired_difference(first, second)
     return {
         **found._asdict(),
-        "verdict": metrics.verdict(found, expected=expected, margin=margin),
+        "verdict": verdicts.verdict(found, expected=expected, margin=margin),
     }
 
 

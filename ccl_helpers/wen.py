@@ -47,7 +47,7 @@ sizes are Θ(d ε² δ² / (n⁷ L² k m)); :func:`step_size` keeps their width 
 Analysis of the histories: :func:`running_average` (Theorem 4.2's left side),
 :func:`descent_constant` (the proof's one-step descent), :func:`lemma43_ratios`,
 :func:`theorem42_orders` (the theorem's sizes with constants 1); the movement's slope
-against m is fitted by :func:`ccl_helpers.metrics.power_law_fit`.
+against m is fitted by :func:`ccl_helpers.verdicts.power_law_fit`.
 
 Chapter 2's single shared encoder on the same data: :func:`all_triplets` and
 :func:`triplet_loss` (Merad et al., eq. (11), on the fixed triplets (x_i, x_i, x_j), j ≠

@@ -8,11 +8,9 @@ import itertools
 import math
 
 import numpy as np
-import pandas as pd
 import pytest
 import torch
 from conftest import labels_with_counts, naive_unsupervised_loss, randn
-from scipy import stats
 
 from ccl_helpers import metrics
 from ccl_helpers.data import EmpiricalClasses
@@ -710,57 +708,6 @@ def test_class_frequencies_and_members_validate_labels():
             call(labels, 2)
 
 
-def test_power_law_fit_matches_linregress():
-    from scipy import stats
-
-    rng = np.random.default_rng(0)
-    x = np.repeat([16.0, 64.0, 256.0, 1024.0], 3)
-    y = 5.0 * x**-0.9 * np.exp(0.2 * rng.standard_normal(x.size))
-    fit = metrics.power_law_fit(x, y, confidence=0.9)
-    reference = stats.linregress(np.log(x), np.log(y))
-    half = stats.t.ppf(0.95, x.size - 2) * reference.stderr
-    assert fit.n == 12
-    assert math.isclose(fit.slope, reference.slope, rel_tol=1e-12)
-    assert math.isclose(fit.intercept, reference.intercept, rel_tol=1e-12)
-    assert math.isclose(fit.low, reference.slope - half, rel_tol=1e-12)
-    assert math.isclose(fit.high, reference.slope + half, rel_tol=1e-12)
-    wider = metrics.power_law_fit(torch.tensor(x), torch.tensor(y), 0.99)
-    assert wider.low < fit.low and wider.high > fit.high
-
-
-def test_power_law_fit_covers_the_true_exponent():
-    rng = np.random.default_rng(1)
-    x = np.repeat(np.geomspace(1, 100, 5), 3)
-    covered = []
-    for _ in range(400):
-        y = 2.0 * x**-1.5 * np.exp(0.3 * rng.standard_normal(x.size))
-        fit = metrics.power_law_fit(x, y)
-        covered.append(fit.low <= -1.5 <= fit.high)
-    # 95% coverage; 400 trials → standard error 1.1%
-    assert abs(np.mean(covered) - 0.95) < 0.035
-
-
-@pytest.mark.parametrize(
-    ("x", "y", "confidence", "match"),
-    [
-        ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], 1.0, "confidence"),
-        ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0], 0, "confidence"),
-        ([1.0, 2.0], [1.0, 2.0], 0.95, "x must be one-dimensional"),
-        ([1.0, 2.0, 3.0], [1.0, 0.0, 3.0], 0.95, "y must be finite and > 0"),
-        ([1.0, -2.0, 3.0], [1.0, 2.0, 3.0], 0.95, "x must be finite"),
-        ([1.0, 2.0, np.nan], [1.0, 2.0, 3.0], 0.95, "x must be finite"),
-        ([1.0, 2.0, 3.0], [1.0, 2.0, 3.0, 4.0], 0.95, "one length"),
-        ([2.0, 2.0, 2.0], [1.0, 2.0, 3.0], 0.95, "two distinct"),
-    ],
-)
-def test_power_law_fit_bad_inputs_raise(x, y, confidence, match):
-    with pytest.raises(ValueError, match=match):
-        metrics.power_law_fit(x, y, confidence)
-
-
-# ------------------------------------------- mean classifier: centred, normalised rows
-
-
 def naive_mean_rows(train_features, train_labels, n_classes, centre, normalise):
     """Class means (list of rows) of the training features, computed with numpy after
     subtracting the training mean (centre), scaled to unit norm (normalise); and the
@@ -895,110 +842,6 @@ def test_mean_classifier_centre_validates_the_training_features():
 # ---------------------------------------------------------------- differences of means
 
 
-def test_mean_difference_matches_welch_by_hand():
-    a, b = [0.91, 0.93, 0.92, 0.95], [0.90, 0.89, 0.92]
-    diff, se = metrics.mean_difference(a, b)
-    assert diff == pytest.approx(np.mean(a) - np.mean(b), rel=1e-12)
-    expected = math.sqrt(np.var(a, ddof=1) / 4 + np.var(b, ddof=1) / 3)
-    assert se == pytest.approx(expected, rel=1e-12)
-
-
-@pytest.mark.parametrize("bad", [[1.0], [], [1.0, float("nan")]])
-def test_mean_difference_rejects_short_or_nan_samples(bad):
-    with pytest.raises(ValueError, match="first"):
-        metrics.mean_difference(bad, [1.0, 2.0])
-
-
-def test_difference_table_groups_and_z():
-    frame = pd.DataFrame(
-        {
-            "method": ["a", "a", "b", "b"] * 2,
-            "task": [2] * 4 + [10] * 4,
-            "accuracy": [0.9, 0.92, 0.8, 0.84, 0.7, 0.72, 0.71, 0.69],
-        }
-    )
-    table = metrics.difference_table(frame, "accuracy", "method", "a", "b", ["task"])
-    assert list(table.columns) == ["task", "difference", "se", "z"]
-    for row in table.itertuples():
-        part = frame[frame["task"] == row.task]
-        diff, se = metrics.mean_difference(
-            part[part["method"] == "a"]["accuracy"],
-            part[part["method"] == "b"]["accuracy"],
-        )
-        assert row.difference == pytest.approx(diff) and row.se == pytest.approx(se)
-        assert row.z == pytest.approx(diff / se)
-    assert table.set_index("task").loc[2, "difference"] == pytest.approx(0.09)
-
-
-# ---------------------------------------------------------------- paired comparisons
-
-
-def test_paired_difference_against_scipy():
-    a = np.array([81.2, 80.4, 82.0, 79.9, 81.5])
-    b = np.array([80.1, 80.0, 80.9, 79.0, 80.2])
-    got = metrics.paired_difference(a, b)
-    test = stats.ttest_rel(a, b)
-    interval = test.confidence_interval(0.95)
-    assert got.estimate == pytest.approx((a - b).mean())
-    assert got.se == pytest.approx((a - b).std(ddof=1) / math.sqrt(5))
-    assert (got.low, got.high) == pytest.approx((interval.low, interval.high))
-    assert got.df == 4
-
-
-@pytest.mark.parametrize(
-    "first, second, match",
-    [
-        ([1.0], [2.0], "at least 2"),
-        ([1, 2, 3], [1, 2], "one value per seed"),
-        ([1, np.nan], [1, 2], "finite"),
-    ],
-)
-def test_paired_difference_rejects_bad_samples(first, second, match):
-    with pytest.raises(ValueError, match=match):
-        metrics.paired_difference(first, second)
-
-
-@pytest.mark.parametrize(
-    "low, high, expected, margin, word",
-    [
-        (0.2, 1.0, "positive", None, "reproduced"),
-        (0.2, 1.0, "negative", None, "contradicted"),
-        (-1.0, -0.2, "negative", None, "reproduced"),
-        (-0.3, 0.4, "positive", 0.5, "not reproduced"),
-        (-0.3, 0.6, "positive", 0.5, "not resolved"),
-        (-0.3, 0.4, "positive", None, "not resolved"),
-    ],
-)
-def test_verdict_words(low, high, expected, margin, word):
-    comparison = metrics.Comparison((low + high) / 2, 0.1, low, high, 4)
-    assert metrics.verdict(comparison, expected=expected, margin=margin) == word
-    assert word in metrics.VERDICTS
-
-
-def test_verdict_rejects_an_unknown_direction():
-    with pytest.raises(ValueError, match="expected"):
-        metrics.verdict(metrics.Comparison(0, 1, -1, 1, 4), expected="up")
-
-
-def test_bootstrap_rank_correlation_of_means():
-    rng = np.random.default_rng(0)
-    x = np.arange(6)[:, None] + 0.1 * rng.standard_normal((6, 5))
-    y = -2 * np.arange(6)[:, None] + 0.1 * rng.standard_normal((6, 5))
-    got = metrics.bootstrap_rank_correlation(x, y, n_resamples=500)
-    assert got.estimate == pytest.approx(
-        stats.spearmanr(x.mean(1), y.mean(1)).statistic
-    )
-    assert got.estimate == -1 and got.low == -1 and got.high == -1  # noiseless order
-    noisy = metrics.bootstrap_rank_correlation(
-        rng.standard_normal((6, 5)), rng.standard_normal((6, 5)), n_resamples=500
-    )
-    assert noisy.low < noisy.estimate < noisy.high
-    again = metrics.bootstrap_rank_correlation(x, y, n_resamples=500)
-    assert again == got  # deterministic under its seed
-    with pytest.raises(ValueError, match="groups"):
-        metrics.bootstrap_rank_correlation(x[:2], y[:2])
-
-
 def test_embed_in_chunks_equals_one_call():
     from ccl_helpers.train import StackedModel
 
@@ -1023,37 +866,3 @@ def test_standardise_moments_and_shapes():
     torch.testing.assert_close(other_s, expected)
     with pytest.raises(ValueError, match="others\\[0\\]"):
         metrics.standardise(fit, other[..., :3])
-
-
-def test_top_set_against_the_t_quantile():
-    values = np.array([84.0, 86.0, 85.5, 83.0, 85.0])
-    half = stats.t.ppf(0.975, 24) * 0.3 * math.sqrt(2)  # 0.875
-    expected = values >= 86.0 - half
-    assert metrics.top_set(values, 0.3, 24).tolist() == expected.tolist()
-    assert metrics.top_set(values, 0.3, 24).tolist() == [
-        False,
-        True,
-        True,
-        False,
-        False,
-    ]
-    assert metrics.top_set(values, 0.01, 24).sum() == 1  # resolved: a single cell
-    for bad in ([], [1.0, np.nan]):
-        with pytest.raises(ValueError, match="values"):
-            metrics.top_set(bad, 0.3, 24)
-    with pytest.raises(ValueError, match="sd"):
-        metrics.top_set(values, 0.0, 24)
-
-
-def test_joint_verdict_takes_the_weakest_part():
-    assert metrics.joint_verdict(["reproduced", "reproduced"]) == "reproduced"
-    assert metrics.joint_verdict(["reproduced", "not resolved"]) == "not resolved"
-    assert (
-        metrics.joint_verdict(["not resolved", "not reproduced", "reproduced"])
-        == "not reproduced"
-    )
-    assert metrics.joint_verdict(["not reproduced", "contradicted"]) == "contradicted"
-    with pytest.raises(ValueError, match="verdicts"):
-        metrics.joint_verdict([])
-    with pytest.raises(ValueError, match="verdicts"):
-        metrics.joint_verdict(["yes"])

@@ -10,7 +10,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ccl_helpers import data, metrics, models
+from ccl_helpers import data, metrics, models, verdicts
 from ccl_helpers import supervised_approx as sa
 from ccl_helpers.losses import nt_xent_loss
 from ccl_helpers.losses.balanced import (
@@ -907,7 +907,7 @@ def test_claim_is_a_paired_t_test_on_the_contrast():
     low, high = test.confidence_interval(0.95)
     assert math.isclose(found["low"], low, rel_tol=1e-9)
     assert math.isclose(found["high"], high, rel_tol=1e-9)
-    assert found["verdict"] in metrics.VERDICTS
+    assert found["verdict"] in verdicts._OLD_VERDICTS
     interaction = sa.claim(
         results, "accuracy", [arms["A"], arms["D"]], [arms["B"], arms["C"]]
     )
