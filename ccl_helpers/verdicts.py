@@ -360,11 +360,13 @@ class Verdicts:
     not run; Holm within the chapter; the table, the record and the glued words.
 
     chapter: the chapter's name, e.g. "01_curl_framework".
+    scope: the scope of the claims that state none (data, encoder, steps, seeds).
     """
 
-    def __init__(self, chapter: str):
+    def __init__(self, chapter: str, scope: str = ""):
         chapter_path(chapter)  # checks the name
         self.chapter = chapter
+        self.scope = _text("scope", scope, empty=True)
         self._rows: dict[str, dict] = {}
         self._numbers: dict[str, dict] = {}
 
@@ -372,7 +374,9 @@ class Verdicts:
         check_instance("claim", claim, Claim)
         if claim.key in self._rows:
             raise ValueError(f"claim key {claim.key!r} is already in this chapter")
-        self._rows[claim.key] = {**dataclasses.asdict(claim), **row}
+        fields = dataclasses.asdict(claim)
+        fields["scope"] = fields["scope"] or self.scope
+        self._rows[claim.key] = {**fields, **row}
         return self._rows[claim.key]
 
     def test(

@@ -483,3 +483,12 @@ def test_joint_verdict_takes_the_weakest_part():
         verdicts.joint_verdict([])
     with pytest.raises(ValueError, match="verdicts"):
         verdicts.joint_verdict(["yes"])
+
+
+def test_the_chapter_scope_fills_claims_without_one():
+    book = Verdicts("04_multimodal_dynamics", scope="5 seeds, 300 steps")
+    book.theorem(claim("own", scope="exact"), "holds", "all")
+    book.theorem(claim("default"), "holds", "all")
+    table = book.table()
+    assert table.loc["own", "scope"] == "exact"
+    assert table.loc["default", "scope"] == "5 seeds, 300 steps"
