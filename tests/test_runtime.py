@@ -265,7 +265,8 @@ def _has_avx2() -> bool:
 def test_import_holds_the_cpu_kernels_to_avx2():
     """Importing ccl_helpers before torch runs a kernel selects torch's and oneDNN's
     AVX2 kernels (on an AVX-512 machine too), so stored outputs are the same on every
-    x86 machine; a variable the user set is kept."""
+    x86 machine; a variable the user set is kept; CCL_CPU_KERNELS=native leaves the
+    machine's own kernels."""
     import subprocess
     import sys
 
@@ -276,7 +277,8 @@ def test_import_holds_the_cpu_kernels_to_avx2():
         "torch.nn.functional.conv2d(torch.randn(2, 1, 8, 8), torch.randn(4, 1, 3, 3))\n"
         "print(torch.backends.cpu.get_cpu_capability())\n"
     )
-    clean = {k: v for k, v in os.environ.items() if k not in CPU_KERNELS}
+    unset = {*CPU_KERNELS, "CCL_CPU_KERNELS"}
+    clean = {k: v for k, v in os.environ.items() if k not in unset}
 
     def run(**env):
         return subprocess.run(
@@ -292,3 +294,12 @@ def test_import_holds_the_cpu_kernels_to_avx2():
     assert ",jit:avx2," in pinned.stdout + pinned.stderr
     kept = run(ATEN_CPU_CAPABILITY="default")
     assert kept.stdout.strip().splitlines()[-1] == "DEFAULT"
+    native = run(CCL_CPU_KERNELS="native").stdout.strip().splitlines()[-1]
+    plain_torch = subprocess.run(
+        [sys.executable, "-c", script.replace(", ccl_helpers", "")],
+        env=clean,
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    assert native == plain_torch.stdout.strip().splitlines()[-1]
