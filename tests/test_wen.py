@@ -8,7 +8,9 @@ argument validation."""
 from __future__ import annotations
 
 import itertools
+import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,6 +20,7 @@ from conftest import randn
 
 from ccl_helpers import train, wen
 from ccl_helpers.train import StackedModel
+from ccl_helpers.verdicts import EXPECTED, Claim
 
 
 def outputs(n=6, d=3, seed=0, batch=()):
@@ -421,6 +424,50 @@ def test_lemma43_ratios():
     assert ratios.loc[0, "ratio_W"] == 1.0 and ratios.loc[0, "ratio_theta"] == 0.75
 
 
+def power_law_history(widths=(10, 100), seeds=(0, 1), n_steps=999):
+    """Runs whose value is T^-0.2 up to T = 100 and falls like T^-1 after."""
+    T = np.arange(1, n_steps + 2, dtype=float)
+    value = np.where(T <= 100, T**-0.2, 100**-0.2 * (T / 100) ** -1.0)
+    return pd.DataFrame(
+        [
+            {"width": w, "seed": s, "step": t - 1, "loss_norm": (1 + s) * v}
+            for w in widths
+            for s in seeds
+            for t, v in zip(T.astype(int), value)
+        ]
+    )
+
+
+def test_late_slopes_fit_each_run_over_its_window():
+    history = power_law_history().sample(
+        frac=1, random_state=0
+    )  # order must not matter
+    last = wen.late_slopes(history, "loss_norm")  # T from 100 to 1000: slope -1
+    assert list(last.index.names) == ["width", "seed"] and len(last) == 4
+    np.testing.assert_allclose(last.to_numpy(), -1.0, atol=1e-9)
+    earlier = wen.late_slopes(history, "loss_norm", decades=1.0, offset=1.0)  # 10-100
+    np.testing.assert_allclose(earlier.to_numpy(), -0.2, atol=1e-9)
+    by_seed = wen.late_slopes(
+        history[history["width"] == 10], "loss_norm", decades=0.5, by=("seed",)
+    )
+    assert list(by_seed.index) == [0, 1]
+    np.testing.assert_allclose(by_seed.to_numpy(), -1.0, atol=1e-9)
+
+
+def test_late_slopes_bad_arguments():
+    history = power_law_history(widths=(10,), seeds=(0,), n_steps=20)
+    with pytest.raises(ValueError, match="decades"):
+        wen.late_slopes(history, "loss_norm", decades=0.0)
+    with pytest.raises(ValueError, match="offset"):
+        wen.late_slopes(history, "loss_norm", offset=-1.0)
+    with pytest.raises(ValueError, match="n_points"):
+        wen.late_slopes(history, "loss_norm", n_points=2)
+    with pytest.raises(ValueError, match="column"):
+        wen.late_slopes(history, "running_average")
+    with pytest.raises(ValueError, match="needs ≥ 3"):
+        wen.late_slopes(history.iloc[::5], "loss_norm", decades=0.1)
+
+
 def test_theorem42_orders():
     orders = wen.theorem42_orders(
         n=10, n_layers=1, n_negatives=1, delta=1.0, epsilon=1.0
@@ -560,3 +607,22 @@ def test_algorithm1_bad_arguments():
         wen.running_average(pd.DataFrame({"step": [0]}))
     with pytest.raises(FloatingPointError):
         wen.algorithm1(model, x, 2, 50, eta=1e6, gamma=1e6)
+
+
+# ---------------------------------------------------------------- the chapter's claims
+
+
+def test_claims_are_valid_with_unique_keys_and_sections_in_the_chapter():
+    notebook = json.loads(
+        (
+            Path(__file__).resolve().parents[1] / "book" / "03_wen_convergence.ipynb"
+        ).read_text(encoding="utf-8")
+    )
+    text = "\n".join("".join(cell["source"]) for cell in notebook["cells"])
+    assert len(wen.CLAIMS) == len(wen._CLAIM_LIST)  # no key given twice
+    for key, claim in wen.CLAIMS.items():
+        assert isinstance(claim, Claim) and claim.key == key
+        assert claim.expected in EXPECTED
+        assert claim.expected != "equal" or claim.margin is not None
+        assert f"({claim.section})=" in text, f"no target ({claim.section})= for {key}"
+        assert f'claims["{key}"]' in text, f"the chapter adds no row for {key}"
