@@ -1,6 +1,9 @@
 # make book : execute every chapter (CCL_SCALE=standard) and build the HTML book in _build/html/
-# make test : ruff, unit tests + notebook hygiene, nbval on every chapter, book build from the stored outputs
-# make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with)
+# make test : ruff, unit tests + notebook hygiene, nbval on every chapter and its fresh record compared with
+#             results/standard/, book build from the stored outputs
+# make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with,
+#                the chapters' records in results/standard/ and the scorecard page)
+# make scorecard : the scorecard page (book/scorecard.md) from the records in results/standard/
 # make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md and benchmarks/README.md
 # make paper : on a GPU, execute every chapter at CCL_SCALE=paper into _build/paper/ (stored outputs untouched); each writes results/paper/NN_topic.json
 # make profile SCALE=smoke|standard|paper : execute every chapter at SCALE, print its time and its slowest cells
@@ -21,7 +24,7 @@ PIP   := $(BIN)/python -m pip install -c $(CONSTRAINTS)
 export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: all data lint book test outputs paper bench profile render-check clean
+.PHONY: all data lint book test outputs scorecard paper bench profile render-check clean
 all: test
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
@@ -38,16 +41,24 @@ lint: $(STAMP)
 	ruff check .
 	ruff format --check .
 
+# The chapters' fresh records go to _build/: the committed ones (results/standard/) change
+# only with `make outputs`.
 book: $(STAMP) data
-	CCL_SCALE=standard jupyter-book build . --all -W -n --keep-going
+	CCL_SCALE=standard CCL_RECORDS_DIR=$(CURDIR)/_build/records-book \
+	    jupyter-book build . --all -W -n --keep-going
 	@echo "The book: $(CURDIR)/_build/html/index.html"
 
+# nbval compares the exact cells strictly; the cells tagged nbval-ignore-output hold trained
+# numbers, which each chapter's fresh record carries with their standard errors: `verdicts
+# compare` allows them 4·√(se₁² + se₂²) and requires the same verdict words.
 test: lint data
 	python -m pytest -q tests
-	mkdir -p _build
-	CCL_SCALE=standard python -m pytest -q --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg --junitxml=_build/nbval.xml book/
+	rm -rf _build/records && mkdir -p _build/records
+	CCL_SCALE=standard CCL_RECORDS_DIR=$(CURDIR)/_build/records python -m pytest -q --nbval \
+	    --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	    --junitxml=_build/nbval.xml book/
 	python tests/chapter_times.py _build/nbval.xml --top 3
+	python -m ccl_helpers.verdicts compare results/standard _build/records
 	python -c 'import yaml; c = yaml.safe_load(open("_config.yml")); \
 	    c["execute"]["execute_notebooks"] = "off"; \
 	    yaml.safe_dump(c, open("_build/_config_stored.yml", "w"))'
@@ -57,7 +68,11 @@ test: lint data
 outputs: $(STAMP) data
 	CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
-	    --ExecutePreprocessor.record_timing=False book/*.ipynb
+	    --ExecutePreprocessor.record_timing=False book/[0-9]*.ipynb
+	$(MAKE) scorecard
+
+scorecard: $(STAMP)
+	python -m ccl_helpers.verdicts scorecard results/standard book/scorecard.md
 
 # The copies run in book/ (nbconvert's default), so relative paths resolve as in the book.
 paper: $(STAMP) data

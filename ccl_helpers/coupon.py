@@ -10,7 +10,8 @@ With I_1, …, I_N ~ ρ^{⊗N} the negatives' classes and J = {I_1, …, I_N}:
   positive's class (τ⁺_1 = Σ_c ρ(c)² is the collision probability τ of Arora et al.).
 
 The number T of draws until every class is drawn (Section 3.1) has P(T ≤ N) = p_cc(N):
-:func:`collection_time_mean` and :func:`collection_time_variance` (exact, uniform ρ),
+:func:`collection_time_mean` and :func:`collection_time_variance` (exact, uniform ρ;
+as rationals :func:`collection_time_moments_exact`),
 the source's :func:`collection_time_variance_as_printed` (N_C π)²/6 (an upper bound on
 Var T), the exact tail :func:`collection_time_tail` beside :func:`chebyshev_tail_bound`,
 and the simulator :func:`sample_collection_time` (any ρ).
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from fractions import Fraction
 
 import torch
 from torch import Tensor
@@ -326,6 +328,25 @@ def collection_time_variance(n_classes: int) -> float:
     n_classes = check_int("n_classes", n_classes, minimum=2)
     k = torch.arange(1, n_classes + 1, dtype=torch.float64)
     return math.fsum((n_classes * (n_classes - k) / k**2).tolist())
+
+
+def collection_time_moments_exact(n_classes: int) -> tuple[Fraction, Fraction]:
+    r"""(E T, Var T) as exact rationals, from T = Σ_i G_i with independent geometric
+    waits G_i of success probability p_i = (N_C − i + 1)/N_C: E T = Σ_i 1/p_i,
+    Var T = Σ_i (1 − p_i)/p_i² (uniform ρ). The floats of
+    :func:`collection_time_mean` and :func:`collection_time_variance` agree with
+    them to a few rounding errors.
+
+    Args:
+        n_classes: N_C, an integer ≥ 2.
+    Returns: (mean, variance), two :class:`fractions.Fraction`, e.g. (7381/252,
+        …) for N_C = 10.
+    """
+    n_classes = check_int("n_classes", n_classes, minimum=2)
+    success = [Fraction(n_classes - i + 1, n_classes) for i in range(1, n_classes + 1)]
+    mean = sum((1 / p for p in success), Fraction(0))
+    variance = sum(((1 - p) / p**2 for p in success), Fraction(0))
+    return mean, variance
 
 
 def collection_time_variance_as_printed(n_classes: int) -> float:

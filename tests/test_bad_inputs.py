@@ -175,12 +175,6 @@ def verdict_rows():
     return book.rows()
 
 
-def a_claim():
-    from ccl_helpers.supervised_approx import claim
-
-    return claim(results_table(), "acc", [{"strategy": "none"}], [])
-
-
 def data_model():
     from ccl_helpers import multimodal
 
@@ -452,11 +446,6 @@ BASELINES = {
     "metrics.mean_classifier": lambda: train_eval(task_size=2),
     "metrics.linear_probe": lambda: train_eval(task_size=2, max_iter=5),
     "metrics.knn_accuracy": lambda: train_eval(k=3, block=2),
-    "verdicts.paired_difference": lambda: (
-        dict(first=[1.0, 2.0, 3.0], second=[1.5, 2.0, 2.0], confidence=0.95),
-        (),
-    ),
-    # ---- data
     "data.check_class_probs": lambda: (dict(class_probs=uniform()), ()),
     "data.balanced_subset": lambda: (
         dict(labels=labels(6), generator=generator(), per_class=2),
@@ -674,6 +663,26 @@ BASELINES = {
     ),
     # ---- wen
     "wen.n_negative_sets": lambda: (dict(n=4, n_negatives=2), ()),
+    "coupon.collection_time_moments_exact": lambda: (dict(n_classes=3), ()),
+    "multineg.seed_summary": lambda: (
+        dict(
+            frame=pd.DataFrame({"width": [1, 1], "seed": [0, 1], "steps": [1.0, 2.0]}),
+            by="width",
+            columns=["steps"],
+        ),
+        (),
+    ),
+    "wen.late_slopes": lambda: (
+        dict(
+            history=wen_history(),
+            column="loss_norm",
+            decades=1.0,
+            offset=0.0,
+            n_points=25,
+            by=("width", "seed"),
+        ),
+        (),
+    ),
     "wen.negative_sets": lambda: (dict(n=4, n_negatives=2, device="cpu"), ()),
     "wen.all_triplets": lambda: (dict(n=4, device="cpu"), ()),
     "wen.pairwise_logits": lambda: (
@@ -818,26 +827,12 @@ BASELINES = {
         (),
     ),
     "metrics.standardise": lambda: (dict(fit=floats(4, 3)), ()),
-    "verdicts.mean_difference": lambda: (
-        dict(first=[1.0, 2.0, 3.0], second=[1.5, 2.0, 2.0]),
-        (),
-    ),
     "verdicts.power_law_fit": lambda: (
         dict(x=[1.0, 2.0, 4.0, 8.0], y=[1.0, 0.6, 0.3, 0.2], confidence=0.95),
         (),
     ),
     "verdicts.top_set": lambda: (
         dict(values=[1.0, 2.0, 3.0], sd=0.5, df=4, confidence=0.95),
-        (),
-    ),
-    "verdicts.bootstrap_rank_correlation": lambda: (
-        dict(
-            x=[[1.0, 1.5], [2.0, 2.5], [3.0, 2.0]],
-            y=[[1.0, 1.2], [3.0, 2.8], [2.0, 2.5]],
-            n_resamples=20,
-            seed=0,
-            confidence=0.95,
-        ),
         (),
     ),
     "metrics.fit_linear_classifiers": lambda: (
@@ -1021,26 +1016,6 @@ BASELINES = {
             n_classes=2,
             counts=torch.tensor([2, 2]),
             uniform_default=True,
-        ),
-        (),
-    ),
-    "verdicts.joint_verdict": lambda: (dict(verdicts=["reproduced"]), ()),
-    "verdicts.verdict": lambda: (
-        dict(
-            comparison=PUBLIC["verdicts.paired_difference"]([1.0, 2.0, 3.0], [0, 0, 0]),
-            expected="positive",
-            margin=0.5,
-        ),
-        (),
-    ),
-    "verdicts.difference_table": lambda: (
-        dict(
-            frame=results_table(),
-            value="acc",
-            by="strategy",
-            first="none",
-            second="base",
-            within=["pool"],
         ),
         (),
     ),
@@ -1655,24 +1630,36 @@ BASELINES = {
         dict(results=results_table(), metric="acc", arms=[{"strategy": "none"}]),
         (),
     ),
-    "supervised_approx.claim": lambda: (
+    "supervised_approx.arm_contrast": lambda: (
         dict(
             results=results_table(),
             metric="acc",
-            plus=[{"strategy": "none"}],
-            minus=[{"strategy": "base"}],
-            expected="positive",
-            margin=0.1,
+            terms=[({"strategy": "none"}, 1.0), ({"strategy": "base"}, -1.0)],
         ),
         (),
     ),
-    "supervised_approx.claims_table": lambda: (dict(claims={"c": a_claim()}), ()),
-    "supervised_approx.design_runs": lambda: (
-        dict(arms={"a": run_arm()}, n_seeds=2),
+    "supervised_approx.contrast_values": lambda: (
+        dict(
+            results=results_table(),
+            contrasts={"c": [({"strategy": "none"}, 1.0)]},
+            metrics=["acc"],
+        ),
         (),
     ),
-    "supervised_approx.verdict_row": lambda: (
-        dict(name="c", found=a_claim(), setting="s", unit="pts"),
+    "supervised_approx.estimates_table": lambda: (
+        dict(values=pd.DataFrame([[1.0, 2.0, 4.0]])),
+        (),
+    ),
+    "supervised_approx.seed_rank_correlations": lambda: (
+        dict(x=np.array([[1.0, 2.0], [2.0, 1.0], [3.0, 5.0]]), y=np.eye(3)[:, :2] + 1),
+        (),
+    ),
+    "supervised_approx.curve_shape": lambda: (
+        dict(curves=np.array([[0.1, 0.3, 0.2], [0.2, 0.4, 0.3]])),
+        (),
+    ),
+    "supervised_approx.design_runs": lambda: (
+        dict(arms={"a": run_arm()}, n_seeds=2),
         (),
     ),
     "supervised_approx.pooled_seed_sd": lambda: (
@@ -1753,7 +1740,6 @@ RECORDS = (
     "curl.BlockSamples",
     "curl.SupervisedRun",
     "data.Triplets",
-    "verdicts.Comparison",
     "verdicts.Estimate",
     "verdicts.PowerLawFit",
     "metrics.UnsupervisedSamples",
@@ -1765,6 +1751,7 @@ RECORDS = (
     "supervised_approx.AttractingTerms",
     "supervised_approx.RepellingChain",
     "supervised_approx.RepellingTerms",
+    "supervised_approx.CurveShape",
     "train.Descent",
     "train.Evaluation",
 )
@@ -1999,8 +1986,6 @@ FREE_STRINGS = {
     "labels_name",
     "multineg.descent_sweep.parameter",
     "plotting.markers.values",
-    "supervised_approx.verdict_row.setting",
-    "supervised_approx.verdict_row.unit",
 }
 """String arguments that are not a choice among known values."""
 

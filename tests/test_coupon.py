@@ -332,6 +332,38 @@ def test_collection_time_mean_and_variance_match_sums_over_the_exact_law(n_class
     )
 
 
+@pytest.mark.parametrize("n_classes", [2, 3, 5, 10])
+def test_exact_moments_are_the_rational_sums_over_the_exact_law(n_classes):
+    n_max = 60 * n_classes
+    pmf, _ = exact_pmf_of_collection_time(n_classes, n_max)
+    mean = sum(n * p for n, p in pmf.items())
+    second = sum(n * n * p for n, p in pmf.items())
+    exact_mean, exact_variance = coupon.collection_time_moments_exact(n_classes)
+    assert isinstance(exact_mean, Fraction) and isinstance(exact_variance, Fraction)
+    # the pmf is cut at n_max: its moments fall short by less than 1e-20
+    assert 0 <= exact_mean - mean < Fraction(1, 10**20)
+    assert 0 <= exact_variance - (second - mean**2) < Fraction(1, 10**18)
+    assert float(exact_mean) == pytest.approx(
+        coupon.collection_time_mean(n_classes), rel=1e-15
+    )
+    assert float(exact_variance) == pytest.approx(
+        coupon.collection_time_variance(n_classes), rel=1e-15
+    )
+    # the closed form N_C² Σ 1/k² − N_C H_{N_C}
+    squares = sum(Fraction(1, k * k) for k in range(1, n_classes + 1))
+    harmonic = sum(Fraction(1, k) for k in range(1, n_classes + 1))
+    assert exact_mean == n_classes * harmonic
+    assert exact_variance == n_classes**2 * squares - n_classes * harmonic
+
+
+def test_exact_moments_known_values_and_bad_input():
+    assert coupon.collection_time_moments_exact(2) == (Fraction(3), Fraction(2))
+    assert coupon.collection_time_moments_exact(10)[0] == Fraction(7381, 252)
+    for bad in (1, 0, 2.5, True):
+        with pytest.raises(ValueError, match="n_classes"):
+            coupon.collection_time_moments_exact(bad)
+
+
 def test_collection_time_pmf_from_p_cc_differences():
     n_classes = 4
     pmf, _ = exact_pmf_of_collection_time(n_classes, 40)

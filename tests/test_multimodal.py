@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -13,6 +14,7 @@ import torch
 
 from ccl_helpers import multimodal as mm
 from ccl_helpers import train
+from ccl_helpers.verdicts import Claim
 
 
 def gen(seed: int = 0) -> torch.Generator:
@@ -218,6 +220,23 @@ def test_autograd_matches_closed_form(small, loss):
     )
     for a, c in zip(auto, closed):
         assert torch.allclose(a, c, atol=1e-12, rtol=1e-9)
+
+
+@pytest.mark.parametrize("loss", mm.LOSSES)
+@pytest.mark.parametrize("beta, tau", [(0.05, 4.0), (1.7, 3.0), (3.0, 0.5)])
+def test_gram_gradients_match_autograd(small, loss, beta, tau):
+    """The closed form that train uses: the same loss and gradients as autograd of
+    batch_loss (population normalisation, primary form)."""
+    model, W_A, W_B, _ = small
+    pairs = mm.sample_pairs(model, 12, gen(6))
+    options = dict(loss=loss, beta=beta, tau=tau)
+    losses, grads = mm._loss_and_gradients(W_A, W_B, model, pairs, **options)
+    fast_losses, fast_grads = mm._gram_loss_and_gradients(
+        W_A, W_B, model.covariances(), pairs, **options
+    )
+    assert torch.allclose(fast_losses, losses, atol=1e-13, rtol=1e-12)
+    for a, c in zip(grads, fast_grads):
+        assert torch.allclose(c, a, atol=1e-13, rtol=1e-10)
 
 
 def test_gradient_is_orthogonal_to_weights(small):
@@ -607,3 +626,41 @@ def test_symbolic_negative_expectations():
         )
     with pytest.raises(ValueError, match="latent_dim"):
         mm.symbolic_negative_expectations(5)
+
+
+# ---------------------------------------------------------------- the chapter's claims
+
+
+def test_claims_are_valid_and_unique():
+    keys = [claim.key for claim in mm.CLAIMS.values()]
+    assert list(mm.CLAIMS) == keys and len(set(keys)) == len(keys)
+    for claim in mm.CLAIMS.values():
+        assert isinstance(claim, Claim)  # Claim checks its fields when it is built
+        assert claim.source.startswith("Ren & Li (2023)")
+        assert claim.margin is None or claim.margin_reason
+
+
+def test_claim_sections_are_labels_of_the_chapter():
+    chapter = (
+        Path(__file__).resolve().parents[1] / "book" / "04_multimodal_dynamics.ipynb"
+    )
+    text = chapter.read_text()
+    for claim in mm.CLAIMS.values():
+        assert claim.section is None or f"({claim.section})=" in text, claim.key
+
+
+def test_claim_nulls_and_margins_match_the_model():
+    assert mm.CLAIMS["both_align"].null == pytest.approx(mm.alignment_cap(5))
+    assert mm.CLAIMS["contrastive_balanced"].null == 5
+    # stage2_condition's margin: at κ(S_A) = 1.1 Lemma 4.5 still certifies 3/4 of r
+    margin = mm.CLAIMS["stage2_condition"].margin
+    bound = mm.balance_lower_bound(
+        torch.tensor([1 + margin], dtype=torch.float64),
+        torch.zeros(1, dtype=torch.float64),
+        5,
+    )
+    assert bound.item() / 5 == pytest.approx(0.75, abs=0.01)
+    # width_tracking's margin: a 256-fold width shrinks the gap by less than a quarter
+    assert 256 ** -mm.CLAIMS["width_tracking"].margin > 0.75
+    # peak_grows_with_kappa_m's margin: a fivefold κ_M raises the peak by < 1/5
+    assert 5 ** mm.CLAIMS["peak_grows_with_kappa_m"].margin < 1.2

@@ -1130,3 +1130,79 @@ def test_draw_stored_runs_from_a_paper_results_file(tmp_path, monkeypatch):
         multineg.draw_stored_runs(_lemma_records(), negatives=(15,))
     with pytest.raises(ValueError, match="data"):
         multineg.draw_stored_runs(_lemma_records().drop(columns="data"))
+
+
+# ---------------------------------------------------------------- the chapter's claims
+
+
+def _chapter_labels():
+    import json
+    from pathlib import Path
+
+    notebook = Path(__file__).parents[1] / "book" / "02_multiple_negatives.ipynb"
+    cells = json.loads(notebook.read_text())["cells"]
+    lines = [
+        line.strip()
+        for cell in cells
+        if cell["cell_type"] == "markdown"
+        for line in "".join(cell["source"]).splitlines()
+    ]
+    return {
+        line[1:-2] for line in lines if line.startswith("(") and line.endswith(")=")
+    }
+
+
+def test_claims_are_valid_keyed_and_point_at_sections_of_the_chapter():
+    from ccl_helpers.verdicts import Claim
+
+    claims = multineg.CLAIMS
+    assert len(claims) == len({claim.key for claim in claims.values()}) == 25
+    labels = _chapter_labels()
+    for key, claim in claims.items():
+        assert isinstance(claim, Claim) and claim.key == key
+        assert claim.section in labels, (key, claim.section)
+        # a scope holds only the fields the chapter fills
+        scope = claim.scope.format(lemma="L", descent="D")
+        assert scope and "{" not in scope and "}" not in scope
+        if claim.expected == "equal":
+            assert claim.margin is not None and claim.margin_reason
+    assert {c.expected for c in claims.values()} == {"greater", "less", "equal"}
+
+
+def test_claims_equal_claims_state_the_predicted_exponents():
+    claims = multineg.CLAIMS
+    assert claims["lazy_movement"].null == -1.0
+    assert claims["steps_free_of_width"].null == 0.0
+    for key in ("steps_epsilon", "steps_gradient", "steps_delta"):
+        assert claims[key].expected == "greater" and claims[key].null == -2.0
+
+
+def test_seed_summary_matches_mean_and_standard_error():
+    frame = pd.DataFrame(
+        {
+            "width": [1, 1, 1, 2, 2, 2],
+            "seed": [0, 1, 2, 0, 1, 2],
+            "steps": [10.0, 12.0, 14.0, np.nan, 5.0, np.nan],
+            "movement": [0.5, 0.7, 0.9, np.nan, np.nan, np.nan],
+        }
+    )
+    table = multineg.seed_summary(frame, "width", ["steps", "movement"])
+    assert list(table.columns) == ["steps", "movement"]
+    assert table.loc[1, "steps"] == "12.0 ± 1.2"  # s.e. 2/√3
+    assert table.loc[1, "movement"] == "0.70 ± 0.12"
+    assert table.loc[2, "steps"] == "5 (one seed)"
+    assert table.loc[2, "movement"] == "—"
+    two_keys = multineg.seed_summary(frame.assign(n=1), ["width", "n"], ["steps"])
+    assert two_keys.index.names == ["width", "n"]
+
+
+def test_seed_summary_rejects_bad_input():
+    frame = pd.DataFrame({"width": [1, 1, 2], "seed": [0, 1, 0], "steps": [1.0, 2, 3]})
+    with pytest.raises(ValueError, match="two seeds"):
+        multineg.seed_summary(frame, "width", ["steps"])
+    with pytest.raises(ValueError, match="columns"):
+        multineg.seed_summary(frame, "width", ["missing"])
+    with pytest.raises(ValueError, match="by and columns"):
+        multineg.seed_summary(frame, [], ["steps"])
+    with pytest.raises(ValueError, match="frame"):
+        multineg.seed_summary({"width": [1]}, "width", ["steps"])

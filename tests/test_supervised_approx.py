@@ -5,12 +5,14 @@ references, identities, extreme logits, argument validation, determinism."""
 from __future__ import annotations
 
 import math
+from pathlib import Path
 
+import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
-from ccl_helpers import data, metrics, models, verdicts
+from ccl_helpers import data, metrics, models
 from ccl_helpers import supervised_approx as sa
 from ccl_helpers.losses import nt_xent_loss
 from ccl_helpers.losses.balanced import (
@@ -893,35 +895,24 @@ def _claim_results():
     return arms, runs.assign(accuracy=values + 80.0), pd
 
 
-def test_claim_is_a_paired_t_test_on_the_contrast():
-    from scipy import stats
-
+def test_arm_contrast_is_the_per_seed_contrast():
     arms, results, _ = _claim_results()
     a, b, c, d = (sa.arm_values(results, "accuracy", arms[k]) for k in "ABCD")
-    found = sa.claim(results, "accuracy", [arms["A"]], [arms["B"]])
-    test = stats.ttest_rel(a, b)
-    assert math.isclose(found["estimate"], float((a - b).mean()), rel_tol=1e-12)
-    assert math.isclose(
-        found["estimate"] / found["se"], float(test.statistic), rel_tol=1e-9
+    pair = sa.arm_contrast(results, "accuracy", [(arms["A"], 1), (arms["B"], -1)])
+    assert pair.shape == (4,) and np.allclose(pair, a - b, rtol=0, atol=1e-12)
+    interaction = sa.arm_contrast(
+        results,
+        "accuracy",
+        [(arms["A"], 1), (arms["D"], 1), (arms["B"], -1), (arms["C"], -1)],
     )
-    low, high = test.confidence_interval(0.95)
-    assert math.isclose(found["low"], low, rel_tol=1e-9)
-    assert math.isclose(found["high"], high, rel_tol=1e-9)
-    assert found["verdict"] in verdicts._OLD_VERDICTS
-    interaction = sa.claim(
-        results, "accuracy", [arms["A"], arms["D"]], [arms["B"], arms["C"]]
+    assert np.allclose(interaction, a + d - b - c, rtol=0, atol=1e-12)
+    versus_mean = sa.arm_contrast(
+        results, "accuracy", [(arms["A"], 1.0)] + [(arms[k], -1 / 3) for k in "BCD"]
     )
-    assert math.isclose(
-        interaction["estimate"], float((a + d - b - c).mean()), rel_tol=1e-12
-    )
-    alone = sa.claim(results, "accuracy", [arms["A"]], [])
-    assert math.isclose(alone["estimate"], float(a.mean()), rel_tol=1e-12)
-    assert alone["verdict"] == "reproduced"  # 80 ± 1 is > 0
-    row = sa.verdict_row("A beats B", found, "4 seeds")
-    assert row["verdict"] == found["verdict"] and "95 % CI" in row["deciding number"]
+    assert np.allclose(versus_mean, a - (b + c + d) / 3, rtol=0, atol=1e-12)
 
 
-def test_claim_and_arm_values_reject_bad_arms():
+def test_arm_contrast_and_arm_values_reject_bad_arms():
     arms, results, _ = _claim_results()
     with pytest.raises(ValueError, match="one member per seed"):
         sa.arm_values(results, "accuracy", {"pool": "a"})
@@ -929,15 +920,19 @@ def test_claim_and_arm_values_reject_bad_arms():
         sa.arm_values(results, "accuracy", {"colour": "red"})
     with pytest.raises(ValueError, match="name columns"):
         sa.arm_values(results, "nothing", arms["A"])
-    with pytest.raises(ValueError, match="plus"):
-        sa.claim(results, "accuracy", [], [arms["A"]])
+    with pytest.raises(ValueError, match="terms"):
+        sa.arm_contrast(results, "accuracy", [])
+    with pytest.raises(ValueError, match="coefficient"):
+        sa.arm_contrast(results, "accuracy", [arms["A"]])
+    with pytest.raises(ValueError, match="finite real"):
+        sa.arm_contrast(results, "accuracy", [(arms["A"], math.nan)])
     fewer = results[~((results["arm"] == "B") & (results["seed"] == 3))]
     with pytest.raises(ValueError, match="same seeds"):
-        sa.claim(fewer, "accuracy", [arms["A"]], [arms["B"]])
+        sa.arm_contrast(fewer, "accuracy", [(arms["A"], 1), (arms["B"], -1)])
 
 
-def test_seed_matrix_stacks_arm_values_and_claims_table_reads_claims():
-    arms, results, pd = _claim_results()
+def test_seed_matrix_stacks_arm_values():
+    arms, results, _ = _claim_results()
     matrix = sa.seed_matrix(results, "accuracy", [arms[k] for k in "ABC"])
     assert matrix.shape == (3, 4)
     for row, k in zip(matrix, "ABC"):
@@ -947,20 +942,100 @@ def test_seed_matrix_stacks_arm_values_and_claims_table_reads_claims():
         sa.seed_matrix(fewer, "accuracy", [arms["A"], arms["B"]])
     with pytest.raises(ValueError, match="at least one arm"):
         sa.seed_matrix(results, "accuracy", [])
-    claims = {
-        ("A > B", "accuracy"): sa.claim(results, "accuracy", [arms["A"]], [arms["B"]]),
-        ("C > D", "accuracy"): sa.claim(results, "accuracy", [arms["C"]], [arms["D"]]),
+
+
+def test_contrast_values_and_estimates_table():
+    from ccl_helpers.verdicts import estimate
+
+    arms, results, _ = _claim_results()
+    results = results.assign(other=2 * results["accuracy"])
+    contrasts = {
+        "A − B": [(arms["A"], 1.0), (arms["B"], -1.0)],
+        "C": [(arms["C"], 1.0)],
     }
-    table = sa.claims_table(claims)
-    assert list(table.columns) == ["estimate", "se", "low", "high", "verdict"]
-    assert table.index.nlevels == 2 and len(table) == 2
-    for key, found in claims.items():
-        assert table.loc[key, "estimate"] == found["estimate"]
-        assert table.loc[key, "verdict"] == found["verdict"]
-    numbers = table[["estimate", "se", "low", "high"]]
-    assert all(pd.api.types.is_float_dtype(dtype) for dtype in numbers.dtypes)
-    with pytest.raises(ValueError, match="at least one claim"):
-        sa.claims_table({})
+    values = sa.contrast_values(results, contrasts, ["accuracy", "other"])
+    assert values.index.tolist() == [
+        ("A − B", "accuracy"),
+        ("A − B", "other"),
+        ("C", "accuracy"),
+        ("C", "other"),
+    ]
+    assert values.columns.tolist() == [0, 1, 2, 3]
+    for (name, metric), row in values.iterrows():
+        expected = sa.arm_contrast(results, metric, contrasts[name])
+        assert np.array_equal(row.to_numpy(), expected)
+    table = sa.estimates_table(values)
+    assert table.columns.tolist() == ["estimate", "se", "low", "high", "n"]
+    for key, row in table.iterrows():
+        found = estimate(values.loc[key].to_numpy())
+        assert row["estimate"] == found.estimate and row["high"] == found.high
+        assert row["n"] == 4
+    with pytest.raises(ValueError, match="contrasts"):
+        sa.contrast_values(results, {}, ["accuracy"])
+    with pytest.raises(ValueError, match="metrics"):
+        sa.contrast_values(results, contrasts, "accuracy")
+    with pytest.raises(ValueError, match="values"):
+        sa.estimates_table(values.to_numpy())
+
+
+def test_seed_rank_correlations_against_scipy_per_seed():
+    from scipy import stats
+
+    g = torch.Generator().manual_seed(5)
+    x, noise = torch.randn(2, 6, 4, generator=g, dtype=torch.float64).numpy()
+    y = -x + 0.5 * noise
+    found = sa.seed_rank_correlations(x, y)
+    assert found.shape == (4,)
+    for s in range(4):
+        expected = stats.spearmanr(x[:, s], y[:, s]).statistic
+        assert math.isclose(found[s], expected, rel_tol=1e-12)
+    assert np.allclose(sa.seed_rank_correlations(x, 2 * x + 1), 1.0)
+    with pytest.raises(ValueError, match="groups ≥ 3"):
+        sa.seed_rank_correlations(x[:2], y[:2])
+    with pytest.raises(ValueError, match="constant"):
+        sa.seed_rank_correlations(np.ones((6, 4)), y)
+    with pytest.raises(ValueError, match="finite"):
+        sa.seed_rank_correlations(np.full((6, 4), np.nan), y)
+
+
+def test_curve_shape_locates_the_peak_on_the_other_seeds():
+    # three seeds: rise to checkpoint 1, fall, flatten; seed 2's own maximum is at 2
+    curves = np.array(
+        [
+            [0.0, 1.0, 0.6, 0.5, 0.5],
+            [0.0, 2.0, 1.0, 0.8, 0.7],
+            [0.0, 0.9, 1.0, 0.4, 0.4],
+        ]
+    )
+    shape = sa.curve_shape(curves)
+    assert shape.peak.tolist() == [1, 1, 1]  # seed 2 too: its own noise does not count
+    assert np.allclose(shape.scale, [1.0, 2.0, 1.0])
+    assert np.allclose(shape.drop, [-0.5, -0.65, -0.5])
+    assert np.allclose(shape.late_change, [0.0, -0.05, 0.0])
+    rising = sa.curve_shape(np.array([[0.1, 0.2, 0.3], [0.1, 0.3, 0.4]]))
+    assert (rising.peak == 2).all() and (rising.drop == 0).all()
+    with pytest.raises(ValueError, match="seeds ≥ 2"):
+        sa.curve_shape(curves[:1])
+    with pytest.raises(ValueError, match="largest value > 0"):
+        sa.curve_shape(-np.ones((3, 4)))
+
+
+def test_claims_are_valid_with_unique_keys_and_labelled_sections():
+    from ccl_helpers.verdicts import Claim
+
+    assert len(sa.CLAIMS) >= 20
+    assert all(isinstance(claim, Claim) for claim in sa.CLAIMS.values())
+    assert all(key == claim.key for key, claim in sa.CLAIMS.items())
+    keys = [claim.key for claim in sa.CLAIMS.values()]
+    assert len(set(keys)) == len(keys)
+    notebook = Path(__file__).resolve().parents[1] / "book"
+    text = (notebook / "05_supervised_approximation.ipynb").read_text()
+    for claim in sa.CLAIMS.values():
+        assert claim.section and f"({claim.section})=" in text, claim.key
+        if claim.source_effect is not None and claim.margin is not None:
+            assert claim.margin <= abs(claim.source_effect - claim.null)
+        if claim.expected == "equal":
+            assert claim.margin is not None and claim.margin_reason
 
 
 def test_pooled_seed_sd_against_numpy():

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 import json
 import math
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -347,110 +348,6 @@ def test_power_law_fit_bad_inputs_raise(x, y, confidence, match):
 # ------------------------------------------- mean classifier: centred, normalised rows
 
 
-def test_mean_difference_matches_welch_by_hand():
-    a, b = [0.91, 0.93, 0.92, 0.95], [0.90, 0.89, 0.92]
-    diff, se = verdicts.mean_difference(a, b)
-    assert diff == pytest.approx(np.mean(a) - np.mean(b), rel=1e-12)
-    expected = math.sqrt(np.var(a, ddof=1) / 4 + np.var(b, ddof=1) / 3)
-    assert se == pytest.approx(expected, rel=1e-12)
-
-
-@pytest.mark.parametrize("bad", [[1.0], [], [1.0, float("nan")]])
-def test_mean_difference_rejects_short_or_nan_samples(bad):
-    with pytest.raises(ValueError, match="first"):
-        verdicts.mean_difference(bad, [1.0, 2.0])
-
-
-def test_difference_table_groups_and_z():
-    frame = pd.DataFrame(
-        {
-            "method": ["a", "a", "b", "b"] * 2,
-            "task": [2] * 4 + [10] * 4,
-            "accuracy": [0.9, 0.92, 0.8, 0.84, 0.7, 0.72, 0.71, 0.69],
-        }
-    )
-    table = verdicts.difference_table(frame, "accuracy", "method", "a", "b", ["task"])
-    assert list(table.columns) == ["task", "difference", "se", "z"]
-    for row in table.itertuples():
-        part = frame[frame["task"] == row.task]
-        diff, se = verdicts.mean_difference(
-            part[part["method"] == "a"]["accuracy"],
-            part[part["method"] == "b"]["accuracy"],
-        )
-        assert row.difference == pytest.approx(diff) and row.se == pytest.approx(se)
-        assert row.z == pytest.approx(diff / se)
-    assert table.set_index("task").loc[2, "difference"] == pytest.approx(0.09)
-
-
-# ---------------------------------------------------------------- paired comparisons
-
-
-def test_paired_difference_against_scipy():
-    a = np.array([81.2, 80.4, 82.0, 79.9, 81.5])
-    b = np.array([80.1, 80.0, 80.9, 79.0, 80.2])
-    got = verdicts.paired_difference(a, b)
-    test = stats.ttest_rel(a, b)
-    interval = test.confidence_interval(0.95)
-    assert got.estimate == pytest.approx((a - b).mean())
-    assert got.se == pytest.approx((a - b).std(ddof=1) / math.sqrt(5))
-    assert (got.low, got.high) == pytest.approx((interval.low, interval.high))
-    assert got.df == 4
-
-
-@pytest.mark.parametrize(
-    "first, second, match",
-    [
-        ([1.0], [2.0], "at least 2"),
-        ([1, 2, 3], [1, 2], "one value per seed"),
-        ([1, np.nan], [1, 2], "finite"),
-    ],
-)
-def test_paired_difference_rejects_bad_samples(first, second, match):
-    with pytest.raises(ValueError, match=match):
-        verdicts.paired_difference(first, second)
-
-
-@pytest.mark.parametrize(
-    "low, high, expected, margin, word",
-    [
-        (0.2, 1.0, "positive", None, "reproduced"),
-        (0.2, 1.0, "negative", None, "contradicted"),
-        (-1.0, -0.2, "negative", None, "reproduced"),
-        (-0.3, 0.4, "positive", 0.5, "not reproduced"),
-        (-0.3, 0.6, "positive", 0.5, "not resolved"),
-        (-0.3, 0.4, "positive", None, "not resolved"),
-    ],
-)
-def test_verdict_words(low, high, expected, margin, word):
-    comparison = verdicts.Comparison((low + high) / 2, 0.1, low, high, 4)
-    assert verdicts.verdict(comparison, expected=expected, margin=margin) == word
-    assert word in verdicts._OLD_VERDICTS
-
-
-def test_verdict_rejects_an_unknown_direction():
-    with pytest.raises(ValueError, match="expected"):
-        verdicts.verdict(verdicts.Comparison(0, 1, -1, 1, 4), expected="up")
-
-
-def test_bootstrap_rank_correlation_of_means():
-    rng = np.random.default_rng(0)
-    x = np.arange(6)[:, None] + 0.1 * rng.standard_normal((6, 5))
-    y = -2 * np.arange(6)[:, None] + 0.1 * rng.standard_normal((6, 5))
-    got = verdicts.bootstrap_rank_correlation(x, y, n_resamples=500)
-    assert got.estimate == pytest.approx(
-        stats.spearmanr(x.mean(1), y.mean(1)).statistic
-    )
-    assert got.estimate == -1 and got.low == -1 and got.high == -1  # noiseless order
-    noisy = verdicts.bootstrap_rank_correlation(
-        rng.standard_normal((6, 5)), rng.standard_normal((6, 5)), n_resamples=500
-    )
-    assert noisy.low < noisy.estimate < noisy.high
-    again = verdicts.bootstrap_rank_correlation(x, y, n_resamples=500)
-    assert again == got  # deterministic under its seed
-    with pytest.raises(ValueError, match="groups"):
-        verdicts.bootstrap_rank_correlation(x[:2], y[:2])
-
-
 def test_top_set_against_the_t_quantile():
     values = np.array([84.0, 86.0, 85.5, 83.0, 85.0])
     half = stats.t.ppf(0.975, 24) * 0.3 * math.sqrt(2)  # 0.875
@@ -471,20 +368,6 @@ def test_top_set_against_the_t_quantile():
         verdicts.top_set(values, 0.0, 24)
 
 
-def test_joint_verdict_takes_the_weakest_part():
-    assert verdicts.joint_verdict(["reproduced", "reproduced"]) == "reproduced"
-    assert verdicts.joint_verdict(["reproduced", "not resolved"]) == "not resolved"
-    assert (
-        verdicts.joint_verdict(["not resolved", "not reproduced", "reproduced"])
-        == "not reproduced"
-    )
-    assert verdicts.joint_verdict(["not reproduced", "contradicted"]) == "contradicted"
-    with pytest.raises(ValueError, match="verdicts"):
-        verdicts.joint_verdict([])
-    with pytest.raises(ValueError, match="verdicts"):
-        verdicts.joint_verdict(["yes"])
-
-
 def test_the_chapter_scope_fills_claims_without_one():
     book = Verdicts("04_multimodal_dynamics", scope="5 seeds, 300 steps")
     book.theorem(claim("own", scope="exact"), "holds", "all")
@@ -492,3 +375,27 @@ def test_the_chapter_scope_fills_claims_without_one():
     table = book.table()
     assert table.loc["own", "scope"] == "exact"
     assert table.loc["default", "scope"] == "5 seeds, 300 steps"
+
+
+def test_the_scorecard_page_is_built_from_the_committed_records():
+    """book/scorecard.md is what `make scorecard` writes from results/standard/: every
+    claim of every chapter record, nothing executed."""
+    root = Path(__file__).resolve().parent.parent
+    records = verdicts.load_records(root / "results" / "standard")
+    assert records, "results/standard/ holds no chapter record"
+    titles = verdicts.chapter_titles(root / "_toc.yml")
+    assert {record["chapter"] for record in records} == set(titles)
+    page = (root / "book" / "scorecard.md").read_text()
+    assert page == verdicts.scorecard_page(records, titles), (
+        "book/scorecard.md is stale: run `make scorecard`"
+    )
+
+
+def test_an_empirical_row_shows_its_deciding_adjusted_p_value():
+    book = Verdicts("01_curl_framework")
+    book.test(claim("a"), X, Y)
+    book.test(claim("b"), Y, X)
+    rows = {row["key"]: row for row in book.rows()}
+    for key in "ab":
+        p = rows[key]["p_holm"][0]
+        assert rows[key]["measured"].endswith(f"; p = {p:.2g} (Holm)")
