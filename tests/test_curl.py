@@ -6,8 +6,12 @@ classifiers; the supervised baseline with a grid and early stopping."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
+import json
 import math
+import re
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -20,6 +24,7 @@ from ccl_helpers.data import EmpiricalClasses, GaussianClasses
 from ccl_helpers.losses import logistic_loss
 from ccl_helpers.models import MLP, Classifier
 from ccl_helpers.train import StackedModel, train
+from ccl_helpers.verdicts import Claim, Verdicts
 
 RHO = torch.tensor([0.5, 0.2, 0.3], dtype=torch.float64)
 
@@ -1075,3 +1080,59 @@ def test_block_losses_reject_samples_beyond_the_features():
     samples = curl.draw_block_samples(labels, 2, 50)
     with pytest.raises(ValueError, match="features"):
         curl.block_losses(randn(1, 4, 2, seed=2), samples)
+
+
+# ---------------------------------------------------------------- the claims
+
+
+def test_claims_are_valid_and_their_keys_unique():
+    assert all(isinstance(claim, Claim) for claim in curl.CLAIMS.values())
+    assert all(key == claim.key for key, claim in curl.CLAIMS.items())
+    keys = [claim.key for claim in curl.CLAIMS.values()]
+    assert len(keys) == len(set(keys)) == 12
+    for claim in curl.CLAIMS.values():
+        # Claim validates itself; rebuilding it from its fields must not raise
+        assert Claim(**dataclasses.asdict(claim)) == claim
+        if claim.expected == "equal" or claim.margin is not None:
+            assert claim.margin is not None and claim.margin_reason.strip()
+
+
+def test_claims_sections_are_labels_of_the_chapter():
+    notebook = Path(__file__).resolve().parents[1] / "book" / "01_curl_framework.ipynb"
+    cells = json.loads(notebook.read_text())["cells"]
+    markdown = [c for c in cells if c["cell_type"] == "markdown"]
+    text = "\n".join("".join(c["source"]) for c in markdown)
+    labels = set(re.findall(r"^\(([a-z0-9-]+)\)=$", text, flags=re.MULTILINE))
+    assert {claim.section for claim in curl.CLAIMS.values()} <= labels
+
+
+def test_one_criterion_for_every_comparison_of_two_encoders():
+    # Table 1's encoders and the unseen classes: one margin, the largest gap the source
+    # reads as competing (0.7 points); the mean classifier against a trained head: the
+    # largest such gap the source reads as good classification (1.9 points)
+    encoders = [
+        c for k, c in curl.CLAIMS.items() if k.startswith(("competes_", "unseen_"))
+    ]
+    means = [c for k, c in curl.CLAIMS.items() if k.startswith("means_")]
+    assert len(encoders) == 4 and len(means) == 2
+    assert {(c.expected, c.null, c.margin) for c in encoders} == {("equal", 0.0, 0.007)}
+    assert {(c.expected, c.null, c.margin) for c in means} == {("equal", 0.0, 0.019)}
+    # each margin is one of the source's own gaps, as the claims quote them
+    assert "88.4 against 89.1 %" in curl.CLAIMS["competes_avg10"].statement
+    assert "1.9 points" in curl.CLAIMS["means_supervised"].margin_reason
+    assert "0.7 points" in curl.CLAIMS["unseen_linear"].margin_reason
+
+
+def test_claims_read_by_the_verdict_method():
+    # equal per-seed accuracies: the encoders compete (equivalence within the margin);
+    # a gain within noise of zero and wider than the margin: not resolved
+    book = Verdicts("01_curl_framework")
+    same = np.array([0.950, 0.951, 0.952, 0.949, 0.950])
+    jitter = np.array([0.0, 1e-4, -1e-4, 2e-4, -2e-4])
+    book.test(curl.CLAIMS["competes_avg2"], same, same + jitter)
+    book.test(curl.CLAIMS["bias_centring"], [0.01, -0.01, 0.02, -0.02, 0.0])
+    verdicts = {row["key"]: row["verdict"] for row in book.rows()}
+    assert verdicts == {
+        "competes_avg2": "reproduced",
+        "bias_centring": "not resolved",
+    }
