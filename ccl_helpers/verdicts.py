@@ -594,7 +594,7 @@ def scorecard_page(records: Sequence[Mapping], titles: Mapping[str, str]) -> str
         lines += ["| claim | source | verdict | measured |", "|---|---|---|---|"]
         for row in rows.itertuples():
             claim = _cell(row.statement)
-            if row.section:
+            if isinstance(row.section, str):  # None (no section) is NaN in a frame
                 claim += f" ({{ref}}`section <{row.section}>`)"
             lines.append(
                 f"| {claim} | {_cell(row.source)} | {row.verdict} | "

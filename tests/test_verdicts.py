@@ -253,14 +253,14 @@ def test_scorecard_page_counts_and_links(tmp_path, monkeypatch):
     for chapter in ("01_curl_framework", "02_multiple_negatives"):
         book = Verdicts(chapter)
         book.theorem(claim("t", section="curl-lemma"), "holds", "all | checkpoints")
-        book.not_run(claim("n"), "not at this scale")
+        book.not_run(claim("n"), "not at this scale")  # no section: no link
         book.save()
     page = verdicts.write_scorecard(
         tmp_path, tmp_path / "scorecard.md", {"01_curl_framework": "The CURL book"}
     ).read_text()
     assert "| holds | 2 |" in page and "| not run | 2 |" in page
     assert "| all | 4 |" in page and "## The CURL book" in page
-    assert "{ref}`section <curl-lemma>`" in page
+    assert "{ref}`section <curl-lemma>`" in page and "nan" not in page
     assert "all \\| checkpoints" in page  # a pipe inside a cell is escaped
 
 
