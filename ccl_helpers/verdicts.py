@@ -612,10 +612,11 @@ def write_scorecard(folder, page, titles: Mapping[str, str]) -> Path:
 
 
 def compare_records(stored: Mapping, fresh: Mapping, k: float = TOLERANCE_SE) -> list:
-    """The differences that matter between a committed record and a fresh one: a
-    claim or number missing on either side, a verdict word that differs, an exact
-    number that differs beyond 12 significant digits, or a trained number (one with a
-    standard error) or claim estimate that moved by more than k·√(se₁² + se₂²). (The
+    """The differences that matter between a committed record and a fresh one: another
+    scale, a claim or number missing on either side, a verdict word that differs, an
+    exact number that differs beyond 12 significant digits, or a trained number (one
+    with a standard error) or claim estimate that moved by more than k·√(se₁² + se₂²).
+    (The
     text of a theorem row's ``measured`` is not compared: its numbers are recorded as
     numbers.)
     Returns a list of messages, empty when the records agree."""
@@ -626,6 +627,8 @@ def compare_records(stored: Mapping, fresh: Mapping, k: float = TOLERANCE_SE) ->
         ):
             raise ValueError(f"{name} must be a chapter record (a 'claims' list)")
     problems = []
+    if stored.get("scale") != fresh.get("scale"):
+        problems.append(f"scale {fresh.get('scale')!r} ≠ {stored.get('scale')!r}")
 
     def close(name, a, b):
         if "se" in a and "se" in b:

@@ -243,6 +243,8 @@ def test_record_round_trip_and_comparison(tmp_path, monkeypatch):
     moved["claims"][1]["verdict"] = "holds"
     problems = verdicts.compare_records(stored, moved)
     assert len(problems) == 3
+    moved["scale"] = "smoke"
+    assert len(verdicts.compare_records(stored, moved)) == 4
     assert any("slope" in p for p in problems) and any("count" in p for p in problems)
     assert any("verdict" in p for p in problems)
 
