@@ -41,7 +41,7 @@ from .checks import (
 from .data import LatentClassModel
 from .losses import at_least_float32, logistic_loss, result_dtype
 from .train import Forward, StackedModel
-from .verdicts import Claim
+from .verdicts import Claim, claims_by_key
 
 
 def mean_classifier_bound(
@@ -628,10 +628,6 @@ _BLOCK_SCOPE = (
 )
 
 
-def _claims(*claims: Claim) -> dict[str, Claim]:
-    return {claim.key: claim for claim in claims}
-
-
 def _competes(task_size: int, source: str) -> Claim:
     return Claim(
         key=f"competes_avg{task_size}",
@@ -680,7 +676,7 @@ def _unseen(classifier: str) -> Claim:
     )
 
 
-CLAIMS: dict[str, Claim] = _claims(
+CLAIMS: dict[str, Claim] = claims_by_key(
     # theorem rows (checked by asserts in the chapter)
     Claim(
         key="simple_lemma",

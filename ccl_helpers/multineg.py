@@ -81,7 +81,7 @@ from .data import LatentClassModel
 from .losses import info_nce_loss, logistic_loss
 from .models import DeepReLU
 from .train import Forward, StackedModel, gradient_descent, wide
-from .verdicts import Claim, format_estimate
+from .verdicts import Claim, claims_by_key, format_estimate
 
 # ---------------------------------------------------------------- the bounds
 # (right-hand sides, in nats)
@@ -1075,11 +1075,7 @@ _LEMMA = "{lemma}"
 _DESCENT = "{descent}"
 
 
-def _claims(*claims: Claim) -> dict[str, Claim]:
-    return {claim.key: claim for claim in claims}
-
-
-CLAIMS: dict[str, Claim] = _claims(
+CLAIMS: dict[str, Claim] = claims_by_key(
     # ---- Section 3: theorem rows (asserted in the chapter)
     Claim(
         key="lemma1",

@@ -60,7 +60,7 @@ from .checks import (
 )
 from .data import STRATEGIES, augment
 from .losses import SIMILARITIES, pairwise_similarity, result_dtype
-from .verdicts import Claim, estimate
+from .verdicts import Claim, claims_by_key, estimate
 
 Encoder = Callable[[Tensor], Tensor]
 
@@ -1395,11 +1395,7 @@ _RANKS = (
 )
 
 
-def _claims(*claims: Claim) -> dict[str, Claim]:
-    return {claim.key: claim for claim in claims}
-
-
-CLAIMS: dict[str, Claim] = _claims(
+CLAIMS: dict[str, Claim] = claims_by_key(
     # theorem rows (checked by asserts in the chapter)
     Claim(
         key="lemma_a1",

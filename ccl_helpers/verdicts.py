@@ -174,6 +174,17 @@ class Claim:
             raise ValueError(f"section must be a MyST label, got {self.section!r}")
 
 
+def claims_by_key(*claims: Claim) -> dict[str, Claim]:
+    """A chapter's claims by key, in the order given; a key used twice is an error."""
+    by_key: dict[str, Claim] = {}
+    for claim in claims:
+        check_instance("claims", claim, Claim)
+        if claim.key in by_key:
+            raise ValueError(f"claims must have distinct keys, {claim.key!r} is twice")
+        by_key[claim.key] = claim
+    return by_key
+
+
 class Estimate(NamedTuple):
     """An estimate of δ from n seeds: its standard error, the t interval [low, high]
     at 1 − :data:`LEVEL` on ``df`` degrees of freedom, and three p-values (NaN where

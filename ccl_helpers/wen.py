@@ -86,7 +86,7 @@ from .losses import at_least_float32, logistic_loss, result_dtype, widen_float16
 from .models import DeepReLU
 from .runtime import progress
 from .train import Evaluation, Forward, StackedModel, log_spaced_steps, loop
-from .verdicts import Claim, power_law_fit
+from .verdicts import Claim, claims_by_key, power_law_fit
 
 MAX_SET_ELEMENTS = 2**27
 """Largest n · C(n−1, k) · k (entries of the index tensor of all negative sets)
@@ -1146,7 +1146,7 @@ _CLAIM_LIST = (
     ),
 )
 
-CLAIMS: dict[str, Claim] = {claim.key: claim for claim in _CLAIM_LIST}
+CLAIMS: dict[str, Claim] = claims_by_key(*_CLAIM_LIST)
 """The claims of Wen (2020) that Chapter 3 tests, by key, in the order of its verdict
 table: the theorem rows (the corrected Facts, the sharpened Lemma D.1, the absence of a
 minimiser), the claims not run at the theorem's sizes, and the empirical claims, each

@@ -401,3 +401,12 @@ def test_an_empirical_row_shows_its_deciding_adjusted_p_value():
     for key in "ab":
         p = rows[key]["p_holm"][0]
         assert rows[key]["measured"].endswith(f"; p = {p:.2g} (Holm)")
+
+
+def test_claims_by_key_keeps_order_and_rejects_a_repeated_key():
+    claims = verdicts.claims_by_key(claim("b"), claim("a"))
+    assert list(claims) == ["b", "a"]
+    with pytest.raises(ValueError, match="'a' is twice"):
+        verdicts.claims_by_key(claim("a"), claim("a"))
+    with pytest.raises(ValueError, match="claims"):
+        verdicts.claims_by_key("not a claim")
