@@ -63,7 +63,7 @@ from .checks import (
     check_positive,
 )
 from .results import chapter_path, jsonable, records_dir, write_json
-from .runtime import glue, scale
+from .runtime import glue, plain_number, scale
 
 LEVEL = 0.05
 """The family-wise error rate of a chapter's tests (Holm), and 1 − the confidence of
@@ -352,13 +352,18 @@ def format_estimate(value: float, se: float) -> str:
     digits), e.g. "−0.0670 ± 0.0046"."""
     if not (math.isfinite(value) and math.isfinite(se)) or se < 0:
         raise ValueError(f"value and se must be finite, se ≥ 0, got {value}, {se}")
-    digits = 3 if se == 0 else max(0, 1 - math.floor(math.log10(se)))
+    digits = _digits(se)
     return f"{value:.{digits}f} ± {se:.{digits}f}".replace("-", "−")
 
 
+def _digits(se: float) -> int:
+    """Decimals that keep two significant digits of a standard error (3 for se = 0)."""
+    return 3 if se == 0 else max(0, 1 - math.floor(math.log10(se)))
+
+
 def _format_interval(found: Estimate) -> str:
-    """The measured column of a verdict table: estimate [low, high], n seeds."""
-    digits = 3 if found.se == 0 else max(0, 1 - math.floor(math.log10(found.se)))
+    """The measured column of a verdict table: estimate [low, high]."""
+    digits = _digits(found.se)
     text = (
         f"{found.estimate:+.{digits}f} [{found.low:+.{digits}f}, "
         f"{found.high:+.{digits}f}]"
@@ -436,11 +441,11 @@ class Verdicts:
         strictly (to 12 significant digits)."""
         if not isinstance(name, str) or not _KEY.fullmatch(name):
             raise ValueError(f"name must be a glue key, got {name!r}")
-        value = _finite(f"number {name}", _plain(value))
+        value = _finite(f"number {name}", plain_number(value))
         entry = {"value": value}
         glue(name, value)
         if se is not None:
-            entry["se"] = _finite(f"se of {name}", _plain(se))
+            entry["se"] = _finite(f"se of {name}", plain_number(se))
             if entry["se"] < 0:
                 raise ValueError(f"se of {name} must be ≥ 0, got {entry['se']}")
             glue(f"{name}_se", entry["se"])
@@ -496,17 +501,6 @@ class Verdicts:
         """Write :meth:`record` to ``<records_dir()>/<chapter>.json``
         (:func:`ccl_helpers.results.records_dir`)."""
         return write_json(chapter_path(self.chapter, records_dir()), self.record())
-
-
-def _plain(value):
-    """A one-element tensor or NumPy scalar as a Python number."""
-    if isinstance(value, Tensor):
-        if value.numel() != 1:
-            raise ValueError(f"value must have one element, got {tuple(value.shape)}")
-        return value.item()
-    if isinstance(value, np.generic):
-        return value.item()
-    return value
 
 
 def _source_says(row: Mapping) -> str:
