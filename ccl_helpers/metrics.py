@@ -17,6 +17,7 @@ import math
 from typing import NamedTuple
 
 import torch
+import torch.nn.functional as F
 from torch import Tensor
 
 from .checks import (
@@ -36,7 +37,6 @@ from .checks import (
     check_tensor,
 )
 from .coupon import probability_vector
-from .losses import softplus
 
 MAX_TASKS = 100_000
 CHUNK_ELEMENTS = 2**22
@@ -377,9 +377,11 @@ def exact_unsupervised_loss(
         rows = slice(start, start + chunk_size)
         g = gram[..., rows, :]
         g_pos = g.gather(-1, positives[rows].clamp_min(0).expand(*g.shape[:-1], -1))
-        terms = (
-            softplus(g.unsqueeze(-2) - g_pos.unsqueeze(-1)) @ example_weight
-        )  # (..., a, n_max)
+        # torch's softplus returns g itself above its threshold; at 40 the error
+        # e^{−40} ≈ 4e−18 is below float64's rounding, and one kernel is 4× faster
+        # than the autograd-safe losses.softplus (no gradient is taken here)
+        gaps = g.unsqueeze(-2) - g_pos.unsqueeze(-1)
+        terms = F.softplus(gaps, threshold=40.0) @ example_weight  # (..., a, n_max)
         total += ((terms * positive_weight[rows]).sum(-1) * example_weight[rows]).sum(
             -1
         )

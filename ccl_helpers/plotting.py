@@ -61,10 +61,12 @@ COLORS = MappingProxyType(
         "L_sup": "#de8f05",  # loss of the best linear classifier L_sup
         "loss_max": "#56b4e9",  # largest per-sample loss max_i ℓ(z_i)
         "L_block": "#9edae5",  # Arora et al.'s block loss L^block_un
+        "L_mu_tuple": "#66c2a5",  # mean-classifier loss on (k + 1)-tuples of classes
         # bounds
         "curl_bound": "#d55e00",  # Arora et al.: (L_un − τ log 2)/(1 − τ)
         "curl_block_bound": "#fd8d3c",  # the same from L^block_un
         "k_negative_bound": "#c49c94",  # (L^k_un − E log(1 + |I|))/(1 − τ_k)
+        "k_negative_bound_tuple": "#8c564b",  # the same over (1 − τ⁺_k)
         "alpha": "#756bb1",  # Arora et al.'s factor α = 1/(1 − τ)
         "lemma1_bound": "#8c0800",  # Merad et al. Lemma 1: L_un/p_min + log N_C
         "lemma1_bound_no_log": "#cc78bc",  # L_un/p_min
@@ -99,6 +101,7 @@ COLORS = MappingProxyType(
         # methods and settings
         "contrastive": "#ad494a",
         "supervised": "#e7969c",
+        "random_init": "#9d7660",  # an encoder at its random initialisation
         "non_contrastive": "#8ca252",
         "balance_trace": "#bd9e39",  # trace variant of the balance score
         "width_gap": "#3182bd",  # finite-width gap to the infinite-width dynamics

@@ -583,6 +583,11 @@ BASELINES = {
         dict(unsupervised_loss=1.0, n_negatives=2, class_probs=uniform(3)),
         (),
     ),
+    "curl.negative_counts": lambda: (dict(n_negatives=2, n_classes=3), ()),
+    "curl.tuple_mean_classifier_loss": lambda: (
+        dict(features=floats(2, 8, 3), labels=labels(8), n_negatives=2),
+        (("labels", "features", 0),),
+    ),
     "curl.draw_block_samples": lambda: (
         dict(labels=labels(8), block_size=2, n_samples=4, generator=generator()),
         (),
@@ -1162,24 +1167,36 @@ BASELINES = {
         ),
         (),
     ),
-    "curl.train_supervised": lambda: (
+    "curl.train_tuned": lambda: (
         dict(
             make_model=lambda: torch.nn.Linear(3, 2),
-            inputs=floats(6, 3),
-            labels=labels(6),
-            val_inputs=floats(4, 3, seed=1),
-            val_labels=labels(4),
+            loss_fn=PUBLIC["curl.cross_entropy_loss"],
+            batches=lambda n, g: PUBLIC["curl.labelled_batches"](
+                floats(6, 3), labels(6), n, 3, g
+            ),
+            score=PUBLIC["curl.head_accuracy"](floats(4, 3, seed=1), labels(4)),
             grid=[(0.1, 0.0)],
             n_seeds=1,
             n_steps=2,
-            batch_size=3,
             eval_steps=[1],
-            desc=None,
+        ),
+        (),
+    ),
+    "curl.head_accuracy": lambda: (
+        dict(inputs=floats(4, 3), labels=labels(4)),
+        (("labels", "inputs", 0),),
+    ),
+    "curl.probe_accuracy": lambda: (
+        dict(
+            fit_inputs=floats(6, 3),
+            fit_labels=labels(6),
+            val_inputs=floats(4, 3, seed=1),
+            val_labels=labels(4),
         ),
         (
-            ("labels", "inputs", 0),
+            ("fit_labels", "fit_inputs", 0),
             ("val_labels", "val_inputs", 0),
-            ("val_inputs", "inputs", -1),
+            ("val_inputs", "fit_inputs", -1),
         ),
     ),
     "multineg.add_lemma_bounds": lambda: (
@@ -1214,12 +1231,58 @@ BASELINES = {
         dict(
             parameter="delta",
             values=[1.0],
-            case=lambda delta: (sphere_triplets(), 4),
+            case=lambda delta: (sphere_triplets(), 4, 1.0),
             **{
                 k: v
                 for k, v in descent_case().items()
-                if k not in ("triplets", "width")
+                if k not in ("triplets", "width", "lr_constant")
             },
+        ),
+        (),
+    ),
+    "multineg.width_scaled_targets": lambda: (
+        dict(
+            steps=pd.DataFrame({"width": [4, 8], "threshold": [0.2, 0.1]}),
+            product=0.8,
+        ),
+        (),
+    ),
+    "multineg.lazy_values": lambda: (
+        dict(
+            frame=pd.DataFrame(
+                {
+                    "seed": [0, 1, 0, 1],
+                    "n": [2, 2, 4, 4],
+                    "steps": [3.0, 4.0, 5.0, 6.0],
+                    "relative_movement": [0.01, 0.02, 0.2, 0.01],
+                }
+            ),
+            x="n",
+            threshold=0.1,
+        ),
+        (),
+    ),
+    "multineg.endpoint_ratio": lambda: (
+        dict(
+            frame=pd.DataFrame(
+                {"seed": [0, 1, 0, 1], "n": [2, 2, 4, 4], "steps": [3.0, 4, 6, 6]}
+            ),
+            x="n",
+            y="steps",
+        ),
+        (),
+    ),
+    "multineg.progress_gap": lambda: (
+        dict(
+            runs=pd.DataFrame(
+                {
+                    "N": [1] * 6,
+                    "seed": [0, 0, 0, 1, 1, 1],
+                    "step": [0, 1, 2] * 2,
+                    "L_un": [3.0, 2.0, 1.0, 3.0, 2.5, 1.0],
+                    "L_mu": [2.0, 1.5, 1.0, 2.0, 1.2, 1.0],
+                }
+            ),
         ),
         (),
     ),
@@ -1738,7 +1801,7 @@ EXCLUDED = {
 
 RECORDS = (
     "curl.BlockSamples",
-    "curl.SupervisedRun",
+    "curl.TunedRun",
     "data.Triplets",
     "verdicts.Estimate",
     "verdicts.PowerLawFit",

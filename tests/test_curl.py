@@ -17,6 +17,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+import torch.nn.functional as F
 from conftest import labels_with_counts, naive_unsupervised_loss, randn
 
 from ccl_helpers import curl, metrics
@@ -87,6 +88,39 @@ def test_lemma_holds_on_random_features(scale):
     mean = metrics.mean_classifier(features, labels, task_size=2)
     torch.testing.assert_close(sides["L_mu"], mean["loss"])
     torch.testing.assert_close(sides["accuracy_mu"], mean["accuracy"])
+
+
+def test_lemma_heldout_fit_uses_the_rows_of_one_multiclass_head():
+    labels = labels_with_counts((5, 8, 3, 6), seed=11)
+    features = randn(2, labels.numel(), 4, seed=12)
+    fit_labels = labels_with_counts((7, 7, 7, 7), seed=13)
+    fit_features = randn(2, fit_labels.numel(), 4, seed=14)
+    sides = curl.lemma_quantities(
+        features, labels, fit_linear=False, heldout_fit=(fit_features, fit_labels)
+    )
+    assert set(sides) == {"L_un", "L_mu", "bound", "accuracy_mu", "L_sup_heldout"}
+    # the four-way head, then each binary task's loss written out with its two rows
+    head = metrics.fit_linear_classifiers(
+        fit_features, fit_labels, torch.tensor([[0, 1, 2, 3]])
+    )[:, 0]
+    rho = metrics.class_frequencies(labels)
+    for s in range(2):
+        total = weight = 0.0
+        for c1, c2 in itertools.combinations(range(4), 2):
+            p = float(rho[c1] * rho[c2])
+            w = head[s, c2] - head[s, c1]
+            f1, f2 = features[s, labels == c1], features[s, labels == c2]
+            loss = 0.5 * F.softplus(f1 @ w).mean() + 0.5 * F.softplus(-f2 @ w).mean()
+            total, weight = total + p * float(loss), weight + p
+        found = float(sides["L_sup_heldout"][s])
+        assert found == pytest.approx(total / weight, rel=1e-9)
+    # one W per task cannot beat the task's own best fit on this distribution
+    in_sample = curl.lemma_quantities(features, labels)["L_sup"]
+    assert bool((sides["L_sup_heldout"] >= in_sample - 1e-6).all())
+    with pytest.raises(ValueError, match="fit_features"):
+        curl.lemma_quantities(
+            features, labels, heldout_fit=(fit_features[..., :3], fit_labels)
+        )
 
 
 def test_lemma_holds_on_a_random_encoder_of_digits():
@@ -409,6 +443,10 @@ LEMMA_COLUMNS = [
     "collision",
     "bound",
     "bound_se",
+    "tau_plus_k",
+    "L_mu_tuple",
+    "bound_tuple",
+    "bound_tuple_se",
 ]
 
 
@@ -426,6 +464,11 @@ def test_k_negative_lemma_holds_on_random_features(scale):
     assert np.isfinite(table.drop(columns=["seed", "k"]).to_numpy()).all()
     assert (table["L_un_se"] > 0).all()
     assert (table["L_mu"] <= table["bound"] + 4 * table["bound_se"]).all()
+    assert (
+        table["L_mu_tuple"] <= table["bound_tuple"] + 4 * table["bound_tuple_se"]
+    ).all()
+    # charging only the collisions with c⁺ divides by more: the tuple bound is lower
+    assert (table["tau_plus_k"] <= table["tau_k"] + 1e-15).all()
     rho = metrics.class_frequencies(labels)
     for k in (1, 2, 3):
         rows = table[table.k == k]
@@ -788,7 +831,6 @@ def test_block_evaluator():
         "L_block_se",
         "gap_se",
         "L_mu",
-        "accuracy_mu",
         "bound",
         "block_bound",
     }
@@ -801,7 +843,6 @@ def test_block_evaluator():
         torch.testing.assert_close(values[name], value)
     mean = metrics.mean_classifier(features.double(), labels, task_size=2)
     torch.testing.assert_close(values["L_mu"], mean["loss"])
-    torch.testing.assert_close(values["accuracy_mu"], mean["accuracy"])
     tau = float((torch.tensor([6, 9, 5], dtype=torch.float64) / 20).square().sum())
     for bound, loss in [("bound", "L_un"), ("block_bound", "L_block")]:
         torch.testing.assert_close(
@@ -925,12 +966,17 @@ def run_supervised(**kwargs):
         "grid": SUPERVISED_GRID,
         "n_seeds": 2,
         "search_seeds": 2,
-        **SUPERVISED,
-        "desc": None,
+        **{k: v for k, v in SUPERVISED.items() if k != "batch_size"},
         **kwargs,
     }
-    run = curl.train_supervised(
-        make_classifier, train_x, train_y, val_x, val_y, **arguments
+    run = curl.train_tuned(
+        make_classifier,
+        curl.cross_entropy_loss,
+        lambda n, generator: curl.labelled_batches(
+            train_x, train_y, n, SUPERVISED["batch_size"], generator
+        ),
+        curl.head_accuracy(val_x, val_y),
+        **arguments,
     )
     return run, val_x, val_y
 
@@ -982,7 +1028,7 @@ def assert_parameters_at_the_best_steps(model, best_steps, snapshots):
 SEARCH_COLUMNS = ["lr", "weight_decay", "seed", "best_step", "val_accuracy", "chosen"]
 
 
-def test_train_supervised_selects_by_early_stopping():
+def test_train_tuned_selects_by_early_stopping():
     run, val_x, val_y = run_supervised()
     search = run.search
     assert list(search.columns) == SEARCH_COLUMNS
@@ -1022,7 +1068,7 @@ def test_train_supervised_selects_by_early_stopping():
     )
 
 
-def test_train_supervised_retrains_the_chosen_configuration_with_more_seeds():
+def test_train_tuned_retrains_the_chosen_configuration_with_more_seeds():
     run, val_x, val_y = run_supervised(n_seeds=3, search_seeds=1)
     assert len(run.search) == len(SUPERVISED_GRID)
     assert run.search.seed.tolist() == [1, 1]
@@ -1046,7 +1092,7 @@ def test_train_supervised_retrains_the_chosen_configuration_with_more_seeds():
     )
 
 
-def test_train_supervised_is_deterministic():
+def test_train_tuned_is_deterministic():
     first, _, _ = run_supervised(n_steps=6, eval_steps=[3])
     second, _, _ = run_supervised(n_steps=6, eval_steps=[3])
     pd.testing.assert_frame_equal(first.search, second.search)
@@ -1062,11 +1108,52 @@ def test_train_supervised_is_deterministic():
         ({"search_seeds": 0}, "search_seeds"),
         ({"search_seeds": 3}, "search_seeds"),
         ({"n_seeds": 0}, "n_seeds"),
+        ({"eval_steps": [30]}, "eval_steps"),
+        ({"evaluate_steps": [-1]}, "evaluate_steps"),
+        ({"evaluate": 3}, "evaluate"),
+        ({"grid": [(0.0, 0.0)]}, "lr"),
+        ({"grid": [(0.1, -1.0)]}, "weight_decay"),
     ],
 )
-def test_train_supervised_bad_arguments_raise(kwargs, argument):
+def test_train_tuned_bad_arguments_raise(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         run_supervised(**kwargs)
+
+
+def test_train_tuned_records_evaluate_only_in_the_final_run_at_its_steps():
+    calls = []
+
+    def evaluate(model):
+        calls.append(model.n_seeds)
+        return {"marker": torch.arange(model.n_seeds, dtype=torch.float64)}
+
+    run, _, _ = run_supervised(
+        n_seeds=3, search_seeds=1, evaluate=evaluate, evaluate_steps=[0, 7, 20]
+    )
+    assert calls == [3, 3, 3]  # the search runs do not evaluate
+    wide = run.history.pivot_table(index="step", columns="quantity", values="value")
+    assert wide["marker"].dropna().index.tolist() == [0, 7, 20]
+    assert wide["val_accuracy"].dropna().index.tolist() == [0, 5, 7, 10, 15, 20]
+    # step 7 is evaluated for the quantities, and it may be the best step
+    assert set(run.final.best_step) <= {0, 5, 7, 10, 15, 20}
+
+
+def test_probe_accuracy_is_the_linear_probe_on_the_models_features():
+    fit_x, fit_y = blob_split(20, seed=3)
+    val_x, val_y = blob_split(10, seed=4)
+    model = StackedModel(lambda: MLP(2, (8,), 4), 2, seed=0)
+    score = curl.probe_accuracy(fit_x, fit_y, val_x, val_y, max_iter=50)
+    with torch.no_grad():
+        found = score(model)
+        expected = metrics.linear_probe(
+            model(fit_x), fit_y, model(val_x), val_y, task_size=3, max_iter=50
+        )["accuracy"]
+    assert found.shape == (2,) and found.dtype == torch.float64
+    torch.testing.assert_close(found, expected.double())
+    classifier = StackedModel(make_classifier, 2, seed=0)
+    encoder = curl.probe_accuracy(fit_x, fit_y, val_x, val_y, submodule="encoder")
+    with torch.no_grad():
+        assert encoder(classifier).shape == (2,)
 
 
 def test_k_negative_lemma_needs_seed_axis():
@@ -1089,7 +1176,7 @@ def test_claims_are_valid_and_their_keys_unique():
     assert all(isinstance(claim, Claim) for claim in curl.CLAIMS.values())
     assert all(key == claim.key for key, claim in curl.CLAIMS.items())
     keys = [claim.key for claim in curl.CLAIMS.values()]
-    assert len(keys) == len(set(keys)) == 12
+    assert len(keys) == len(set(keys)) == 13
     for claim in curl.CLAIMS.values():
         # Claim validates itself; rebuilding it from its fields must not raise
         assert Claim(**dataclasses.asdict(claim)) == claim
@@ -1110,17 +1197,19 @@ def test_one_criterion_for_every_comparison_of_two_encoders():
     # Table 1's encoders and the unseen classes: one margin, the largest gap the source
     # reads as competing (0.7 points); the mean classifier against a trained head: the
     # largest such gap the source reads as good classification (1.9 points)
-    encoders = [
-        c for k, c in curl.CLAIMS.items() if k.startswith(("competes_", "unseen_"))
-    ]
+    keys = ["competes_avg2", "competes_avg10", "unseen_linear", "unseen_mean"]
+    encoders = [curl.CLAIMS[k] for k in keys]
     means = [c for k, c in curl.CLAIMS.items() if k.startswith("means_")]
-    assert len(encoders) == 4 and len(means) == 2
+    assert len(means) == 2
     assert {(c.expected, c.null, c.margin) for c in encoders} == {("equal", 0.0, 0.007)}
     assert {(c.expected, c.null, c.margin) for c in means} == {("equal", 0.0, 0.019)}
     # each margin is one of the source's own gaps, as the claims quote them
     assert "88.4 against 89.1 %" in curl.CLAIMS["competes_avg10"].statement
     assert "1.9 points" in curl.CLAIMS["means_supervised"].margin_reason
     assert "0.7 points" in curl.CLAIMS["unseen_linear"].margin_reason
+    # the control against the untrained encoder is a gain, absent below one point
+    control = curl.CLAIMS["unseen_untrained"]
+    assert (control.expected, control.margin) == ("greater", 0.01)
 
 
 def test_claims_read_by_the_verdict_method():
@@ -1136,3 +1225,82 @@ def test_claims_read_by_the_verdict_method():
         "competes_avg2": "reproduced",
         "bias_centring": "not resolved",
     }
+
+
+# ---------------------------------------------------------------- k negatives, tuples
+
+
+@pytest.mark.parametrize("k, n_classes", [(1, 1), (1, 4), (3, 2), (4, 3), (9, 9)])
+def test_negative_counts_enumerate_every_count_vector(k, n_classes):
+    counts = curl.negative_counts(k, n_classes)
+    assert counts.shape == (math.comb(k + n_classes - 1, n_classes - 1), n_classes)
+    assert (counts.sum(-1) == k).all() and (counts >= 0).all()
+    assert len({tuple(row.tolist()) for row in counts}) == len(counts)
+
+
+def brute_force_tuple_loss(features, labels, k):
+    """τ⁺_k and L^µ_tuple by enumerating every (c⁺, c⁻_1 … c⁻_k) and every x."""
+    rho = metrics.class_frequencies(labels).tolist()
+    means = metrics.class_means(features, labels)
+    n_classes = len(rho)
+    total = torch.zeros(features.shape[0], dtype=torch.float64)
+    no_hit = 0.0
+    for positive in range(n_classes):
+        members = (labels == positive).nonzero().flatten()
+        for negatives in itertools.product(range(n_classes), repeat=k):
+            if positive in negatives:
+                continue
+            p = rho[positive] * math.prod(rho[c] for c in negatives)
+            no_hit += p
+            for x in members:
+                exponents = [
+                    (features[:, x] * (means[:, c] - means[:, positive])).sum(-1)
+                    for c in negatives
+                ]
+                zero = torch.zeros_like(exponents[0])
+                loss = torch.logsumexp(torch.stack([zero, *exponents]), 0)
+                total += p / len(members) * loss
+    return 1 - no_hit, total / no_hit
+
+
+@pytest.mark.parametrize("k", [1, 2, 3])
+def test_tuple_mean_classifier_loss_matches_enumeration(k):
+    labels = labels_with_counts((2, 3, 2, 4), seed=5)
+    features = 1.5 * randn(2, labels.numel(), 3, seed=6)
+    tau_plus, loss = curl.tuple_mean_classifier_loss(features, labels, k)
+    expected_tau, expected = brute_force_tuple_loss(features, labels, k)
+    assert tau_plus == pytest.approx(expected_tau, rel=1e-12)
+    torch.testing.assert_close(loss, expected, rtol=1e-12, atol=0)
+
+
+def test_tuple_loss_with_one_negative_is_the_binary_mean_classifier_loss():
+    labels = labels_with_counts((5, 8, 3, 6), seed=7)
+    features = randn(3, labels.numel(), 4, seed=8)
+    tau_plus, loss = curl.tuple_mean_classifier_loss(features, labels, 1)
+    rho = metrics.class_frequencies(labels)
+    assert tau_plus == pytest.approx(float((rho**2).sum()), rel=1e-12)
+    binary = metrics.mean_classifier(features.double(), labels, task_size=2)["loss"]
+    torch.testing.assert_close(loss, binary, rtol=1e-12, atol=0)
+
+
+def test_tuple_loss_does_not_overflow_on_large_features():
+    labels = labels_with_counts((4, 4, 4), seed=9)
+    features = 300 * randn(1, labels.numel(), 3, seed=10)
+    _, loss = curl.tuple_mean_classifier_loss(features, labels, 2)
+    expected = brute_force_tuple_loss(features, labels, 2)[1]
+    assert torch.isfinite(loss).all()
+    torch.testing.assert_close(loss, expected, rtol=1e-10, atol=0)
+
+
+@pytest.mark.parametrize(
+    "features, labels, k, match",
+    [
+        (torch.zeros(4, 3), torch.tensor([0, 0, 1, 1]), 1, "features"),
+        (torch.zeros(1, 4, 3), torch.tensor([0, 0, 0, 0]), 1, "two classes"),
+        (torch.zeros(1, 4, 3), torch.tensor([0, 0, 1, 1]), 0, "n_negatives"),
+        (torch.zeros(1, 3, 3), torch.tensor([0, 0, 1, 1]), 1, "labels"),
+    ],
+)
+def test_tuple_mean_classifier_loss_bad_inputs_raise(features, labels, k, match):
+    with pytest.raises(ValueError, match=match):
+        curl.tuple_mean_classifier_loss(features, labels, k)

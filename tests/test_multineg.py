@@ -732,13 +732,13 @@ def test_add_lemma_bounds():
     )
     rho = torch.tensor([0.2, 0.3, 0.5], dtype=torch.float64)
     out = multineg.add_lemma_bounds(runs, rho, confidence=2.0)
-    low = runs.L_un - 0.02
+    high = runs.L_un + 0.02  # the upper confidence limit, z = 2
     assert set(out.columns) == set(runs.columns) | set(multineg.LEMMA_BOUNDS)
-    np.testing.assert_allclose(out.lemma1[:2], low[:2] / 0.2 + math.log(3))
-    np.testing.assert_allclose(out.lemma1_no_log[:2], low[:2] / 0.2)
-    np.testing.assert_allclose(out.lemma2[2:], low[2:] / coupon.p_cc(15, rho))
+    np.testing.assert_allclose(out.lemma1[:2], high[:2] / 0.2 + math.log(3))
+    np.testing.assert_allclose(out.lemma1_no_log[:2], high[:2] / 0.2)
+    np.testing.assert_allclose(out.lemma2[2:], high[2:] / coupon.p_cc(15, rho))
     np.testing.assert_allclose(
-        out.lemma2_anchor_excluded[2:], low[2:] / coupon.p_cc_anchor_excluded(15, rho)
+        out.lemma2_anchor_excluded[2:], high[2:] / coupon.p_cc_anchor_excluded(15, rho)
     )
     assert out.lemma1[2:].isna().all() and out.lemma2[:2].isna().all()
     assert "lemma1" not in runs  # a new frame
@@ -793,13 +793,9 @@ def test_proposition1_grid():
         "tau_plus",
         "factor",
         "bound",
-        "bound_low",
         "bound_high",
     }
-    assert (grid.L_mu <= grid.bound_low).all()
-    assert (grid.bound_low <= grid.bound).all() and (
-        grid.bound <= grid.bound_high
-    ).all()
+    assert (grid.L_mu <= grid.bound).all() and (grid.bound <= grid.bound_high).all()
     np.testing.assert_allclose(
         grid.bound_high - grid.bound, 4 * grid.factor * grid.L_un_se, rtol=1e-10
     )
@@ -1007,16 +1003,17 @@ def test_descent_to_targets_leaves_unreached_targets_missing():
 
 def test_descent_sweep_adds_the_parameter_and_repeats_single_runs():
     triplets = _sphere_triplets()
-    common = dict(
-        lr_constant=4.0, epsilons=[0.3], max_steps=200, n_seeds=2, out_features=4
+    common = dict(epsilons=[0.3], max_steps=200, n_seeds=2, out_features=4)
+    swept = multineg.descent_sweep(
+        "width", [8, 32], lambda m: (triplets, m, 128.0 / m), **common
     )
-    swept = multineg.descent_sweep("width", [8, 32], lambda m: (triplets, m), **common)
     assert list(swept.steps["width"].unique()) == [8, 32]
     assert list(swept.history["width"].unique()) == [8, 32]
-    alone = multineg.descent_to_targets(triplets, 32, **common)
+    assert list(swept.steps["lr_constant"].unique()) == [16.0, 4.0]
+    alone = multineg.descent_to_targets(triplets, 32, lr_constant=4.0, **common)
     pd.testing.assert_frame_equal(
         swept.steps[swept.steps.width == 32]
-        .drop(columns="width")
+        .drop(columns=["width", "lr_constant"])
         .reset_index(drop=True),
         alone.steps,
     )
@@ -1156,7 +1153,7 @@ def test_claims_are_valid_keyed_and_point_at_sections_of_the_chapter():
     from ccl_helpers.verdicts import Claim
 
     claims = multineg.CLAIMS
-    assert len(claims) == len({claim.key for claim in claims.values()}) == 25
+    assert len(claims) == len({claim.key for claim in claims.values()}) == 24
     labels = _chapter_labels()
     for key, claim in claims.items():
         assert isinstance(claim, Claim) and claim.key == key
@@ -1206,3 +1203,68 @@ def test_seed_summary_rejects_bad_input():
         multineg.seed_summary(frame, [], ["steps"])
     with pytest.raises(ValueError, match="frame"):
         multineg.seed_summary({"width": [1]}, "width", ["steps"])
+
+
+def test_width_scaled_targets_keep_the_widths_paired_with_product_over_m():
+    steps = pd.DataFrame(
+        [(m, eps, 1.0) for m in (4, 8, 16) for eps in (0.1, 0.2, 0.4, 0.8)],
+        columns=["width", "threshold", "steps"],
+    )
+    kept = multineg.width_scaled_targets(steps, 1.6)
+    assert sorted(zip(kept.width, kept.threshold)) == [(4, 0.4), (8, 0.2), (16, 0.1)]
+    assert multineg.width_scaled_targets(steps, 100.0).empty
+    with pytest.raises(ValueError, match="product"):
+        multineg.width_scaled_targets(steps, 0.0)
+    with pytest.raises(ValueError, match="threshold"):
+        multineg.width_scaled_targets(steps.drop(columns="threshold"), 1.6)
+
+
+def test_lazy_values_keep_the_values_lazy_in_every_seed():
+    frame = pd.DataFrame(
+        {
+            "seed": [0, 1] * 4,
+            "n": [2, 2, 4, 4, 8, 8, 16, 16],
+            "steps": [0.0, 3.0, 5.0, 6.0, 9.0, 9.0, np.nan, 20.0],
+            "relative_movement": [0.0, 0.01, 0.02, 0.05, 0.05, 0.2, np.nan, 0.01],
+        }
+    )
+    # n = 2: a target met at step 0; n = 8: one seed moved 0.2; n = 16: unreached
+    assert list(multineg.lazy_values(frame, "n", 0.1)["n"].unique()) == [4]
+    assert list(multineg.lazy_values(frame, "n", 0.3)["n"].unique()) == [4, 8]
+    with pytest.raises(ValueError, match="threshold"):
+        multineg.lazy_values(frame, "n", -1.0)
+    with pytest.raises(ValueError, match="relative_movement"):
+        multineg.lazy_values(frame.drop(columns="relative_movement"), "n", 0.1)
+
+
+def test_endpoint_ratio_is_the_last_over_the_first_value_per_seed():
+    frame = pd.DataFrame(
+        {"seed": [0, 1, 0, 1, 0, 1], "n": [8, 8, 2, 2, 4, 4], "y": [6, 9, 2, 3, 1, 1.0]}
+    )
+    ratio = multineg.endpoint_ratio(frame, "n", "y")
+    assert ratio.to_dict() == {0: 3.0, 1: 3.0}
+    with pytest.raises(ValueError, match="two values"):
+        multineg.endpoint_ratio(frame[frame.n == 2], "n", "y")
+    with pytest.raises(ValueError, match="finite"):
+        multineg.endpoint_ratio(frame.assign(y=frame.y.where(frame.n != 8)), "n", "y")
+
+
+def test_progress_gap_against_a_hand_computation():
+    runs = pd.DataFrame(
+        {
+            "N": [1] * 4 + [5] * 4,
+            "seed": [0] * 8,
+            "step": [0, 1, 10, 100] * 2,
+            "L_un": [4.0, 3.0, 2.0, 0.0, 2.0, 1.5, 1.0, 0.0],
+            "L_mu": [2.0, 1.0, 1.0, 0.0, 3.0, 2.25, 1.5, 0.0],
+        }
+    )
+    # N = 1: shares (0.25, 0.5) and (0.5, 0.5): mean gap −0.125; N = 5: equal shares
+    gap = multineg.progress_gap(pd.concat([runs, runs.assign(seed=1)]))
+    np.testing.assert_allclose(gap.to_numpy(), [-0.0625, -0.0625])
+    same = runs.assign(L_mu=runs.L_un)
+    assert multineg.progress_gap(same).item() == 0.0
+    with pytest.raises(ValueError, match="fall"):
+        multineg.progress_gap(runs.assign(L_mu=1.0))
+    with pytest.raises(ValueError, match="3 checkpoints"):
+        multineg.progress_gap(runs[runs.step < 10])
