@@ -988,7 +988,7 @@ def validation_accuracy(model, val_x, val_y):
 
 def reference_accuracies(lr, weight_decay, n_seeds):
     """The validation accuracy of each seed at steps 0, 5, 10, 15, 20 of a plain
-    training run (no early stopping) with the batches of train_supervised: a frame
+    training run (no early stopping) with the batches of train_tuned: a frame
     step × seed; and the parameters at those steps, {step: {name: (S, ...)}}."""
     train_x, train_y = blob_split(20, seed=1)
     val_x, val_y = blob_split(10, seed=2)
