@@ -667,6 +667,7 @@ def train_tuned(
     seed: int = 0,
     evaluate=None,
     evaluate_steps: list[int] = (),
+    tolerance: float = 0.0,
     device: torch.device | str = "cpu",
     desc: str | None = None,
 ) -> TunedRun:
@@ -676,9 +677,12 @@ def train_tuned(
     Every (lr, weight_decay) of ``grid`` is trained with ``search_seeds`` seeds (the
     same initialisations and batches for every configuration); each seed keeps its
     parameters at the evaluated step (0, ``eval_steps``, the end) of highest score.
-    The configuration with the highest mean of those scores is chosen and trained the
-    same way with ``n_seeds`` seeds (the search's run is kept when ``search_seeds ==
-    n_seeds``), recording ``evaluate``'s quantities at ``evaluate_steps`` too.
+    The first configuration of the grid whose mean of those scores is within
+    ``tolerance`` of the highest is chosen (with the grid listed from the most
+    cautious step size, the one-standard-error rule: a tie within the validation
+    noise goes to the cautious side, not to the noise) and trained the same way with
+    ``n_seeds`` seeds (the search's run is kept when ``search_seeds == n_seeds``),
+    recording ``evaluate``'s quantities at ``evaluate_steps`` too.
 
     make_model: () ↦ module; loss_fn: (forward, batch) ↦ scalar, as in
     :func:`ccl_helpers.train.train`; batches: (n_seeds, generator) ↦ its
@@ -701,6 +705,7 @@ def train_tuned(
     device = check_device("device", device)
     n_seeds = check_int("n_seeds", n_seeds)
     n_steps = check_int("n_steps", n_steps)
+    tolerance = check_positive("tolerance", tolerance, allow_zero=True)
     search_seeds = check_int("search_seeds", search_seeds, 1, n_seeds)
     eval_steps = check_steps("eval_steps", eval_steps, n_steps)
     evaluate_steps = check_steps("evaluate_steps", evaluate_steps, n_steps)
@@ -736,7 +741,8 @@ def train_tuned(
     final = search_seeds == n_seeds
     runs = [run(lr, wd, search_seeds, final) for lr, wd in grid]
     mean_accuracy = [best["val_accuracy"].mean() for _, best, _ in runs]
-    chosen = max(range(len(grid)), key=lambda i: mean_accuracy[i])
+    best = max(mean_accuracy)
+    chosen = next(i for i, a in enumerate(mean_accuracy) if a >= best - tolerance)
     tables = [
         best.assign(lr=lr, weight_decay=wd, chosen=i == chosen)
         for i, ((lr, wd), (_, best, _)) in enumerate(zip(grid, runs))

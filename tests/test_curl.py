@@ -1113,11 +1113,24 @@ def test_train_tuned_is_deterministic():
         ({"evaluate": 3}, "evaluate"),
         ({"grid": [(0.0, 0.0)]}, "lr"),
         ({"grid": [(0.1, -1.0)]}, "weight_decay"),
+        ({"tolerance": -0.1}, "tolerance"),
     ],
 )
 def test_train_tuned_bad_arguments_raise(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         run_supervised(**kwargs)
+
+
+def test_train_tuned_tolerance_chooses_the_first_configuration_near_the_best():
+    exact, _, _ = run_supervised()
+    means = exact.search.groupby(["lr", "weight_decay"], sort=False)["val_accuracy"]
+    means = means.mean().to_numpy()
+    assert means[1] > means[0]  # without a tolerance the second is chosen
+    gap = means[1] - means[0]
+    near, _, _ = run_supervised(tolerance=gap + 1e-9)  # the first is within it
+    assert near.search.chosen.tolist() == [True, True, False, False]
+    far, _, _ = run_supervised(tolerance=gap / 2)
+    pd.testing.assert_frame_equal(far.search, exact.search)
 
 
 def test_train_tuned_records_evaluate_only_in_the_final_run_at_its_steps():
