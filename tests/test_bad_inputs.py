@@ -734,6 +734,11 @@ BASELINES = {
         (),
     ),
     "wen.movement_radius": lambda: (dict(n=4, n_layers=2, delta=0.5, width=8), ()),
+    "wen.lemma44_radius_range": lambda: (
+        dict(width=8, out_features=2, n_layers=2),
+        (),
+    ),
+    "wen.radius_meeting_width": lambda: (dict(out_features=2, prefactor=0.1), ()),
     "wen.theorem42_orders": lambda: (
         dict(n=4, n_layers=2, n_negatives=2, delta=0.5, epsilon=0.1),
         (),

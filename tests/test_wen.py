@@ -353,6 +353,16 @@ def test_algorithm1_matches_hand_written_gradient_descent():
                 )
             else:
                 assert math.isnan(row["grad_W_sq"]) and math.isnan(row["movement_W"])
+            if step == steps:  # the largest per-layer spectral norm of the movement
+                spectral_w = max(
+                    float(torch.linalg.svdvals(p.detach() - start[n_]).max())
+                    for n_, p in zip(names, params)
+                    if n_.startswith("query")
+                )
+                assert math.isclose(row["spectral_W"], spectral_w, rel_tol=1e-4)
+                assert row["spectral_W"] <= row["movement_W"] * (1 + 1e-6)
+            else:
+                assert math.isnan(row["spectral_theta"])
             with torch.no_grad():
                 for name, p, g in zip(names, params, grads[2:] if step < steps else ()):
                     p.sub_((eta if name.startswith("query") else gamma) * g)
@@ -498,6 +508,38 @@ def test_proof_descent_constant_and_movement_radius():
         lambda: wen.proof_descent_constant(0.0, delta, n),
         lambda: wen.movement_radius(n, 2, -1.0, width),
         lambda: wen.movement_radius(n, 2, delta, 1),
+    ):
+        with pytest.raises(ValueError):
+            bad()
+
+
+def test_lemma44_radius_range_and_the_widths_where_the_radii_meet():
+    low, high = wen.lemma44_radius_range(1000, 10, 2)
+    assert low == pytest.approx(0.1, rel=1e-12)
+    assert high == pytest.approx(1 / (2**4.5 * math.log(1000) ** 1.5), rel=1e-12)
+    for d, prefactor in [(10, 2**-4.5), (10, 1e-7), (3, 0.05)]:
+        m_star = wen.radius_meeting_width(d, prefactor)
+
+        def holds(m, d=d, prefactor=prefactor):
+            return math.sqrt(d / m) <= prefactor / math.log(m) ** 1.5
+
+        # an independent check: the inequality fails just below m* and holds above,
+        # on a grid of widths up to 10^6 times m*
+        assert not holds(m_star * (1 - 1e-6)) and holds(m_star * (1 + 1e-6))
+        assert all(holds(m_star * 10**e) for e in np.linspace(0.01, 6, 50))
+    # Lemma 4.4's own interval opens at m*: empty below, non-empty above
+    m_star = wen.radius_meeting_width(10, 2**-4.5)
+    below, above = (
+        wen.lemma44_radius_range(round(m), 10, 2) for m in (m_star / 2, 2 * m_star)
+    )
+    assert below[0] > below[1] and above[0] < above[1]
+    # a large prefactor: the inequality holds at every width > 1
+    assert wen.radius_meeting_width(1, 10.0) == 1.0
+    for bad in (
+        lambda: wen.lemma44_radius_range(1, 10, 2),
+        lambda: wen.lemma44_radius_range(100, 0, 2),
+        lambda: wen.radius_meeting_width(10, 0.0),
+        lambda: wen.radius_meeting_width(0, 0.1),
     ):
         with pytest.raises(ValueError):
             bad()
