@@ -1541,6 +1541,21 @@ BASELINES = {
         ),
         (),
     ),
+    "multimodal.stage_one_gap_finite_width": lambda: (
+        dict(
+            model=data_model(),
+            W_A=weights()[0],
+            W_B=weights()[1],
+            betas=[0.1],
+            steps=2,
+            lr=0.2,
+            tau=1.0,
+            batch_size=4,
+            seed=0,
+            record_steps=[0, 2],
+        ),
+        (("W_B", "W_A", -1),),
+    ),
     "multimodal.ode_matrices": lambda: (
         dict(**ode_state_arrays(), noise_dim=1),
         (),

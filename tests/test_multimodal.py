@@ -612,6 +612,37 @@ def test_stage_one_gap_vanishes_linearly_in_beta():
         assert gaps[1][key] / gaps[0][key] == pytest.approx(0.5, abs=0.08)
 
 
+def test_stage_one_gap_finite_width_is_linear_in_beta(small):
+    """Lemma B.9 at finite width: on shared batches, halving β halves the gap in κ."""
+    model, W_A, W_B, _ = small
+    gaps = mm.stage_one_gap_finite_width(
+        model, W_A, W_B, [0.04, 0.02], 300, tau=4.0, batch_size=128, seed=3
+    ).pivot(index="run", columns="beta", values="gap")
+    assert list(gaps.index) == [0, 1] and (gaps > 0).all().all()
+    # run 0 has κ_M = 3 (run 1, κ_M = 1, has no condition number to build)
+    assert gaps.loc[0, 0.04] / gaps.loc[0, 0.02] == pytest.approx(2.0, rel=0.15)
+    with pytest.raises(ValueError, match="betas"):
+        mm.stage_one_gap_finite_width(model, W_A, W_B, [], 10)
+
+
+def test_alignment_drive_is_the_rate_of_the_log_ratio_and_is_capped():
+    """Non-contrastive ODE: d ln(a_1/a_2)/dt = γ[σ_1²D_1 − σ_2²D_2] with D the
+    alignment drive (central differences of the solution), and D_p ≤ 1 − a_p."""
+    sig = torch.tensor([[3.0, 1.0, 1.0], [2.0, 1.5, 1.0]], dtype=torch.float64)
+    lr, steps = 0.05, np.arange(0, 401)
+    state = mm.integrate_ode(
+        sig, 0.4, 4, [(1.0, 400)], loss="non_contrastive", lr=lr, record_steps=steps
+    )
+    drive, sig2 = state.alignment_drive, sig.numpy()[:, None, :] ** 2
+    gamma = 4 * lr / state.norm2
+    rate = gamma * (sig2[..., 0] * drive[..., 0] - sig2[..., 1] * drive[..., 1])
+    log_ratio = np.log(state.a[..., 0] / state.a[..., 1])
+    numeric = (log_ratio[:, 2:] - log_ratio[:, :-2]) / 2
+    # after the first steps, where the rate changes within a step
+    np.testing.assert_allclose(numeric[:, 20:], rate[:, 21:-1], rtol=2e-3, atol=1e-7)
+    assert (drive <= 1 - state.a + 1e-12).all()
+
+
 # ---------------------------------------------------------------- sympy
 
 
