@@ -2,6 +2,7 @@
 seed-stacking goal?
 
 Usage: python benchmarks/bench_compile.py [--cases 0 3] [--steps T] [--threads N]
+    [--device D]
 
 For each case of ``bench_vmap_seeds`` (the chapters' standard models), times one
 Adam/SGD step of the stacked models with the ``vmap``-ed loss as the book runs it
@@ -71,9 +72,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--steps", type=int, default=40, help="steps timed per variant")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
-    device = torch.device("cpu")
+    device = torch.device(args.device)
     cases = bench_vmap_seeds.cases(device)
     chosen = range(len(cases)) if not args.cases else args.cases
     print(

@@ -4,7 +4,7 @@ against the direct Python loop over anchors and sets
 (``ccl_helpers.wen.contrastive_loss_loop``), side by side in one run.
 
 Usage: python benchmarks/bench_exact_expectation.py
-    [--repeats R] [--loop-repeats R] [--threads N]
+    [--repeats R] [--loop-repeats R] [--threads N] [--device D]
 
 Prints, for each (n, k), the number of (anchor, set) pairs, the median wall-clock time
 of each implementation, their ratio and the absolute difference of the two values, and
@@ -43,6 +43,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--dim", type=int, default=10, help="output dimension d")
+    parser.add_argument("--device", default="cpu")
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     generator = torch.Generator().manual_seed(0)
@@ -52,8 +53,8 @@ def main(argv: list[str] | None = None) -> int:
     )
     worst = float("inf")
     for n, k in CASES:
-        q = torch.randn(n, args.dim, generator=generator)
-        keys = torch.randn(n, args.dim, generator=generator)
+        q = torch.randn(n, args.dim, generator=generator).to(args.device)
+        keys = torch.randn(n, args.dim, generator=generator).to(args.device)
         result = wen.time_exact_expectation(
             q, keys, k, repeats=args.repeats, loop_repeats=args.loop_repeats
         )

@@ -14,6 +14,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import bench_losses  # noqa: E402
 import bench_vmap_seeds  # noqa: E402
 import chapter_times  # noqa: E402
 import run_all  # noqa: E402
@@ -90,3 +91,17 @@ def test_chapter_times_sums_cells_and_ranks_the_slowest(tmp_path, capsys):
         and "01_curl_framework cell 1" in slowest[0]
         and "02_multiple_negatives cell 0" in slowest[1]
     )
+
+
+def test_loss_benchmark_runs_without_its_optional_comparator(monkeypatch, capsys):
+    """Without pytorch-metric-learning only the package's side is timed, with one line
+    that says so, and the run succeeds."""
+    monkeypatch.setitem(sys.modules, "pytorch_metric_learning", None)
+    monkeypatch.setattr(bench_losses, "DEFAULT_BATCHES", (8,))
+    monkeypatch.setattr(bench_losses, "DEFAULT_DIMS", (4,))
+    assert bench_losses.main(["--repeats", "1"]) == 0
+    out = capsys.readouterr().out
+    assert out.count("pytorch-metric-learning is not installed") == 1
+    rows = bench_losses.run(repeats=1)
+    assert len(rows) == 2 and not any(r["pml_fits"] for r in rows)
+    assert all(r["ours_s"] > 0 for r in rows)
