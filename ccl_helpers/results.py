@@ -34,12 +34,14 @@ import shlex
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import torch
 
+from .checks import check_frame
 from .runtime import device, scale
 
 IMPORTED_AT = time.time()
@@ -254,3 +256,48 @@ def provenance_line(record: dict) -> str:
             "record must be a record of load_paper_results (a 'provenance' dict with "
             "scale, device, date, commit, dirty and wall_time_s)"
         ) from None
+
+
+def beside_stored(
+    live: pd.DataFrame, stored, by: Sequence[str], columns: Sequence[str]
+) -> pd.DataFrame:
+    """The means of ``columns`` over the rows of each group ``by``, for the live run
+    and for a stored paper-scale run, side by side.
+
+    Args:
+        live: the live run, one row per seed (and group).
+        stored: the same frame as saved by :func:`save_paper_results` and read back by
+            :func:`load_paper_results` (a list of records) or a DataFrame.
+        by: the grouping columns, e.g. ``["kappa_m"]``.
+        columns: the quantities to average.
+
+    Returns:
+        One row per group; columns (scale, quantity) with scale "this run" and
+        "paper", and the number of seeds of each as ("this run", "n") and
+        ("paper", "n").
+    """
+    check_frame("live", live)
+    if isinstance(stored, list) and all(isinstance(row, dict) for row in stored):
+        stored = pd.DataFrame(stored)
+    if not isinstance(stored, pd.DataFrame):
+        raise ValueError(
+            "stored must be a DataFrame or a list of records, got "
+            f"{type(stored).__name__}"
+        )
+    check_frame("stored", stored)
+    for name, names in (("by", by), ("columns", columns)):
+        if isinstance(names, str) or not all(isinstance(c, str) for c in names):
+            raise ValueError(f"{name} must be a list of column names, got {names!r}")
+        missing = [c for c in names if c not in live or c not in stored]
+        if not names or missing:
+            raise ValueError(
+                f"{name} must name columns of both live and stored, got {list(names)}"
+            )
+    by, columns = list(by), list(columns)
+    return pd.concat(
+        {
+            label: frame.groupby(by)[columns].mean().assign(n=frame.groupby(by).size())
+            for label, frame in (("this run", live), ("paper", stored))
+        },
+        axis=1,
+    )

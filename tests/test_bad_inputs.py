@@ -1541,6 +1541,15 @@ BASELINES = {
         ),
         (),
     ),
+    "results.beside_stored": lambda: (
+        dict(
+            live=pd.DataFrame({"k": [1, 2], "x": [1.0, 2.0]}),
+            stored=pd.DataFrame({"k": [1, 2], "x": [3.0, 4.0]}),
+            by=["k"],
+            columns=["x"],
+        ),
+        (),
+    ),
     "multimodal.stage_one_gap_finite_width": lambda: (
         dict(
             model=data_model(),

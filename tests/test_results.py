@@ -168,3 +168,16 @@ def test_results_dir_defaults_to_the_book_root(monkeypatch):
 def test_provenance_line_rejects_a_record_without_provenance():
     with pytest.raises(ValueError, match="record"):
         results.provenance_line({"numbers": {}})
+
+
+def test_beside_stored_puts_group_means_side_by_side():
+    live = pd.DataFrame({"k": [1, 1, 2], "seed": [0, 1, 0], "x": [1.0, 3.0, 5.0]})
+    stored = live.assign(x=live["x"] * 10).to_dict("records")  # as load_paper_results
+    table = results.beside_stored(live, stored, ["k"], ["x"])
+    assert table[("this run", "x")].tolist() == [2.0, 5.0]
+    assert table[("paper", "x")].tolist() == [20.0, 50.0]
+    assert table[("paper", "n")].tolist() == [2, 1]
+    with pytest.raises(ValueError, match="columns"):
+        results.beside_stored(live, [{"k": 1}], ["k"], ["x"])
+    with pytest.raises(ValueError, match="stored"):
+        results.beside_stored(live, "records", ["k"], ["x"])
