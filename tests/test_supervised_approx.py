@@ -515,31 +515,25 @@ def test_bound_terms_selects_each_models_alpha_and_summarises():
         return torch.stack([encoder(x), 2 * encoder(x) + 1])
 
     images, labels = torch.rand(10, 1, 8, 8), torch.arange(10) % 2
-    with torch.no_grad():
-        attract, repel = sa.bound_terms(
-            stacked,
-            images,
-            labels,
-            images,
-            labels,
-            data.BASE,
-            torch.Generator().manual_seed(0),
-            torch.tensor([1.0, 8.0]),
-            n_transforms_attract=3,
-            n_transforms_repel=2,
-        )
-        again = sa.bound_terms(
-            stacked,
-            images,
-            labels,
-            images,
-            labels,
-            data.BASE,
-            torch.Generator().manual_seed(0),
-            8.0,
-            n_transforms_attract=3,
-            n_transforms_repel=2,
-        )[1]
+
+    def terms(alphas, seed=0, **options):
+        with torch.no_grad():
+            return sa.bound_terms(
+                stacked,
+                images,
+                labels,
+                images,
+                labels,
+                data.BASE,
+                torch.Generator().manual_seed(seed),
+                alphas,
+                n_transforms_attract=3,
+                n_transforms_repel=2,
+                **options,
+            )
+
+    attract, repel = terms(torch.tensor([1.0, 8.0]))
+    again = terms(8.0)[1]
     torch.testing.assert_close(repel.lhs[1], again.lhs[1])
     torch.testing.assert_close(repel.smooth[1], again.smooth[1])
     assert not torch.allclose(repel.smooth[0], again.smooth[0])
@@ -547,17 +541,21 @@ def test_bound_terms_selects_each_models_alpha_and_summarises():
     assert set(summary) >= {"attract_gap", "repel_gap"} and all(
         v.shape == (2,) for v in summary.values()
     )
+    # with the chain: the same terms, and each model's chain at its own alpha
+    *pair, chain = terms(torch.tensor([1.0, 8.0]), chain=True)
+    torch.testing.assert_close(pair[1].gap, repel.gap)
+    # the chain is taken on the same draws, each model at its own alpha
+    torch.testing.assert_close(chain.lhs, repel.lhs)
+    torch.testing.assert_close(chain.smooth, repel.smooth)
+    torch.testing.assert_close(chain.nu, repel.nu)
+    torch.testing.assert_close(sum(chain.slacks().values()), repel.gap)
+    with_chain = sa.summarise_bounds(attract, repel, chain)
+    slack_sum = sum(v for k, v in with_chain.items() if k.startswith("repel_slack_"))
+    torch.testing.assert_close(slack_sum, with_chain["repel_gap"])
+    with pytest.raises(ValueError, match="chain"):
+        terms(1.0, chain="yes")
     with pytest.raises(ValueError, match="alphas"):
-        sa.bound_terms(
-            stacked,
-            images,
-            labels,
-            images,
-            labels,
-            data.BASE,
-            torch.Generator(),
-            torch.tensor([1.0, 2.0, 3.0]),
-        )
+        terms(torch.tensor([1.0, 2.0, 3.0]))
 
 
 def test_model_subset_evaluates_the_chosen_copies():
@@ -764,6 +762,28 @@ def test_downstream_against_the_metrics_and_with_a_diverged_member():
     )
     knn = metrics.knn_accuracy(features[0], fit_y, features[1], test_y, k=5)
     assert table.loc[[0, 2], "knn_5"].tolist() == pytest.approx(knn.tolist())
+    # per class: on a balanced test set their mean is the probe's accuracy
+    by_class = sa.downstream(
+        model, fit_x, fit_y, test_x, test_y, k=(1,), chunk_size=7, per_class=True
+    )
+    columns = [f"linear_probe_class_{c}" for c in range(3)]
+    assert by_class.loc[1, columns].isna().all()
+    assert by_class.loc[[0, 2], columns].mean(axis=1).tolist() == pytest.approx(
+        probe["accuracy"].tolist()
+    )
+    # each against the predictions of the fitted rows, class by class
+    rows = metrics.fit_linear_classifiers(
+        fit_s, fit_y, metrics.all_tasks(3, 3), max_iter=100
+    )[..., 0, :, :]
+    predicted = (test_s @ rows.transpose(-1, -2)).argmax(-1)
+    for c in range(3):
+        chosen = test_y == c
+        direct = (predicted[:, chosen] == c).double().mean(-1)
+        assert by_class.loc[[0, 2], columns[c]].tolist() == pytest.approx(
+            direct.tolist()
+        )
+    with pytest.raises(ValueError, match="per_class"):
+        sa.downstream(model, fit_x, fit_y, test_x, test_y, per_class=1)
 
 
 def naive_chain(a, y, v, yv, alpha):
@@ -850,6 +870,42 @@ def test_repelling_chain_against_loops_and_monotone():
         assert (c.lhs <= c.m_bound + 1e-12).all()
 
 
+def test_repelling_chain_slacks_sum_to_the_gap_of_eq10():
+    g = torch.Generator().manual_seed(13)
+    anchors = torch.randn(2, 25, 4, generator=g, dtype=torch.float64)
+    views = torch.randn(2, 3, 40, 4, generator=g, dtype=torch.float64) + 0.3
+    anchor_labels = torch.randint(0, 4, (25,), generator=g)
+    for view_labels in (torch.arange(40) % 4, torch.arange(40) % 5 % 4):
+        chain = sa.repelling_chain(anchors, anchor_labels, views, view_labels, 2.0)
+        terms = sa.repelling_terms(anchors, anchor_labels, views, view_labels, 2.0)
+        slacks = chain.slacks()
+        assert list(slacks) == [
+            "normalisation",
+            "smooth_max",
+            "own_class",
+            "jensen_t",
+            "jensen_x",
+            "imbalance",
+            "one_over_nu",
+        ]
+        torch.testing.assert_close(sum(slacks.values()), terms.gap)
+        # independent of the chain: B/ν − B, and M − lhs by the class means
+        torch.testing.assert_close(
+            slacks["one_over_nu"], terms.smooth * (1 / terms.nu - 1)
+        )
+        for step in ("smooth_max", "own_class", "jensen_t", "jensen_x"):
+            assert (slacks[step] >= -1e-12).all(), step
+        # Lemma A.1: the smooth maximum over the 3 other classes within log(3)/α
+        assert (slacks["smooth_max"] <= math.log(3) / 2.0 + 1e-12).all()
+    # balanced classes (the first labels): eq. (47) is an identity
+    balanced = sa.repelling_chain(
+        anchors, anchor_labels, views, torch.arange(40) % 4, 2.0
+    )
+    assert balanced.slacks()["imbalance"].abs().max() < 1e-12
+    # the second labels are imbalanced (class 0 holds 16 of 40): a positive slack
+    assert (chain.slacks()["imbalance"] > 0).all()
+
+
 def test_design_runs_adds_map_cells_not_run_by_an_arm():
     base = {
         "pool": "a",
@@ -866,6 +922,12 @@ def test_design_runs_adds_map_cells_not_run_by_an_arm():
     assert runs["arm"].tolist() == ["ref"] * 3 + ["bal"] * 3 + ["map"]
     assert runs["seed"].tolist() == [0, 1, 2, 0, 1, 2, 0]
     assert runs.iloc[-1]["lam"] == 4.0  # (2, 1) is the arm "ref"
+    three = sa.design_runs(arms, 3, cells, map_seeds=3)
+    assert three["arm"].tolist() == ["ref"] * 3 + ["bal"] * 3 + ["map"] * 3
+    assert three["seed"].tolist()[-3:] == [0, 1, 2]
+    assert (three["lam"].iloc[-3:] == 4.0).all()
+    with pytest.raises(ValueError, match="map_seeds"):
+        sa.design_runs(arms, 3, cells, map_seeds=0)
     with pytest.raises(ValueError, match="exactly the columns"):
         sa.design_runs({"bad": {"pool": "a"}}, 2)
     with pytest.raises(ValueError, match="n_seeds"):
@@ -1012,12 +1074,23 @@ def test_curve_shape_locates_the_peak_on_the_other_seeds():
     assert np.allclose(shape.scale, [1.0, 2.0, 1.0])
     assert np.allclose(shape.drop, [-0.5, -0.65, -0.5])
     assert np.allclose(shape.late_change, [0.0, -0.05, 0.0])
+    assert np.allclose(shape.overall, [0.5, 0.35, 0.4])  # from checkpoint 0
     rising = sa.curve_shape(np.array([[0.1, 0.2, 0.3], [0.1, 0.3, 0.4]]))
     assert (rising.peak == 2).all() and (rising.drop == 0).all()
+    # the whole curve from checkpoint 1, the last stretch from checkpoint 2
+    later = sa.curve_shape(curves, first=1, settle_from=2)
+    assert np.allclose(later.overall, [-0.5, -0.65, -0.5])
+    assert np.allclose(later.late_change, [-0.1, -0.15, -0.6])
+    assert np.allclose(later.drop, shape.drop)
     with pytest.raises(ValueError, match="seeds ≥ 2"):
         sa.curve_shape(curves[:1])
     with pytest.raises(ValueError, match="largest value > 0"):
         sa.curve_shape(-np.ones((3, 4)))
+    for bad in (4, -1, 5, -6, 1.0, True):
+        with pytest.raises(ValueError, match="first must index a checkpoint"):
+            sa.curve_shape(curves, first=bad)
+    with pytest.raises(ValueError, match="settle_from must index a checkpoint"):
+        sa.curve_shape(curves, settle_from=-1)
 
 
 def test_claims_are_valid_with_unique_keys_and_labelled_sections():
@@ -1050,6 +1123,34 @@ def test_pooled_seed_sd_against_numpy():
     assert df == 12 and math.isclose(sd**2, expected, rel_tol=1e-12)
     with pytest.raises(ValueError, match="two seeds"):
         sa.pooled_seed_sd(results[results["seed"] == 0], "accuracy")
+
+
+def test_eq51_shares_the_transformation_but_draws_cutout_and_noise_per_view():
+    # one image per class: x' = x, so the bias of eq. (51) is 0 when t_i is shared
+    encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 5))
+    images = torch.rand(6, 1, 8, 8, generator=torch.Generator().manual_seed(2))
+    labels = torch.arange(6)
+    found = {}
+    for strategy in ("base", "-blur", "+rotation", "+cutout", "+noise"):
+        with torch.no_grad():
+            found[strategy] = sa.prototype_bias(
+                encoder, images, labels, strategy, torch.Generator().manual_seed(3)
+            ).item()
+    assert found["base"] == found["-blur"] == found["+rotation"] == 0
+    assert found["+cutout"] > 0.01 and found["+noise"] > 0.01
+    # the per-view part: two views of one image differ only by the square / the noise
+    pair = images.expand(2, *images.shape)
+    views = sa._paired_views(pair, "+noise", torch.Generator().manual_seed(4))
+    shared = data.augment(
+        pair, data.BASE, torch.Generator().manual_seed(4), param_shape=(1, 6)
+    )
+    inside = (shared > 0.1) & (shared < 0.9)  # mostly unclamped by the noise
+    residual = (views - shared)[inside]
+    assert 0.15 < residual.std().item() < 0.25  # the noise's standard deviation 0.2
+    assert not torch.allclose(views[0], views[1])
+    cut = sa._paired_views(pair, "+cutout", torch.Generator().manual_seed(4))
+    erased = (cut == 0) & (shared > 0)
+    assert erased[0].any() and not torch.equal(erased[0], erased[1])
 
 
 def test_bias_by_member_matches_prototype_bias_per_strategy():
@@ -1123,18 +1224,23 @@ def test_bound_evaluator_fills_the_chosen_members_and_every_norm():
     )
     g = torch.Generator().manual_seed(6)
     images, labels = torch.rand(8, 1, 8, 8, generator=g), torch.arange(8) % 2
-    evaluate = sa.bound_evaluator(
-        [1, 3],
-        [2.0, 8.0],
-        images,
-        labels,
-        images,
-        labels,
-        data.BASE,
-        seed=7,
-        n_transforms_attract=3,
-        n_transforms_repel=2,
-    )
+
+    def evaluator(**options):
+        return sa.bound_evaluator(
+            [1, 3],
+            [2.0, 8.0],
+            images,
+            labels,
+            images,
+            labels,
+            data.BASE,
+            seed=7,
+            n_transforms_attract=3,
+            n_transforms_repel=2,
+            **options,
+        )
+
+    evaluate = evaluator()
     found = evaluate(model)
     again = evaluate(model)
     with torch.no_grad():
@@ -1150,15 +1256,27 @@ def test_bound_evaluator_fills_the_chosen_members_and_every_norm():
                 torch.tensor([2.0, 8.0]),
                 n_transforms_attract=3,
                 n_transforms_repel=2,
+                chain=True,
             )
         )
         norms = model(images).norm(dim=-1).mean(-1)
     torch.testing.assert_close(found["norm_mean"], norms)
+    assert set(found) == {"norm_mean", *direct}
+    assert any(name.startswith("repel_slack_") for name in direct)
     for name, values in direct.items():
         assert found[name].shape == (4,)
         assert torch.isnan(found[name][[0, 2]]).all()
         torch.testing.assert_close(found[name][[1, 3]], values.to(found[name].dtype))
         torch.testing.assert_close(found[name], again[name], equal_nan=True)
+    # norms of the chosen members only
+    some = evaluator(norm_members=[0, 3])(model)
+    assert torch.isnan(some["norm_mean"][[1, 2]]).all()
+    torch.testing.assert_close(some["norm_mean"][[0, 3]], norms[[0, 3]])
+    torch.testing.assert_close(some["repel_gap"], found["repel_gap"], equal_nan=True)
+    with pytest.raises(ValueError, match="norm_members"):
+        sa.bound_evaluator(
+            [1], [2.0], images, labels, images, labels, "base", 0, norm_members=[]
+        )
     with pytest.raises(ValueError, match="one length"):
         sa.bound_evaluator([1], [2.0, 4.0], images, labels, images, labels, "base", 0)
     with pytest.raises(ValueError, match="alphas"):
