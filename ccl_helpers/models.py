@@ -53,10 +53,30 @@ class MLP(nn.Module):
         return self.net(x)
 
 
+class MaxPool2x2(nn.Module):
+    """2×2 max-pooling, stride 2 (a trailing odd row or column dropped): x (..., h, w) →
+    (..., ⌊h/2⌋, ⌊w/2⌋), the values of ``nn.MaxPool2d(2)``.
+
+    Without gradients (evaluation) as two elementwise maxima over strided views, about
+    5× faster on the CPU, whose pooling kernel reads the windows element by element;
+    with gradients by ``max_pool2d`` itself, whose backward pass (each window's
+    gradient to its first maximum) is the cheaper one.
+    """
+
+    def forward(self, x: Tensor) -> Tensor:
+        if torch.is_grad_enabled():
+            return nn.functional.max_pool2d(x, 2)
+        h, w = x.shape[-2] // 2 * 2, x.shape[-1] // 2 * 2
+        rows = torch.maximum(x[..., 0:h:2, :w], x[..., 1:h:2, :w])
+        return torch.maximum(rows[..., 0::2], rows[..., 1::2])
+
+
 class ConvNet(nn.Module):
     """The small conv net of Merad et al.'s image experiments: ``len(channels)`` blocks
-    [conv k×k (zero padding p) → ReLU → 2×2 max-pool], then flatten and a linear map to
-    R^out_features. No BatchNorm, so stacked seeds run under vmap.
+    [conv k×k (zero padding p) → 2×2 max-pool (:class:`MaxPool2x2`) → ReLU], then
+    flatten and a linear map to R^out_features. No BatchNorm, so stacked seeds run under
+    vmap. The ReLU after the pooling gives the function and gradient of conv → ReLU →
+    pool (max commutes with a nondecreasing map), on a quarter of the entries.
 
     Default: 1 → 8 → 16 channels, 5×5 kernels, no padding, 28×28 inputs (FashionMNIST):
     28 → 24 → 12 → 8 → 4, 16·4·4 = 256 features → d = 32. Each block maps the side s to
@@ -101,8 +121,8 @@ class ConvNet(nn.Module):
                 )
             layers += [
                 nn.Conv2d(fan_in, fan_out, kernel_size, padding=padding),
+                MaxPool2x2(),
                 nn.ReLU(),
-                nn.MaxPool2d(2),
             ]
             fan_in, size = fan_out, size // 2
         layers += [nn.Flatten(), nn.Linear(fan_in * size * size, out_features)]

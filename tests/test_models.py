@@ -12,7 +12,7 @@ import torch
 from conftest import randn as randn64
 from torch import nn
 
-from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU
+from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU, MaxPool2x2
 from ccl_helpers.train import StackedModel
 
 randn = partial(randn64, dtype=torch.float32)
@@ -84,7 +84,7 @@ def test_convnet_default_layout_on_28_by_28():
         (1, 8, (5, 5)),
         (8, 16, (5, 5)),
     ]
-    assert sum(isinstance(m, nn.MaxPool2d) for m in model.modules()) == 2
+    assert sum(isinstance(m, MaxPool2x2) for m in model.modules()) == 2
     # 28 → conv 24 → pool 12 → conv 8 → pool 4: 16 · 4 · 4 features
     assert model.net[-1].in_features == 16 * 4 * 4
 
@@ -144,6 +144,56 @@ def test_convnet_rejects_wrong_shapes(shape):
 def test_convnet_bad_sizes_raise(kwargs, argument):
     with pytest.raises(ValueError, match=argument):
         ConvNet(**kwargs)
+
+
+def _relu_then_pool(model: ConvNet) -> nn.Sequential:
+    """The same net with each block in the order conv → ReLU → nn.MaxPool2d(2)."""
+    layers = []
+    for layer in model.net:
+        if isinstance(layer, MaxPool2x2):
+            continue
+        layers.append(layer)
+        if isinstance(layer, nn.ReLU):
+            layers.append(nn.MaxPool2d(2))
+    return nn.Sequential(*layers)
+
+
+@pytest.mark.parametrize("shape", [(3, 2, 8, 8), (2, 3, 7, 9), (1, 1, 2, 5)])
+@pytest.mark.parametrize("ties", [False, True])
+def test_maxpool2x2_equals_max_pool2d_with_and_without_gradients(shape, ties):
+    # integer entries make ties common, as on an image's blank background
+    x = torch.randint(-2, 3, shape).float() if ties else randn(*shape)
+    reference = nn.functional.max_pool2d(x, 2)
+    with torch.no_grad():
+        assert torch.equal(MaxPool2x2()(x), reference)
+    ours, theirs = x.clone().requires_grad_(), x.clone().requires_grad_()
+    upstream = randn(*reference.shape, seed=3)
+    MaxPool2x2()(ours).backward(upstream)
+    nn.functional.max_pool2d(theirs, 2).backward(upstream)
+    assert torch.equal(ours.grad, theirs.grad)
+
+
+def test_maxpool2x2_propagates_nan_like_max_pool2d():
+    x = torch.zeros(1, 1, 4, 4)
+    x[0, 0, 1, 2] = math.nan
+    with torch.no_grad():
+        out = MaxPool2x2()(x)
+    assert torch.equal(out.isnan(), nn.functional.max_pool2d(x, 2).isnan())
+
+
+def test_convnet_pool_before_relu_is_the_same_function_and_gradient():
+    torch.manual_seed(0)
+    model = ConvNet()
+    reordered = _relu_then_pool(model)
+    x = randn(6, 1, 28, 28).clamp_min(0)  # blank (zero) regions: ties in the pooling
+    x[:, :, :10] = 0
+    assert torch.equal(model(x), reordered(x))
+    ours = torch.autograd.grad(model(x).square().sum(), list(model.parameters()))
+    theirs = torch.autograd.grad(
+        reordered(x).square().sum(), list(reordered.parameters())
+    )
+    for a, b in zip(ours, theirs):
+        assert torch.equal(a, b)
 
 
 def test_convnet_under_stacked_vmap_and_gradients():

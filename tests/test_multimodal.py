@@ -239,6 +239,89 @@ def test_gram_gradients_match_autograd(small, loss, beta, tau):
         assert torch.allclose(c, a, atol=1e-13, rtol=1e-10)
 
 
+def test_float32_similarity_block_rounds_only(small):
+    """similarity_dtype=float32: the n×n block in float32, the rest in float64; the
+    loss and gradients within float32 rounding of the float64 ones, and not equal to
+    them (the option takes effect)."""
+    model, W_A, W_B, _ = small
+    pairs = mm.sample_pairs(model, 12, gen(6))
+    options = dict(loss="contrastive", beta=1.7, tau=3.0)
+    exact_losses, exact = mm._gram_loss_and_gradients(
+        W_A, W_B, model.covariances(), pairs, **options
+    )
+    losses, grads = mm._gram_loss_and_gradients(
+        W_A, W_B, model.covariances(), pairs, similarity_dtype=torch.float32, **options
+    )
+    assert losses.dtype == torch.float64
+    assert torch.allclose(losses, exact_losses, rtol=1e-6, atol=0)
+    for a, c in zip(grads, exact):
+        assert a.dtype == torch.float64
+        assert float((a - c).norm() / c.norm()) < 1e-5
+        assert not torch.equal(a, c)
+
+
+def test_train_with_float32_similarity_tracks_float64(small):
+    model, W_A, W_B, _ = small
+    runs = {
+        dtype: mm.train(
+            model,
+            W_A,
+            W_B,
+            [(0.5, 20), (3.0, 20)],
+            lr=0.1,
+            batch_size=8,
+            tau=2.0,
+            generator=gen(8),
+            similarity_dtype=dtype,
+        )
+        for dtype in (None, torch.float32)
+    }
+    for exact, rounded in zip(runs[None][:2], runs[torch.float32][:2]):
+        assert rounded.dtype == torch.float64
+        assert float((rounded - exact).norm() / exact.norm()) < 1e-5
+    for options in ({"loss": "non_contrastive"}, {"form": "alternative"}):
+        with pytest.raises(ValueError, match="similarity_dtype applies"):
+            mm.train(
+                model,
+                W_A,
+                W_B,
+                [(1.0, 2)],
+                generator=gen(),
+                similarity_dtype=torch.float32,
+                **options,
+            )
+
+
+def test_alignment_of_chosen_runs_only(small):
+    model, W_A, W_B, _ = small
+    parts = mm.reparametrise(W_A, W_B, model)
+    chosen = mm.scores(parts, n_align=300, generator=gen(3), align_runs=[1])
+    alone = mm.alignment_score(
+        *(t[1:] for t in parts[:4]), 300, gen(3)
+    )  # the same draws: run 1 alone
+    assert math.isnan(chosen["align"][0]) and chosen["align"][1] == alone[0]
+    full = mm.scores(parts, n_align=300, generator=gen(3))
+    for key in set(full) - {"align"}:
+        assert torch.equal(chosen[key], full[key])
+    _, _, history = mm.train(
+        model,
+        W_A,
+        W_B,
+        [(1.0, 4)],
+        batch_size=6,
+        generator=gen(4),
+        record_steps=[0, 4],
+        n_align=50,
+        align_runs=[0],
+    )
+    align = train.wide(history).set_index(["step", "run"])["align"]
+    assert align.xs(0, level="run").notna().all()
+    assert align.xs(1, level="run").isna().all()
+    for bad in ([], [2], [0.5], "0", [-1]):
+        with pytest.raises(ValueError, match="align_runs"):
+            mm.scores(parts, n_align=10, generator=gen(), align_runs=bad)
+
+
 def test_gradient_is_orthogonal_to_weights(small):
     """Population normalisation makes the loss scale-invariant in W: ⟨∇L, W⟩ = 0
     (Euler's identity)."""
