@@ -1835,8 +1835,8 @@ EXCLUDED = {
     "distributed.is_distributed": "no argument",
     "distributed.rank": "no argument",
     "distributed.world_size": "no argument",
-    "models.MaxPool2x2": "a layer without constructor arguments; the network that holds "
-    "it checks the input (ConvNet.forward)",
+    "models.MaxPool2x2": "a layer without constructor arguments; the network that "
+    "holds it checks the input (ConvNet.forward)",
 }
 
 RECORDS = (
