@@ -32,7 +32,7 @@ from . import (
     verdicts,
     wen,
 )
-from .runtime import by_scale, device, glue, progress, scale, setup, under_ci
+from .runtime import by_scale, device, glue, progress, scale, setup, steps, under_ci
 
 __version__ = "0.1.0"
 
@@ -55,6 +55,7 @@ __all__ = [
     "results",
     "scale",
     "setup",
+    "steps",
     "supervised_approx",
     "symbolic",
     "train",

@@ -41,6 +41,31 @@ def by_scale(*, smoke: T, standard: T, paper: T) -> T:
     return {"smoke": smoke, "standard": standard, "paper": paper}[scale()]
 
 
+def steps(*, smoke: int, standard: int, paper: int) -> int:
+    """A step or iteration count for the current :func:`scale`, as :func:`by_scale`; at
+    ``paper`` at most ``CCL_PAPER_STEPS`` when that is set.
+
+    The cap is the paper dry run's switch: every training call at the paper scale's
+    data sizes, widths and seeds, for a few steps, on any machine (``make test``)."""
+    counts = {"smoke": smoke, "standard": standard, "paper": paper}
+    for name, count in counts.items():
+        check_int(name, count)
+    count = counts[scale()]
+    cap = os.environ.get("CCL_PAPER_STEPS", "").strip()
+    if cap and scale() == "paper":
+        try:
+            cap = int(cap)
+        except ValueError:
+            cap = 0
+        if cap < 1:
+            raise ValueError(
+                "CCL_PAPER_STEPS must be an integer ≥ 1, got "
+                f"{os.environ['CCL_PAPER_STEPS']!r}"
+            )
+        count = min(count, cap)
+    return count
+
+
 def device() -> torch.device:
     """The fastest available device: CUDA, then Apple MPS, then the CPU.
 

@@ -959,6 +959,7 @@ BASELINES = {
     "runtime.autocast": lambda: (dict(device="cpu"), ()),
     "device": lambda: (dict(), ()),
     "scale": lambda: (dict(), ()),
+    "steps": lambda: (dict(smoke=1, standard=2, paper=3), ()),
     "progress": lambda: (dict(iterable=range(3)), ()),
     "results.results_dir": lambda: (dict(), ()),
     "results.records_dir": lambda: (dict(), ()),

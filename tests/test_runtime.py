@@ -72,6 +72,39 @@ def test_by_scale_raises_on_unknown_scale(monkeypatch):
         runtime.by_scale(smoke=1, standard=2, paper=3)
 
 
+@pytest.mark.parametrize(
+    "raw, cap, expected",
+    [
+        ("smoke", "", 10),
+        ("standard", "", 200),
+        ("paper", "", 3000),
+        ("paper", "2", 2),
+        ("paper", " 5000 ", 3000),  # a cap above the count leaves it
+        ("standard", "2", 200),  # the cap is for the paper scale only
+        ("smoke", "2", 10),
+    ],
+)
+def test_steps_caps_the_paper_scale_only(monkeypatch, raw, cap, expected):
+    monkeypatch.setenv("CCL_SCALE", raw)
+    monkeypatch.setenv("CCL_PAPER_STEPS", cap)
+    assert runtime.steps(smoke=10, standard=200, paper=3000) == expected
+
+
+@pytest.mark.parametrize("cap", ["0", "-3", "two", "1.5"])
+def test_steps_rejects_a_bad_cap(monkeypatch, cap):
+    monkeypatch.setenv("CCL_SCALE", "paper")
+    monkeypatch.setenv("CCL_PAPER_STEPS", cap)
+    with pytest.raises(ValueError, match="CCL_PAPER_STEPS"):
+        runtime.steps(smoke=1, standard=2, paper=3)
+
+
+@pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
+def test_steps_rejects_a_bad_count(monkeypatch, bad):
+    monkeypatch.setenv("CCL_SCALE", "smoke")
+    with pytest.raises(ValueError, match="standard"):
+        runtime.steps(smoke=1, standard=bad, paper=3)
+
+
 # ---------------------------------------------------------------- device
 
 

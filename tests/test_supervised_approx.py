@@ -233,6 +233,27 @@ def test_losses_vmap_over_alpha_and_lambda():
 # ---------------------------------------------------------------- Theorem 4.4
 
 
+def test_encode_in_chunks_equals_one_call(monkeypatch):
+    """_encode splits K·N images into chunks of ENCODE_CHUNK: the same normalised
+    representations as one call, in the same (K, N) layout."""
+    weight = torch.randn(16, 3, generator=torch.Generator().manual_seed(0))
+
+    def encoder(x):  # an encoder with a leading stack dimension, as a StackedModel
+        z = x.flatten(1) @ weight
+        return torch.stack([z, 2 * z.flip(-1)])
+
+    images = torch.rand(4, 5, 1, 4, 4, generator=torch.Generator().manual_seed(1))
+    whole = sa._encode(encoder, images)
+    monkeypatch.setattr(sa, "ENCODE_CHUNK", 3)  # 20 images: 7 calls
+    calls = []
+    chunked = sa._encode(lambda x: calls.append(len(x)) or encoder(x), images)
+    assert calls == [3] * 6 + [2]
+    assert chunked.shape == whole.shape == (2, 4, 5, 3)
+    torch.testing.assert_close(chunked, whole, rtol=1e-6, atol=1e-7)
+    direct = encoder(images.flatten(0, 1)).reshape(2, 4, 5, 3)
+    torch.testing.assert_close(chunked, F.normalize(direct, dim=-1))
+
+
 def test_attracting_terms_against_direct_formula_and_jensen():
     anchors, views = draw(7, 5, seed=20), draw(6, 7, 5, seed=21)
     terms = sa.attracting_terms(anchors, views)
