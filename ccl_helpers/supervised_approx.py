@@ -100,17 +100,14 @@ through dozens of stacked members (the paper scale) would need tens of GB at onc
 
 
 def _encode(encoder: Encoder, images: Tensor) -> Tensor:
-    """f(images) for images (K, N, C, H, W) → (..., K, N, d), normalised; the encoder
-    sees (K·N, C, H, W), in chunks of :data:`ENCODE_CHUNK` images."""
+    """f(images) for images (K, N, C, H, W) → (..., K, N, d), normalised, without
+    gradients; the encoder sees (K·N, C, H, W) in chunks of :data:`ENCODE_CHUNK` images
+    (:func:`~ccl_helpers.metrics.embed`)."""
+    from . import metrics
+
     k, n = images.shape[:2]
     flat = images.reshape(k * n, *images.shape[2:])
-    z = torch.cat(
-        [
-            encoder(flat[start : start + ENCODE_CHUNK])
-            for start in range(0, k * n, ENCODE_CHUNK)
-        ],
-        dim=-2,
-    )
+    z = metrics.embed(encoder, flat, chunk_size=ENCODE_CHUNK)
     return _normalise(z.reshape(*z.shape[:-2], k, n, z.shape[-1]))
 
 
