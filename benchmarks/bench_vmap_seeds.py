@@ -28,6 +28,7 @@ whose ratio is not spends the difference in the stacked step's fixed costs (``vm
 from __future__ import annotations
 
 import argparse
+import math
 import statistics
 import sys
 import time
@@ -189,7 +190,7 @@ def _compute_share(side, case: Case, batches, device) -> float:
 def run(steps: int = 30, repeats: int = 5, device=None) -> list[dict]:
     """One row per case: median times of both sides, their ratio, the goal, the
     parameter difference, the matrix-product share of each side's time and the Amdahl
-    ceiling of the ratio."""
+    ceiling of the ratio (NaN on CUDA, where the CPU profile does not time kernels)."""
     device = torch.device(device) if device is not None else runtime.device()
     goal = GOAL_GPU if device.type == "cuda" else GOAL_CPU
     rows = []
@@ -213,7 +214,15 @@ def run(steps: int = 30, repeats: int = 5, device=None) -> list[dict]:
             statistics.median(sequential_times),
         )
         profiled = batches[: min(steps, 10)]
-        share_sequential = _compute_share(_sequential, case, profiled, device)
+        # on CUDA the CPU profile times kernel launches, not kernels: not measured
+        shares = (
+            (math.nan, math.nan)
+            if device.type == "cuda"
+            else tuple(
+                _compute_share(side, case, profiled, device)
+                for side in (_stacked, _sequential)
+            )
+        )
         rows.append(
             {
                 "model": case.name,
@@ -225,11 +234,9 @@ def run(steps: int = 30, repeats: int = 5, device=None) -> list[dict]:
                 "goal": goal,
                 "max_param_difference": difference,
                 "device": str(device),
-                "compute_share_stacked": _compute_share(
-                    _stacked, case, profiled, device
-                ),
-                "compute_share_sequential": share_sequential,
-                "ceiling": 1 / share_sequential,
+                "compute_share_stacked": shares[0],
+                "compute_share_sequential": shares[1],
+                "ceiling": 1 / shares[1],
             }
         )
     return rows

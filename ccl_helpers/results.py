@@ -160,7 +160,8 @@ def _device_name() -> str:
 def provenance(started: float | None = None) -> dict:
     """Where and how the numbers are computed now: command, commit, dirty, device,
     date (UTC, ISO 8601), wall_time_s (since ``started``, a ``time.time()``, default
-    this module's import), torch, python, scale."""
+    this module's import), torch, python, scale. Where the tree is a copy without its
+    repository, the commit is ``CCL_COMMIT`` (else "unknown") and dirty is None."""
     if started is not None and (
         isinstance(started, bool)
         or not isinstance(started, (int, float))
@@ -170,7 +171,9 @@ def provenance(started: float | None = None) -> dict:
     status = _git("status", "--porcelain", "--untracked-files=no")
     return {
         "command": os.environ.get("CCL_PAPER_COMMAND") or shlex.join(sys.argv),
-        "commit": _git("rev-parse", "HEAD") or "unknown",
+        "commit": _git("rev-parse", "HEAD")
+        or os.environ.get("CCL_COMMIT")
+        or "unknown",
         "dirty": None if status is None else bool(status),
         "device": _device_name(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

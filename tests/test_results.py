@@ -181,3 +181,12 @@ def test_beside_stored_puts_group_means_side_by_side():
         results.beside_stored(live, [{"k": 1}], ["k"], ["x"])
     with pytest.raises(ValueError, match="stored"):
         results.beside_stored(live, "records", ["k"], ["x"])
+
+
+def test_provenance_of_a_copy_without_its_repository(folder, monkeypatch):
+    monkeypatch.setattr(results, "_git", lambda *args: None)
+    monkeypatch.setenv("CCL_COMMIT", "a" * 40)
+    origin = results.provenance()
+    assert origin["commit"] == "a" * 40 and origin["dirty"] is None
+    monkeypatch.delenv("CCL_COMMIT")
+    assert results.provenance()["commit"] == "unknown"

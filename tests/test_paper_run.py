@@ -1,0 +1,88 @@
+"""The chapters at the paper scale without Jupyter (tests/paper_run.py): the dry run
+(steps capped, asserts compiled out) and the full run (asserts kept); an exception fails
+the chapter; per-cell times."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+RUNNER = Path(__file__).with_name("paper_run.py")
+
+
+def notebook(path: Path, *cells: str) -> Path:
+    cells = [
+        {"cell_type": "code", "source": source, "metadata": {}, "outputs": []}
+        for source in cells
+    ]
+    path.write_text(json.dumps({"cells": cells, "metadata": {}, "nbformat": 4}))
+    return path
+
+
+def run(path: Path, *options: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, str(RUNNER), *options, str(path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+
+
+def test_a_chapter_runs_at_paper_with_steps_capped_and_asserts_off(tmp_path):
+    chapter = notebook(
+        tmp_path / "01_fake.ipynb",
+        "import ccl_helpers as ccl\n",
+        "n_steps = ccl.steps(smoke=3, standard=30, paper=3000)\n"
+        "if (ccl.scale(), n_steps) != ('paper', 5):\n"
+        "    raise RuntimeError(f'{ccl.scale()}, {n_steps} steps')\n",
+        "assert n_steps > 100  # a check on trained values: compiled out\n",
+        "if False:\n    !pip install nothing\n",
+    )
+    done = run(chapter, "--steps", "5")
+    assert done.returncode == 0, done.stderr
+    assert "01_fake.ipynb: ok" in done.stdout
+
+
+def test_a_configuration_error_fails_the_chapter(tmp_path):
+    chapter = notebook(
+        tmp_path / "02_fake.ipynb",
+        "import ccl_helpers as ccl\n",
+        "pool = ccl.by_scale(smoke=1, standard=2, paper=60_000)\n"
+        "if pool > 14_000:\n    raise ValueError('more than the class sizes')\n",
+    )
+    done = run(chapter)
+    assert done.returncode == 1
+    assert "02_fake.ipynb: FAILED" in done.stdout
+    assert "more than the class sizes" in done.stderr
+
+
+def test_the_full_run_keeps_the_asserts_and_times_each_cell(tmp_path):
+    chapter = notebook(
+        tmp_path / "03_fake.ipynb",
+        "import ccl_helpers as ccl\n"
+        "n_steps = ccl.steps(smoke=3, standard=30, paper=300)\n",
+        "assert n_steps == 300 and ccl.scale() == 'paper'\n",
+        "assert False, 'a check that fails'\n",
+    )
+    times = tmp_path / "times.json"
+    done = run(chapter, "--times", str(times))
+    assert done.returncode == 1
+    assert "AssertionError: a check that fails" in done.stderr
+    outcome = json.loads(times.read_text())["03_fake.ipynb"]
+    assert outcome["status"].startswith("FAILED")
+    assert [cell[0] for cell in outcome["cells"]] == [0, 1, 2]
+    assert outcome["cells"][1][2] == "assert n_steps == 300 and ccl.scale() == 'paper'"
+
+
+def test_a_chapter_past_its_timeout_is_stopped_with_its_cell_times(tmp_path):
+    chapter = notebook(
+        tmp_path / "04_fake.ipynb", "x = 1\n", "import time\ntime.sleep(60)\n"
+    )
+    times = tmp_path / "times.json"
+    done = run(chapter, "--steps", "2", "--timeout", "5", "--times", str(times))
+    assert done.returncode == 1 and "04_fake.ipynb: STOPPED after 5 s" in done.stdout
+    assert [c[0] for c in json.loads(times.read_text())["04_fake.ipynb"]["cells"]] == [
+        0
+    ]
