@@ -11,6 +11,7 @@ import hashlib
 import os
 import pickle
 import struct
+import sys
 
 import numpy as np
 import pytest
@@ -418,3 +419,14 @@ def test_fetch_fails_with_the_three_ways(places, system, capsys):
     err = capsys.readouterr().err
     assert "no network" in err and "apt-get install dataset-fashion-mnist" in err
     assert "CCL_DATA_DIR" in err and system["downloads"] == 1
+
+
+def test_files_are_found_without_pooch(tmp_path, monkeypatch):
+    """Where pooch is missing there is no download cache, and the other folders are
+    still searched."""
+    monkeypatch.setitem(sys.modules, "pooch", None)  # import pooch → ImportError
+    monkeypatch.setenv("CCL_DATA_DIR", str(tmp_path))
+    monkeypatch.setattr(_fetch, "DEBIAN_FASHION_MNIST", tmp_path / "debian")
+    write_split(tmp_path / "fashion-mnist", label=6)
+    assert data.search_path("fashion-mnist")[-1] == tmp_path / "debian"
+    assert data.fashion_mnist("test")[1].tolist() == [6] * 3

@@ -123,7 +123,10 @@ def search_path(dataset: str, root: str | os.PathLike | None = None) -> list[Pat
             places += [base, *(base / folder for folder in source.folders)]
     if source is FASHION_MNIST:
         places.append(DEBIAN_FASHION_MNIST)
-    places.append(cache_dir(dataset))
+    try:
+        places.append(cache_dir(dataset))
+    except ImportError:  # without pooch there is no download cache to search
+        pass
     return places
 
 
