@@ -32,12 +32,23 @@ from . import (
     verdicts,
     wen,
 )
-from .runtime import by_scale, device, glue, progress, scale, setup, steps, under_ci
+from .runtime import (
+    by_scale,
+    device,
+    evals,
+    glue,
+    progress,
+    scale,
+    setup,
+    steps,
+    under_ci,
+)
 
 __version__ = "0.1.0"
 
 __all__ = [
     "by_scale",
+    "evals",
     "checks",
     "coupon",
     "curl",

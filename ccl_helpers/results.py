@@ -19,7 +19,8 @@ A chapter's record of its ``standard`` or ``smoke`` run (its verdicts and traine
 numbers, :class:`ccl_helpers.verdicts.Verdicts`) goes to :func:`records_dir`:
 ``CCL_RECORDS_DIR`` if set; else ``results/standard`` (committed: the stored outputs'
 numbers) or ``_build/results/smoke`` in the book's root, or under the working directory
-where the package is installed without the book.
+where the package is installed without the book. At ``paper`` it goes to
+``records/`` inside the results folder, beside the chapter's numbers, not over them.
 """
 
 from __future__ import annotations
@@ -66,9 +67,9 @@ def results_dir() -> Path:
 
 def records_dir() -> Path:
     """The folder of the chapters' records at the current scale (module docstring):
-    at ``paper``, :func:`results_dir`."""
+    at ``paper``, ``records/`` in :func:`results_dir`."""
     if scale() == "paper":
-        return results_dir()
+        return results_dir() / "records"
     if os.environ.get("CCL_RECORDS_DIR"):
         return Path(os.environ["CCL_RECORDS_DIR"])
     if scale() == "standard":

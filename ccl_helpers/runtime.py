@@ -41,6 +41,20 @@ def by_scale(*, smoke: T, standard: T, paper: T) -> T:
     return {"smoke": smoke, "standard": standard, "paper": paper}[scale()]
 
 
+def _paper_cap() -> int | None:
+    """``CCL_PAPER_STEPS`` as an int ≥ 1 at the paper scale; None elsewhere or unset."""
+    cap = os.environ.get("CCL_PAPER_STEPS", "").strip()
+    if not cap or scale() != "paper":
+        return None
+    try:
+        value = int(cap)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ValueError(f"CCL_PAPER_STEPS must be an integer ≥ 1, got {cap!r}")
+    return value
+
+
 def steps(*, smoke: int, standard: int, paper: int) -> int:
     """A step or iteration count for the current :func:`scale`, as :func:`by_scale`; at
     ``paper`` at most ``CCL_PAPER_STEPS`` when that is set.
@@ -50,20 +64,20 @@ def steps(*, smoke: int, standard: int, paper: int) -> int:
     counts = {"smoke": smoke, "standard": standard, "paper": paper}
     for name, count in counts.items():
         check_int(name, count)
-    count = counts[scale()]
-    cap = os.environ.get("CCL_PAPER_STEPS", "").strip()
-    if cap and scale() == "paper":
-        try:
-            cap = int(cap)
-        except ValueError:
-            cap = 0
-        if cap < 1:
-            raise ValueError(
-                "CCL_PAPER_STEPS must be an integer ≥ 1, got "
-                f"{os.environ['CCL_PAPER_STEPS']!r}"
-            )
-        count = min(count, cap)
-    return count
+    cap = _paper_cap()
+    return counts[scale()] if cap is None else min(paper, cap)
+
+
+def evals(*, smoke, standard, paper):
+    """The size of an evaluation that no training call sees (Monte Carlo draws, the
+    anchors and views of a bound, a probe's images), as :func:`by_scale`; in the paper
+    dry run (``CCL_PAPER_STEPS`` set) the ``smoke`` value, so that the dry run trains at
+    the paper's shapes within minutes."""
+    return (
+        smoke
+        if _paper_cap() is not None
+        else by_scale(smoke=smoke, standard=standard, paper=paper)
+    )
 
 
 def device() -> torch.device:

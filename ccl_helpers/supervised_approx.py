@@ -752,7 +752,8 @@ def member_loss(
         eye,
         torch.where(loss_code == 1, eye | positive_mask, same_view | positive_mask),
     )
-    positive = sims[positive_mask]  # (2m,): row i's positive
+    # (2m,): row i's positive, column i + m mod 2m (no boolean mask: no host read)
+    positive = torch.cat([sims.diagonal(m, -2, -1), sims.diagonal(-m, -2, -1)], -1)
     logits = (alpha * sims).masked_fill(excluded, -torch.inf)
     per_anchor = -positive + lam * torch.logsumexp(logits, dim=-1) / alpha
     return per_anchor.mean().to(result_dtype(z1))

@@ -277,20 +277,33 @@ def _update(
     adam.step()
 
 
-def _check_finite(step: int, seeds: Sequence[int], measured: dict[str, Tensor]) -> None:
-    """FloatingPointError unless every measured (S,) value is finite."""
+def _first_non_finite(
+    step: int, measured: dict[str, Tensor], first: Tensor | None
+) -> Tensor:
+    """(S,) per seed the first step so far at which a measured value is not finite, −1
+    where none is; on the device, without waiting for it."""
     finite = torch.stack([torch.isfinite(v) for v in measured.values()]).all(0)
-    if not bool(finite.all()):
-        bad = [s for s, ok in zip(seeds, finite.tolist()) if not ok]
-        cause = (
-            "before any update: the data or the loss are not finite"
-            if step == 0
-            else "lower the step size (lr)"
-        )
-        raise FloatingPointError(
-            f"the loss or a recorded quantity is not finite at step {step} for seeds "
-            f"{bad}; {cause}"
-        )
+    if first is None:
+        first = torch.full(finite.shape, -1, dtype=torch.long, device=finite.device)
+    return torch.where((first < 0) & ~finite, step, first)
+
+
+def _check_finite(seeds: Sequence[int], first: Tensor) -> None:
+    """FloatingPointError if a seed's measured values stopped being finite (``first``:
+    :func:`_first_non_finite`); the one host read of it, at a checkpoint."""
+    if not bool((first >= 0).any()):
+        return
+    step = int(first[first >= 0].min())
+    bad = [s for s, at in zip(seeds, first.tolist()) if at == step]
+    cause = (
+        "before any update: the data or the loss are not finite"
+        if step == 0
+        else "lower the step size (lr)"
+    )
+    raise FloatingPointError(
+        f"the loss or a recorded quantity is not finite at step {step} for seeds "
+        f"{bad}; {cause}"
+    )
 
 
 def loop(
@@ -351,8 +364,10 @@ def loop(
 
     Returns the long history: columns step (int64), seed (int64), quantity, value
     (float64), one row per recorded (step, seed, quantity). In full batch, raises
-    FloatingPointError when a loss or a quantity of an evaluation is not finite (the
-    step size is too large).
+    FloatingPointError at the first checkpoint after a loss or a quantity of an
+    evaluation stopped being finite (the step size is too large), naming that step.
+    The steps read nothing back from the device (no host synchronisation) except
+    with a ``target`` (twice a step) and at the checkpoints.
     """
     n_steps = check_int("n_steps", n_steps, 0)
     if not isinstance(params, Mapping) or not params:
@@ -390,7 +405,7 @@ def loop(
         )
     records = _Records(seeds)
     reached = _Target(target, stop_at_target)
-    running, since = None, 0
+    running, since, first_bad = None, 0, None
     steps = range(n_steps + 1)
     iterator = bar(steps) if bar is not None else steps
     try:
@@ -408,13 +423,15 @@ def loop(
                             f"({len(seeds)},), got {tuple(value.shape)}"
                         )
                 if full_batch:
-                    _check_finite(t, seeds, measured)
+                    first_bad = _first_non_finite(t, measured, first_bad)
                 records.add(t, {k: v for k, v in measured.items() if k in every})
                 newly, done = reached.update(measured)
                 kept = measured if full_batch else evaluation.quantities
                 quantities = {k: v for k, v in kept.items() if k not in every}
             last = done or t == n_steps
             if t in schedule or newly or last:
+                if first_bad is not None:
+                    _check_finite(seeds, first_bad)
                 if since:
                     quantities = {"train_loss": running / since, **quantities}
                 if on_checkpoint is not None:

@@ -605,7 +605,10 @@ def algorithm1(
                 "output_norm_max": torch.maximum(q.norm(dim=-1), k.norm(dim=-1)).amax(
                     -1
                 ),
-                "logit_max": pairwise_logits(q, k)[:, off_diagonal].amax(-1),
+                "logit_max": pairwise_logits(q, k)
+                .masked_fill(~off_diagonal, -math.inf)
+                .flatten(-2)
+                .amax(-1),
             }
         return Evaluation(loss.detach(), grads[2:], quantities)
 

@@ -1831,6 +1831,8 @@ EXCLUDED = {
     "checks.check_same_shape": "shape-only helper (dtype and values are its callers' "
     "checks; names given by the caller): tests/test_checks.py",
     "by_scale": "returns one of its three arguments, of any type: nothing to check",
+    "evals": "returns one of its three arguments, of any type (as by_scale): nothing "
+    "to check",
     "setup": "sets global state (seeds, threads) for the whole session",
     "distributed.cleanup": "no argument",
     "distributed.is_distributed": "no argument",

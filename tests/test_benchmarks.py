@@ -1,6 +1,7 @@
-"""The benchmark scripts (benchmarks/): the seed-stacking comparison trains the same
-models on both sides, the chapter-time report parses nbval's JUnit XML, and
-benchmarks/README.md carries the table's markers."""
+"""The benchmark scripts (benchmarks/): the host-read counter counts what it should and
+the training steps of Chapters 1–4 read nothing back, the seed-stacking comparison
+trains the same models on both sides, the chapter-time report parses nbval's JUnit XML,
+and benchmarks/README.md carries the table's markers."""
 
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import bench_host_syncs  # noqa: E402
 import bench_losses  # noqa: E402
 import bench_vmap_seeds  # noqa: E402
 import chapter_times  # noqa: E402
@@ -105,3 +107,39 @@ def test_loss_benchmark_runs_without_its_optional_comparator(monkeypatch, capsys
     rows = bench_losses.run(repeats=1)
     assert len(rows) == 2 and not any(r["pml_fits"] for r in rows)
     assert all(r["ours_s"] > 0 for r in rows)
+
+
+def test_host_reads_are_counted_per_step():
+    """A loop that reads one value a step, through ``item``, ``bool`` or a boolean
+    mask, gives one read per step; Adam's own step counters are not counted."""
+    x = torch.randn(4, requires_grad=True)
+    optimizer = torch.optim.Adam([x])
+
+    def loop(n_steps, read):
+        for _ in range(n_steps):
+            loss = x.square().sum()
+            read(loss)
+            loss.backward()
+            optimizer.step()
+
+    for read in (
+        lambda v: v.item(),
+        lambda v: bool(v > 0),
+        lambda v: x.detach()[x.detach() > 0],
+    ):
+        found = bench_host_syncs.per_step(lambda n, read=read: loop(n, read), 2, 5)
+        assert found["per_step"] == 1, found
+    assert bench_host_syncs.per_step(lambda n: loop(n, lambda v: v), 2, 5) == {
+        "per_step": 0,
+        "by_name": {},
+    }
+
+
+def test_training_steps_of_chapters_1_to_4_read_nothing_back(monkeypatch):
+    """No host synchronisation inside the training loops of Chapters 1–4 (the
+    counts of benchmarks/README.md); Chapter 5's come from its augmentations."""
+    monkeypatch.setenv("CI", "1")
+    rows = {r["case"][:9]: r for r in bench_host_syncs.run("cpu", short=2, long=4)}
+    assert set(rows) == {f"Chapter {i}" for i in range(1, 6)}
+    for chapter in ("Chapter 1", "Chapter 2", "Chapter 3", "Chapter 4"):
+        assert rows[chapter]["per_step"] == 0, rows[chapter]

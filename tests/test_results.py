@@ -190,3 +190,13 @@ def test_provenance_of_a_copy_without_its_repository(folder, monkeypatch):
     assert origin["commit"] == "a" * 40 and origin["dirty"] is None
     monkeypatch.delenv("CCL_COMMIT")
     assert results.provenance()["commit"] == "unknown"
+
+
+def test_the_paper_record_does_not_replace_the_paper_numbers(folder):
+    """At paper the verdict record and the chapter's numbers are two files."""
+    from ccl_helpers import verdicts
+
+    results.save_paper_results(CHAPTER, {"x": 1})
+    verdicts.Verdicts(CHAPTER, scope="test").save()
+    assert results.load_paper_results(CHAPTER)["numbers"] == {"x": 1}
+    assert (folder / "records" / f"{CHAPTER}.json").is_file()

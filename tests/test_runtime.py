@@ -98,6 +98,26 @@ def test_steps_rejects_a_bad_cap(monkeypatch, cap):
         runtime.steps(smoke=1, standard=2, paper=3)
 
 
+@pytest.mark.parametrize(
+    "raw, cap, expected",
+    [
+        ("smoke", "", 5),
+        ("standard", "", 50),
+        ("paper", "", 500),
+        ("paper", "2", 5),  # the dry run: the smoke size
+        ("standard", "2", 50),
+    ],
+)
+def test_evals_take_the_smoke_size_in_the_dry_run_only(monkeypatch, raw, cap, expected):
+    monkeypatch.setenv("CCL_SCALE", raw)
+    monkeypatch.setenv("CCL_PAPER_STEPS", cap)
+    assert runtime.evals(smoke=5, standard=50, paper=500) == expected
+    monkeypatch.setenv("CCL_PAPER_STEPS", "0")
+    if raw == "paper":
+        with pytest.raises(ValueError, match="CCL_PAPER_STEPS"):
+            runtime.evals(smoke=5, standard=50, paper=500)
+
+
 @pytest.mark.parametrize("bad", [0, -1, 2.5, True, "3"])
 def test_steps_rejects_a_bad_count(monkeypatch, bad):
     monkeypatch.setenv("CCL_SCALE", "smoke")
