@@ -1,6 +1,6 @@
 # make book : execute every chapter (CCL_SCALE=standard) and build the HTML book in _build/html/
-# make test : ruff, unit tests + notebook hygiene, nbval on every chapter and its fresh record compared with
-#             results/standard/, book build from the stored outputs
+# make test : ruff, unit tests + notebook hygiene, the paper dry run (tests/paper_run.py --steps 2), nbval on
+#             every chapter and its fresh record compared with results/standard/, book build from the stored outputs
 # make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with,
 #                the chapters' records in results/standard/ and the scorecard page)
 # make scorecard : the scorecard page (book/scorecard.md) from the records in results/standard/
@@ -53,6 +53,7 @@ book: $(STAMP) data
 # compare` allows them 4·√(se₁² + se₂²) and requires the same verdict words.
 test: lint data
 	python -m pytest -q tests
+	python tests/paper_run.py --steps 2  # the paper dry run: every chapter's paper configuration, 2 steps
 	rm -rf _build/records && mkdir -p _build/records
 	CCL_SCALE=standard CCL_RECORDS_DIR=$(CURDIR)/_build/records python -m pytest -q --nbval \
 	    --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \

@@ -86,3 +86,34 @@ def test_a_chapter_past_its_timeout_is_stopped_with_its_cell_times(tmp_path):
     assert [c[0] for c in json.loads(times.read_text())["04_fake.ipynb"]["cells"]] == [
         0
     ]
+
+
+def test_the_dry_run_reports_and_skips_statements_on_trained_values(tmp_path):
+    """An error from ccl_helpers.verdicts, and each later statement that fails on what
+    it did not assign or on data it read (here ``first``, computed from ``empty``), is
+    skipped with a report; the rest of the chapter runs. The full
+    run fails on the same error, and a NameError of another name fails the dry run."""
+    cells = (
+        "import pandas as pd\nfrom ccl_helpers import verdicts\nslopes = 'stale'\n",
+        "empty = pd.DataFrame({'seed': [], 'x': [], 'y': []})\n"
+        "slopes = verdicts.per_seed_slopes(empty, 'x', 'y')\nafter = 1\n",
+        "mean = slopes.mean()\nran = after + 1\nfirst = empty['x']\n"
+        "anchor = first.iloc[0]\n",
+        "if ran != 2:\n    raise RuntimeError('a statement after the skip was lost')\n",
+    )
+    chapter = notebook(tmp_path / "05_fake.ipynb", *cells)
+    times = tmp_path / "times.json"
+    done = run(chapter, "--steps", "2", "--times", str(times))
+    assert done.returncode == 0, done.stderr
+    assert "05_fake.ipynb: ok (3 statements on trained values skipped)" in done.stdout
+    rows = json.loads(times.read_text())["05_fake.ipynb"]["cells"]
+    assert rows[1][3] == [[2, "ValueError: frame must have at least 1 row(s), got 0"]]
+    assert rows[2][3] == [
+        [1, "needs slopes"],
+        [4, "IndexError: single positional indexer is out-of-bounds (on first)"],
+    ]
+    done = run(chapter)
+    assert done.returncode == 1 and "at least 1 row" in done.stderr
+    other = notebook(tmp_path / "06_fake.ipynb", "x = undefined_name + 1\n")
+    done = run(other, "--steps", "2")
+    assert done.returncode == 1 and "undefined_name" in done.stderr
