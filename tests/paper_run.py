@@ -188,11 +188,8 @@ def run_chapter(
         error = done.stderr[-12000:] if done.returncode else ""
     except subprocess.TimeoutExpired:
         status, error = f"STOPPED after {timeout:.0f} s", ""
-    cells = (
-        [json.loads(line) for line in times.read_text().splitlines()]
-        if (times.exists())
-        else []
-    )
+    lines = times.read_text().splitlines() if times.exists() else []
+    cells = [json.loads(line) for line in lines]
     took = round(time.perf_counter() - start, 1)
     n_skipped = sum(len(cell[3]) for cell in cells)
     if status == "ok" and n_skipped:
@@ -220,13 +217,8 @@ def main() -> int:
     dry = args.steps is not None
     with tempfile.TemporaryDirectory() as scratch:
         env = {**os.environ, "CCL_SCALE": "paper", "CI": "1", "MPLBACKEND": "Agg"}
-        env.setdefault("CCL_RECORDS_DIR", scratch)
-        if dry:
-            env.update(
-                CCL_PAPER_STEPS=str(args.steps),
-                CCL_RESULTS_DIR=scratch,
-                CCL_RECORDS_DIR=scratch,
-            )
+        if dry:  # results and records (results/paper/records at paper) to scratch
+            env.update(CCL_PAPER_STEPS=str(args.steps), CCL_RESULTS_DIR=scratch)
 
         def one(notebook: Path) -> dict:
             outcome = run_chapter(notebook, env, int(dry), args.timeout, Path(scratch))
