@@ -85,6 +85,8 @@ def main(argv: list[str] | None = None) -> int:
             str(HERE / "bench_exact_expectation.py"),
             "--threads",
             str(args.threads),
+            "--device",
+            args.device,
         ],
         capture_output=True,
         text=True,
