@@ -27,6 +27,7 @@ from pathlib import Path
 
 import torch
 from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_map
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
@@ -146,8 +147,6 @@ def cases(device) -> dict[str, Callable[[int], object]]:
 
 def _first_two(case):
     """The case's sampler, restricted to the first two models."""
-    from torch.utils._pytree import tree_map
-
     return lambda step: tree_map(lambda t: t[:2], case.sample(step))
 
 

@@ -75,13 +75,11 @@ def _from_verdicts(error: BaseException) -> bool:
 
 def _stored_names(statement: ast.stmt) -> set[str]:
     """The names a statement assigns (targets, loop variables, imports, definitions)."""
-    names = {
-        node.id
-        for node in ast.walk(statement)
-        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store)
-    }
+    names = set()
     for node in ast.walk(statement):
-        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            names.add(node.id)
+        elif isinstance(node, (ast.FunctionDef, ast.ClassDef)):
             names.add(node.name)
         elif isinstance(node, (ast.Import, ast.ImportFrom)):
             names.update((a.asname or a.name).split(".")[0] for a in node.names)
