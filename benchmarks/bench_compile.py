@@ -2,7 +2,7 @@
 seed-stacking goal?
 
 Usage: python benchmarks/bench_compile.py [--cases 0 3] [--steps T] [--threads N]
-    [--device D]
+    [--device D] [--mode M]
 
 For each case of ``bench_vmap_seeds`` (the chapters' standard models), times one
 Adam/SGD step of the stacked models with the ``vmap``-ed loss as the book runs it
@@ -12,7 +12,8 @@ compiling took (the first compiled step). The one-by-one reference is
 per-step times and the speed-up of each stacked variant over one by one, and the number
 of steps after which compiling pays off against the eager stacked step. Compiling starts
 from an empty cache (a fresh ``TORCHINDUCTOR_CACHE_DIR``), as on a first run of a
-notebook.
+notebook. ``--mode reduce-overhead`` also replays the compiled graphs as CUDA graphs
+(on a GPU), the lever for steps that are bound by kernel launches.
 """
 
 from __future__ import annotations
@@ -32,12 +33,12 @@ import torch  # noqa: E402
 from ccl_helpers import train  # noqa: E402
 
 
-def _stacked_step_times(case, batches, device) -> tuple[float, float, float]:
+def _stacked_step_times(case, batches, device, mode: str) -> tuple[float, float, float]:
     """(compile seconds, eager seconds per step, compiled seconds per step) of the
     stacked models."""
     model = train.StackedModel(case.make_module, case.n_models, seed=0, device=device)
     eager = train._batched_loss(model, case.loss_fn)
-    compiled = torch.compile(eager)
+    compiled = torch.compile(eager, mode=mode)
     optimizer = train.OPTIMIZERS[case.optimizer](
         list(model.params.values()), lr=case.lr
     )
@@ -73,6 +74,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--steps", type=int, default=40, help="steps timed per variant")
     parser.add_argument("--threads", type=int, default=1, help="torch CPU threads")
     parser.add_argument("--device", default="cpu")
+    parser.add_argument(
+        "--mode",
+        default="default",
+        choices=["default", "reduce-overhead", "max-autotune-no-cudagraphs"],
+        help="torch.compile mode",
+    )
     args = parser.parse_args(argv)
     torch.set_num_threads(args.threads)
     device = torch.device(args.device)
@@ -88,7 +95,9 @@ def main(argv: list[str] | None = None) -> int:
         bench_vmap_seeds._sequential(case, batches[:2], device)  # warm-up
         sequential_s, _ = bench_vmap_seeds._sequential(case, batches, device)
         one_by_one = sequential_s / len(batches)
-        compile_s, eager, compiled = _stacked_step_times(case, batches, device)
+        compile_s, eager, compiled = _stacked_step_times(
+            case, batches, device, args.mode
+        )
         saving = eager - compiled
         pays = f"{compile_s / saving:,.0f} steps" if saving > 0 else "never"
         print(

@@ -38,6 +38,7 @@ from .checks import (
     check_int,
     check_positive,
     check_steps,
+    check_tensor,
 )
 from .losses import at_least_float32
 from .runtime import autocast, progress
@@ -485,8 +486,7 @@ def stacked_gradient(
         grads = torch.autograd.grad(losses.sum(), [model.params[n] for n in names])
         quantities = {}
         if grad_norm:
-            squares = torch.stack([g.flatten(1).square().sum(1) for g in grads])
-            quantities["grad_norm"] = squares.sum(0).sqrt()
+            quantities["grad_norm"] = combined_norm(member_norms(g) for g in grads)
         return Evaluation(losses.detach(), grads, quantities)
 
     return gradient
@@ -598,18 +598,33 @@ def _prefix_values(
     return chosen
 
 
+def member_norms(tensor: Tensor) -> Tensor:
+    """‖t_s‖_F, the Frobenius norm of each member s of a stacked tensor: (S, ...) →
+    (S,). One reduction in the tensor's own memory order, with no copy (a gradient
+    of a stacked layer is often not contiguous)."""
+    check_tensor(
+        "tensor (with a leading member axis S)", tensor, min_ndim=1, floating=True
+    )
+    return torch.linalg.vector_norm(tensor, dim=tuple(range(1, tensor.ndim)))
+
+
+def combined_norm(norms: Iterable[Tensor]) -> Tensor:
+    """(Σ_i ‖t_i‖²)^{1/2}, the norm of several tensors taken together, from their
+    norms: each (S,) → (S,)."""
+    return torch.linalg.vector_norm(torch.stack(list(norms)), dim=0)
+
+
 def _movement(
     params: dict[str, Tensor],
     initial: dict[str, Tensor],
-    initial_sq: dict[str, Tensor],
+    initial_norms: dict[str, Tensor],
     groups: Mapping[str, str],
 ) -> dict[str, Tensor]:
     """movement/<name> = ‖W^(t) − W^(0)‖_F and relative_movement/<name> = that /
     ‖W^(0)‖_F, per seed (S,), for every parameter, every group (name ↦ prefix) and in
     total (``movement``, ``relative_movement``)."""
-    squared = {
-        name: (p.detach() - initial[name]).flatten(1).square().sum(1)
-        for name, p in params.items()
+    moved = {
+        name: member_norms(p.detach() - initial[name]) for name, p in params.items()
     }
     sets = {name: [name] for name in params}
     sets.update(
@@ -620,12 +635,12 @@ def _movement(
     )
     out: dict[str, Tensor] = {}
     for label, members in [*sets.items(), ("", list(params))]:
-        moved = torch.stack([squared[n] for n in members]).sum(0).sqrt()
-        size = torch.stack([initial_sq[n] for n in members]).sum(0).sqrt()
+        distance = combined_norm(moved[n] for n in members)
+        size = combined_norm(initial_norms[n] for n in members)
         suffix = f"/{label}" if label else ""
-        out[f"movement{suffix}"] = moved
+        out[f"movement{suffix}"] = distance
         if bool((size > 0).all()):
-            out[f"relative_movement{suffix}"] = moved / size
+            out[f"relative_movement{suffix}"] = distance / size
     return out
 
 
@@ -719,7 +734,7 @@ def gradient_descent(
                 f"groups[{group!r}] = {prefix!r} prefixes no parameter name ({names})"
             )
     initial = {name: p.detach().clone() for name, p in model.params.items()}
-    initial_sq = {name: p.flatten(1).square().sum(1) for name, p in initial.items()}
+    initial_norms = {name: member_norms(p) for name, p in initial.items()}
     history = loop(
         model.params,
         stacked_gradient(model, loss_fn, lambda t: data, shared=shared, grad_norm=True),
@@ -729,7 +744,7 @@ def gradient_descent(
         full_batch=True,
         checkpoints=schedule,
         on_checkpoint=lambda t, _: {
-            **_movement(model.params, initial, initial_sq, groups),
+            **_movement(model.params, initial, initial_norms, groups),
             **_evaluate(model, evaluate),
         },
         target=target,

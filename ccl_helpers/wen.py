@@ -86,7 +86,15 @@ from .checks import check_positive as _check_positive
 from .losses import at_least_float32, logistic_loss, result_dtype, widen_float16
 from .models import DeepReLU
 from .runtime import progress
-from .train import Evaluation, Forward, StackedModel, log_spaced_steps, loop
+from .train import (
+    Evaluation,
+    Forward,
+    StackedModel,
+    combined_norm,
+    log_spaced_steps,
+    loop,
+    member_norms,
+)
 from .verdicts import Claim, claims_by_key, power_law_fit
 
 MAX_SET_ELEMENTS = 2**27
@@ -585,10 +593,11 @@ def algorithm1(
     sets = negative_sets(n, n_negatives, x.device)
     off_diagonal = ~torch.eye(n, dtype=torch.bool, device=x.device)
 
-    def split_sum(values: list[Tensor]) -> tuple[Tensor, Tensor]:
+    def split_norms(norms: list[Tensor]) -> tuple[Tensor, Tensor]:
+        """The norms of the query's and of the key's tensors taken together."""
         return (
-            sum(v for v, is_q in zip(values, query) if is_q),
-            sum(v for v, is_q in zip(values, query) if not is_q),
+            combined_norm(v for v, is_q in zip(norms, query) if is_q),
+            combined_norm(v for v, is_q in zip(norms, query) if not is_q),
         )
 
     def gradient(step: int, beta: float) -> Evaluation:
@@ -613,14 +622,12 @@ def algorithm1(
         return Evaluation(loss.detach(), grads[2:], quantities)
 
     def at_checkpoint(step: int, evaluation: Evaluation) -> dict[str, Tensor]:
-        grad_w, grad_t = split_sum(
-            [g.flatten(1).square().sum(1) for g in evaluation.grads]
-        )
-        move_w, move_t = split_sum(
-            [(p - p0).flatten(1).square().sum(1) for p, p0 in zip(params, initial)]
+        grad_w, grad_t = split_norms([member_norms(g) for g in evaluation.grads])
+        move_w, move_t = split_norms(
+            [member_norms(p - p0) for p, p0 in zip(params, initial)]
         )
         found = dict(
-            zip(CHECKPOINT_COLUMNS, (grad_w, grad_t, move_w.sqrt(), move_t.sqrt()))
+            zip(CHECKPOINT_COLUMNS, (grad_w.square(), grad_t.square(), move_w, move_t))
         )
         if step == n_steps:
             spectral = [

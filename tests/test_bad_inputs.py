@@ -1902,6 +1902,12 @@ EXCLUDED["losses.nt_xent_per_anchor"] = (
     "the per-anchor kernel of nt_xent_loss and nt_xent_loss_distributed, which check "
     "its arguments (documented: unchecked here, a hot path)"
 )
+EXCLUDED |= dict.fromkeys(
+    ("train.member_norms", "train.combined_norm"),
+    "a norm of the training loop's hot path (every step): dtype and shape checked, "
+    "values not (a NaN norm is what the loop's finiteness check reports; "
+    "tests/test_train.py)",
+)
 EXCLUDED["results.save_paper_results"] = (
     "writes a chapter's stored results into the repository; chapter and numbers are "
     "checked first (tests/test_results.py)"

@@ -19,9 +19,11 @@ from ccl_helpers.train import (
     Evaluation,
     StackedModel,
     check_stages,
+    combined_norm,
     gradient_descent,
     log_spaced_steps,
     loop,
+    member_norms,
     train,
     wide,
 )
@@ -1074,3 +1076,18 @@ def test_bad_weight_decay_raises(decay):
             full_batch=True,
         )
     assert torch.equal(params["w"], fresh_w()["w"])
+
+
+def test_member_norms_of_a_transposed_stack_equal_the_flattened_sums():
+    stacked = randn64(3, 5, 4)
+    transposed = stacked.transpose(1, 2)  # not contiguous, as a stacked layer's grad
+    expected = transposed.reshape(3, -1).square().sum(1).sqrt()
+    torch.testing.assert_close(member_norms(transposed), expected, rtol=1e-14, atol=0)
+    together = combined_norm([member_norms(stacked), member_norms(stacked[:, 0])])
+    by_hand = (stacked.square().sum((1, 2)) + stacked[:, 0].square().sum(1)).sqrt()
+    torch.testing.assert_close(together, by_hand, rtol=1e-14, atol=0)
+
+
+def test_member_norms_need_a_member_axis():
+    with pytest.raises(ValueError, match="member axis"):
+        member_norms(torch.tensor(2.0))
