@@ -161,20 +161,20 @@ def _device_name() -> str:
 def provenance(started: float | None = None) -> dict:
     """Where and how the numbers are computed now: command, commit, dirty, device,
     date (UTC, ISO 8601), wall_time_s (since ``started``, a ``time.time()``, default
-    this module's import), torch, python, scale. Where the tree is a copy without its
-    repository, the commit is ``CCL_COMMIT`` (else "unknown") and dirty is None."""
+    this module's import), torch, python, scale. ``CCL_COMMIT``, where set, names the
+    commit (a copy of the tree sent to another machine, whose repository, if any, is
+    not that commit's) and dirty is None; else git's HEAD, else "unknown"."""
     if started is not None and (
         isinstance(started, bool)
         or not isinstance(started, (int, float))
         or not started <= time.time()
     ):
         raise ValueError(f"started must be a past time.time(), got {started!r}")
-    status = _git("status", "--porcelain", "--untracked-files=no")
+    named = os.environ.get("CCL_COMMIT")
+    status = None if named else _git("status", "--porcelain", "--untracked-files=no")
     return {
         "command": os.environ.get("CCL_PAPER_COMMAND") or shlex.join(sys.argv),
-        "commit": _git("rev-parse", "HEAD")
-        or os.environ.get("CCL_COMMIT")
-        or "unknown",
+        "commit": named or _git("rev-parse", "HEAD") or "unknown",
         "dirty": None if status is None else bool(status),
         "device": _device_name(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),

@@ -12,7 +12,8 @@ Two uses:
   ``ccl_helpers.verdicts`` (the statistics of trained values), with every later
   statement that fails on what it did not assign or on the data it read, is skipped
   with one line in the times (:func:`_run_dry`). Any other error (configuration,
-  shape, memory) fails the chapter. Results and records go to a temporary folder.
+  shape, memory) fails the chapter, and so does a chapter that writes no paper
+  results. Results and records go to a temporary folder.
 - **The paper run** (no ``--steps``): every cell as the book runs it, asserts included;
   each chapter writes ``results/paper/NN_topic.json`` (``make paper`` does the same
   through Jupyter).
@@ -168,8 +169,12 @@ def run_one(notebook: Path, dry: bool, times: Path) -> None:
 def run_chapter(
     notebook: Path, env: dict, dry: bool, timeout: float | None, scratch: Path
 ) -> dict:
-    """One chapter in a child process → {status, seconds, cells, error}."""
+    """One chapter in a child process → {status, seconds, cells, error}. A chapter
+    that ends without error but wrote no ``<results dir>/NN_topic.json`` fails."""
     times = scratch / f"{notebook.stem}.times"
+    folder = env.get("CCL_RESULTS_DIR") or ROOT / "results" / "paper"
+    written = Path(folder) / f"{notebook.stem}.json"
+    started = time.time()
     command = [sys.executable, __file__, "--one", str(notebook)]
     command += ["--cell-times", str(times)] + (["--dry"] if dry else [])
     start = time.perf_counter()
@@ -186,6 +191,11 @@ def run_chapter(
         error = done.stderr[-12000:] if done.returncode else ""
     except subprocess.TimeoutExpired:
         status, error = f"STOPPED after {timeout:.0f} s", ""
+    if status == "ok" and not (
+        written.is_file() and written.stat().st_mtime >= started
+    ):
+        status = "FAILED (no paper results)"
+        error = f"the chapter ended without writing {written} (save_paper_results)"
     lines = times.read_text().splitlines() if times.exists() else []
     cells = [json.loads(line) for line in lines]
     took = round(time.perf_counter() - start, 1)

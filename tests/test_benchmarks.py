@@ -1,5 +1,6 @@
 """The benchmark scripts (benchmarks/): the host-read counter counts what it should and
-the training steps of Chapters 1–4 read nothing back, the seed-stacking comparison
+the training steps of Chapters 1–4 read nothing back, the stacked losses of Chapters
+1–3 trace into one compiled graph, the seed-stacking comparison
 trains the same models on both sides, the chapter-time report parses nbval's JUnit XML,
 and benchmarks/README.md carries the table's markers."""
 
@@ -143,3 +144,19 @@ def test_training_steps_of_chapters_1_to_4_read_nothing_back(monkeypatch):
     assert set(rows) == {f"Chapter {i}" for i in range(1, 6)}
     for chapter in ("Chapter 1", "Chapter 2", "Chapter 3", "Chapter 4"):
         assert rows[chapter]["per_step"] == 0, rows[chapter]
+
+
+@pytest.mark.parametrize("index", [0, 1, 2])
+def test_stacked_losses_of_chapters_1_to_3_trace_as_one_graph(index):
+    """torch.compile's lever: each chapter's vmapped loss (bench_compile's stacked
+    side) traces into one graph, with no break back into eager Python."""
+    from ccl_helpers import train
+
+    case = bench_vmap_seeds.cases(torch.device("cpu"))[index]
+    model = train.StackedModel(case.make_module, case.n_models, seed=0)
+    loss = train._batched_loss(model, case.loss_fn)
+    torch._dynamo.reset()
+    explained = torch._dynamo.explain(loss)(model.params, model.buffers, case.sample(1))
+    assert (explained.graph_count, explained.graph_break_count) == (1, 0), [
+        str(reason.reason) for reason in explained.break_reasons
+    ]

@@ -5,6 +5,7 @@ the chapter; per-cell times."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -22,11 +23,21 @@ def notebook(path: Path, *cells: str) -> Path:
 
 
 def run(path: Path, *options: str) -> subprocess.CompletedProcess:
+    """The runner on one fake chapter, its paper results (full run) beside it."""
     return subprocess.run(
         [sys.executable, str(RUNNER), *options, str(path)],
         capture_output=True,
         text=True,
         timeout=120,
+        env={**os.environ, "CCL_RESULTS_DIR": str(path.parent / "paper")},
+    )
+
+
+def saves(chapter: str) -> str:
+    """A cell that writes the chapter's paper results."""
+    return (
+        "from ccl_helpers import results\n"
+        f"results.save_paper_results({chapter!r}, {{'x': 1}})\n"
     )
 
 
@@ -39,10 +50,22 @@ def test_a_chapter_runs_at_paper_with_steps_capped_and_asserts_off(tmp_path):
         "    raise RuntimeError(f'{ccl.scale()}, {n_steps} steps')\n",
         "assert n_steps > 100  # a check on trained values: compiled out\n",
         "if False:\n    !pip install nothing\n",
+        saves("01_fake"),
     )
     done = run(chapter, "--steps", "5")
     assert done.returncode == 0, done.stderr
     assert "01_fake.ipynb: ok" in done.stdout
+    assert not (tmp_path / "paper").exists()  # the dry run's results are scratch
+
+
+def test_a_chapter_that_saves_no_paper_results_fails(tmp_path):
+    chapter = notebook(tmp_path / "07_fake.ipynb", "x = 1\n")
+    done = run(chapter, "--steps", "2")
+    assert done.returncode == 1 and "07_fake.ipynb: FAILED (no paper" in done.stdout
+    assert "save_paper_results" in done.stderr
+    done = run(notebook(tmp_path / "07_fake.ipynb", "x = 1\n", saves("07_fake")))
+    assert done.returncode == 0 and "07_fake.ipynb: ok" in done.stdout, done.stderr
+    assert (tmp_path / "paper" / "07_fake.json").is_file()
 
 
 def test_a_configuration_error_fails_the_chapter(tmp_path):
@@ -100,6 +123,7 @@ def test_the_dry_run_reports_and_skips_statements_on_trained_values(tmp_path):
         "mean = slopes.mean()\nran = after + 1\nfirst = empty['x']\n"
         "anchor = first.iloc[0]\n",
         "if ran != 2:\n    raise RuntimeError('a statement after the skip was lost')\n",
+        saves("05_fake"),
     )
     chapter = notebook(tmp_path / "05_fake.ipynb", *cells)
     times = tmp_path / "times.json"

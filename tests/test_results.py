@@ -192,6 +192,17 @@ def test_provenance_of_a_copy_without_its_repository(folder, monkeypatch):
     assert results.provenance()["commit"] == "unknown"
 
 
+def test_a_named_commit_wins_over_the_copy_s_repository(folder, monkeypatch):
+    """A tree sent to another machine may carry an older repository: CCL_COMMIT
+    names the commit the tree is."""
+    monkeypatch.setattr(results, "_git", lambda *args: "b" * 40 if args[0] else None)
+    monkeypatch.setenv("CCL_COMMIT", "a" * 40)
+    origin = results.provenance()
+    assert origin["commit"] == "a" * 40 and origin["dirty"] is None
+    monkeypatch.delenv("CCL_COMMIT")
+    assert results.provenance()["commit"] == "b" * 40
+
+
 def test_the_paper_record_does_not_replace_the_paper_numbers(folder):
     """At paper the verdict record and the chapter's numbers are two files."""
     from ccl_helpers import verdicts

@@ -58,8 +58,11 @@ def widen_float16(tensor: torch.Tensor) -> torch.Tensor:
 
 def autocast_state(device_type: str) -> tuple[torch.dtype, bool]:
     """(autocast's dtype, whether autocast is on) for ``device_type``; off for types
-    autocast does not know (meta)."""
-    if not torch.amp.is_autocast_available(device_type):
+    autocast does not know (meta). Under ``torch.compile`` (a real device) the
+    availability check, which the compiler cannot trace, is skipped."""
+    if not torch.compiler.is_compiling() and not torch.amp.is_autocast_available(
+        device_type
+    ):
         return torch.float32, False
     return torch.get_autocast_dtype(device_type), torch.is_autocast_enabled(device_type)
 
