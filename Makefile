@@ -60,16 +60,15 @@ test: lint data
 	    --junitxml=_build/nbval.xml book/
 	python tests/chapter_times.py _build/nbval.xml --top 3
 	python -m ccl_helpers.verdicts compare results/standard _build/records
-	python -c 'import yaml; c = yaml.safe_load(open("_config.yml")); \
-	    c["execute"]["execute_notebooks"] = "off"; \
-	    yaml.safe_dump(c, open("_build/_config_stored.yml", "w"))'
+	python tests/book_config.py _build/_config_stored.yml
 	jupyter-book build . --config _build/_config_stored.yml --all -W -n --keep-going
 	python tests/check_book_pages.py
 
 outputs: $(STAMP) data
 	CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
-	    --ExecutePreprocessor.record_timing=False book/[0-9]*.ipynb
+	    --ExecutePreprocessor.record_timing=False \
+	    --ExecutePreprocessor.store_widget_state=False book/[0-9]*.ipynb
 	$(MAKE) scorecard
 
 scorecard: $(STAMP)
@@ -95,14 +94,11 @@ profile: $(STAMP) data
 	    --junitxml=_build/profile-$(SCALE).xml book/
 	python tests/chapter_times.py _build/profile-$(SCALE).xml --top 3 --scale $(SCALE)
 
-# Every page in headless Chromium at 1400 px, MathJax 3 from a local copy: lists the code,
-# outputs, equations and tables wider than the column; screenshots in _build/render-check/.
-MATHJAX := _build/mathjax/node_modules/mathjax/es5/tex-mml-chtml.js
+# Every page in headless Chromium at 1400 px: lists the code, outputs, equations and
+# tables wider than the column; screenshots in _build/render-check/.
 render-check: $(STAMP)
 	command -v chromium >/dev/null || { test "$$(id -u)" = 0 && apt-get update -q \
 	    && apt-get install -y -q chromium; }
-	command -v npm >/dev/null || { test "$$(id -u)" = 0 && apt-get install -y -q npm; }
-	test -f $(MATHJAX) || npm install --prefix _build/mathjax --no-audit --no-fund mathjax@3
 	python tests/render_check.py
 
 clean:

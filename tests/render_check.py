@@ -1,14 +1,13 @@
 """Render check: does every page of the book fit its column in a real browser?
 
-Builds the book from the stored notebook outputs with MathJax 3 served from a local
-copy, opens each page of _toc.yml in headless Chromium at a 1400 px wide window,
+Builds the book from the stored notebook outputs (MathJax 3 ships with it), opens each
+page of _toc.yml in headless Chromium at a 1400 px wide window,
 screenshots it and measures in the DOM whether any code line, printed output,
 displayed equation, table or figure is wider than the content column (a figure
 wider than the column is shrunk, and its fonts with it).
 
 Usage: python tests/render_check.py [--no-build] [--width 1400]
-Needs: ``chromium`` on PATH and MathJax 3 in _build/mathjax (``npm install --prefix
-_build/mathjax mathjax@3``); ``make render-check`` installs both when missing.
+Needs: ``chromium`` on PATH; ``make render-check`` installs it when missing.
 Prints one line per page with counts, one line per overflowing element; writes the
 screenshots to _build/render-check/; exits 1 if anything overflows.
 """
@@ -32,13 +31,12 @@ import urllib.request
 from pathlib import Path
 
 import websocket
-import yaml
+from book_config import stored_config
 from check_book_pages import toc_files
 
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_build" / "render-check"
 HTML = OUT / "book" / "_build" / "html"
-MATHJAX = ROOT / "_build" / "mathjax" / "node_modules" / "mathjax" / "es5"
 # the jupyter-book beside this interpreter (the venv's), else the one on PATH
 BESIDE = Path(sys.executable).with_name("jupyter-book")
 JUPYTER_BOOK = str(BESIDE) if BESIDE.is_file() else "jupyter-book"
@@ -123,21 +121,15 @@ READY_JS = r"""
 
 
 def build() -> None:
-    """Build the book from the stored outputs into OUT/book, MathJax in _static/."""
-    if not (MATHJAX / "tex-mml-chtml.js").is_file():
-        sys.exit(f"MathJax 3 is missing from {MATHJAX}: run `make render-check`")
-    config = yaml.safe_load((ROOT / "_config.yml").read_text())
-    config["execute"]["execute_notebooks"] = "off"
-    config["sphinx"]["config"]["mathjax_path"] = "mathjax/tex-mml-chtml.js"
-    OUT.mkdir(parents=True, exist_ok=True)
-    (OUT / "_config.yml").write_text(yaml.safe_dump(config))
+    """Build the book from the stored outputs into OUT/book (MathJax shipped with it,
+    book/_ext/offline_mathjax.py)."""
+    config = stored_config(OUT / "_config.yml")
     subprocess.run(
-        [JUPYTER_BOOK, "build", str(ROOT), "--config", str(OUT / "_config.yml")]
+        [JUPYTER_BOOK, "build", str(ROOT), "--config", str(config)]
         + ["--path-output", str(OUT / "book"), "--all", "-n", "--keep-going"],
         check=True,
         stdout=subprocess.DEVNULL,
     )
-    shutil.copytree(MATHJAX, HTML / "_static" / "mathjax", dirs_exist_ok=True)
 
 
 def serve(directory: Path) -> http.server.ThreadingHTTPServer:

@@ -206,3 +206,12 @@ def test_no_semicolon_suppressed_output(nb_path):
     assert not bad, (
         f"cells whose last line ends with ';' (use plt.show() or an assignment): {bad}"
     )
+
+
+@pytest.mark.parametrize("nb_path", NOTEBOOKS, ids=IDS)
+def test_no_widget_state_is_stored(nb_path):
+    """Stored widget state makes each page load the widget manager from a CDN: the
+    book must read offline (``make outputs`` stores none)."""
+    assert "widgets" not in read(nb_path).metadata, (
+        f"{nb_path.name} stores widget state in its metadata"
+    )

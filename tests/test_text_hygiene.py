@@ -4,7 +4,9 @@ Checked texts: the book's pages (book/*.md and the markdown cells of book/*.ipyn
 the README, benchmarks/*.md, and the docstrings and comments of ``ccl_helpers`` and
 ``benchmarks``. None may refer to how the book was made (issue numbers, "our copy",
 items of an issue, notes or files kept outside the repository), and every file path
-such a text names must exist in the repository.
+such a text names must exist in the repository. The book's own pages also keep the
+machinery for developers (test files, make targets other than ``make book`` and ``make
+test``, environment variables other than ``CCL_SCALE``) in the README.
 """
 
 from __future__ import annotations
@@ -52,6 +54,24 @@ OUTPUT_PATH = re.compile(r"(?:--out\s+|>\s*)$")
 GENERATED = ("_build/", "results/", ".venv/")
 # Names that stand for a reader's file: `NN_topic.ipynb`, `script.py`, `your_x.py`.
 PLACEHOLDER = re.compile(r"(?:^|/)(?:NN_\w+|script|your_\w+|my_\w+)\.\w+$")
+
+
+# (pattern, what it is) of the tooling a reader of the book does not need.
+DEVELOPER = [
+    (re.compile(r"(?<![\w.])(?:tests|benchmarks|\.ci|_build|results)/"), "a folder"),
+    (re.compile(r"\bnbval\b|\bpytest\b|\bChromium\b|\bnpm\b", re.I), "a tool"),
+    (re.compile(r"`make\s+(?!book`|test`)[^`]*`"), "a make target"),
+    (re.compile(r"\bCCL_(?!SCALE\b)[A-Z_]+"), "an environment variable"),
+]
+
+
+def developer_problems(text: str) -> list[str]:
+    """Each match of a DEVELOPER pattern in ``text``, as "'match' (what)"."""
+    return [
+        f"{m.group(0).strip()!r} ({what})"
+        for pattern, what in DEVELOPER
+        for m in pattern.finditer(text)
+    ]
 
 
 def provenance_problems(text: str) -> list[str]:
@@ -244,6 +264,46 @@ def test_texts_found():
 def test_no_reference_to_how_the_book_was_made(name):
     _, text = TEXTS[name]
     problems = provenance_problems(text)
+    assert not problems, f"{name}: {problems}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`tests/test_multimodal.py` checks that gradient",
+        "writes `results/paper/05_supervised_approximation.json`",
+        "compares its outputs with the stored ones (nbval)",
+        "opens every page in headless Chromium",
+        "`make render-check` lists the tables",
+        "`make paper` needs a CUDA GPU",
+        "(the environment variable `CCL_DEVICE` overrides the choice)",
+    ],
+)
+def test_developer_checker_flags(text):
+    assert developer_problems(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "`make book` builds the book; `make test` checks it",
+        "`CCL_SCALE=paper` runs the sources' sizes",
+        "the unit tests check that gradient against autograd",
+        "the results of Theorem 3/4",
+        "make the loss smaller",
+    ],
+)
+def test_developer_checker_passes_reader_text(text):
+    assert not developer_problems(text)
+
+
+BOOK_PAGES = sorted(name for name in TEXTS if name.startswith("book/"))
+
+
+@pytest.mark.parametrize("name", BOOK_PAGES)
+def test_book_pages_keep_the_tooling_in_the_readme(name):
+    _, text = TEXTS[name]
+    problems = developer_problems(text)
     assert not problems, f"{name}: {problems}"
 
 
