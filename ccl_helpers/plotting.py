@@ -20,6 +20,7 @@ from collections.abc import Sequence
 from types import MappingProxyType
 
 import matplotlib.pyplot as plt
+import matplotlib.ticker as mticker
 import numpy as np
 import pandas as pd
 import seaborn as sns
@@ -89,8 +90,8 @@ COLORS = MappingProxyType(
         "movement_theta": "#956cb4",  # ||θ^(T) − θ^(0)|| (key encoder)
         "steps_to_target": "#5254a3",  # gradient steps to reach a target loss
         "collection_tail": "#17becf",  # P(|T − E T| ≥ βN_C), T the coupon time
-        "mean_gap": "#4878d0",  # mean smooth-max gap (Lemma A.1)
-        "largest_gap": "#ee854a",  # largest smooth-max gap (Lemma A.1)
+        "mean_gap": "#023eff",  # mean smooth-max gap (Lemma A.1)
+        "largest_gap": "#e7298a",  # largest smooth-max gap (Lemma A.1)
         "attract_gap": "#6b6ecf",  # gap of the attracting bound (Theorem 4.4)
         # probes
         "mean_classifier": "#6acc64",  # accuracy of the mean classifier
@@ -109,6 +110,8 @@ COLORS = MappingProxyType(
         "one_encoder_hidden": "#d6616b",  # one encoder, hidden layer trained
         "one_encoder_all": "#8c6d31",  # one encoder, every layer trained
         "identity_augmentation": "#a55194",  # views equal to the input
+        "dot_product": "#8b2be2",  # Lee: the unnormalised dot-product similarity
+        "neg_euclidean": "#1ac938",  # Lee: the negative Euclidean similarity
     }
 )
 
@@ -283,6 +286,33 @@ def runs_with_limit(
     return ax
 
 
+class PlainLogFormatter(mticker.LogFormatter):
+    """Tick labels of a log axis as plain numbers ("6", "0.3", "2,000"), not "6×10⁰";
+    powers of ten below 0.001 as 10⁻ᵏ. Which ticks get a label is the log formatter's
+    choice."""
+
+    def _num_to_string(self, x, vmin, vmax):
+        if x >= 1 and float(x).is_integer():
+            return f"{x:,.0f}"
+        if x >= 1e-3:
+            return f"{x:.4g}"
+        exponent = round(math.log10(x))
+        return f"$10^{{{exponent}}}$" if math.isclose(x, 10.0**exponent) else f"{x:.1g}"
+
+
+def plain_log_ticks(ax: plt.Axes) -> plt.Axes:
+    """Label the log-scaled axes of ``ax`` with plain numbers (majors and the minors
+    the log formatter labels); an axis whose labels were set by hand is left alone."""
+    for axis in (ax.xaxis, ax.yaxis):
+        if axis.get_scale() != "log":
+            continue
+        if isinstance(axis.get_major_formatter(), mticker.LogFormatterSciNotation):
+            axis.set_major_formatter(PlainLogFormatter())
+        if isinstance(axis.get_minor_formatter(), mticker.LogFormatterSciNotation):
+            axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+    return ax
+
+
 def finish(
     ax: plt.Axes,
     *,
@@ -292,9 +322,11 @@ def finish(
     legend: bool | str = True,
 ) -> plt.Axes:
     """Label the axes, set the title and draw the legend: inside the axes if
-    ``legend`` is True, to their right if it is ``"right"``, none if False."""
+    ``legend`` is True, to their right if it is ``"right"``, none if False. Log axes
+    get plain tick labels (:func:`plain_log_ticks`)."""
     if legend not in (True, False, "right"):
         raise ValueError(f"legend must be True, False or 'right', got {legend!r}")
+    plain_log_ticks(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
@@ -325,17 +357,31 @@ def heatmap(
     fmt: str = ".2f",
     cmap: str = "viridis",
     annotate: bool = True,
+    limits: tuple[float, float] | None = None,
 ) -> plt.Axes:
     """Draw ``table`` (rows × columns, index and columns named) as a heatmap with
     a labelled colour bar.
 
     The axes take the index and column names as labels; cells are annotated with
-    ``fmt`` if ``annotate``.
+    ``fmt`` if ``annotate``. ``limits`` (low, high) fixes the colour scale, so that
+    heatmaps compared side by side share it; default: the table's range.
     """
     if table.empty:
         raise ValueError("table must not be empty")
+    low, high = (None, None) if limits is None else limits
+    if limits is not None and not (np.isfinite([low, high]).all() and low < high):
+        raise ValueError(
+            f"limits must be finite (low, high) with low < high, got {limits!r}"
+        )
     sns.heatmap(
-        table, ax=ax, annot=annotate, fmt=fmt, cmap=cmap, cbar_kws={"label": label}
+        table,
+        ax=ax,
+        annot=annotate,
+        fmt=fmt,
+        cmap=cmap,
+        vmin=low,
+        vmax=high,
+        cbar_kws={"label": label},
     )
     ax.set_ylabel(table.index.name or "")
     ax.set_xlabel(table.columns.name or "")

@@ -480,6 +480,10 @@ class Verdicts:
         numbers), verdict, scope."""
         return verdict_table(self.rows())
 
+    def show(self):
+        """The verdict table as the book shows it (:func:`reader_table`)."""
+        return reader_table(self.rows())
+
     def glue_verdicts(self) -> None:
         """Glue each row's verdict as ``<key>_verdict``, for the chapter's prose."""
         for row in self.rows():
@@ -530,6 +534,35 @@ def verdict_table(rows: Sequence[Mapping]) -> pd.DataFrame:
         ]
     )
     return table.set_index("claim")
+
+
+READER_COLUMNS = ("claim", "measured", "verdict", "scope")
+"""The four columns of the verdict table a reader sees."""
+
+
+def reader_table(rows: Sequence[Mapping]):
+    """The verdict table for the book's pages: four columns that wrap (claim: the
+    source and what it says; measured: the metric, its margin and the result; verdict;
+    scope), no row keys. Returns a pandas Styler (HTML in the book, text elsewhere).
+
+    rows: from :meth:`Verdicts.rows` or a saved record's ``claims``."""
+    full = verdict_table(rows)
+    table = pd.DataFrame(
+        {
+            "claim": full["source says"],
+            "measured": full["metric (margin)"] + ": " + full["measured"],
+            "verdict": full["verdict"],
+            "scope": full["scope"],
+        }
+    ).reset_index(drop=True)
+    return (
+        table.style.hide(axis="index")
+        .set_properties(**{"white-space": "normal", "text-align": "left"})
+        .set_properties(subset=["verdict"], **{"font-weight": "bold"})
+        .set_table_styles(
+            [{"selector": "th", "props": [("text-align", "left")]}], overwrite=False
+        )
+    )
 
 
 def load_records(folder) -> list[dict]:

@@ -1,15 +1,22 @@
-"""Render check: does every page of the book fit its column in a real browser?
+"""Render check: does every page of the book read well in a real browser, on a desktop
+and on a phone?
 
 Builds the book from the stored notebook outputs (MathJax 3 ships with it), opens each
-page of _toc.yml in headless Chromium at a 1400 px wide window,
-screenshots it and measures in the DOM whether any code line, printed output,
-displayed equation, table or figure is wider than the content column (a figure
-wider than the column is shrunk, and its fonts with it).
+page of _toc.yml in headless Chromium at each window width (1,400 and 412 px),
+screenshots it and measures in the DOM.
 
-Usage: python tests/render_check.py [--no-build] [--width 1400]
+- At every width the page never scrolls sideways: code, printed output, tables,
+  displayed equations and figures wider than the content column scroll inside their
+  own box; a figure's smallest font (``plotting.MIN_FONT_PT`` at ``plotting.DPI``) is
+  at least 9 px on screen.
+- At a desktop width no figure is shrunk to the column (its fonts would shrink with
+  it).
+- At a phone width (below 1,000 px) a verdict table has at most 4 columns.
+
+Usage: python tests/render_check.py [--no-build] [--widths 1400 412]
 Needs: ``chromium`` on PATH; ``make render-check`` installs it when missing.
-Prints one line per page with counts, one line per overflowing element; writes the
-screenshots to _build/render-check/; exits 1 if anything overflows.
+Prints one line per page and width with counts, one line per problem; writes the
+screenshots to _build/render-check/<width>/; exits 1 if there is any problem.
 """
 
 from __future__ import annotations
@@ -34,6 +41,8 @@ import websocket
 from book_config import stored_config
 from check_book_pages import toc_files
 
+from ccl_helpers import plotting
+
 ROOT = Path(__file__).resolve().parents[1]
 OUT = ROOT / "_build" / "render-check"
 HTML = OUT / "book" / "_build" / "html"
@@ -43,10 +52,12 @@ JUPYTER_BOOK = str(BESIDE) if BESIDE.is_file() else "jupyter-book"
 TILE_HEIGHT = 3000  # px of page per screenshot file
 KINDS = ("code", "output", "equation", "table", "out-table", "figure")
 
-# Runs in the page once it is rendered. Returns the content column's box, and for
-# each element kind the total and every element whose content is wider than the
-# column: its scrollable content wider than its box, or its box passing the column;
-# for a figure, its natural width beyond its shown width.
+# Runs in the page once it is rendered. Returns the content column's width, whether
+# the page scrolls sideways, and for each element kind every element: how far its
+# content is wider than its box ("over"), how far its box passes the column ("past"),
+# whether it or a box around it inside the column scrolls sideways ("scrolls"), for a
+# figure its shown and natural widths, for a table its number of columns and whether
+# it is a verdict table.
 MEASURE_JS = r"""
 (() => {
   const article = document.querySelector("article.bd-article");
@@ -54,9 +65,16 @@ MEASURE_JS = r"""
   const box = article.getBoundingClientRect();
   const left = box.left + parseFloat(style.paddingLeft);
   const right = box.right - parseFloat(style.paddingRight);
-  const overflow = (el, inner) => {
-    const r = (inner || el).getBoundingClientRect();
-    return Math.max(0, el.scrollWidth - el.clientWidth, r.right - right, left - r.left);
+  const past = (el) => {
+    const r = el.getBoundingClientRect();
+    return Math.max(0, r.right - right, left - r.left);
+  };
+  const scrolls = (el) => {
+    for (let node = el; node && node !== article; node = node.parentElement) {
+      const x = getComputedStyle(node).overflowX;
+      if ((x === "auto" || x === "scroll") && past(node) <= 1) { return true; }
+    }
+    return false;
   };
   const longestLine = (el) => el.textContent.split("\n")
     .reduce((a, b) => (b.length > a.length ? b : a), "");
@@ -87,22 +105,36 @@ MEASURE_JS = r"""
     "out-table": (el) => el.innerText,
     figure: (el) => `${el.naturalWidth} px image in "${section(el)}"`,
   };
-  const result = {column: right - left, kinds: {}};
+  const headers = (el) => [...(el.querySelector("tr") || {cells: []}).cells]
+    .map((cell) => cell.innerText.trim().toLowerCase());
+  const result = {
+    column: right - left,
+    page_over: document.documentElement.scrollWidth - window.innerWidth,
+    kinds: {},
+  };
   for (const [kind, elements] of Object.entries(groups)) {
-    const wide = [];
-    for (const el of elements) {
-      const inner = kind === "equation" ? el.querySelector("mjx-math") : null;
-      // a figure wider than the column is shrunk to it, and its fonts with it
-      const px = kind === "figure" ? el.naturalWidth - el.clientWidth
-        : overflow(el, inner);
-      if (px > 1) {
-        const where = el.getBoundingClientRect().top + window.scrollY;
-        const shown = text[kind](el);
-        wide.push({px: Math.round(px), y: Math.round(where), chars: shown.length,
-                   text: shown.replace(/\s+/g, " ").trim().slice(0, 60)});
+    result.kinds[kind] = elements.map((el) => {
+      const inner = kind === "equation" ? el.querySelector("mjx-math") : el;
+      const shown = text[kind](el);
+      const row = {
+        over: Math.round(Math.max(0, el.scrollWidth - el.clientWidth,
+          inner.getBoundingClientRect().width - el.clientWidth)),
+        past: Math.round(past(el)),
+        scrolls: scrolls(el),
+        y: Math.round(el.getBoundingClientRect().top + window.scrollY),
+        chars: shown.length,
+        text: shown.replace(/\s+/g, " ").trim().slice(0, 60),
+      };
+      if (kind === "figure") {
+        row.shown = el.clientWidth;
+        row.natural = el.naturalWidth;
       }
-    }
-    result.kinds[kind] = {total: elements.length, wide: wide};
+      if (kind.endsWith("table")) {
+        row.columns = headers(el).length;
+        row.verdicts = headers(el).includes("verdict");
+      }
+      return row;
+    });
   }
   return result;
 })()
@@ -240,49 +272,105 @@ class Browser:
         shutil.rmtree(self.profile, ignore_errors=True)
 
 
-def report(page: str, measured: dict) -> list[str]:
-    """The page's summary line, then one line per element wider than the column."""
+PHONE = 1000
+"""Windows narrower than this many px are read as phones."""
+MIN_FONT_PX = plotting.MIN_FONT_PT * plotting.DPI / 72
+"""The smallest font of a figure, in its image's px."""
+MIN_SHOWN_FONT_PX = 9.0
+MAX_VERDICT_COLUMNS = 4
+
+
+def problems(kind: str, row: dict, phone: bool) -> list[str]:
+    """What is wrong with one measured element: content wider than the column that
+    does not scroll inside its own box; a figure shrunk to the column at a desktop
+    width, or with fonts under 9 px on screen; on a phone, a verdict table of more
+    than 4 columns."""
+    found = []
+    wider = max(row["over"], row["past"])
+    if kind == "figure":
+        shown_font = MIN_FONT_PX * row["shown"] / max(row["natural"], 1)
+        if not phone and row["natural"] - row["shown"] > 1:
+            found.append(f"shrunk by {row['natural'] - row['shown']} px")
+        if shown_font < MIN_SHOWN_FONT_PX:
+            found.append(f"fonts {shown_font:.1f} px on screen")
+        wider = row["past"]
+    if wider > 1 and not row["scrolls"]:
+        found.append(f"+{wider} px, no scroll box")
+    if phone and row.get("verdicts") and row["columns"] > MAX_VERDICT_COLUMNS:
+        found.append(f"verdict table of {row['columns']} columns")
+    return found
+
+
+def report(page: str, measured: dict, phone: bool) -> tuple[list[str], int]:
+    """The page's summary line, then one line per problem; and the number of
+    problems."""
     kinds = measured["kinds"]
-    counts = ", ".join(
-        f"{kind} {len(kinds[kind]['wide'])}/{kinds[kind]['total']}" for kind in KINDS
-    )
-    lines = [f"{page}: column {measured['column']:.0f} px; wider than it: {counts}"]
+    lines, n_problems, counts = [], 0, []
     for kind in KINDS:
-        for wide in kinds[kind]["wide"]:
-            length = f"{wide['chars']} chars " if kind in ("code", "output") else ""
-            lines.append(
-                f"  {page}  {kind:<8}  +{wide['px']:>4} px  at y={wide['y']:<6} "
-                f"{length}{wide['text']!r}"
-            )
-    return lines
+        rows = kinds[kind]
+        wide = sum(max(r["over"], r["past"]) > 1 for r in rows)
+        counts.append(f"{kind} {wide}/{len(rows)}")
+        for row in rows:
+            for problem in problems(kind, row, phone):
+                n_problems += 1
+                length = f"{row['chars']} chars " if kind in ("code", "output") else ""
+                lines.append(
+                    f"  {page}  {kind:<9} {problem:<34} at y={row['y']:<6} "
+                    f"{length}{row['text']!r}"
+                )
+    if measured["page_over"] > 1:
+        n_problems += 1
+        lines.append(
+            f"  {page}  the page scrolls sideways by {measured['page_over']} px"
+        )
+    head = (
+        f"{page}: column {measured['column']:.0f} px; wider than it (each "
+        "scrolling in its own box): " + ", ".join(counts)
+    )
+    return [head, *lines], n_problems
+
+
+def check_width(width: int, port: int) -> int:
+    """Every page at one window width: prints the report, writes the screenshots to
+    OUT/<width>/; returns the number of problems."""
+    folder = OUT / str(width)
+    shutil.rmtree(folder, ignore_errors=True)
+    folder.mkdir(parents=True)
+    browser = Browser(width)
+    n_problems = 0
+    try:
+        for name in toc_files():
+            browser.open(f"http://127.0.0.1:{port}/{name}.html")
+            browser.screenshots(folder / name.replace("/", "_"))
+            measured = browser.evaluate(MEASURE_JS)
+            lines, found = report(f"{name}.html", measured, width < PHONE)
+            print(*lines, sep="\n", flush=True)
+            n_problems += found
+    finally:
+        browser.close()
+    print(f"{width} px: {n_problems} problem(s); screenshots in {folder}")
+    return n_problems
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--no-build", action="store_true", help="reuse the build")
-    parser.add_argument("--width", type=int, default=1400, help="window width (px)")
+    parser.add_argument(
+        "--widths", type=int, nargs="+", default=[1400, 412], help="window widths (px)"
+    )
     args = parser.parse_args()
-    if args.width < 320:
-        parser.error(f"--width must be ≥ 320 px, got {args.width}")
+    if min(args.widths) < 320:
+        parser.error(f"--widths must be ≥ 320 px, got {args.widths}")
     if not args.no_build:
         build()
-    for old in OUT.glob("*.png"):
-        old.unlink()
     server = serve(HTML)
-    browser = Browser(args.width)
-    n_wide = 0
     try:
-        for name in toc_files():
-            browser.open(f"http://127.0.0.1:{server.server_port}/{name}.html")
-            browser.screenshots(OUT / name.replace("/", "_"))
-            measured = browser.evaluate(MEASURE_JS)
-            print(*report(f"{name}.html", measured), sep="\n", flush=True)
-            n_wide += sum(len(k["wide"]) for k in measured["kinds"].values())
+        n_problems = sum(
+            check_width(width, server.server_port) for width in args.widths
+        )
     finally:
-        browser.close()
         server.shutdown()
-    print(f"{n_wide} element(s) wider than the column; screenshots in {OUT}")
-    return 1 if n_wide else 0
+    return 1 if n_problems else 0
 
 
 if __name__ == "__main__":

@@ -989,6 +989,7 @@ BASELINES = {
         (),
     ),
     "verdicts.verdict_table": lambda: (dict(rows=verdict_rows()), ()),
+    "verdicts.reader_table": lambda: (dict(rows=verdict_rows()), ()),
     "verdicts.scorecard": lambda: (
         dict(records=[{"chapter": "01_curl_framework", "claims": verdict_rows()}]),
         (),
@@ -1873,6 +1874,8 @@ EXCLUDED["distributed.init_from_env"] = (
 EXCLUDED |= dict.fromkeys(
     (
         "plotting.finish",
+        "plotting.plain_log_ticks",
+        "plotting.PlainLogFormatter",
         "plotting.legend_below",
         "plotting.heatmap",
         "plotting.runs_and_mean",

@@ -190,6 +190,18 @@ def test_heatmap_labels_axes_and_colour_bar(ax):
     assert [t.get_text() for t in ax.texts] == ["1.00", "2.00", "3.00", "4.00"]
 
 
+def test_heatmaps_compared_side_by_side_share_their_colour_scale():
+    fig, axes = plt.subplots(1, 2)
+    low = pd.DataFrame([[1.0, 2.0]], index=["a"], columns=["x", "y"])
+    high = pd.DataFrame([[3.0, 9.0]], index=["a"], columns=["x", "y"])
+    for ax, table in zip(axes, (low, high)):
+        plotting.heatmap(ax, table, label="accuracy", limits=(1.0, 9.0))
+    assert [ax.collections[0].get_clim() for ax in axes] == [(1.0, 9.0)] * 2
+    with pytest.raises(ValueError, match="limits"):
+        plotting.heatmap(axes[0], low, label="accuracy", limits=(2.0, 2.0))
+    plt.close(fig)
+
+
 def test_heatmap_rejects_an_empty_table(ax):
     with pytest.raises(ValueError, match="table"):
         plotting.heatmap(ax, pd.DataFrame(), label="x")
@@ -315,3 +327,22 @@ def test_markers_are_distinct_per_category():
         plotting.markers([])
     with pytest.raises(ValueError, match="categories"):
         plotting.markers(range(len(plotting.MARKERS) + 1))
+
+
+def test_log_axes_get_plain_tick_labels(ax):
+    ax.plot([2, 9, 5000], [1e-4, 0.3, 0.9])
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_yticks([1e-4, 0.01, 1], ["tiny", "small", "one"])  # set by hand: kept
+    plotting.finish(ax, xlabel="x", ylabel="y", legend=False)
+    ax.figure.canvas.draw()
+    majors = [t.get_text() for t in ax.get_xticklabels()]
+    assert {"1", "10", "100", "1,000"} <= set(majors)
+    assert not any("times" in t or "e+" in t for t in majors)
+    assert [t.get_text() for t in ax.get_yticklabels()] == ["tiny", "small", "one"]
+    formatter = plotting.PlainLogFormatter()
+    assert [formatter._num_to_string(x, 0, 0) for x in (6, 0.3, 1e-5)] == [
+        "6",
+        "0.3",
+        "$10^{-5}$",
+    ]

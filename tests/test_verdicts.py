@@ -410,3 +410,17 @@ def test_claims_by_key_keeps_order_and_rejects_a_repeated_key():
         verdicts.claims_by_key(claim("a"), claim("a"))
     with pytest.raises(ValueError, match="claims"):
         verdicts.claims_by_key("not a claim")
+
+
+def test_the_reader_table_has_four_wrapping_columns_and_no_keys():
+    book = Verdicts("02_multiple_negatives")
+    book.test(claim("e_key", margin=0.05, margin_reason="a tenth of the effect"), X, Y)
+    book.theorem(claim("t_key"), "holds", "all 12 checkpoints")
+    shown = book.show()
+    assert list(shown.data.columns) == list(verdicts.READER_COLUMNS)
+    full = book.table()
+    assert list(shown.data["verdict"]) == list(full["verdict"])
+    assert shown.data.loc[1, "measured"].endswith("all 12 checkpoints")
+    html = shown.to_html()
+    assert "white-space: normal" in html and "holds" in html
+    assert "e_key" not in html and "t_key" not in html
