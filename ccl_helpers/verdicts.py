@@ -540,28 +540,45 @@ READER_COLUMNS = ("claim", "measured", "verdict", "scope")
 """The four columns of the verdict table a reader sees."""
 
 
-def reader_table(rows: Sequence[Mapping]):
+class ReaderTable(NamedTuple):
+    """The verdict table for the book's pages: ``frame`` (the four
+    :data:`READER_COLUMNS`), shown as HTML whose columns wrap, or as plain text."""
+
+    frame: pd.DataFrame
+
+    def _repr_html_(self) -> str:
+        styled = (
+            self.frame.style.hide(axis="index")
+            .set_uuid("verdicts")  # the same HTML on every run
+            .set_properties(**{"white-space": "normal", "text-align": "left"})
+            .set_properties(subset=["verdict"], **{"font-weight": "bold"})
+            .set_table_styles(
+                [{"selector": "th", "props": [("text-align", "left")]}],
+                overwrite=False,
+            )
+        )
+        return styled.to_html()
+
+    def __repr__(self) -> str:
+        return self.frame.to_string(index=False)
+
+
+def reader_table(rows: Sequence[Mapping]) -> ReaderTable:
     """The verdict table for the book's pages: four columns that wrap (claim: the
     source and what it says; measured: the metric, its margin and the result; verdict;
-    scope), no row keys. Returns a pandas Styler (HTML in the book, text elsewhere).
+    scope), no row keys.
 
     rows: from :meth:`Verdicts.rows` or a saved record's ``claims``."""
     full = verdict_table(rows)
-    table = pd.DataFrame(
-        {
-            "claim": full["source says"],
-            "measured": full["metric (margin)"] + ": " + full["measured"],
-            "verdict": full["verdict"],
-            "scope": full["scope"],
-        }
-    ).reset_index(drop=True)
-    return (
-        table.style.hide(axis="index")
-        .set_properties(**{"white-space": "normal", "text-align": "left"})
-        .set_properties(subset=["verdict"], **{"font-weight": "bold"})
-        .set_table_styles(
-            [{"selector": "th", "props": [("text-align", "left")]}], overwrite=False
-        )
+    return ReaderTable(
+        pd.DataFrame(
+            {
+                "claim": full["source says"],
+                "measured": full["metric (margin)"] + ": " + full["measured"],
+                "verdict": full["verdict"],
+                "scope": full["scope"],
+            }
+        ).reset_index(drop=True)
     )
 
 

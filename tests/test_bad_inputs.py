@@ -1915,6 +1915,9 @@ EXCLUDED["results.save_paper_results"] = (
     "writes a chapter's stored results into the repository; chapter and numbers are "
     "checked first (tests/test_results.py)"
 )
+EXCLUDED["verdicts.ReaderTable"] = (
+    "a display of reader_table's frame (which has a baseline); no checks of its own"
+)
 EXCLUDED["results.write_json"] = "writes a file; its record comes from jsonable"
 EXCLUDED["verdicts.write_scorecard"] = "writes a file; scorecard_page has a baseline"
 EXCLUDED["verdicts.load_records"] = "reads a folder; tests/test_verdicts.py"

@@ -84,3 +84,15 @@ def test_a_failed_fetch_says_where_the_file_goes(tmp_path, monkeypatch):
     with pytest.raises(RuntimeError, match="could not be fetched.*SHA-256"):
         offline_mathjax.static_folder()
     assert calls == [(offline_mathjax.URL, f"sha256:{offline_mathjax.SHA256}")]
+
+
+def test_the_stored_outputs_configuration_finds_the_extension(tmp_path):
+    """The copy of _config.yml that builds from the stored outputs lives in another
+    folder: it names the extension's folder by absolute path, and executes nothing."""
+    import yaml
+    from book_config import stored_config
+
+    config = yaml.safe_load(stored_config(tmp_path / "c.yml").read_text())
+    assert config["execute"]["execute_notebooks"] == "off"
+    folder = Path(config["sphinx"]["local_extensions"]["offline_mathjax"])
+    assert folder.is_absolute() and (folder / "offline_mathjax.py").is_file()

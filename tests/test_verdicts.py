@@ -417,10 +417,12 @@ def test_the_reader_table_has_four_wrapping_columns_and_no_keys():
     book.test(claim("e_key", margin=0.05, margin_reason="a tenth of the effect"), X, Y)
     book.theorem(claim("t_key"), "holds", "all 12 checkpoints")
     shown = book.show()
-    assert list(shown.data.columns) == list(verdicts.READER_COLUMNS)
+    assert list(shown.frame.columns) == list(verdicts.READER_COLUMNS)
     full = book.table()
-    assert list(shown.data["verdict"]) == list(full["verdict"])
-    assert shown.data.loc[1, "measured"].endswith("all 12 checkpoints")
-    html = shown.to_html()
+    assert list(shown.frame["verdict"]) == list(full["verdict"])
+    assert shown.frame.loc[1, "measured"].endswith("all 12 checkpoints")
+    html = shown._repr_html_()
     assert "white-space: normal" in html and "holds" in html
     assert "e_key" not in html and "t_key" not in html
+    assert html == book.show()._repr_html_()  # no random ids
+    assert "holds" in repr(shown) and " at 0x" not in repr(shown)
