@@ -94,8 +94,8 @@ profile: $(STAMP) data
 	    --junitxml=_build/profile-$(SCALE).xml book/
 	python tests/chapter_times.py _build/profile-$(SCALE).xml --top 3 --scale $(SCALE)
 
-# Every page in headless Chromium at 1400 px: lists the code, outputs, equations and
-# tables wider than the column; screenshots in _build/render-check/.
+# Every page in headless Chromium at 1400 and 412 px: page scroll, content wider than the
+# column without a scroll box, figure fonts, verdict tables; screenshots in _build/render-check/.
 render-check: $(STAMP)
 	command -v chromium >/dev/null || { test "$$(id -u)" = 0 && apt-get update -q \
 	    && apt-get install -y -q chromium; }

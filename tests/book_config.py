@@ -15,9 +15,8 @@ import yaml
 ROOT = Path(__file__).resolve().parents[1]
 
 
-def stored_config(out: Path, **sphinx_config) -> Path:
-    """Write the stored-outputs configuration to ``out``, with ``sphinx_config`` added
-    to its ``sphinx.config``; returns ``out``."""
+def stored_config(out: Path) -> Path:
+    """Write the stored-outputs configuration to ``out``; returns ``out``."""
     config = yaml.safe_load((ROOT / "_config.yml").read_text())
     config["execute"]["execute_notebooks"] = "off"
     sphinx = config["sphinx"]
@@ -25,7 +24,6 @@ def stored_config(out: Path, **sphinx_config) -> Path:
         name: str((ROOT / path).resolve())
         for name, path in sphinx.get("local_extensions", {}).items()
     }
-    sphinx["config"].update(sphinx_config)
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(yaml.safe_dump(config))
     return out
