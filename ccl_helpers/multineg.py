@@ -620,46 +620,35 @@ def lemma_runs(
 
 
 LEMMA1_CURVES = (
-    ("L_un", r"$L_{\rm un}(f)$", False),
-    ("L_mu", r"$L^\mu_{\rm sup}(f, \mathcal{C})$", False),
-    ("L_sup", r"$L_{\rm sup}(f, \mathcal{C})$ (fitted)", False),
-    ("lemma1", r"Lemma 1: $L_{\rm un}/p_{\min} + \log N_C$", True),
-    ("lemma1_no_log", r"$L_{\rm un}/p_{\min}$ (no $\log N_C$)", True),
+    ("L_un", r"$L_{\rm un}(f)$", "L_un"),
+    ("L_mu", r"$L^\mu_{\rm sup}(f, \mathcal{C})$", "L_mu"),
+    ("L_sup", r"$L_{\rm sup}(f, \mathcal{C})$ (fitted)", "L_sup"),
+    ("lemma1", r"Lemma 1: $L_{\rm un}/p_{\min} + \log N_C$", "lemma1_bound"),
+    ("lemma1_no_log", r"$L_{\rm un}/p_{\min}$ (no $\log N_C$)", "lemma1_bound_no_log"),
 )
 LEMMA2_CURVES = (
-    ("L_un", r"$L^N_{\rm un}(f)$", False),
-    ("L_mu", r"$L^\mu_{\rm sup}(f, \mathcal{C})$", False),
-    ("lemma2", r"Lemma 2: $L^N_{\rm un}/p_{cc}(N)$", True),
+    ("L_un", r"$L^N_{\rm un}(f)$", "L_un"),
+    ("L_mu", r"$L^\mu_{\rm sup}(f, \mathcal{C})$", "L_mu"),
+    ("lemma2", r"Lemma 2: $L^N_{\rm un}/p_{cc}(N)$", "lemma2_bound"),
     (
         "lemma2_anchor_excluded",
         r"$L^N_{\rm un}/\min_c P(J \supseteq \mathcal{C}\setminus\{c\})$",
-        True,
+        "lemma2_bound_anchor_excluded",
     ),
 )
-"""The curves of Figures 1 and 2: (column, legend label, is a bound)."""
-_CURVE_COLORS = {
-    "lemma1": "lemma1_bound",
-    "lemma1_no_log": "lemma1_bound_no_log",
-    "lemma2": "lemma2_bound",
-    "lemma2_anchor_excluded": "lemma2_bound_anchor_excluded",
-}
+"""The curves of Figures 1 and 2: (column, legend label, the quantity's name in
+:data:`ccl_helpers.plotting.QUANTITIES`)."""
 
 
 def draw_lemma_curves(ax, runs: pd.DataFrame, curves) -> None:
     """Draw ``curves`` (:data:`LEMMA1_CURVES` or :data:`LEMMA2_CURVES`) of ``runs``
     (the records of one N, with :func:`add_lemma_bounds`' columns) against the training
-    step: the seeds thin, their mean bold with a ±1 s.e. band, bounds dashed, one
-    colour per quantity (:func:`ccl_helpers.plotting.color`)."""
-    for column, label, bound in curves:
+    step: the seeds thin, their mean in the quantity's look, with a ±1 s.e. band for
+    the losses (the bounds are dashed)."""
+    for column, label, name in curves:
+        bound = plotting.quantity(name).linestyle == "--"
         plotting.runs_and_mean(
-            ax,
-            runs,
-            "step",
-            column,
-            label=label,
-            bound=bound,
-            color=plotting.color(_CURVE_COLORS.get(column, column)),
-            error_band=not bound,
+            ax, runs, "step", column, look=name, label=label, error_band=not bound
         )
 
 

@@ -2,9 +2,11 @@
 
 Conventions: runs are drawn thin and light, their mean bold; bounds are dashed;
 every axis is labelled (with units where there are any) and every figure has a legend.
-Each quantity has one colour in the whole book (``COLORS``, read with ``color``);
-a swept parameter (a width m, κ_M, α) takes the ``sweep_colors`` of a sequential map;
-black marks an exact or limiting curve (an ODE, a fit), grey a constant reference.
+Each quantity has one colour and one line style in the whole book (``QUANTITIES``);
+figures draw it with ``style(name)``, which also tags each artist with the name (its
+gid). A swept parameter (a width m, κ_M, α) takes the ``sweep_styles`` of a sequential
+map; black ("limit") marks an exact or limiting curve (an ODE, a fit), grey
+("reference") a constant reference.
 
 Sizes: the book's column is ``COLUMN_PX`` CSS px wide in a 1400 px window. A figure of
 ``figsize(n)`` (``COLUMN_WIDTH_IN`` wide, at ``DPI``) is at most that many image px, so
@@ -16,8 +18,9 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from types import MappingProxyType
+from typing import NamedTuple
 
 import matplotlib.pyplot as plt
 import matplotlib.ticker as mticker
@@ -28,12 +31,17 @@ import seaborn as sns
 from .checks import check_frame, check_int, check_positive
 
 PALETTE = "colorblind"
-RUN_STYLE = {"linewidth": 0.8, "alpha": 0.35}
-MEAN_STYLE = {"linewidth": 2.2}
-BOUND_STYLE = {"linewidth": 1.6, "linestyle": "--"}
-REFERENCE_STYLE = {"color": "grey", "linewidth": 0.9, "linestyle": ":"}
-LIMIT_COLOR = "black"
+LINES = MappingProxyType(
+    {
+        "-": {"linestyle": "-", "linewidth": 2.2},  # a measured quantity's (mean) curve
+        "--": {"linestyle": "--", "linewidth": 1.6},  # a bound or a limit
+        ":": {"linestyle": ":", "linewidth": 0.9},  # a reference
+    }
+)
+"""Line style -> its Matplotlib keywords (style and width)."""
+RUN_STYLE = {"linewidth": 0.8, "alpha": 0.35}  # one run among seeds, under their mean
 ERROR_BAND_STYLE = {"alpha": 0.25, "linewidth": 0}
+SWEEP = "sweep"  # the gid of the curves of a swept parameter (sweep_styles)
 
 COLUMN_PX = 784  # width of the book's content column at a 1400 px window (CSS px)
 DPI = 100  # image px per inch of the stored figures
@@ -53,76 +61,132 @@ FONT_SIZES_PT = {
     "legend.title_fontsize": 9.0,
 }
 
-# One colour per quantity, method or bound of the book: name -> hex colour.
-COLORS = MappingProxyType(
+
+class Quantity(NamedTuple):
+    """How the book draws one quantity: its colour (hex) and line style (a key of
+    :data:`LINES`: "-" measured or a method, "--" a bound or a limit, ":" a
+    reference)."""
+
+    color: str
+    linestyle: str
+
+
+QUANTITIES = MappingProxyType(
     {
         # losses
-        "L_un": "#0173b2",  # unsupervised contrastive loss L_un, L^N_un, Wen's L_S
-        "L_mu": "#029e73",  # mean-classifier loss L^µ_sup
-        "L_sup": "#de8f05",  # loss of the best linear classifier L_sup
-        "loss_max": "#56b4e9",  # largest per-sample loss max_i ℓ(z_i)
-        "L_block": "#9edae5",  # Arora et al.'s block loss L^block_un
-        "L_mu_tuple": "#66c2a5",  # mean-classifier loss on (k + 1)-tuples of classes
+        # unsupervised contrastive loss L_un, L^N_un, Wen's L_S
+        "L_un": Quantity("#0173b2", "-"),
+        "L_mu": Quantity("#029e73", "-"),  # mean-classifier loss L^µ_sup
+        "L_sup": Quantity("#de8f05", "-"),  # loss of the best linear classifier L_sup
+        "loss_max": Quantity("#56b4e9", "-"),  # largest per-sample loss max_i ℓ(z_i)
+        "L_block": Quantity("#9edae5", "-"),  # Arora et al.'s block loss L^block_un
+        # mean-classifier loss on (k + 1)-tuples of classes
+        "L_mu_tuple": Quantity("#66c2a5", "-"),
         # bounds
-        "curl_bound": "#d55e00",  # Arora et al.: (L_un − τ log 2)/(1 − τ)
-        "curl_block_bound": "#fd8d3c",  # the same from L^block_un
-        "k_negative_bound": "#c49c94",  # (L^k_un − E log(1 + |I|))/(1 − τ_k)
-        "k_negative_bound_tuple": "#8c564b",  # the same over (1 − τ⁺_k)
-        "alpha": "#756bb1",  # Arora et al.'s factor α = 1/(1 − τ)
-        "lemma1_bound": "#8c0800",  # Merad et al. Lemma 1: L_un/p_min + log N_C
-        "lemma1_bound_no_log": "#cc78bc",  # L_un/p_min
-        "lemma2_bound": "#b1400d",  # Merad et al. Lemma 2: L^N_un/p_cc(N)
-        "lemma2_bound_anchor_excluded": "#e377c2",  # L^N_un/min_c P(J ⊇ C∖{c})
-        "lemma4_bound": "#a23582",  # Merad et al. Lemma 4: 2ε'/η
-        "chebyshev_bound": "#e6550d",  # Chebyshev with Var T: Var T/(βN_C)²
-        "chebyshev_bound_source": "#9c9ede",  # Merad et al. §3.1 as printed: π²/(6β²)
-        "smoothness_source": "#d65f5f",  # Lemma 3 as printed: 2 + 8C²
-        "smoothness_tight": "#591e71",  # the tighter B(C)
-        "wen_rate": "#592f0d",  # Wen: sqrt(L_S^(0)/(cT))
-        "lemma_a1_bound": "#7b4173",  # Lee Lemma A.1: log n/α
-        "invariance_gap": "#637939",  # Lee Theorem 4.4 gap 1/||m|| − 1
+        # Arora et al.: (L_un − τ log 2)/(1 − τ)
+        "curl_bound": Quantity("#d55e00", "--"),
+        "curl_block_bound": Quantity("#fd8d3c", "--"),  # the same from L^block_un
+        # (L^k_un − E log(1 + |I|))/(1 − τ_k)
+        "k_negative_bound": Quantity("#c49c94", "--"),
+        "k_negative_bound_tuple": Quantity("#8c564b", "--"),  # the same over (1 − τ⁺_k)
+        "alpha": Quantity("#b185a6", "-"),  # Arora et al.'s factor α = 1/(1 − τ)
+        # Merad et al. Lemma 1: L_un/p_min + log N_C
+        "lemma1_bound": Quantity("#8c0800", "--"),
+        "lemma1_bound_no_log": Quantity("#cc78bc", "--"),  # L_un/p_min
+        # Merad et al. Lemma 2: L^N_un/p_cc(N)
+        "lemma2_bound": Quantity("#b1400d", "--"),
+        # L^N_un/min_c P(J ⊇ C∖{c})
+        "lemma2_bound_anchor_excluded": Quantity("#ff7aa6", "--"),
+        "lemma4_bound": Quantity("#a23582", "--"),  # Merad et al. Lemma 4: 2ε'/η
+        # Chebyshev with Var T: Var T/(βN_C)²
+        "chebyshev_bound": Quantity("#ff6f4e", "--"),
+        # Merad et al. §3.1 as printed: π²/(6β²)
+        "chebyshev_bound_source": Quantity("#9c9ede", "--"),
+        "smoothness_source": Quantity("#d65f5f", "--"),  # Lemma 3 as printed: 2 + 8C²
+        "smoothness_tight": Quantity("#591e71", "--"),  # the tighter B(C)
+        "wen_rate": Quantity("#592f0d", "--"),  # Wen: sqrt(L_S^(0)/(cT))
+        "lemma_a1_bound": Quantity("#7b4173", "--"),  # Lee Lemma A.1: log n/α
+        "invariance_gap": Quantity("#637939", "--"),  # Lee Theorem 4.4 gap 1/||m|| − 1
         # norms, geometry, training
-        "smoothness_exact": "#12711c",  # sup over the ball of ||∇²ℓ||
-        "norm_max": "#ca9161",  # max_x ||f(x)||
-        "norm_min": "#001c7f",  # min_x ||f(x)|| (η)
-        "loss_norm": "#006374",  # norm of the loss vector ||loss^(t)||_2
-        "movement_W": "#b8850a",  # ||W^(T) − W^(0)|| (query / only encoder)
-        "movement_theta": "#956cb4",  # ||θ^(T) − θ^(0)|| (key encoder)
-        "steps_to_target": "#5254a3",  # gradient steps to reach a target loss
-        "collection_tail": "#17becf",  # P(|T − E T| ≥ βN_C), T the coupon time
-        "mean_gap": "#023eff",  # mean smooth-max gap (Lemma A.1)
-        "largest_gap": "#e7298a",  # largest smooth-max gap (Lemma A.1)
-        "attract_gap": "#6b6ecf",  # gap of the attracting bound (Theorem 4.4)
+        "smoothness_exact": Quantity("#12711c", "-"),  # sup over the ball of ||∇²ℓ||
+        "norm_max": Quantity("#ca9161", "-"),  # max_x ||f(x)||
+        "norm_min": Quantity("#001c7f", "-"),  # min_x ||f(x)|| (η)
+        "loss_norm": Quantity("#006374", "-"),  # norm of the loss vector ||loss^(t)||_2
+        # ||W^(T) − W^(0)|| (query / only encoder)
+        "movement_W": Quantity("#b8850a", "-"),
+        "movement_theta": Quantity("#956cb4", "-"),  # ||θ^(T) − θ^(0)|| (key encoder)
+        # gradient steps to reach a target loss
+        "steps_to_target": Quantity("#5254a3", "-"),
+        # P(|T − E T| ≥ βN_C), T the coupon time
+        "collection_tail": Quantity("#17becf", "-"),
+        "mean_gap": Quantity("#023eff", "-"),  # mean smooth-max gap (Lemma A.1)
+        "largest_gap": Quantity("#e7298a", "-"),  # largest smooth-max gap (Lemma A.1)
+        # gap of the attracting bound (Theorem 4.4)
+        "attract_gap": Quantity("#6b6ecf", "-"),
         # probes
-        "mean_classifier": "#6acc64",  # accuracy of the mean classifier
-        "mean_centred": "#9467bd",  # mean classifier on centred features
-        "mean_normalised": "#bcbd22",  # mean classifier with unit-norm rows
-        "linear_probe": "#e7ba52",  # linear-probe accuracy
-        "knn": "#843c39",  # k-NN accuracy
+        "mean_classifier": Quantity("#6acc64", "-"),  # accuracy of the mean classifier
+        "mean_centred": Quantity("#c885ff", "-"),  # mean classifier on centred features
+        # mean classifier with unit-norm rows
+        "mean_normalised": Quantity("#bcbd22", "-"),
+        "linear_probe": Quantity("#e7ba52", "-"),  # linear-probe accuracy
+        "knn": Quantity("#843c39", "-"),  # k-NN accuracy
         # methods and settings
-        "contrastive": "#ad494a",
-        "supervised": "#e7969c",
-        "random_init": "#9d7660",  # an encoder at its random initialisation
-        "non_contrastive": "#8ca252",
-        "balance_trace": "#bd9e39",  # trace variant of the balance score
-        "width_gap": "#3182bd",  # finite-width gap to the infinite-width dynamics
-        "two_encoders": "#393b79",  # Wen: query and key encoders
-        "one_encoder_hidden": "#d6616b",  # one encoder, hidden layer trained
-        "one_encoder_all": "#8c6d31",  # one encoder, every layer trained
-        "identity_augmentation": "#a55194",  # views equal to the input
-        "dot_product": "#8b2be2",  # Lee: the unnormalised dot-product similarity
-        "neg_euclidean": "#1ac938",  # Lee: the negative Euclidean similarity
+        "contrastive": Quantity("#ad494a", "-"),
+        "non_contrastive": Quantity("#8ca252", "-"),
+        # finite-width gap to the infinite-width dynamics
+        "width_gap": Quantity("#2c9bff", "-"),
+        "two_encoders": Quantity("#4e4359", "-"),  # Wen: query and key encoders
+        # one encoder, hidden layer trained
+        "one_encoder_hidden": Quantity("#c80b4e", "-"),
+        "one_encoder_all": Quantity("#8c6d31", "-"),  # one encoder, every layer trained
+        "identity_augmentation": Quantity("#9b43b1", "-"),  # views equal to the input
+        # Lee: the unnormalised dot-product similarity
+        "dot_product": Quantity("#8b2be2", "-"),
+        # Lee: the negative Euclidean similarity
+        "neg_euclidean": Quantity("#1ac938", "-"),
+        "balance_bound_contrastive": Quantity("#850b43", "--"),  # Lemma 4.5's bound
+        "balance_bound_non_contrastive": Quantity("#0b4e21", "--"),  # the same
+        "steps_to_gradient_target": Quantity("#437a64", "-"),  # steps to ||∇_z L|| ≤ ε'
+        # exact curves and references
+        # an exact or limiting curve: an ODE, a fit, a slope
+        "limit": Quantity("#000000", "--"),
+        "reference": Quantity("#808080", ":"),  # a constant or a reference line
+        "shading": Quantity("#ebebeb", "-"),  # a shaded range of an axis
     }
 )
+"""The book's quantities, methods, bounds and references: name -> :class:`Quantity`.
+No two share a colour, and any two are at least :data:`MIN_COLOR_DISTANCE` apart."""
+MIN_COLOR_DISTANCE = 12.0  # CIE76 ΔE in CIELAB between any two colours of QUANTITIES
+
+
+def quantity(name: str) -> Quantity:
+    """The :class:`Quantity` (colour, line style) of the book's quantity ``name``."""
+    if name not in QUANTITIES:
+        raise ValueError(
+            f"name must be one of the book's quantities {sorted(QUANTITIES)}, "
+            f"got {name!r}"
+        )
+    return QUANTITIES[name]
 
 
 def color(name: str) -> str:
-    """The book's colour (hex) of the quantity, bound or method ``name`` (COLORS)."""
-    if name not in COLORS:
+    """The book's colour (hex) of the quantity ``name`` (:data:`QUANTITIES`)."""
+    return quantity(name).color
+
+
+def style(name: str, *, line: bool = True, **overrides) -> dict:
+    """Matplotlib keywords that draw the quantity ``name``: its ``color``, ``gid=name``
+    (so that every artist says which quantity it draws) and, if ``line``, its line
+    style with the width of :data:`LINES`; ``overrides`` (``marker``, a thinner
+    ``linewidth``, ...) are added last. A quantity's colour cannot be overridden."""
+    look = quantity(name)
+    if {"color", "c", "gid"} & set(overrides):
         raise ValueError(
-            f"name must be one of the book's quantities {sorted(COLORS)}, got {name!r}"
+            f"the colour and gid of {name!r} come from QUANTITIES; got overrides "
+            f"{sorted(overrides)}"
         )
-    return COLORS[name]
+    lines = LINES[look.linestyle] if line else {}
+    return {"color": look.color, "gid": name, **lines, **overrides}
 
 
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
@@ -139,19 +203,26 @@ def markers(values) -> dict:
     return dict(zip(values, MARKERS))
 
 
-def sweep_colors(values) -> dict:
-    """Colours of a swept parameter's values (viridis, dark to light): value -> RGBA.
+def sweep_styles(values, linestyle: str = "-") -> dict:
+    """The looks of a swept parameter's values: value -> Matplotlib keywords, a colour
+    of viridis (dark to light, as RGBA), ``gid`` :data:`SWEEP` and the line of
+    ``linestyle`` (a key of :data:`LINES`).
 
     Args:
         values: the parameter's values, in the order of the sweep (at least one).
     """
+    if linestyle not in LINES:
+        raise ValueError(f"linestyle must be one of {list(LINES)}, got {linestyle!r}")
     values = list(values)
     if not values:
         raise ValueError("values must hold at least one value of the swept parameter")
     if any(isinstance(v, numbers.Real) and not math.isfinite(v) for v in values):
         raise ValueError(f"values must be finite, got {values}")
     shades = plt.get_cmap("viridis")(np.linspace(0.0, 0.85, len(values)))
-    return {value: tuple(shade) for value, shade in zip(values, shades)}
+    return {
+        value: {"color": tuple(shade), "gid": SWEEP, **LINES[linestyle]}
+        for value, shade in zip(values, shades)
+    }
 
 
 def figsize(n_panels: int = 1, n_rows: int = 1) -> tuple[float, float]:
@@ -210,47 +281,39 @@ def runs_and_mean(
     x: str,
     y: str,
     *,
+    look: str | Mapping,
     run: str = "seed",
     label: str | None = None,
-    color=None,
-    bound: bool = False,
     error_band: bool = False,
 ) -> plt.Axes:
-    """Draw each run of ``history`` thin and their mean bold (dashed if ``bound``).
+    """Draw each run of ``history`` thin and their mean in the line of ``look``.
 
     Args:
         history: tidy data with columns ``x``, ``y`` and ``run`` (a row per run, x).
+        look: the quantity drawn (a name of :data:`QUANTITIES`), or the keywords of
+            :func:`style` or :func:`sweep_styles`.
         label: legend label of the mean curve (default ``y``).
         error_band: also shade mean ± one standard error of the mean over the runs
             (std/√runs at each x; needs ≥ 2 runs).
     """
     check_frame("history", history, [x, y, run], min_rows=0)
-    color = color if color is not None else ax._get_lines.get_next_color()
-    style = BOUND_STYLE if bound else {}
-    for _, one in history.groupby(run):
-        ax.plot(
-            one[x],
-            one[y],
-            color=color,
-            **RUN_STYLE,
-            **{k: v for k, v in style.items() if k == "linestyle"},
+    look = style(look) if isinstance(look, str) else dict(look)
+    if "color" not in look or "gid" not in look:
+        raise ValueError(
+            f"look must be a quantity's name or the keywords of style() or "
+            f"sweep_styles(), got {look!r}"
         )
+    for _, one in history.groupby(run):
+        ax.plot(one[x], one[y], **{**look, **RUN_STYLE})
     by_x = history.groupby(x)[y]
     mean = by_x.mean()
-    ax.plot(
-        mean.index,
-        mean.to_numpy(),
-        color=color,
-        label=label or y,
-        **(BOUND_STYLE if bound else MEAN_STYLE),
-    )
+    ax.plot(mean.index, mean.to_numpy(), label=label or y, **look)
     if error_band:
         if int(by_x.count().min()) < 2:
             raise ValueError("error_band needs at least 2 runs at every x")
         error = by_x.sem()
-        ax.fill_between(
-            mean.index, mean - error, mean + error, color=color, **ERROR_BAND_STYLE
-        )
+        band = {"color": look["color"], "gid": look["gid"], **ERROR_BAND_STYLE}
+        ax.fill_between(mean.index, mean - error, mean + error, **band)
     return ax
 
 
@@ -266,22 +329,19 @@ def runs_with_limit(
     run: str = "seed",
 ) -> plt.Axes:
     """For each group (e.g. method) its runs thin and their mean bold in the group's
-    colour (:func:`color` of the name with "-" read as "_"), from ``finite``; and, if
-    ``limit`` is given, the group's limit curve (e.g. an ODE) dashed black, labelled
-    once. Rows with a missing ``y`` are skipped."""
+    look (:func:`style` of the name with "-" read as "_"), from ``finite``; and, if
+    ``limit`` is given, the group's limit curve (e.g. an ODE) in the look of "limit",
+    labelled once. Rows with a missing ``y`` are skipped."""
     for group in groups:
         one = finite[finite[by] == group].dropna(subset=[y])
-        runs_and_mean(
-            ax, one, x, y, run=run, label=group, color=color(group.replace("-", "_"))
-        )
+        runs_and_mean(ax, one, x, y, look=group.replace("-", "_"), run=run, label=group)
         if limit is not None:
             curve = limit[limit[by] == group].dropna(subset=[y])
             ax.plot(
                 curve[x],
                 curve[y],
-                color=LIMIT_COLOR,
                 label="ODE" if group == groups[0] else None,
-                **BOUND_STYLE,
+                **style("limit"),
             )
     return ax
 

@@ -1,14 +1,14 @@
 """Render check: does every page of the book read well in a real browser, on a desktop
 and on a phone?
 
-Builds the book from the stored notebook outputs (MathJax 3 ships with it), opens each
+Builds the book from the stored notebook outputs (MathJax 4 ships with it), opens each
 page of _toc.yml in headless Chromium at each window width (1,400 and 412 px),
 screenshots it and measures in the DOM.
 
-- At every width the page never scrolls sideways: code, printed output, tables,
-  displayed equations and figures wider than the content column scroll inside their
-  own box; a figure's smallest font (``plotting.MIN_FONT_PT`` at ``plotting.DPI``) is
-  at least 9 px on screen.
+- At every width the page never scrolls sideways: code, printed output, tables and
+  figures wider than the content column scroll inside their own box; a displayed
+  equation wider than the column breaks into lines (it must fit); a figure's smallest
+  font (``plotting.MIN_FONT_PT`` at ``plotting.DPI``) is at least 9 px on screen.
 - At a desktop width no figure is shrunk to the column (its fonts would shrink with
   it).
 - At a phone width (below 1,000 px) a verdict table has at most 4 columns.
@@ -282,9 +282,10 @@ MAX_VERDICT_COLUMNS = 4
 
 def problems(kind: str, row: dict, phone: bool) -> list[str]:
     """What is wrong with one measured element: content wider than the column that
-    does not scroll inside its own box; a figure shrunk to the column at a desktop
-    width, or with fonts under 9 px on screen; on a phone, a verdict table of more
-    than 4 columns."""
+    does not scroll inside its own box; a displayed equation wider than the column
+    (it must break into lines); a figure shrunk to the column at a desktop width, or
+    with fonts under 9 px on screen; on a phone, a verdict table of more than 4
+    columns."""
     found = []
     wider = max(row["over"], row["past"])
     if kind == "figure":
@@ -294,7 +295,9 @@ def problems(kind: str, row: dict, phone: bool) -> list[str]:
         if shown_font < MIN_SHOWN_FONT_PX:
             found.append(f"fonts {shown_font:.1f} px on screen")
         wider = row["past"]
-    if wider > 1 and not row["scrolls"]:
+    if kind == "equation" and wider > 1:
+        found.append(f"+{wider} px, not broken into lines")
+    elif wider > 1 and not row["scrolls"]:
         found.append(f"+{wider} px, no scroll box")
     if phone and row.get("verdicts") and row["columns"] > MAX_VERDICT_COLUMNS:
         found.append(f"verdict table of {row['columns']} columns")

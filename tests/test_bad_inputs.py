@@ -1043,7 +1043,9 @@ BASELINES = {
     # ---- plotting (the helpers that compute; the drawing ones are excluded)
     "plotting.color": lambda: (dict(name="non_contrastive"), ()),
     "plotting.markers": lambda: (dict(values=["a", "b"]), ()),
-    "plotting.sweep_colors": lambda: (dict(values=[0.1, 0.2]), ()),
+    "plotting.sweep_styles": lambda: (dict(values=[0.1, 0.2], linestyle="--"), ()),
+    "plotting.quantity": lambda: (dict(name="L_un"), ()),
+    "plotting.style": lambda: (dict(name="L_un", line=True), ()),
     "plotting.figsize": lambda: (dict(n_panels=2, n_rows=1), ()),
     "plotting.rendered_points": lambda: (dict(size_pt=9.0, width_in=7.6), ()),
     # ---- wen (the training and its analysis)
@@ -1897,6 +1899,10 @@ EXCLUDED["runtime.plain_number"] = (
     "returns any value unchanged, a NumPy scalar or one-element tensor as a number"
 )
 EXCLUDED["plotting.use_style"] = "sets matplotlib's global style; no argument"
+EXCLUDED["plotting.Quantity"] = (
+    "a NamedTuple of the palette's constants (QUANTITIES), which test_plotting checks "
+    "entry by entry"
+)
 EXCLUDED |= dict.fromkeys(
     ("losses.at_least_float32", "losses.widen_float16", "losses.result_dtype"),
     "a dtype helper of the losses' hot path: any tensor, chosen by its dtype alone",

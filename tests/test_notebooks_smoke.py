@@ -1,5 +1,6 @@
 """Every chapter runs top to bottom at ``CCL_SCALE=smoke`` (the seconds-long scale of
-every code path).
+every code path), and every figure it draws keeps the book's palette
+(``figure_palette``: each artist names its quantity and is drawn in its colour).
 
 nbval checks the ``standard`` scale against the stored outputs; this test checks that
 the other code path the book promises (``smoke``, used for quick checks and by the
@@ -11,6 +12,7 @@ from __future__ import annotations
 
 import time
 
+import figure_palette
 import nbformat
 import pytest
 from nbclient import NotebookClient
@@ -30,6 +32,12 @@ def test_chapter_runs_at_smoke_scale(nb_path, monkeypatch, tmp_path):
     monkeypatch.setenv("CI", "1")  # no progress bars
     monkeypatch.setenv("MPLBACKEND", "module://matplotlib_inline.backend_inline")
     nb = nbformat.read(nb_path, as_version=4)
+    palette_log = tmp_path / "figures.jsonl"
+    recorder = (
+        f"import sys\nsys.path.insert(0, {str(ROOT / 'tests')!r})\n"
+        f"import figure_palette\nfigure_palette.record({str(palette_log)!r})"
+    )
+    nb.cells.insert(0, nbformat.v4.new_code_cell(recorder))
     client = NotebookClient(
         nb,
         timeout=SMOKE_TIMEOUT,
@@ -43,3 +51,7 @@ def test_chapter_runs_at_smoke_scale(nb_path, monkeypatch, tmp_path):
     print(f"{nb_path.name}: {elapsed:.1f} s at smoke scale")
     if any("verdicts.Verdicts(" in "".join(cell.source) for cell in nb.cells):
         assert (tmp_path / f"{nb_path.stem}.json").is_file()  # the chapter's record
+    if any("plt.show()" in "".join(cell.source) for cell in nb.cells):
+        figures = figure_palette.read(palette_log)
+        assert figures, "the chapter shows figures, none was recorded"
+        assert figure_palette.problems(figures) == []

@@ -1,7 +1,8 @@
 """The book's Sphinx extension that ships MathJax (book/_ext/offline_mathjax.py): it
-unpacks the browser bundle and nothing else, refuses a tarball without it, fetches only
-when the bundle is missing, says what to do when the fetch fails, and points Sphinx at
-the local copy. (tests/check_book_pages.py checks the built pages.)"""
+unpacks the browser's files and nothing else, refuses a tarball without them, fetches
+only what is missing, says what to do when a fetch fails, and points Sphinx at the
+local copy with its font and line breaking. (tests/check_book_pages.py checks the
+built pages, tests/render_check.py how they read.)"""
 
 from __future__ import annotations
 
@@ -28,48 +29,70 @@ def tarball(path: Path, files: dict[str, bytes]) -> Path:
     return path
 
 
-def test_unpack_keeps_the_browser_bundle_only(tmp_path):
-    files = {
-        "package/es5/tex-mml-chtml.js": b"entry",
-        "package/es5/output/chtml/fonts/woff-v2/Main.woff": b"font",
-        "package/js/core.js": b"source",
-        "package/README.md": b"readme",
-    }
+def test_unpack_keeps_the_browser_files_only(tmp_path):
+    main, font = offline_mathjax.PACKAGES
     static = tmp_path / "static"
-    entry = offline_mathjax.unpack(tarball(tmp_path / "m.tgz", files), static)
-    assert entry == static / "mathjax" / "tex-mml-chtml.js"
-    assert entry.read_bytes() == b"entry"
+    files = {
+        "package/tex-mml-chtml.js": b"entry",
+        "package/sre/speech-worker.js": b"speech",
+        "package/node-main.cjs": b"node",
+        "package/node-main-setup.cjs": b"node",
+        "package/require.mjs": b"node",
+    }
+    folder = offline_mathjax.unpack(tarball(tmp_path / "m.tgz", files), main, static)
+    assert folder == static / "mathjax"
+    assert (static / offline_mathjax.ENTRY).read_bytes() == b"entry"
+    fonts = {
+        "package/chtml/woff2/mjx-ncm-n.woff2": b"woff2",
+        "package/chtml/dynamic/fraktur.js": b"glyphs",
+        "package/svg/dynamic/fraktur.js": b"svg glyphs",
+        "package/mjs/chtml.js": b"module",
+    }
+    offline_mathjax.unpack(tarball(tmp_path / "f.tgz", fonts), font, static)
     unpacked = sorted(
         p.relative_to(static).as_posix() for p in static.rglob("*") if p.is_file()
     )
     assert unpacked == [
-        "mathjax/output/chtml/fonts/woff-v2/Main.woff",
+        "mathjax/fonts/mathjax-newcm-font/chtml/dynamic/fraktur.js",
+        "mathjax/fonts/mathjax-newcm-font/chtml/woff2/mjx-ncm-n.woff2",
+        "mathjax/sre/speech-worker.js",
         "mathjax/tex-mml-chtml.js",
     ]
 
 
-def test_unpack_refuses_a_tarball_without_the_entry(tmp_path):
-    archive = tarball(tmp_path / "m.tgz", {"package/es5/other.js": b"x"})
-    with pytest.raises(ValueError, match="tex-mml-chtml.js"):
-        offline_mathjax.unpack(archive, tmp_path / "static")
-    assert not (tmp_path / "static" / "mathjax").exists()
+def test_unpack_refuses_a_tarball_without_the_browser_files(tmp_path):
+    font = offline_mathjax.PACKAGES[1]
+    archive = tarball(tmp_path / "f.tgz", {"package/svg/x.js": b"x"})
+    with pytest.raises(ValueError, match="package/chtml/"):
+        offline_mathjax.unpack(archive, font, tmp_path / "static")
+    assert not (tmp_path / "static" / font.target).exists()
 
 
-def test_an_unpacked_bundle_is_used_without_fetching(tmp_path, monkeypatch):
+def test_an_unpacked_copy_is_used_without_fetching(tmp_path, monkeypatch):
     monkeypatch.setenv("CCL_ASSETS_DIR", str(tmp_path))
     static = tmp_path / f"mathjax-{offline_mathjax.VERSION}" / "static"
-    (static / "mathjax").mkdir(parents=True)
+    for package in offline_mathjax.PACKAGES:
+        (static / package.target).mkdir(parents=True)
     (static / offline_mathjax.ENTRY).write_text("entry")
 
     def no_fetch(*args, **kwargs):
-        raise AssertionError("fetched although the bundle is there")
+        raise AssertionError("fetched although the files are there")
 
     monkeypatch.setattr(pooch, "retrieve", no_fetch)
     assert offline_mathjax.static_folder() == static
-    config = SimpleNamespace(html_static_path=["_static"], mathjax_path="https://cdn")
+    config = SimpleNamespace(
+        html_static_path=["_static"],
+        mathjax_path="https://cdn",
+        mathjax3_config={"output": {"scale": 1.1}, "tex": {"tags": "ams"}},
+    )
     offline_mathjax.use_local_mathjax(None, config)
     assert config.html_static_path == ["_static", str(static)]
     assert config.mathjax_path == "mathjax/tex-mml-chtml.js"
+    assert config.mathjax3_config == {
+        "output": {"scale": 1.1, "displayOverflow": "linebreak"},
+        "tex": {"tags": "ams"},
+        "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
+    }
 
 
 def test_a_failed_fetch_says_where_the_file_goes(tmp_path, monkeypatch):
@@ -83,7 +106,8 @@ def test_a_failed_fetch_says_where_the_file_goes(tmp_path, monkeypatch):
     monkeypatch.setattr(pooch, "retrieve", offline)
     with pytest.raises(RuntimeError, match="could not be fetched.*SHA-256"):
         offline_mathjax.static_folder()
-    assert calls == [(offline_mathjax.URL, f"sha256:{offline_mathjax.SHA256}")]
+    main = offline_mathjax.PACKAGES[0]
+    assert calls == [(main.url, f"sha256:{main.sha256}")]
 
 
 def test_the_stored_outputs_configuration_finds_the_extension(tmp_path):

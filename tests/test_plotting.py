@@ -7,6 +7,9 @@ import matplotlib
 
 matplotlib.use("Agg")
 
+import itertools  # noqa: E402
+
+import figure_palette  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
@@ -40,7 +43,7 @@ def ax():
 @pytest.mark.parametrize("seeds", [(0,), (0, 1, 2), (3, 7, 8, 9)])
 def test_runs_and_mean_draws_one_line_per_run_and_a_bold_mean(ax, seeds):
     data = history(seeds)
-    returned = plotting.runs_and_mean(ax, data, "step", "loss")
+    returned = plotting.runs_and_mean(ax, data, "step", "loss", look="L_un")
     assert returned is ax
     lines = ax.get_lines()
     assert len(lines) == len(seeds) + 1
@@ -57,44 +60,47 @@ def test_runs_and_mean_draws_one_line_per_run_and_a_bold_mean(ax, seeds):
     drawn = sorted(tuple(np.asarray(run.get_ydata(), dtype=float)) for run in runs)
     expected = sorted(tuple(float(seed + s**0.5) for s in (0, 5, 10)) for seed in seeds)
     np.testing.assert_allclose(drawn, expected)
-    # one colour for the runs and their mean, the mean labelled by y
-    assert len({to_rgba(line.get_color()) for line in lines}) == 1
+    # the quantity's colour and gid for the runs and their mean, the mean labelled by y
+    assert {line.get_color() for line in lines} == {plotting.color("L_un")}
+    assert {line.get_gid() for line in lines} == {"L_un"}
     assert mean.get_label() == "loss"
     assert all(
         run.get_label().startswith("_") for run in runs
     )  # runs stay out of the legend
 
 
-def test_runs_and_mean_bound_is_dashed(ax):
-    plotting.runs_and_mean(ax, history(), "step", "loss", bound=True, label="bound")
+def test_runs_and_mean_of_a_bound_is_dashed(ax):
+    plotting.runs_and_mean(ax, history(), "step", "loss", look="curl_bound", label="b")
     *runs, mean = ax.get_lines()
     assert len(runs) == 3
     assert mean.get_linestyle() == "--" and all(
         run.get_linestyle() == "--" for run in runs
     )
     assert mean.get_linewidth() > max(run.get_linewidth() for run in runs)
-    assert mean.get_label() == "bound"
+    assert mean.get_label() == "b"
 
 
-def test_runs_and_mean_colour_and_run_column(ax):
+def test_runs_and_mean_takes_a_sweep_look_and_a_run_column(ax):
     data = history(seed_column="trial")
-    plotting.runs_and_mean(
-        ax, data, "step", "loss", run="trial", color="red", label="mine"
-    )
+    shade = plotting.sweep_styles([1, 2])[2]
+    plotting.runs_and_mean(ax, data, "step", "loss", run="trial", look=shade)
     lines = ax.get_lines()
     assert len(lines) == 4
-    assert all(to_rgba(line.get_color())[:3] == (1.0, 0.0, 0.0) for line in lines)
-    # two calls without a colour take successive colours of the cycle
-    plotting.runs_and_mean(ax, history(), "step", "loss")
-    plotting.runs_and_mean(ax, history(), "step", "loss")
-    second, third = ax.get_lines()[7], ax.get_lines()[11]
-    assert to_rgba(second.get_color()) != to_rgba(third.get_color())
+    assert {to_rgba(line.get_color()) for line in lines} == {shade["color"]}
+    assert {line.get_gid() for line in lines} == {plotting.SWEEP}
+
+
+@pytest.mark.parametrize("look", ["no_such_quantity", {"color": "red"}, {}])
+def test_runs_and_mean_needs_a_quantity_or_its_keywords(ax, look):
+    with pytest.raises(ValueError, match="look|name"):
+        plotting.runs_and_mean(ax, history(), "step", "loss", look=look)
 
 
 def test_runs_and_mean_error_band_is_the_standard_error_of_the_mean(ax):
     data = history(seeds=(0, 1, 5))
-    plotting.runs_and_mean(ax, data, "step", "loss", error_band=True)
+    plotting.runs_and_mean(ax, data, "step", "loss", look="L_mu", error_band=True)
     (band,) = ax.collections
+    assert band.get_gid() == "L_mu"
     vertices = band.get_paths()[0].vertices
     standard_error = np.std([0, 1, 5], ddof=1) / np.sqrt(3)
     mean = np.array([2 + s**0.5 for s in (0, 5, 10)])
@@ -105,7 +111,9 @@ def test_runs_and_mean_error_band_is_the_standard_error_of_the_mean(ax):
             [centre - standard_error, centre + standard_error],
         )
     with pytest.raises(ValueError, match="2 runs"):
-        plotting.runs_and_mean(ax, history(seeds=(0,)), "step", "loss", error_band=True)
+        plotting.runs_and_mean(
+            ax, history(seeds=(0,)), "step", "loss", look="L_mu", error_band=True
+        )
 
 
 @pytest.mark.parametrize(
@@ -118,7 +126,7 @@ def test_runs_and_mean_error_band_is_the_standard_error_of_the_mean(ax):
 )
 def test_runs_and_mean_missing_columns_raise(ax, x, y, run, missing):
     with pytest.raises(ValueError, match=missing):
-        plotting.runs_and_mean(ax, history(), x, y, run=run)
+        plotting.runs_and_mean(ax, history(), x, y, look="L_un", run=run)
     assert len(ax.get_lines()) == 0
 
 
@@ -138,12 +146,15 @@ def test_runs_with_limit_colours_each_group_and_labels_the_limit_once(ax):
     assert labels == ["contrastive", "ODE", "non-contrastive"]
     assert lines[3].get_color() == plotting.color("contrastive")
     assert lines[8].get_color() == plotting.color("non_contrastive")
-    assert lines[4].get_color() == plotting.LIMIT_COLOR
+    assert lines[4].get_color() == plotting.color("limit")
     assert lines[4].get_linestyle() == "--"
+    assert [line.get_gid() for line in lines[3:5]] == ["contrastive", "limit"]
 
 
 def test_finish_labels_the_axes(ax):
-    plotting.runs_and_mean(ax, history(), "step", "loss", label="mean loss")
+    plotting.runs_and_mean(
+        ax, history(), "step", "loss", look="L_un", label="mean loss"
+    )
     assert (
         plotting.finish(ax, xlabel="step", ylabel="loss (nats)", title="Training") is ax
     )
@@ -157,7 +168,7 @@ def test_finish_labels_the_axes(ax):
 
 
 def test_finish_without_legend(ax):
-    plotting.runs_and_mean(ax, history(), "step", "loss")
+    plotting.runs_and_mean(ax, history(), "step", "loss", look="L_un")
     plotting.finish(ax, xlabel="a", ylabel="b", legend=False)
     assert ax.get_legend() is None and ax.get_title() == ""
 
@@ -207,21 +218,42 @@ def test_heatmap_rejects_an_empty_table(ax):
         plotting.heatmap(ax, pd.DataFrame(), label="x")
 
 
-def test_colors_are_one_per_quantity():
-    names = list(plotting.COLORS)
-    rgb = {to_rgba(plotting.color(name)) for name in names}
-    assert len(rgb) == len(names)  # no two quantities share a colour
-    assert to_rgba("grey") not in rgb and to_rgba(plotting.LIMIT_COLOR) not in rgb
-    # the quantities drawn together in the book's lemma figures differ
-    for group in [("L_un", "L_mu", "L_sup", "curl_bound"), ("norm_max", "norm_min")]:
-        assert len({plotting.color(name) for name in group}) == len(group)
+def test_no_two_quantities_share_a_colour_or_look_alike():
+    names = list(plotting.QUANTITIES)
+    colours = [plotting.color(name) for name in names]
+    assert len({to_rgba(colour) for colour in colours}) == len(names)
+    closest = min(
+        (figure_palette.color_distance(a, b), name_a, name_b)
+        for (name_a, a), (name_b, b) in itertools.combinations(zip(names, colours), 2)
+    )
+    assert closest[0] >= plotting.MIN_COLOR_DISTANCE, closest
+    assert {look.linestyle for look in plotting.QUANTITIES.values()} <= set(
+        plotting.LINES
+    )
     assert plotting.color("L_mu") == "#029e73"
 
 
+def test_style_draws_the_quantity_and_names_it(ax):
+    (line,) = ax.plot([0, 1], [1, 0], **plotting.style("chebyshev_bound"))
+    assert line.get_color() == plotting.color("chebyshev_bound")
+    assert line.get_gid() == "chebyshev_bound"
+    assert line.get_linestyle() == "--"
+    assert line.get_linewidth() == plotting.LINES["--"]["linewidth"]
+    dots = ax.scatter([0], [0], **plotting.style("L_un", line=False, marker="x"))
+    assert dots.get_gid() == "L_un"
+    thin = plotting.style("limit", linewidth=0.9, linestyle=":")
+    assert (thin["linewidth"], thin["linestyle"]) == (0.9, ":")
+    with pytest.raises(ValueError, match="colour"):
+        plotting.style("L_un", color="red")
+    with pytest.raises(ValueError, match="colour"):
+        plotting.style("L_un", gid="L_mu")
+
+
 @pytest.mark.parametrize("name", ["L_unsup", "", "l_un", "bound"])
-def test_color_of_an_unknown_name_raises(name):
-    with pytest.raises(ValueError, match="name must be one of .*L_mu"):
-        plotting.color(name)
+def test_a_quantity_of_an_unknown_name_raises(name):
+    for read in (plotting.color, plotting.style, plotting.quantity):
+        with pytest.raises(ValueError, match="name must be one of .*L_mu"):
+            read(name)
 
 
 @pytest.mark.parametrize("n_panels", [1, 2, 3])
@@ -282,18 +314,24 @@ def test_rendered_points():
         plotting.rendered_points(9.0, -1.0)
 
 
-def test_sweep_colors_are_distinct_and_ordered():
-    shades = plotting.sweep_colors([10, 40, 160])
-    assert list(shades) == [10, 40, 160]
-    assert len(set(shades.values())) == 3
-    lightness = [sum(shade[:3]) for shade in shades.values()]
+def test_sweep_styles_are_distinct_ordered_and_tagged():
+    looks = plotting.sweep_styles([10, 40, 160])
+    assert list(looks) == [10, 40, 160]
+    shades = [look["color"] for look in looks.values()]
+    assert len(set(shades)) == 3
+    lightness = [sum(shade[:3]) for shade in shades]
     assert lightness == sorted(lightness)  # viridis: dark to light
+    assert {look["gid"] for look in looks.values()} == {plotting.SWEEP}
+    dashed = plotting.sweep_styles([10, 40], linestyle="--")
+    assert {look["linestyle"] for look in dashed.values()} == {"--"}
     with pytest.raises(ValueError, match="values"):
-        plotting.sweep_colors([])
+        plotting.sweep_styles([])
+    with pytest.raises(ValueError, match="linestyle"):
+        plotting.sweep_styles([1], linestyle="-.")
 
 
 def test_finish_legend_right_is_outside_the_axes(ax):
-    plotting.runs_and_mean(ax, history(), "step", "loss")
+    plotting.runs_and_mean(ax, history(), "step", "loss", look="L_un")
     plotting.finish(ax, xlabel="a", ylabel="b", legend="right")
     ax.figure.canvas.draw()
     legend_box = ax.get_legend().get_window_extent()
@@ -304,7 +342,9 @@ def test_finish_legend_right_is_outside_the_axes(ax):
 
 def test_legend_below_holds_the_lines_of_one_panel_below_the_panels():
     figure, axes = plotting.figure(2)
-    plotting.runs_and_mean(axes[0], history(), "step", "loss", label="mean loss")
+    plotting.runs_and_mean(
+        axes[0], history(), "step", "loss", look="L_un", label="mean loss"
+    )
     axes[1].plot([0, 1], [0, 1], label="other panel")
     legend = plotting.legend_below(figure, axes[0], ncols=2)
     figure.canvas.draw()
@@ -346,3 +386,33 @@ def test_log_axes_get_plain_tick_labels(ax):
         "0.3",
         "$10^{-5}$",
     ]
+
+
+def test_lab_and_color_distance_against_known_values():
+    np.testing.assert_allclose(figure_palette.lab("white"), [100, 0, 0], atol=1e-3)
+    np.testing.assert_allclose(figure_palette.lab("black"), [0, 0, 0], atol=1e-9)
+    # sRGB red in CIELAB (D65), from the CIE formulas
+    np.testing.assert_allclose(
+        figure_palette.lab("#ff0000"), [53.24, 80.09, 67.20], atol=0.01
+    )
+    assert figure_palette.color_distance("#ff0000", "#ff0000") == 0
+    assert figure_palette.color_distance("white", "black") == pytest.approx(100)
+
+
+def test_palette_problems_name_untagged_and_miscoloured_artists(ax):
+    ax.plot([0, 1], [0, 1], **plotting.style("L_un"), label="fine")
+    ax.plot([0, 1], [1, 0], color=plotting.color("L_mu"), label="untagged")
+    ax.plot([0, 1], [1, 1], color="#000001", gid="L_sup", label="miscoloured")
+    ax.plot([0, 1], [0, 0], color=plotting.color("L_un"), gid="L_sup")
+    ax.plot([0, 1], [2, 2], **plotting.sweep_styles([1])[1])
+    found = figure_palette.problems(
+        [{"suptitle": "", "artists": figure_palette.drawn(ax.figure)}]
+    )
+    assert len(found) == 4, found
+    assert "'untagged': gid None names no quantity" in found[0]
+    assert "L_sup drawn in #000001" in found[1]
+    assert "colour #0173b2 is used for ['L_sup', 'L_un']" in found[-1]
+    empty, _ = plt.subplots()
+    clean = figure_palette.drawn(empty)
+    assert figure_palette.problems([{"suptitle": "", "artists": clean}]) == []
+    plt.close(empty)
