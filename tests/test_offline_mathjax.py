@@ -89,7 +89,11 @@ def test_an_unpacked_copy_is_used_without_fetching(tmp_path, monkeypatch):
     assert config.html_static_path == ["_static", str(static)]
     assert config.mathjax_path == "mathjax/tex-mml-chtml.js"
     assert config.mathjax3_config == {
-        "output": {"scale": 1.1, "displayOverflow": "linebreak"},
+        "output": {
+            "scale": 1.1,
+            "displayOverflow": "linebreak",
+            "linebreaks": {"width": "98%"},
+        },
         "tex": {"tags": "ams"},
         "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
     }

@@ -56,10 +56,11 @@ ENTRY = "mathjax/tex-mml-chtml.js"
 """``mathjax_path``, relative to the static folder."""
 MATHJAX_CONFIG = {
     "loader": {"paths": {"fonts": "[mathjax]/fonts"}},
-    "output": {"displayOverflow": "linebreak"},
+    "output": {"displayOverflow": "linebreak", "linebreaks": {"width": "98%"}},
 }
 """Fonts from the book's own copy (``[mathjax]`` is the folder of ``ENTRY``), and
-displayed equations wider than the page broken into lines."""
+displayed equations wider than the page broken into lines of at most 98 % of its
+width (the rest: room for the 2 px by which MathJax shifts a broken display)."""
 
 
 def cache_dir() -> Path:
