@@ -76,6 +76,20 @@ def test_environment_python_satisfies_requires_python():
     )
 
 
+def test_environment_pins_the_constrained_torch_in_the_tested_range():
+    """conda installs the torch that pip would (the constraints' pin), so pip keeps it;
+    that version is in pyproject.toml's range."""
+    environment = yaml.safe_load((ROOT / "environment.yml").read_text())
+    conda_torch = next(
+        str(d) for d in environment["dependencies"] if str(d).startswith("pytorch")
+    )
+    assert conda_torch.split("=", 1)[1] == pinned()["torch"]
+    torch = next(
+        Requirement(r) for r in PYPROJECT["project"]["dependencies"] if "torch" in r
+    )
+    assert torch.specifier.contains(pinned()["torch"])
+
+
 def declared() -> set[str]:
     """Canonical names of the distributions pyproject.toml declares, with extras."""
     project = PYPROJECT["project"]
