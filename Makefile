@@ -7,6 +7,8 @@
 # make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md and benchmarks/README.md
 # make paper : on a GPU, execute every chapter at CCL_SCALE=paper into _build/paper/ (stored outputs untouched); each writes results/paper/NN_topic.json
 # make profile SCALE=smoke|standard|paper : execute every chapter at SCALE, print its time and its slowest cells
+# make release : tag this commit v<ccl_helpers.__version__>, the version the notebooks' Colab cells
+#                install (clean tree and a new tag required); then `git push origin v<version>`
 # make clean : remove the build and the virtual environment
 # Each target sets itself up: .venv is created and installed once (again when pyproject.toml or the
 # constraints change), and FashionMNIST is found or installed (python -m ccl_helpers.data fetch).
@@ -24,7 +26,7 @@ PIP   := $(BIN)/python -m pip install -c $(CONSTRAINTS)
 export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: all data lint book test outputs scorecard paper bench profile render-check clean
+.PHONY: all data lint book test outputs scorecard paper bench profile render-check release clean
 all: test
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
@@ -100,6 +102,15 @@ render-check: $(STAMP)
 	command -v chromium >/dev/null || { test "$$(id -u)" = 0 && apt-get update -q \
 	    && apt-get install -y -q chromium; }
 	python tests/render_check.py
+
+VERSION = $(shell sed -n 's/^__version__ = "\(.*\)"$$/\1/p' ccl_helpers/__init__.py)
+release:
+	@test -n "$(VERSION)" || { echo "release: no __version__ in ccl_helpers/__init__.py"; exit 1; }
+	@test -z "$$(git status --porcelain)" || { echo "release: the working tree has changes"; exit 1; }
+	@if git rev-parse -q --verify "refs/tags/v$(VERSION)" >/dev/null; then \
+	    echo "release: tag v$(VERSION) exists; raise __version__ first"; exit 1; fi
+	git tag -a "v$(VERSION)" -m "ccl_helpers $(VERSION)"
+	@echo "Tagged v$(VERSION). Publish it: git push origin v$(VERSION)"
 
 clean:
 	rm -rf _build $(VENV) *.egg-info .pytest_cache .hypothesis

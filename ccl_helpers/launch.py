@@ -46,39 +46,68 @@ KNN_K = 5
 
 __all__ = ["SIZES", "check_options", "main", "parse_args"]
 
+HELP = """Train an MLP encoder with SimCLR's NT-Xent loss on scikit-learn's 8x8 digits
+(no download needed), on one process or on several with torchrun, then report the
+linear-probe and 5-NN accuracies on held-out digits.
+
+one process:      python -m ccl_helpers.launch [options]
+G processes:      torchrun --nproc_per_node=G -m ccl_helpers.launch [options]
+"""
+"""The command's description in plain words (``--help``)."""
+
+
+def _sizes_text() -> str:
+    """The sizes of each scale, as the end of ``--help``."""
+    rows = [
+        f"  {name:<9} {s['steps']:>5} steps, batch {s['batch_size']:>3}, "
+        f"hidden width {s['hidden'][0]}"
+        for name, s in SIZES.items()
+    ]
+    return "sizes per scale:\n" + "\n".join(rows)
+
 
 def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command-line options, with ``steps`` and ``batch_size`` filled in from
     ``--scale``."""
     parser = argparse.ArgumentParser(
-        prog="python -m ccl_helpers.launch", description=__doc__.split("\n\n")[0]
+        prog="python -m ccl_helpers.launch",
+        description=HELP,
+        epilog=_sizes_text(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     parser.add_argument(
         "--scale",
         choices=runtime.SCALES,
         default=None,
-        help="experiment size (default: CCL_SCALE, else standard)",
+        help="experiment size (default: the CCL_SCALE variable, else standard)",
     )
     parser.add_argument(
-        "--steps", type=int, help="training steps (default: the scale's)"
+        "--steps", type=int, help="training steps (default: the scale's, below)"
     )
     parser.add_argument(
         "--batch-size",
         type=int,
-        help="global batch B, split over the processes (default: the scale's)",
+        help="global batch, split over the processes (default: the scale's, below)",
     )
     parser.add_argument(
-        "--temperature", type=float, default=TEMPERATURE, help="NT-Xent temperature t"
+        "--temperature",
+        type=float,
+        default=TEMPERATURE,
+        help=f"NT-Xent temperature (default: {TEMPERATURE})",
     )
-    parser.add_argument("--lr", type=float, default=LR, help="Adam's learning rate")
+    parser.add_argument(
+        "--lr", type=float, default=LR, help=f"Adam's learning rate (default: {LR})"
+    )
     parser.add_argument(
         "--seed",
         type=int,
         default=0,
-        help="seed of the initialisation and of the batches",
+        help="seed of the initialisation and of the batches (default: 0)",
     )
     parser.add_argument(
-        "--out", type=Path, help="where rank 0 writes the results (JSON)"
+        "--out",
+        type=Path,
+        help="JSON file for the results (default: none, only the summary line)",
     )
     options = parser.parse_args(argv)
     options.scale = options.scale or runtime.scale()

@@ -544,10 +544,12 @@ def _evaluate(
     train_labels: Tensor,
     eval_features: Tensor | None,
     eval_labels: Tensor | None,
-    task_size: int,
+    task_size: int | None,
     class_probs: Tensor | None,
     classifier_of,
 ) -> dict[str, Tensor]:
+    """Loss and accuracy of ``classifier_of(tasks, n_classes)`` over the tasks of
+    ``task_size`` classes (None: one task of all the classes)."""
     if (eval_features is None) != (eval_labels is None):
         raise ValueError("give both eval_features and eval_labels, or neither")
     if eval_features is None:
@@ -558,6 +560,7 @@ def _evaluate(
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
     if class_probs is None:
         class_probs = class_frequencies(eval_labels, n_classes)
+    task_size = n_classes if task_size is None else task_size
     tasks = all_tasks(n_classes, task_size, train_features.device)
     loss, accuracy = task_loss_and_accuracy(
         eval_features,
@@ -627,14 +630,16 @@ def linear_probe(
     eval_features: Tensor | None = None,
     eval_labels: Tensor | None = None,
     *,
-    task_size: int = 2,
+    task_size: int | None = None,
     class_probs: Tensor | None = None,
     max_iter: int = 500,
 ) -> dict[str, Tensor]:
     """The best linear classifier of every task, fitted on the training features (see
     :func:`fit_linear_classifiers`) and evaluated like :func:`mean_classifier`.
 
-    Evaluated on the training data itself this is L_sup(f) = E_T inf_W L_sup(f, T, W).
+    By default (``task_size=None``) there is one task, of all the classes: the usual
+    linear probe. ``task_size=2`` gives CURL's average over the binary tasks; evaluated
+    on the training data itself it is L_sup(f) = E_T inf_W L_sup(f, T, W).
     """
     return _evaluate(
         train_features,

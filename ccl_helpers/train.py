@@ -18,6 +18,7 @@ and the DDP path drive it with their own :class:`Evaluation`.
 from __future__ import annotations
 
 import contextlib
+import itertools
 import math
 import numbers
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -361,7 +362,9 @@ def loop(
         target: (quantity, ε): seed s reaches it at the first evaluated t with
             quantity_s ≤ ε (``"loss"`` or a quantity of the evaluations); that step
             is recorded. With ``stop_at_target``, the loop stops once every seed has.
-        bar: a wrapper of the step iterator (e.g. a progress bar).
+        bar: a wrapper of the iterator of the n_steps update steps 0 … n_steps − 1
+            (e.g. a progress bar, which then counts to n_steps); the last pass, t =
+            n_steps, only evaluates and comes after it.
 
     Returns the long history: columns step (int64), seed (int64), quantity, value
     (float64), one row per recorded (step, seed, quantity). In full batch, raises
@@ -407,8 +410,11 @@ def loop(
     records = _Records(seeds)
     reached = _Target(target, stop_at_target)
     running, since, first_bad = None, 0, None
-    steps = range(n_steps + 1)
-    iterator = bar(steps) if bar is not None else steps
+    iterator = (
+        itertools.chain(bar(range(n_steps)), [n_steps])
+        if bar is not None
+        else range(n_steps + 1)
+    )
     try:
         for t in iterator:
             beta = betas[t] if betas is not None else 1.0
@@ -454,6 +460,20 @@ def loop(
     return records.frame()
 
 
+def _check_seed_axis(batch, n_seeds: int) -> None:
+    """ValueError unless every tensor of ``batch`` (a pytree) has the leading seed axis
+    S = ``n_seeds`` that the vmapped loss maps over."""
+    from torch.utils._pytree import tree_leaves
+
+    for leaf in tree_leaves(batch):
+        if isinstance(leaf, Tensor) and (leaf.ndim == 0 or leaf.shape[0] != n_seeds):
+            raise ValueError(
+                f"every tensor of a batch needs a leading seed axis of size S = "
+                f"{n_seeds}, one batch per seed; got shape {tuple(leaf.shape)} (for "
+                "one model: a StackedModel with n_seeds=1 and batch[None])"
+            )
+
+
 def stacked_gradient(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -478,10 +498,16 @@ def stacked_gradient(
     names = list(model.params)
     batched_loss = _batched_loss(model, loss_fn, None if shared else 0)
     device = next(iter(model.params.values())).device
+    check_first = not shared  # the seed axis of the first step's data, checked once
 
     def gradient(step: int, beta: float) -> Evaluation:
+        nonlocal check_first
+        batch = data(step)
+        if check_first:
+            _check_seed_axis(batch, len(model.seeds))
+            check_first = False
         with autocast(device) if mixed_precision else contextlib.nullcontext():
-            losses = batched_loss(model.params, model.buffers, data(step))
+            losses = batched_loss(model.params, model.buffers, batch)
         losses = at_least_float32(losses)
         grads = torch.autograd.grad(losses.sum(), [model.params[n] for n in names])
         quantities = {}

@@ -225,6 +225,7 @@ def write_split(folder, split="test", n=3, label=0, compress=True):
 def places(tmp_path, monkeypatch):
     """Empty root, CCL_DATA_DIR, Debian and cache folders, wired into the search."""
     folders = {name: tmp_path / name for name in ("root", "env", "debian", "cache")}
+    folders["root"].mkdir()
     monkeypatch.setenv("CCL_DATA_DIR", str(folders["env"]))
     monkeypatch.setattr(_fetch, "DEBIAN_FASHION_MNIST", folders["debian"])
     monkeypatch.setattr(_fetch, "cache_dir", lambda dataset: folders["cache"] / dataset)
@@ -252,6 +253,18 @@ def test_search_order_root_env_debian_cache(places):
     write_split(places["env"] / "MNIST" / "raw", label=7)
     assert data.mnist("test")[1].tolist() == [7] * 3
     assert places["debian"] not in data.search_path("mnist")
+
+
+def test_a_root_that_is_no_folder_raises_rather_than_reading_elsewhere(places):
+    write_split(places["cache"] / "fashion-mnist", label=4)
+    missing = places["root"] / "nonexistent"
+    for call in (
+        lambda: data.fashion_mnist("test", root=missing),
+        lambda: data.search_path("fashion-mnist", missing),
+        lambda: data.fetch(root=missing),
+    ):
+        with pytest.raises(ValueError, match="root must be an existing folder"):
+            call()
 
 
 def test_missing_files_raise_one_error_naming_the_three_ways(places):
@@ -430,3 +443,14 @@ def test_files_are_found_without_pooch(tmp_path, monkeypatch):
     write_split(tmp_path / "fashion-mnist", label=6)
     assert data.search_path("fashion-mnist")[-1] == tmp_path / "debian"
     assert data.fashion_mnist("test")[1].tolist() == [6] * 3
+
+
+@pytest.mark.parametrize("argv", [["--help"], ["fetch", "--help"]])
+def test_the_command_line_help_is_plain_words(argv, capsys):
+    with pytest.raises(SystemExit):
+        data_main(argv)
+    text = capsys.readouterr().out
+    assert "``" not in text and ":func:" not in text
+    if argv[0] == "fetch":
+        assert "apt-get" in text and "(default: fashion-mnist)" in text
+        assert "MD5" in text and "CCL_DATA_DIR" in text

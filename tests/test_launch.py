@@ -172,3 +172,14 @@ def test_unknown_scale_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
         launch.parse_args(["--scale", "huge"])
     assert "invalid choice" in capsys.readouterr().err
+
+
+def test_help_says_what_it_trains_in_plain_words_with_the_defaults(capsys):
+    with pytest.raises(SystemExit):
+        launch.parse_args(["--help"])
+    text = capsys.readouterr().out
+    assert "MLP encoder" in text and "8x8 digits" in text and "torchrun" in text
+    for default in ("(default: 0.5)", "(default: 0.001)", "(default: 0)"):
+        assert default in text
+    assert "standard    150 steps, batch  64" in text
+    assert "``" not in text and ":func:" not in text and ":data:" not in text

@@ -585,6 +585,18 @@ def test_linear_probe_on_separated_blobs_is_accurate(task_size):
     assert 0 <= float(result["loss"]) < 0.05
 
 
+def test_linear_probe_defaults_to_one_task_of_all_the_classes():
+    """The usual k-way probe: the same as task_size = number of classes, not CURL's
+    average over binary tasks (which is easier)."""
+    features, labels = overlapping_problem()
+    default = metrics.linear_probe(features, labels)
+    all_classes = metrics.linear_probe(features, labels, task_size=3)
+    assert torch.equal(default["accuracy"], all_classes["accuracy"])
+    assert torch.equal(default["loss"], all_classes["loss"])
+    binary = metrics.linear_probe(features, labels, task_size=2)
+    assert float(binary["accuracy"]) > float(default["accuracy"])
+
+
 def test_linear_probe_loss_is_below_the_mean_classifier_loss_on_its_training_data():
     features, labels = overlapping_problem()
     rho = torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64)

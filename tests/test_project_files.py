@@ -5,7 +5,9 @@ declared in pyproject.toml and pinned in .ci/constraints.txt."""
 from __future__ import annotations
 
 import ast
+import os
 import re
+import subprocess
 import sys
 import tomllib
 from importlib.metadata import PackageNotFoundError, packages_distributions, version
@@ -39,10 +41,16 @@ def test_install_cell_pins_the_configured_repository_and_version(path):
     repo = re.search(r'^\s*repo = "([^"]+)"$', source, re.M)
     assert repo and repo.group(1) == REPOSITORY, source
     assert (
-        f'!pip install -q "ccl_helpers @ git+{{repo}}@v{ccl_helpers.__version__}"'
-        in (source)
+        f'package = f"ccl_helpers @ git+{{repo}}@v{ccl_helpers.__version__}"' in source
     )
-    assert source.index('"google.colab" in sys.modules') < source.index("!pip")
+    # a failed install stops the cell with pip's error (no "!pip", which goes on)
+    assert "subprocess.run(pip, check=True)" in source and "!pip" not in source
+    assert source.index('"google.colab" in sys.modules') < source.index("package =")
+    uses_data = "fashion_mnist(" in path.read_text()
+    fetches = '"ccl_helpers.data", "fetch"' in source
+    assert fetches == uses_data and ("subprocess.run(fetch, check=True)" in source) == (
+        uses_data
+    )
 
 
 def test_readme_colab_links_use_the_configured_repository():
@@ -144,3 +152,32 @@ def test_constraints_pin_the_installed_versions():
         except PackageNotFoundError:
             continue
         assert installed.split("+")[0] == pinned()[name], name
+
+
+def test_make_release_tags_the_package_version_once(tmp_path):
+    """`make release` in a clone tags v<__version__> (what the Colab cells install) and
+    refuses a second time and on a changed tree."""
+    clone = tmp_path / "clone"
+    subprocess.run(["git", "clone", "-q", str(ROOT), str(clone)], check=True)
+    identity = {"GIT_COMMITTER_NAME": "t", "GIT_COMMITTER_EMAIL": "t@example.org"}
+    env = {**os.environ, **identity}
+
+    def release():
+        return subprocess.run(
+            ["make", "-s", "release"],
+            cwd=clone,
+            env=env,
+            capture_output=True,
+            text=True,
+        )
+
+    first = release()
+    assert first.returncode == 0, first.stdout + first.stderr
+    tags = subprocess.run(
+        ["git", "tag"], cwd=clone, capture_output=True, text=True, check=True
+    ).stdout.split()
+    assert tags == [f"v{ccl_helpers.__version__}"]
+    assert "exists" in release().stdout
+    subprocess.run(["git", "tag", "-d", tags[0]], cwd=clone, check=True, stdout=-3)
+    (clone / "README.md").write_text("changed")
+    assert "changes" in release().stdout

@@ -232,6 +232,23 @@ def test_train_loss_is_the_mean_minibatch_loss_since_the_last_checkpoint():
             assert table[(step, seed + i)] == pytest.approx(expected, rel=1e-5)
 
 
+@pytest.mark.parametrize("drop", ["x", "y", "both"])
+def test_train_names_a_batch_without_its_seed_axis(drop):
+    """A batch of one model's shape (no leading S) gets a plain ValueError, not vmap's
+    size mismatch."""
+    x, y = fixed_batches(2, 2, seed=3)
+    model = StackedModel(make_mlp, 2)
+
+    def batch(step):
+        xs, ys = x[step - 1], y[step - 1]
+        return (xs[0] if drop in ("x", "both") else xs), (
+            ys[0] if drop in ("y", "both") else ys
+        )
+
+    with pytest.raises(ValueError, match="leading seed axis of size S = 2"):
+        train(model, regression_loss, batch, 2)
+
+
 # ---------------------------------------------------------------- the history
 
 
@@ -737,6 +754,26 @@ def test_loop_applies_the_step_size_and_temperature_stages_as_stated():
     torch.testing.assert_close(params["w"], w, rtol=1e-12, atol=1e-12)
     # β_t reaches the objective; at t = T the last stage's
     assert seen == [(0, 2.0), (1, 2.0), (2, 4.0), (3, 4.0)]
+
+
+def test_loop_bar_counts_the_update_steps_then_the_final_evaluation_runs():
+    params, seen, wrapped = fresh_w(), [], []
+
+    def bar(steps):
+        wrapped.append(list(steps))
+        return iter(wrapped[-1])
+
+    loop(
+        params,
+        quadratic(params, seen),
+        3,
+        seeds=[0, 1],
+        lr=0.1,
+        full_batch=True,
+        bar=bar,
+    )
+    assert wrapped == [[0, 1, 2]]  # a bar over them shows 3/3, not 4/3
+    assert [t for t, _ in seen] == [0, 1, 2, 3]
 
 
 def test_loop_adam_follows_torch_adam_with_the_scheduled_rate():

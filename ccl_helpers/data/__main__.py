@@ -7,21 +7,42 @@ from __future__ import annotations
 import argparse
 import sys
 
-from ._fetch import SOURCES, fetch
+from ._fetch import DEBIAN_FASHION_MNIST, SOURCES, fetch
 from ._files import DataNotFoundError
+
+FETCH_HELP = f"""Find a data set's files and print the folder that holds them. Where
+they are missing: as root on a machine with apt-get, install the Debian package
+dataset-fashion-mnist (FashionMNIST only, into {DEBIAN_FASHION_MNIST}); otherwise
+download the four files from the official mirrors into the download cache and check
+their MD5 sums. Folders searched, in order: --root, the CCL_DATA_DIR variable,
+{DEBIAN_FASHION_MNIST}, the download cache. Exit status 1, with the ways to get
+the files, when none works."""
+"""The fetch command's description in plain words (``--help``)."""
 
 
 def main(argv: list[str] | None = None) -> int:
     """The command line; returns its exit status."""
     parser = argparse.ArgumentParser(
-        prog="python -m ccl_helpers.data", description=__doc__.split("\n\n")[0]
+        prog="python -m ccl_helpers.data",
+        description="The data sets of the book: make them available.",
     )
     commands = parser.add_subparsers(dest="command", required=True)
-    fetch_parser = commands.add_parser("fetch", help="make a data set available")
-    fetch_parser.add_argument(
-        "--dataset", choices=sorted(SOURCES), default="fashion-mnist"
+    fetch_parser = commands.add_parser(
+        "fetch",
+        help="make a data set's files available and print where they are",
+        description=FETCH_HELP,
     )
-    fetch_parser.add_argument("--root", help="a folder searched first")
+    fetch_parser.add_argument(
+        "--dataset",
+        choices=sorted(SOURCES),
+        default="fashion-mnist",
+        help="the data set (default: fashion-mnist)",
+    )
+    fetch_parser.add_argument(
+        "--root",
+        metavar="FOLDER",
+        help="an existing folder searched first (default: none)",
+    )
     options = parser.parse_args(argv)
     try:
         folder = fetch(options.dataset, options.root)

@@ -114,8 +114,12 @@ def cache_dir(dataset: str) -> Path:
 
 
 def search_path(dataset: str, root: str | os.PathLike | None = None) -> list[Path]:
-    """The folders searched for ``dataset``'s files, in order (see the module text)."""
+    """The folders searched for ``dataset``'s files, in order (see the module text). A
+    ``root`` that is not a folder raises ValueError (the data would otherwise come
+    silently from another place)."""
     source = _source(dataset)
+    if root is not None and not Path(root).expanduser().is_dir():
+        raise ValueError(f"root must be an existing folder, got {str(root)!r}")
     places = []
     for base in (root, os.environ.get("CCL_DATA_DIR") or None):
         if base is not None:
