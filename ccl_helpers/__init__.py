@@ -9,7 +9,9 @@ from per-seed measurements to a verdict, the chapters' records, the scorecard) a
 its command-line entry, Chapter 5's encoder on several processes, is
 ``python -m ccl_helpers.launch``). One module per source, each using the core only:
 ``curl`` (Arora et al. 2019), ``multineg`` (Merad et al. 2020), ``wen`` (Wen 2020),
-``multimodal`` (Ren & Li 2023), ``supervised_approx`` (Lee 2025).
+``multimodal`` (Ren & Li 2023), ``supervised_approx`` (Lee 2025). Above them,
+:func:`report` (module ``encoder_report``) sets the sources' bounds on a user's own
+encoder against what they bound.
 """
 
 from . import (
@@ -19,6 +21,7 @@ from . import (
     curl,
     data,
     distributed,
+    encoder_report,
     losses,
     metrics,
     models,
@@ -32,6 +35,7 @@ from . import (
     verdicts,
     wen,
 )
+from .encoder_report import report
 from .runtime import (
     by_scale,
     device,
@@ -55,6 +59,7 @@ __all__ = [
     "data",
     "device",
     "distributed",
+    "encoder_report",
     "glue",
     "losses",
     "metrics",
@@ -63,6 +68,7 @@ __all__ = [
     "multineg",
     "plotting",
     "progress",
+    "report",
     "results",
     "scale",
     "setup",

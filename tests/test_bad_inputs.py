@@ -1812,6 +1812,21 @@ BASELINES = {
         ),
         (),
     ),
+    "report": lambda: (
+        dict(
+            encoder=flat_module(),
+            images=images(8),
+            labels=labels(8),
+            n_negatives=2,
+            strategy="none",
+            alpha=1.0,
+            n_samples=10,
+            n_transforms_attract=2,
+            n_transforms_repel=1,
+            seed=0,
+        ),
+        (("labels", "images", 0),),
+    ),
     "supervised_approx.summarise_bounds": lambda: (
         dict(
             attract=PUBLIC["supervised_approx.attracting_terms"](

@@ -1,6 +1,6 @@
 """The package's import rule, read from every module's source (ast): the modules of one
 source (Chapters 1–5) import the shared core only, never each other; the core imports
-no source module; and no module imports a private module (``_name``) of another
+no source module (only the entries above the sources do); and no module imports a private module (``_name``) of another
 package."""
 
 from __future__ import annotations
@@ -15,8 +15,9 @@ PACKAGE = Path(__file__).resolve().parents[1] / "ccl_helpers"
 SOURCE_MODULES = {"curl", "multineg", "wen", "multimodal", "supervised_approx"}
 """One module per theory source: each may use the core, none another source's module."""
 
-ENTRY_POINTS = {"launch"}
-"""Command-line entries: they run a chapter's experiment, so may import its module."""
+ENTRY_POINTS = {"launch", "encoder_report"}
+"""Modules above the sources, which may import them: the command-line entry that runs a
+chapter's experiment, and the report of every source's bounds on one encoder."""
 
 
 def module_name(path: Path) -> str:
