@@ -54,7 +54,7 @@ from collections.abc import Callable
 import torch
 import torch.distributed as dist
 from torch import Tensor, nn
-from torch.distributed.nn.functional import all_gather
+from torch.distributed import _functional_collectives as functional_collectives
 
 from .checks import (
     check_choice,
@@ -196,7 +196,7 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
 
     the :math:`q`-th block of the sum over ranks of the incoming gradients: the backward
     all-reduces (sums) :math:`G_r` and returns the local slice, a reduce-scatter: the
-    backward of ``torch.distributed.nn.functional.all_gather``. (Plain
+    backward of torch's functional all-gather (``all_gather_single``). (Plain
     ``torch.distributed.all_gather`` returns tensors without autograd history, and so
     drops every term :math:`r \ne q`.) This is the gradient of the *sum* of the ranks'
     losses; DistributedDataParallel then *averages* the parameter gradients over the
@@ -220,7 +220,15 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
     if world_size() == 1:
         return tensor
     _check_same_shape_on_all_ranks(tensor)
-    return torch.cat(all_gather(tensor), dim=dim)
+    # torch's functional collective with autograd (its backward is the reduce-scatter
+    # above): all_gather_single from torch 2.13, all_gather_tensor_autograd before
+    gather = getattr(
+        functional_collectives,
+        "all_gather_single",
+        getattr(functional_collectives, "all_gather_tensor_autograd", None),
+    )
+    stacked = gather(tensor.unsqueeze(0).contiguous(), 0, dist.group.WORLD)
+    return torch.cat(stacked.unbind(0), dim=dim)  # (W, *shape) → along dim
 
 
 # --------------------------------------------------------------------------------------
