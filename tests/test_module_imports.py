@@ -1,7 +1,7 @@
 """The package's import rule, read from every module's source (ast): the modules of one
 source (Chapters 1–5) import the shared core only, never each other; the core imports
-no source module (only the entries above the sources do); and no module imports a private module (``_name``) of another
-package."""
+no source module (only the entries above the sources do); and no module imports a
+private module (``_name``) of another package."""
 
 from __future__ import annotations
 
