@@ -139,9 +139,11 @@ def under_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
-def setup(seed: int = 0, threads: int | None = None) -> torch.device:
-    """Seed every generator, make torch deterministic and fix the display; return
-    :func:`device`.
+def setup(
+    seed: int = 0, threads: int | None = None, *, quiet: bool = False
+) -> torch.device:
+    """Seed every generator, make torch deterministic, set torch's CPU threads and fix
+    the display; print one line saying so (unless ``quiet``); return :func:`device`.
 
     Args:
         seed: seed for ``random``, NumPy and torch (all devices); must be ≥ 0.
@@ -151,8 +153,11 @@ def setup(seed: int = 0, threads: int | None = None) -> torch.device:
             count, and the book's small tensors gain little
             from more: on a busy machine several threads per process slow them down many
                 times.
+        quiet: no printed line.
     """
     seed = check_int("seed", seed, minimum=0)
+    if not isinstance(quiet, bool):
+        raise ValueError(f"quiet must be True or False, got {quiet!r}")
     if threads is None:
         default = (os.cpu_count() or 1) if scale() == "paper" else 1
         threads = os.environ.get("CCL_THREADS", default)
@@ -178,7 +183,14 @@ def setup(seed: int = 0, threads: int | None = None) -> torch.device:
     from .plotting import use_style
 
     use_style()
-    return device()
+    chosen = device()
+    if not quiet:
+        print(
+            f"ccl_helpers.setup: scale {scale()}, device {chosen.type}, seed {seed}, "
+            f"torch on {threads} CPU thread{'s' if threads > 1 else ''} "
+            "(setup(threads=k) or CCL_THREADS=k sets it)"
+        )
+    return chosen
 
 
 def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:

@@ -242,6 +242,20 @@ def test_setup_turns_on_determinism_and_sets_threads(restore_torch_state):
     assert returned == runtime.device()
 
 
+def test_setup_says_what_it_set(restore_torch_state, monkeypatch, capsys):
+    monkeypatch.setenv("CCL_SCALE", "smoke")
+    monkeypatch.delenv("CCL_THREADS", raising=False)
+    runtime.setup(3)
+    said = capsys.readouterr().out
+    assert "scale smoke" in said and "seed 3" in said
+    assert f"device {runtime.device().type}" in said
+    assert "torch on 1 CPU thread " in said and "CCL_THREADS" in said
+    runtime.setup(3, threads=2, quiet=True)
+    assert capsys.readouterr().out == ""
+    with pytest.raises(ValueError, match="quiet"):
+        runtime.setup(3, quiet="yes")
+
+
 def test_setup_reads_ccl_threads(restore_torch_state, monkeypatch):
     monkeypatch.setenv("CCL_THREADS", "2")
     runtime.setup(0)
