@@ -8,7 +8,7 @@ for N > 1; Lee's bounds, which draw augmentations), with standard errors. Every 
 is then set against the quantity it bounds: its *slack* is bound − quantity, ≥ 0 when
 the bound holds.
 
-- Arora et al. (2019), Lemma 4.3 (the "simple lemma"): L^µ_sup over the binary tasks
+- Arora et al. (2019), the simple lemma, eq. (2): L^µ_sup over the binary tasks
   ≤ (L_un − τ log 2)/(1 − τ), τ = Σ_c ρ(c)² (:func:`ccl_helpers.curl.lemma_quantities`).
 - Merad et al. (2020), Lemma 1: L^µ_sup(f, C) ≤ L_un/p_min + log N_C; Lemma 2:
   L^µ_sup(f, C) ≤ L^N_un/p^ρ_cc(N) (:func:`ccl_helpers.multineg.lemma1_bound`,
@@ -31,10 +31,12 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from . import coupon, curl, metrics, multineg, supervised_approx
+from . import coupon, curl, metrics, multineg, plotting, supervised_approx
+from .verdicts import format_estimate
 from .checks import (
     check_callable,
     check_choice,
+    check_frame,
     check_inputs,
     check_int,
     check_positive,
@@ -60,7 +62,7 @@ REPORT_ROWS = {
     "L_un": Row("L_un, one negative, logistic loss (exact)", "", f"{_ARORA}, eq. (1)"),
     "L_un_N": Row("L^N_un, N negatives (Monte Carlo)", "", f"{_MERAD}, eq. (6)"),
     "L_mu_binary": Row(
-        "L^µ_sup over the binary tasks (exact)", "", f"{_ARORA}, Definition 2.3"
+        "L^µ_sup over the binary tasks (exact)", "", f"{_ARORA}, the simple lemma"
     ),
     "L_mu": Row("L^µ_sup(f, C), all the classes (exact)", "", f"{_MERAD}, eq. (5)"),
     "accuracy_mu": Row(
@@ -69,16 +71,14 @@ REPORT_ROWS = {
     "accuracy_probe": Row(
         "linear-probe accuracy, all the classes (held-out half)", "", "N_C-way"
     ),
-    "curl_bound": Row(
-        "(L_un − τ log 2)/(1 − τ)", "L_mu_binary", f"{_ARORA}, Lemma 4.3"
-    ),
+    "curl_bound": Row("(L_un − τ log 2)/(1 − τ)", "L_mu_binary", f"{_ARORA}, eq. (2)"),
     "lemma1_bound": Row("L_un/p_min + log N_C", "L_mu", f"{_MERAD}, Lemma 1"),
     "lemma2_bound": Row("L^N_un/p_cc(N)", "L_mu", f"{_MERAD}, Lemma 2"),
     "attracting_lhs": Row(
         "−s(f(t(x)), m̂(x)), m̂ the mean view", "", f"{_LEE}, Theorem 4.4"
     ),
     "attracting_bound": Row(
-        "−mean_k s(f(t(x)), f(t_k(x)))", "attracting_lhs", f"{_LEE}, Theorem 4.4"
+        "−mean_k s(f(t(x)), f(t_k(x)))", "attracting_lhs", f"{_LEE}, eq. (8)"
     ),
     "repelling_lhs": Row("max_{y'≠y} s(f(t(x)), µ_{y'})", "", f"{_LEE}, Theorem 4.6"),
     "repelling_bound": Row("B/ν, as printed", "repelling_lhs", f"{_LEE}, eq. (10)"),
@@ -88,6 +88,14 @@ REPORT_ROWS = {
 }
 """The rows of :func:`report`, by name: their meaning, the row each bound bounds, and
 the source. Losses are in nats; Lee's rows are means over the images."""
+
+LOSS_BOUNDS = {
+    "curl_bound": "CURL's lemma",
+    "lemma1_bound": "Lemma 1",
+    "lemma2_bound": "Lemma 2",
+}
+"""The bounds in nats on a mean classifier's loss, by row, with their short names:
+what :func:`draw_loss_bounds` draws."""
 
 COLUMNS = ("value", "se", "bounds", "slack", "slack_se", "meaning", "source")
 """The columns of :func:`report`."""
@@ -304,3 +312,66 @@ def report(
             )
         rows.append((value, se, row.bounds, slack, slack_se, row.meaning, row.source))
     return pd.DataFrame(rows, index=list(REPORT_ROWS), columns=list(COLUMNS))
+
+
+def _as_text(value: float, se: float) -> str:
+    """value ± se (an exact value to four significant digits, no ±); "" for NaN, "∞"
+    for +∞."""
+    if math.isnan(value):
+        return ""
+    if math.isinf(value):
+        return "∞" if value > 0 else "−∞"
+    if se == 0:
+        return f"{value:.4g}".replace("-", "−")
+    return format_estimate(value, se)
+
+
+def readable(table: pd.DataFrame) -> pd.DataFrame:
+    """A :func:`report` table as text, for reading: ``value`` and ``slack`` as "value ±
+    s.e." at the precision the standard error allows (exact values to four significant
+    digits),
+    and ``bounds``. (n_rows, 3) of strings."""
+    check_frame("table", table, list(COLUMNS))
+    return pd.DataFrame(
+        {
+            "value": [_as_text(v, se) for v, se in zip(table["value"], table["se"])],
+            "bounds": table["bounds"],
+            "slack": [
+                _as_text(v, se) for v, se in zip(table["slack"], table["slack_se"])
+            ],
+        },
+        index=table.index,
+    )
+
+
+def draw_loss_bounds(ax, table: pd.DataFrame) -> None:
+    """Each bound of :data:`LOSS_BOUNDS` in a :func:`report` table (a dash, in its
+    colour) and the loss it bounds (a dot, L^µ_sup's colour: over the binary tasks for
+    CURL's lemma, over all the classes for Lemmas 1 and 2), one column each, ±2
+    standard errors where not exact; log scale. Adds no axis labels."""
+    check_frame("table", table, list(COLUMNS))
+    if not set(REPORT_ROWS) <= set(table.index):
+        raise ValueError(
+            f"table must have the rows of REPORT_ROWS, got {list(table.index)}"
+        )
+    dot = dict(marker="o", markersize=6)
+    dash = dict(marker="_", markersize=22, markeredgewidth=2.5)
+    for x, (name, short) in enumerate(LOSS_BOUNDS.items()):
+        bounded = table.loc[name, "bounds"]
+        for row, look, shape, label in (
+            (bounded, "L_mu", dot, r"$L^\mu_{\rm sup}$" if x == 0 else None),
+            (name, name, dash, short),
+        ):
+            value, se = table.loc[row, ["value", "se"]]
+            if math.isfinite(value):
+                ax.errorbar(
+                    x,
+                    value,
+                    yerr=2 * se,
+                    capsize=3,
+                    label=label,
+                    **plotting.style(look, line=False, linestyle="none", **shape),
+                )
+    ax.set_xticks(range(len(LOSS_BOUNDS)), list(LOSS_BOUNDS.values()))
+    ax.set_xlim(-0.5, len(LOSS_BOUNDS) - 0.5)
+    ax.set_yscale("log")

@@ -136,6 +136,12 @@ def flat_encoder(x):
     return x.flatten(1)[:, :3]
 
 
+def axes():
+    import matplotlib.pyplot as plt
+
+    return plt.figure().add_subplot()
+
+
 def flat_module():
     return torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3))
 
@@ -1827,6 +1833,14 @@ BASELINES = {
         ),
         (("labels", "images", 0),),
     ),
+    "encoder_report.draw_loss_bounds": lambda: (
+        dict(ax=axes(), table=ccl_helpers.report(**BASELINES["report"]()[0])),
+        (),
+    ),
+    "encoder_report.readable": lambda: (
+        dict(table=ccl_helpers.report(**BASELINES["report"]()[0])),
+        (),
+    ),
     "supervised_approx.summarise_bounds": lambda: (
         dict(
             attract=PUBLIC["supervised_approx.attracting_terms"](
@@ -1914,6 +1928,10 @@ EXCLUDED["runtime.plain_number"] = (
     "returns any value unchanged, a NumPy scalar or one-element tensor as a number"
 )
 EXCLUDED["plotting.use_style"] = "sets matplotlib's global style; no argument"
+EXCLUDED["encoder_report.Row"] = (
+    "a NamedTuple of report's row descriptions (REPORT_ROWS), which "
+    "tests/test_encoder_report.py checks against the table"
+)
 EXCLUDED["plotting.Quantity"] = (
     "a NamedTuple of the palette's constants (QUANTITIES), which test_plotting checks "
     "entry by entry"

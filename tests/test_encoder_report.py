@@ -203,3 +203,34 @@ def test_labels_without_two_classes_of_two_images_raise(labels, message):
     encoder, images, _ = tiny_set()
     with pytest.raises(ValueError, match=message):
         table(encoder, images, labels)
+
+
+def test_draw_loss_bounds_draws_each_finite_bound_over_its_loss():
+    import matplotlib.pyplot as plt
+
+    encoder, images, labels = tiny_set()
+    for n_negatives, drawn in ((6, 3), (1, 2)):  # N = 1 < N_C: Lemma 2 is +∞
+        found = table(encoder, images, labels, n_negatives=n_negatives)
+        fig, ax = plt.subplots()
+        encoder_report.draw_loss_bounds(ax, found)
+        gids = [bars.lines[0].get_gid() for bars in ax.containers]  # one per errorbar
+        bounds = [gid for gid in gids if gid in encoder_report.LOSS_BOUNDS]
+        assert len(bounds) == drawn and gids.count("L_mu") == 3
+        heights = {
+            b.lines[0].get_gid(): b.lines[0].get_ydata()[0] for b in ax.containers
+        }
+        assert heights["curl_bound"] == found.loc["curl_bound", "value"]
+        plt.close(fig)
+    with pytest.raises(ValueError, match="table"):
+        encoder_report.draw_loss_bounds(ax, found.drop(index="lemma1_bound"))
+
+
+def test_readable_writes_estimates_with_their_errors():
+    encoder, images, labels = tiny_set()
+    found = table(encoder, images, labels, n_negatives=1)
+    text = encoder_report.readable(found)
+    assert list(text.columns) == ["value", "bounds", "slack"]
+    assert text.loc["L_un", "value"] == f"{found.loc['L_un', 'value']:.4g}"  # exact
+    assert " ± " in text.loc["L_un_N", "value"] and text.loc["L_un", "slack"] == ""
+    assert text.loc["lemma2_bound", "value"] == "∞"
+    assert (text["bounds"] == found["bounds"]).all()
