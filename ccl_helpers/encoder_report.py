@@ -32,7 +32,6 @@ import torch
 from torch import Tensor
 
 from . import coupon, curl, metrics, multineg, plotting, supervised_approx
-from .verdicts import format_estimate
 from .checks import (
     check_callable,
     check_choice,
@@ -43,6 +42,7 @@ from .checks import (
     check_tensor,
 )
 from .data import BASE, STRATEGIES
+from .verdicts import format_estimate
 
 
 class Row(NamedTuple):
