@@ -578,13 +578,14 @@ def mean_classifier(
     eval_features: Tensor | None = None,
     eval_labels: Tensor | None = None,
     *,
-    task_size: int = 2,
+    task_size: int | None = None,
     class_probs: Tensor | None = None,
     centre: bool = False,
     normalise: bool = False,
 ) -> dict[str, Tensor]:
     """The mean classifier W^µ (rows µ_c from the training features), evaluated on
-    AVG-``task_size``.
+    AVG-``task_size``: by default (``task_size=None``) one task of all the classes, as
+    :func:`linear_probe`; ``task_size=2`` gives CURL's average over the binary tasks.
 
     L^µ_sup(f) = E_T E_{c∈T} E_{x~D_c} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c, and its
     accuracy. Evaluated on (eval_features, eval_labels), by default the training data

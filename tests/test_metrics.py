@@ -291,7 +291,7 @@ def test_mean_classifier_matches_naive_loop():
         assert float(result["accuracy"]) == pytest.approx(expected_accuracy, rel=1e-10)
     rho = torch.tensor([0.6, 0.1, 0.3], dtype=torch.float64)
     result = metrics.mean_classifier(
-        train_features, train_labels, class_probs=rho
+        train_features, train_labels, task_size=2, class_probs=rho
     )  # eval on train data
     expected_loss, expected_accuracy = naive_task_loss_and_accuracy(
         train_features, train_labels, lambda task: [means[c] for c in task], 3, 2, rho
@@ -585,15 +585,16 @@ def test_linear_probe_on_separated_blobs_is_accurate(task_size):
     assert 0 <= float(result["loss"]) < 0.05
 
 
-def test_linear_probe_defaults_to_one_task_of_all_the_classes():
-    """The usual k-way probe: the same as task_size = number of classes, not CURL's
-    average over binary tasks (which is easier)."""
+@pytest.mark.parametrize("classifier", [metrics.linear_probe, metrics.mean_classifier])
+def test_classifiers_default_to_one_task_of_all_the_classes(classifier):
+    """The usual k-way classifier: the same as task_size = number of classes, not
+    CURL's average over binary tasks (which is easier)."""
     features, labels = overlapping_problem()
-    default = metrics.linear_probe(features, labels)
-    all_classes = metrics.linear_probe(features, labels, task_size=3)
+    default = classifier(features, labels)
+    all_classes = classifier(features, labels, task_size=3)
     assert torch.equal(default["accuracy"], all_classes["accuracy"])
     assert torch.equal(default["loss"], all_classes["loss"])
-    binary = metrics.linear_probe(features, labels, task_size=2)
+    binary = classifier(features, labels, task_size=2)
     assert float(binary["accuracy"]) > float(default["accuracy"])
 
 
