@@ -358,7 +358,7 @@ def closed_port_url():
 
 @pytest.fixture
 def small_mnist(places, tmp_path, monkeypatch):
-    """MNIST replaced by small files whose content md5 is "published": its official
+    """MNIST replaced by small files whose content md5 is "official": its official
     mirrors are a closed port, then a folder served over HTTP (``official``: URL,
     ``requested``: its requests, ``folder``); CCL_DATA_MIRROR unset."""
     folder = tmp_path / "official"

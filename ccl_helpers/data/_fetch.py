@@ -7,15 +7,15 @@ Search order for the four files (``*-idx?-ubyte``, gzipped or not) of a data set
    ``FashionMNIST/raw`` / ``MNIST/raw``);
 2. for FashionMNIST, Debian's package ``dataset-fashion-mnist``: the folder named by
    ``CCL_DEBIAN_DATA_DIR`` if set, else :data:`DEBIAN_FASHION_MNIST`;
-3. the user cache (:func:`cache_dir`, pooch's OS cache: ``$XDG_CACHE_HOME/ccl_helpers``
-   on Linux) that :func:`download` fills.
+3. the user cache that :func:`download` fills (:func:`cache_dir`, pooch's OS cache: on
+   Linux ``$XDG_CACHE_HOME/ccl_helpers``, by default ``~/.cache/ccl_helpers``).
 
 Nothing is downloaded unless asked: ``download=True`` or ``python -m ccl_helpers.data
 fetch`` (:func:`fetch`). A download tries the base URL ``CCL_DATA_MIRROR`` first, if set
 (``http://``, ``https://`` or ``file://``, a folder holding the four ``.gz`` files),
 then the official mirrors; a file is kept only if its decompressed content has the
-published md5 (the same whatever the compression: Debian's recompressed copies pass).
-Every variable is read at call time.
+md5 of the official file's (the same whatever the compression: Debian's recompressed
+copies pass). Every variable is read at call time.
 """
 
 from __future__ import annotations
@@ -51,8 +51,9 @@ N_CLASSES = 10
 
 class Source(NamedTuple):
     """A data set in the IDX format: its name, folder names, official mirrors (base
-    URLs of the ``.gz`` files) and ``content_md5``, the md5 of each decompressed IDX
-    file, published with the data set (what a download is checked against)."""
+    URLs of the ``.gz`` files) and ``content_md5``, the md5 of each official IDX file,
+    decompressed (what a download is checked against: the same whatever the
+    compression)."""
 
     name: str
     title: str
@@ -144,7 +145,7 @@ def _check_content(path: Path, md5: str) -> None:
         path.unlink()
         raise ValueError(
             f"{path.name} removed: its decompressed content is {found}, not the "
-            f"published md5 {md5}"
+            f"official md5 {md5}"
         )
 
 
@@ -202,7 +203,7 @@ def not_found_message(dataset: str, what: str, places: list[Path]) -> str:
         f"with a network: {FETCH_COMMAND} --dataset {source.name} "
         f"(or download=True), from the URL in CCL_DATA_MIRROR if set, then the "
         f"official mirrors, into {cache_dir(dataset)}, each file checked against the "
-        f"published md5 of its content"
+        f"official md5 of its content"
     )
     listed = "".join(f"\n  ({i}) {way}" for i, way in enumerate(ways, 1))
     return (
@@ -267,7 +268,7 @@ def read_split(
 def download(dataset: str) -> Path:
     """Download ``dataset``'s four ``.gz`` files into :func:`cache_dir` (pooch, quiet) →
     that folder. Mirrors are tried in turn, ``CCL_DATA_MIRROR`` first if set; a file is
-    kept only if the md5 of its decompressed content is the published one (else it is
+    kept only if the md5 of its decompressed content is the official one (else it is
     removed and the next mirror tried), a file already in the cache too. Raises
     DataNotFoundError when no mirror gives a good file, ValueError for a
     ``CCL_DATA_MIRROR`` that is no http(s) or file URL."""
