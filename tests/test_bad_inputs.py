@@ -1976,8 +1976,9 @@ EXCLUDED["data.LatentClassModel"] += "subclasses GaussianClasses, EmpiricalClass
 EXCLUDED["data.LatentClassModel"] += "have baselines)"
 EXCLUDED |= dict.fromkeys(
     ("data.download", "data.fetch"),
-    "downloads from the network (the tests run offline); dataset is checked first by "
-    "the function that cache_dir and search_path use (baselines)",
+    "downloads (tested offline against local servers in tests/test_data_files.py, a "
+    "bad CCL_DATA_MIRROR included); dataset is checked first by the function that "
+    "cache_dir and search_path use (baselines)",
 )
 
 # Tensors of any dtype (a shard of labels is a shard): no "integer tensor" case.

@@ -1,8 +1,9 @@
 """Tests of ccl_helpers.data's file readers and data sets: IDX and CIFAR-10 parsers on
 small files the tests write; FashionMNIST on Debian's files (shapes, range, class
 counts, md5 of the contents); bad files; the search order; the error that names the
-ways to get the files; the download and the fetch command's decisions (monkeypatched:
-no network, no apt-get)."""
+ways to get the files; the download (from local HTTP servers, data_server.py: the
+content md5 check, the mirrors' order, CCL_DATA_MIRROR, the Debian folder's variable)
+and the fetch command's decisions (monkeypatched: no network, no apt-get)."""
 
 from __future__ import annotations
 
@@ -10,12 +11,16 @@ import gzip
 import hashlib
 import os
 import pickle
+import shutil
+import socket
 import struct
 import sys
+from pathlib import Path
 
 import numpy as np
 import pytest
 import torch
+from data_server import serve
 
 from ccl_helpers import data
 from ccl_helpers.data import (
@@ -279,6 +284,7 @@ def test_missing_files_raise_one_error_naming_the_three_ways(places):
         "CCL_DATA_DIR",
         "apt-get install dataset-fashion-mnist",
         "python -m ccl_helpers.data fetch",
+        "CCL_DATA_MIRROR",
         str(places["cache"] / "fashion-mnist"),
     ):
         assert part in message, part
@@ -329,29 +335,168 @@ def test_bad_files_raise_value_errors_naming_the_file(places):
 # ---------------------------------------------------------------- download and fetch
 
 
-def test_download_checks_md5_and_falls_back_to_the_next_mirror(places, monkeypatch):
-    import pooch
+def write_mirror(folder, compresslevel=9):
+    """MNIST's four files, small (3 images a split), gzipped at ``compresslevel`` in
+    ``folder`` → {name: md5 of the decompressed content}."""
+    write_split(folder, "train", label=1)
+    write_split(folder, "test", label=2)
+    md5 = {}
+    for name in _fetch.MNIST.content_md5:
+        path = folder / f"{name}.gz"
+        raw = gzip.decompress(path.read_bytes())
+        path.write_bytes(gzip.compress(raw, compresslevel))
+        md5[name] = hashlib.md5(raw).hexdigest()
+    return md5
 
-    calls = []
 
-    def retrieve(url, known_hash, fname, path, progressbar):
-        calls.append((url, known_hash))
-        if url.startswith(_fetch.MNIST.mirrors[0]):
-            raise OSError("unreachable")
-        write_split(path, "train" if fname.startswith("train") else "test")
-        return str(path / fname)
+def closed_port_url():
+    """An http URL on 127.0.0.1 where nothing listens (a port just freed)."""
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return f"http://127.0.0.1:{probe.getsockname()[1]}/"
 
-    monkeypatch.setattr(pooch, "retrieve", retrieve)
-    folder = data.download("mnist")
-    assert folder == places["cache"] / "mnist"
-    hashes = {f"md5:{md5}" for md5 in _fetch.MNIST.gzip_md5.values()}
-    assert {known for _, known in calls} == hashes and len(calls) == 8
+
+@pytest.fixture
+def small_mnist(places, tmp_path, monkeypatch):
+    """MNIST replaced by small files whose content md5 is "official": its official
+    mirrors are a closed port, then a folder served over HTTP (``official``: URL,
+    ``requested``: its requests, ``folder``); CCL_DATA_MIRROR unset."""
+    folder = tmp_path / "official"
+    folder.mkdir()
+    md5 = write_mirror(folder, compresslevel=1)
+    monkeypatch.delenv("CCL_DATA_MIRROR", raising=False)
+    monkeypatch.setenv("no_proxy", "127.0.0.1")  # the local servers, never a proxy
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1")
+    with serve(folder) as (url, requested):
+        mirrors = (closed_port_url(), url)
+        source = _fetch.MNIST._replace(mirrors=mirrors, content_md5=md5)
+        monkeypatch.setitem(_fetch.SOURCES, "mnist", source)
+        yield {"official": url, "requested": requested, "folder": folder, "md5": md5}
+
+
+def gz_names(requested):
+    return sorted(path.lstrip("/") for path in requested)
+
+
+ALL_GZ = sorted(f"{name}.gz" for name in _fetch.MNIST.content_md5)
+
+
+def test_download_checks_the_content_md5_and_falls_back_to_the_next_mirror(
+    places, small_mnist
+):
+    """The files are gzipped at level 1 (not as the md5 table's source did): only the
+    decompressed content is compared. The first mirror is unreachable; a corrupted file
+    already in the cache is replaced."""
+    cache = places["cache"] / "mnist"
+    cache.mkdir(parents=True)
+    (cache / "train-labels-idx1-ubyte.gz").write_bytes(gzip.compress(b"stale"))
+    assert data.download("mnist") == cache
+    assert gz_names(small_mnist["requested"]) == ALL_GZ
+    assert sorted(path.name for path in cache.iterdir()) == ALL_GZ
+    images, labels = data.mnist("train")
+    assert images.shape == (3, 1, 28, 28) and labels.tolist() == [1] * 3
+    data.download("mnist")  # the files in the cache pass: nothing downloaded again
+    assert len(small_mnist["requested"]) == 4
+
+
+def corrupt(folder, name, how):
+    """Spoil ``folder``'s ``name``.gz: a changed byte of the content (still valid
+    gzip), or the gzip stream cut short."""
+    path = folder / f"{name}.gz"
+    if how == "content":
+        raw = bytearray(gzip.decompress(path.read_bytes()))
+        raw[-1] ^= 0xFF
+        path.write_bytes(gzip.compress(bytes(raw)))
+    else:
+        path.write_bytes(path.read_bytes()[:-20])
+
+
+def test_a_corrupted_file_is_removed_and_the_next_mirror_tried(
+    places, small_mnist, tmp_path, monkeypatch
+):
+    bad = tmp_path / "bad"
+    shutil.copytree(small_mnist["folder"], bad)
+    corrupt(bad, "train-images-idx3-ubyte", "content")
+    corrupt(bad, "t10k-labels-idx1-ubyte", "truncated")
+    with serve(bad) as (bad_url, bad_requested):
+        monkeypatch.setenv("CCL_DATA_MIRROR", bad_url)
+        data.download("mnist")
+    assert gz_names(bad_requested) == ALL_GZ
+    assert gz_names(small_mnist["requested"]) == [
+        "t10k-labels-idx1-ubyte.gz",
+        "train-images-idx3-ubyte.gz",
+    ]
     assert data.mnist("train")[0].shape == (3, 1, 28, 28)
-    monkeypatch.setattr(
-        pooch, "retrieve", lambda *a, **k: (_ for _ in ()).throw(OSError("offline"))
-    )
-    with pytest.raises(DataNotFoundError, match="offline"):
-        data.download("fashion-mnist")
+    assert data.mnist("test")[1].tolist() == [2] * 3
+
+
+def test_a_file_that_no_mirror_gives_right_is_not_kept(
+    places, small_mnist, monkeypatch
+):
+    corrupt(small_mnist["folder"], "train-images-idx3-ubyte", "content")
+    with pytest.raises(DataNotFoundError) as caught:
+        data.download("mnist")
+    message = str(caught.value)
+    assert "train-images-idx3-ubyte.gz removed" in message
+    assert small_mnist["md5"]["train-images-idx3-ubyte"] in message
+    assert "Connection refused" in message or "ConnectionError" in message, message
+    assert list((places["cache"] / "mnist").iterdir()) == []  # no file, no temporary
+
+
+def test_the_mirror_variable_is_tried_first(places, small_mnist, tmp_path, monkeypatch):
+    own = tmp_path / "own"
+    shutil.copytree(small_mnist["folder"], own)
+    cache = places["cache"] / "mnist"
+    with serve(own) as (url, requested):
+        monkeypatch.setenv("CCL_DATA_MIRROR", url.rstrip("/"))  # "/" is added
+        assert data.download("mnist") == cache
+    assert gz_names(requested) == ALL_GZ and small_mnist["requested"] == []
+    shutil.rmtree(cache)
+    monkeypatch.setenv("CCL_DATA_MIRROR", own.as_uri())  # a folder, as a file:// URL
+    data.download("mnist")
+    assert small_mnist["requested"] == []
+    assert data.mnist("test")[1].tolist() == [2] * 3
+
+
+def test_fetch_downloads_from_the_mirror_rather_than_installing(
+    places, system, monkeypatch
+):
+    """A user who names a mirror wants it: no apt-get, even as root."""
+    system["network"] = True
+    monkeypatch.setenv("CCL_DATA_MIRROR", "https://mirror.example.org/fashion/")
+    assert data.fetch() == places["cache"] / "fashion-mnist"
+    assert system["commands"] == [] and system["downloads"] == 1
+
+
+@pytest.mark.parametrize(
+    "mirror",
+    ["ftp://example.org/mnist/", "/srv/mnist", "example.org/mnist", "http:///mnist"],
+)
+def test_a_mirror_that_is_no_url_raises(places, monkeypatch, capsys, mirror):
+    monkeypatch.setenv("CCL_DATA_MIRROR", mirror)
+    for call in (lambda: data.download("mnist"), lambda: data.fetch("mnist")):
+        with pytest.raises(ValueError, match="CCL_DATA_MIRROR must be an http://"):
+            call()
+    assert data_main(["fetch", "--dataset", "mnist"]) == 1
+    assert repr(mirror) in capsys.readouterr().err
+
+
+def test_the_debian_folder_is_read_from_the_environment(places, tmp_path, monkeypatch):
+    elsewhere = write_split(tmp_path / "elsewhere", label=5)
+    write_split(places["debian"], label=3)
+    monkeypatch.setenv("CCL_DEBIAN_DATA_DIR", str(elsewhere))
+    assert data.fashion_mnist("test")[1].tolist() == [5] * 3
+    path = data.search_path("fashion-mnist")
+    assert places["debian"] not in path
+    assert path.index(elsewhere) == path.index(places["cache"] / "fashion-mnist") - 1
+    monkeypatch.delenv("CCL_DEBIAN_DATA_DIR")
+    assert data.fashion_mnist("test")[1].tolist() == [3] * 3
+
+
+def test_the_debian_folder_defaults_to_debian_s(monkeypatch):
+    monkeypatch.delenv("CCL_DEBIAN_DATA_DIR", raising=False)
+    assert data.DEBIAN_FASHION_MNIST == Path("/usr/share/datasets/fashion-mnist")
+    assert data.DEBIAN_FASHION_MNIST in data.search_path("fashion-mnist")
 
 
 def test_loader_downloads_only_when_asked(places, monkeypatch):
@@ -453,4 +598,5 @@ def test_the_command_line_help_is_plain_words(argv, capsys):
     assert "``" not in text and ":func:" not in text
     if argv[0] == "fetch":
         assert "apt-get" in text and "(default: fashion-mnist)" in text
-        assert "MD5" in text and "CCL_DATA_DIR" in text
+        assert "MD5" in text and "CCL_DATA_DIR" in text and "CCL_DATA_MIRROR" in text
+        assert "CCL_DEBIAN_DATA_DIR" in text

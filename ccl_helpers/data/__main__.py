@@ -1,6 +1,7 @@
 """``python -m ccl_helpers.data fetch [--dataset fashion-mnist|mnist] [--root FOLDER]``:
 make a data set's files available (see :func:`ccl_helpers.data.fetch`) and print
-where they are; exit status 1, with the ways to get them, when that fails."""
+where they are; exit status 1, with the ways to get them, when that fails (or with
+the error, for a --root that is no folder or a CCL_DATA_MIRROR that is no URL)."""
 
 from __future__ import annotations
 
@@ -8,15 +9,15 @@ import argparse
 import sys
 
 from ._fetch import DEBIAN_FASHION_MNIST, SOURCES, fetch
-from ._files import DataNotFoundError
 
 FETCH_HELP = f"""Find a data set's files and print the folder that holds them. Where
 they are missing: as root on a machine with apt-get, install the Debian package
-dataset-fashion-mnist (FashionMNIST only, into {DEBIAN_FASHION_MNIST}); otherwise
-download the four files from the official mirrors into the download cache and check
-their MD5 sums. Folders searched, in order: --root, the CCL_DATA_DIR variable,
-{DEBIAN_FASHION_MNIST}, the download cache. Exit status 1, with the ways to get
-the files, when none works."""
+dataset-fashion-mnist (FashionMNIST only, into {DEBIAN_FASHION_MNIST}), unless the
+CCL_DATA_MIRROR variable names a mirror; otherwise download the four files into the
+download cache, from the URL in CCL_DATA_MIRROR if set, then the official mirrors, and
+check the MD5 sums of their contents. Folders searched, in order: --root, the
+CCL_DATA_DIR variable, {DEBIAN_FASHION_MNIST} (or the CCL_DEBIAN_DATA_DIR variable),
+the download cache. Exit status 1, with the ways to get the files, when none works."""
 """The fetch command's description in plain words (``--help``)."""
 
 
@@ -46,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     try:
         folder = fetch(options.dataset, options.root)
-    except DataNotFoundError as error:
+    except ValueError as error:  # DataNotFoundError, a bad --root or CCL_DATA_MIRROR
         print(error, file=sys.stderr)
         return 1
     print(f"{SOURCES[options.dataset].title}: {folder}")

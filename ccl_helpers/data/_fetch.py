@@ -5,20 +5,29 @@ Search order for the four files (``*-idx?-ubyte``, gzipped or not) of a data set
 1. ``root`` if given, then the folder named by the environment variable ``CCL_DATA_DIR``
    (each directly, or its subfolder ``fashion-mnist`` / ``mnist``, or torchvision's
    ``FashionMNIST/raw`` / ``MNIST/raw``);
-2. for FashionMNIST, Debian's package ``dataset-fashion-mnist``
-   (:data:`DEBIAN_FASHION_MNIST`);
-3. the user cache (:func:`cache_dir`) that :func:`download` fills with the official
-   files, checked against their published md5 (pooch).
+2. for FashionMNIST, Debian's package ``dataset-fashion-mnist``: the folder named by
+   ``CCL_DEBIAN_DATA_DIR`` if set, else :data:`DEBIAN_FASHION_MNIST`;
+3. the user cache that :func:`download` fills (:func:`cache_dir`, pooch's OS cache: on
+   Linux ``$XDG_CACHE_HOME/ccl_helpers``, by default ``~/.cache/ccl_helpers``).
 
 Nothing is downloaded unless asked: ``download=True`` or ``python -m ccl_helpers.data
-fetch`` (:func:`fetch`).
+fetch`` (:func:`fetch`). A download tries the base URL ``CCL_DATA_MIRROR`` first, if set
+(``http://``, ``https://`` or ``file://``, a folder holding the four ``.gz`` files),
+then the official mirrors; a file is kept only if its decompressed content has the
+md5 of the official file's (the same whatever the compression: Debian's recompressed
+copies pass). Every variable is read at call time.
 """
 
 from __future__ import annotations
 
+import gzip
+import hashlib
 import os
 import shutil
 import subprocess
+import urllib.parse
+import urllib.request
+import zlib
 from pathlib import Path
 from typing import NamedTuple
 
@@ -29,7 +38,8 @@ from ..checks import check_device, check_floating_dtype
 from ._files import DataNotFoundError, load_idx
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
-"""Where Debian's ``dataset-fashion-mnist`` installs the four gzipped IDX files."""
+"""Where Debian's ``dataset-fashion-mnist`` installs the four gzipped IDX files (the
+folder searched unless ``CCL_DEBIAN_DATA_DIR`` names another)."""
 
 FETCH_COMMAND = "python -m ccl_helpers.data fetch"
 SPLITS = {
@@ -40,18 +50,15 @@ N_CLASSES = 10
 
 
 class Source(NamedTuple):
-    """A data set in the IDX format: its name, folder names, mirrors and md5 sums.
-
-    ``gzip_md5``: md5 of each published ``.gz`` file (what a download is checked
-    against); ``content_md5``: md5 of each decompressed IDX file (the same whatever
-    the compression, e.g. Debian's recompressed copies).
-    """
+    """A data set in the IDX format: its name, folder names, official mirrors (base
+    URLs of the ``.gz`` files) and ``content_md5``, the md5 of each official IDX file,
+    decompressed (what a download is checked against: the same whatever the
+    compression)."""
 
     name: str
     title: str
     folders: tuple[str, ...]
     mirrors: tuple[str, ...]
-    gzip_md5: dict[str, str]
     content_md5: dict[str, str]
     debian_package: str | None
 
@@ -61,12 +68,6 @@ FASHION_MNIST = Source(
     "FashionMNIST",
     ("fashion-mnist", "FashionMNIST/raw"),
     ("http://fashion-mnist.s3-website.eu-central-1.amazonaws.com/",),
-    {
-        "train-images-idx3-ubyte": "8d4fb7e6c68d591d4c3dfef9ec88bf0d",
-        "train-labels-idx1-ubyte": "25c81989df183df01b3e8a0aad5dffbe",
-        "t10k-images-idx3-ubyte": "bef4ecab320f06d8554ea6380940ec79",
-        "t10k-labels-idx1-ubyte": "bb300cfdad3c16e7a12a480ee83cd310",
-    },
     {
         "train-images-idx3-ubyte": "f4a8712d7a061bf5bd6d2ca38dc4d50a",
         "train-labels-idx1-ubyte": "9018921c3c673c538a1fc5bad174d6f9",
@@ -84,12 +85,6 @@ MNIST = Source(
         "https://storage.googleapis.com/cvdf-datasets/mnist/",
     ),
     {
-        "train-images-idx3-ubyte": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
-        "train-labels-idx1-ubyte": "d53e105ee54ea40749a09fcbcd1e9432",
-        "t10k-images-idx3-ubyte": "9fb629c4189551a2d022fa330f9573f3",
-        "t10k-labels-idx1-ubyte": "ec29112dd5afa0611ce80d1b7f02629c",
-    },
-    {
         "train-images-idx3-ubyte": "6bbc9ace898e44ae57da46a324031adb",
         "train-labels-idx1-ubyte": "a25bea736e30d166cdddb491f175f624",
         "t10k-images-idx3-ubyte": "2646ac647ad5339dbf082846283269ea",
@@ -104,6 +99,54 @@ def _source(dataset: str) -> Source:
     if dataset not in SOURCES:
         raise ValueError(f"dataset must be one of {sorted(SOURCES)}, got {dataset!r}")
     return SOURCES[dataset]
+
+
+def _debian_folder() -> Path:
+    """Where Debian's FashionMNIST is looked for: ``CCL_DEBIAN_DATA_DIR`` if set, else
+    :data:`DEBIAN_FASHION_MNIST`."""
+    return Path(os.environ.get("CCL_DEBIAN_DATA_DIR") or DEBIAN_FASHION_MNIST)
+
+
+def _env_mirror() -> str | None:
+    """The base URL in ``CCL_DATA_MIRROR`` (ending in "/"), None if unset; ValueError
+    unless it is an ``http://``, ``https://`` or ``file://`` URL."""
+    url = os.environ.get("CCL_DATA_MIRROR")
+    if not url:
+        return None
+    parts = urllib.parse.urlsplit(url)
+    web = parts.scheme in ("http", "https") and parts.netloc
+    if not (web or parts.scheme == "file"):
+        raise ValueError(
+            "CCL_DATA_MIRROR must be an http://, https:// or file:// URL of a folder "
+            f"holding the .gz files, got {url!r}"
+        )
+    return url if url.endswith("/") else f"{url}/"
+
+
+def _copy_file_url(url: str, output_file: str, _pooch: object) -> None:
+    """A pooch downloader for ``file://`` URLs: copies the file to ``output_file``."""
+    shutil.copyfile(
+        urllib.request.url2pathname(urllib.parse.urlsplit(url).path), output_file
+    )
+
+
+def _check_content(path: Path, md5: str) -> None:
+    """Keep the gzipped ``path`` only if the md5 of its decompressed content is ``md5``;
+    else remove it and raise ValueError."""
+    digest = hashlib.md5()
+    try:
+        with gzip.open(path, "rb") as stream:
+            while block := stream.read(1 << 20):
+                digest.update(block)
+        found = f"md5 {digest.hexdigest()}"
+    except (OSError, EOFError, zlib.error) as error:  # not gzip, truncated, corrupt
+        found = f"unreadable ({error})"
+    if found != f"md5 {md5}":
+        path.unlink()
+        raise ValueError(
+            f"{path.name} removed: its decompressed content is {found}, not the "
+            f"official md5 {md5}"
+        )
 
 
 def cache_dir(dataset: str) -> Path:
@@ -126,7 +169,7 @@ def search_path(dataset: str, root: str | os.PathLike | None = None) -> list[Pat
             base = Path(base).expanduser()
             places += [base, *(base / folder for folder in source.folders)]
     if source is FASHION_MNIST:
-        places.append(DEBIAN_FASHION_MNIST)
+        places.append(_debian_folder())
     try:
         places.append(cache_dir(dataset))
     except ImportError:  # without pooch there is no download cache to search
@@ -143,7 +186,8 @@ def _file_in(folder: Path, name: str) -> Path | None:
 
 def not_found_message(dataset: str, what: str, places: list[Path]) -> str:
     """The error text for missing files: where they were looked for and the ways to get
-    them (a folder or ``CCL_DATA_DIR``, the Debian package, the download command)."""
+    them (a folder or ``CCL_DATA_DIR``, the Debian package, the download command and
+    its ``CCL_DATA_MIRROR``)."""
     source = _source(dataset)
     looked = "".join(f"\n  {place}" for place in places)
     ways = [
@@ -157,8 +201,9 @@ def not_found_message(dataset: str, what: str, places: list[Path]) -> str:
         )
     ways.append(
         f"with a network: {FETCH_COMMAND} --dataset {source.name} "
-        f"(or download=True), a download checked against the published md5 sums "
-        f"(pooch) into {cache_dir(dataset)}"
+        f"(or download=True), from the URL in CCL_DATA_MIRROR if set, then the "
+        f"official mirrors, into {cache_dir(dataset)}, each file checked against the "
+        f"official md5 of its content"
     )
     listed = "".join(f"\n  ({i}) {way}" for i, way in enumerate(ways, 1))
     return (
@@ -221,31 +266,45 @@ def read_split(
 
 
 def download(dataset: str) -> Path:
-    """Download ``dataset``'s four official ``.gz`` files into :func:`cache_dir` (pooch,
-    each checked against its published md5; mirrors tried in turn) → that folder.
-    Raises DataNotFoundError when no mirror gives a file."""
+    """Download ``dataset``'s four ``.gz`` files into :func:`cache_dir` (pooch, quiet) →
+    that folder. Mirrors are tried in turn, ``CCL_DATA_MIRROR`` first if set; a file is
+    kept only if the md5 of its decompressed content is the official one (else it is
+    removed and the next mirror tried), a file already in the cache too. Raises
+    DataNotFoundError when no mirror gives a good file, ValueError for a
+    ``CCL_DATA_MIRROR`` that is no http(s) or file URL."""
     import pooch
 
     source, folder = _source(dataset), cache_dir(dataset)
-    for name, md5 in source.gzip_md5.items():
-        errors = []
-        for mirror in source.mirrors:
-            try:
-                pooch.retrieve(
-                    f"{mirror}{name}.gz",
-                    known_hash=f"md5:{md5}",
-                    fname=f"{name}.gz",
-                    path=folder,
-                    progressbar=False,
+    first = _env_mirror()
+    mirrors = source.mirrors if first is None else (first, *source.mirrors)
+    logger = pooch.get_logger()
+    level = logger.level
+    logger.setLevel("WARNING")  # no "Downloading data from ..." nor hash lines
+    try:
+        for name, md5 in source.content_md5.items():
+            errors = []
+            for mirror in mirrors:
+                url = f"{mirror}{name}.gz"
+                try:
+                    path = pooch.retrieve(
+                        url,
+                        known_hash=None,  # the content's md5 is checked instead
+                        fname=f"{name}.gz",
+                        path=folder,
+                        downloader=_copy_file_url if url.startswith("file:") else None,
+                        progressbar=False,
+                    )
+                    _check_content(Path(path), md5)
+                    break
+                except Exception as error:  # network, HTTP or checksum errors alike
+                    errors.append(f"{url}: {error}")
+            else:
+                raise DataNotFoundError(
+                    f"could not download {source.title}'s {name}.gz:\n  "
+                    + "\n  ".join(errors)
                 )
-                break
-            except Exception as error:  # network, HTTP or checksum errors alike
-                errors.append(f"{mirror}{name}.gz: {error}")
-        else:
-            raise DataNotFoundError(
-                f"could not download {source.title}'s {name}.gz:\n  "
-                + "\n  ".join(errors)
-            )
+    finally:
+        logger.setLevel(level)
     return folder
 
 
@@ -317,18 +376,21 @@ def fetch(
 ) -> Path:
     """Make ``dataset``'s files available → the folder that holds them.
 
-    If found (:func:`search_path`), nothing is done; else, where ``apt-get`` exists and
-    the user is root, the Debian package is installed (FashionMNIST only); else the
-    files are downloaded (:func:`download`). Raises DataNotFoundError, naming every
-    way, when none works.
+    If found (:func:`search_path`), nothing is done; else, unless ``CCL_DATA_MIRROR``
+    names a mirror, where ``apt-get`` exists and the user is root, the Debian package
+    is installed (FashionMNIST only); else the files are downloaded (:func:`download`).
+    Raises DataNotFoundError, naming every way, when none works; ValueError for a
+    ``CCL_DATA_MIRROR`` that is no http(s) or file URL.
     """
     source = _source(dataset)
+    mirror = _env_mirror()
     try:
         return find_split(dataset, "train", root)[0].parent
     except DataNotFoundError:
         pass
     if (
-        source.debian_package
+        mirror is None
+        and source.debian_package
         and shutil.which("apt-get")
         and hasattr(os, "geteuid")
         and os.geteuid() == 0
