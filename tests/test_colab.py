@@ -263,7 +263,7 @@ def test_every_chapter_opens_on_colab(release, tmp_path):
             assert sorted(p.name for p in cache.iterdir()) == gz
             if '"ccl_helpers.data", "fetch"' in cells[0]:
                 assert f"FashionMNIST: {cache}\n" in done.stdout, output[-3000:]
-            assert "scale: smoke" in done.stdout, output[-3000:]
+            assert "ccl_helpers.setup: scale smoke" in done.stdout, output[-3000:]
     direct = json.loads(
         next(installed.parents[1].glob("ccl_helpers-*/direct_url.json")).read_text()
     )
