@@ -1,12 +1,14 @@
 # make book : execute every chapter (CCL_SCALE=standard) and build the HTML book in _build/html/
 # make test : ruff, unit tests + notebook hygiene, the paper dry run (tests/paper_run.py --steps 2), nbval on
 #             every chapter and its fresh record compared with results/standard/, book build from the stored outputs
-# make outputs : re-execute the chapters in place (refreshes the stored outputs that nbval compares with,
+# make outputs : re-execute the notebooks in place (refreshes the stored outputs that nbval compares with,
 #                the chapters' records in results/standard/ and the scorecard page)
 # make scorecard : the scorecard page (book/scorecard.md) from the records in results/standard/
 # make bench : the benchmarks (benchmarks/run_all.py), table printed and written to benchmarks/results.md and benchmarks/README.md
 # make paper : on a GPU, execute every chapter at CCL_SCALE=paper into _build/paper/ (stored outputs untouched); each writes results/paper/NN_topic.json
-# make profile SCALE=smoke|standard|paper : execute every chapter at SCALE, print its time and its slowest cells
+# make profile SCALE=smoke|standard|paper : execute every notebook at SCALE, print its time and its slowest
+#                cells, store the times in results/times.json and rewrite the page book/running_times.md
+# make running-times : the running-times page (book/running_times.md) from results/times.json
 # make release : tag this commit v<ccl_helpers.__version__>, the version the notebooks' Colab cells
 #                install (clean tree and a new tag required); then `git push origin v<version>`
 # make clean : remove the build and the virtual environment
@@ -26,7 +28,7 @@ PIP   := $(BIN)/python -m pip install -c $(CONSTRAINTS)
 export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 
-.PHONY: all data lint book test outputs scorecard paper bench profile render-check release clean
+.PHONY: all data lint book test outputs scorecard running-times paper bench profile render-check release clean
 all: test
 
 $(STAMP): pyproject.toml $(CONSTRAINTS)
@@ -70,11 +72,14 @@ outputs: $(STAMP) data
 	CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False \
-	    --ExecutePreprocessor.store_widget_state=False book/[0-9]*.ipynb
+	    --ExecutePreprocessor.store_widget_state=False book/*.ipynb
 	$(MAKE) scorecard
 
 scorecard: $(STAMP)
 	python -m ccl_helpers.verdicts scorecard results/standard book/scorecard.md
+
+running-times: $(STAMP)
+	python tests/running_times.py
 
 # The copies run in book/ (nbconvert's default), so relative paths resolve as in the book.
 paper: $(STAMP) data
@@ -94,7 +99,8 @@ profile: $(STAMP) data
 	mkdir -p _build
 	CI=1 CCL_SCALE=$(SCALE) python -m pytest -q --nbval-lax --nbval-current-env \
 	    --junitxml=_build/profile-$(SCALE).xml book/
-	python tests/chapter_times.py _build/profile-$(SCALE).xml --top 3 --scale $(SCALE)
+	python tests/chapter_times.py _build/profile-$(SCALE).xml --top 3 --scale $(SCALE) \
+	    --store results/times.json
 
 # Every page in headless Chromium at 1400 and 412 px: page scroll, content wider than the
 # column without a scroll box, figure fonts, verdict tables; screenshots in _build/render-check/.

@@ -62,7 +62,7 @@ from .checks import (
     check_int,
     check_positive,
 )
-from .results import chapter_path, jsonable, records_dir, write_json
+from .results import CHAPTER_PATTERN, chapter_path, jsonable, records_dir, write_json
 from .runtime import glue, plain_number, scale
 
 LEVEL = 0.05
@@ -850,12 +850,14 @@ def main(argv: Sequence[str] | None = None) -> None:
 
 def chapter_titles(toc) -> dict[str, str]:
     """Each chapter's title (its notebook's first heading), by the chapter's name, for
-    the chapters of the table of contents ``toc``."""
+    the chapters of the table of contents ``toc``: its notebooks named like a chapter
+    (``NN_topic``, :data:`~ccl_helpers.results.CHAPTER_PATTERN`), not its other
+    pages."""
     toc = Path(toc)
     titles = {}
     for entry in re.findall(r"file:\s*(\S+)", toc.read_text()):
         notebook = toc.parent / f"{entry}.ipynb"
-        if not notebook.is_file():
+        if not (notebook.is_file() and CHAPTER_PATTERN.fullmatch(notebook.stem)):
             continue
         cells = json.loads(notebook.read_text())["cells"]
         for cell in cells:

@@ -1,11 +1,15 @@
 """Print the wall time nbval spent on each chapter, and the costliest cells, from its
 JUnit XML report.
 
-Usage: python tests/chapter_times.py _build/nbval.xml [--top K] [--scale NAME] (The
-report's test cases are the notebooks' code cells, "Cell i" being the i-th code cell;
-their times are summed per notebook. ``--top K`` also lists the K slowest cells of the
-whole book, each labelled with its notebook and the first line of its code that is not a
-blank line or an nbval marker.)
+Usage: python tests/chapter_times.py _build/nbval.xml [--top K] [--scale NAME]
+[--store results/times.json [--command TEXT] [--note TEXT]] (The report's test cases are
+the notebooks' code cells, "Cell i" being the i-th code cell; their times are summed per
+notebook. ``--top K`` also lists the K slowest cells of the whole book, each labelled
+with its notebook and the first line of its code that is not a blank line or an nbval
+marker. ``--store`` adds the notebooks' times to the data file as a run of ``--scale``,
+with the command that made the report (default ``make profile SCALE=<scale>``), the
+report's date and this machine, and rewrites the running-times page from it; see
+tests/running_times.py.)
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from collections import defaultdict
 from pathlib import Path
 
 import nbformat
+import running_times
 
 
 def cell_times(report: str) -> list[tuple[str, int, float]]:
@@ -69,12 +74,20 @@ def main(argv: list[str] | None = None) -> int:
         default="standard",
         help="the CCL_SCALE the report was made at (for the label)",
     )
+    parser.add_argument(
+        "--store", type=Path, help="add the times to this data file as a run of --scale"
+    )
+    parser.add_argument(
+        "--page", type=Path, default=running_times.PAGE, help="the page to rewrite"
+    )
+    parser.add_argument("--command", help="the command that made the report")
+    parser.add_argument("--note", default="", help="a note on the run (e.g. the load)")
     args = parser.parse_args(argv)
     times = chapter_times(args.report)
     for name, seconds in sorted(times.items()):
         print(f"{name}: {seconds / 60:.1f} min ({seconds:.0f} s)")
     total = sum(times.values())
-    print(f"all chapters: {total / 60:.1f} min at CCL_SCALE={args.scale}")
+    print(f"all notebooks: {total / 60:.1f} min at CCL_SCALE={args.scale}")
     if args.top:
         print(f"slowest {args.top} cells:")
         for path, index, seconds in sorted(
@@ -84,6 +97,19 @@ def main(argv: list[str] | None = None) -> int:
                 f"  {seconds:7.1f} s ({seconds / total:4.0%})  "
                 f"{Path(path).stem} cell {index}: {cell_label(path, index)}"
             )
+    if args.store:
+        run = running_times.new_run(
+            times,
+            command=args.command or f"make profile SCALE={args.scale}",
+            date=running_times.report_date(args.report),
+            machine=running_times.machine(),
+            note=args.note,
+        )
+        data = running_times.merge(running_times.load(args.store), args.scale, run)
+        running_times.store(data, args.store)
+        toc = running_times.ROOT / "_toc.yml"
+        args.page.write_text(running_times.page(data, running_times.toc_notebooks(toc)))
+        print(f"stored in {args.store}; wrote {args.page}")
     return 0
 
 

@@ -86,7 +86,7 @@ def test_chapter_times_sums_cells_and_ranks_the_slowest(tmp_path, capsys):
     out = capsys.readouterr().out
     assert (
         "book/01_curl_framework.ipynb: 1.1 min (63 s)" in out
-        and "all chapters: 2.0 min" in out
+        and "all notebooks: 2.0 min" in out
     )
     slowest = [line for line in out.splitlines() if " s (" in line]
     assert (

@@ -393,6 +393,22 @@ def test_the_scorecard_page_is_built_from_the_committed_records():
     )
 
 
+def test_chapter_titles_are_the_chapters_of_the_toc_not_its_other_pages(tmp_path):
+    """A notebook named like a chapter (NN_topic) is a chapter; another notebook of the
+    table of contents (a page such as a guide) is not, and a listed Markdown page
+    neither."""
+    for name, title in (("01_one", "First"), ("guide", "A guide")):
+        cell = {"cell_type": "markdown", "metadata": {}, "source": [f"# {title}\n"]}
+        (tmp_path / "book").mkdir(exist_ok=True)
+        (tmp_path / "book" / f"{name}.ipynb").write_text(json.dumps({"cells": [cell]}))
+    (tmp_path / "book" / "notes.md").write_text("# Notes\n")
+    toc = tmp_path / "_toc.yml"
+    toc.write_text(
+        "root: book/notes\nchapters:\n  - file: book/guide\n  - file: book/01_one\n"
+    )
+    assert verdicts.chapter_titles(toc) == {"01_one": "First"}
+
+
 def test_an_empirical_row_shows_its_deciding_adjusted_p_value():
     book = Verdicts("01_curl_framework")
     book.test(claim("a"), X, Y)
