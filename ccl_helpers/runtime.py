@@ -26,8 +26,9 @@ T = TypeVar("T")
 def scale() -> str:
     """The experiment scale, read from ``CCL_SCALE`` (default ``"standard"``).
 
-    ``smoke``: seconds per notebook, every code path; ``standard``: the stored outputs
-    (≤ 20 min for the book on 2 CPU cores); ``paper``: the sources' own sizes (one GPU).
+    ``smoke``: seconds per notebook, every code path; ``standard``: the stored outputs,
+    on a CPU; ``paper``: the sources' own sizes (one GPU). The measured times are on the
+    book's running-times page (``make profile``).
     """
     value = os.environ.get("CCL_SCALE", "standard").strip().lower()
     if value not in SCALES:
