@@ -1228,7 +1228,7 @@ def integrate_ode(
 ) -> ODEState:
     """The infinite-width ODE (A.21)–(A.22) in the time of Algorithm 3.1.
 
-    One time unit is one step of size η/β:
+    One time unit is one step of size η/β::
 
         d ρ_p = γ σ_p² w_p (1 − ρ_p²),   γ = 4η(1 − p_+)/N²,
             w_p = 1 − tanh(β ρ_p a_p),   u_p = w_p ρ_p,

@@ -7,9 +7,8 @@ probabilities ρ(c) > 0 over a set C of N_C classes, D_c one distribution per cl
 x⁺) ~ D_sim (c ~ ρ, x, x⁺ i.i.d. D_c), N negatives x⁻_1 … x⁻_N i.i.d. D_neg = Σ_c ρ(c)
 D_c. All losses are in nats.
 
-- L^N_un(f) = E −log( e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)}
-                                          + Σ_i e^{f(x)ᵀf(x⁻_i)}) )   (eq. 6),
-  L_un = L^1_un;
+- L^N_un(f) = E −log( e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)}) )
+  (eq. 6), L_un = L^1_un;
 - L^µ_sup(f, T) = E_{(x,c)~D_T} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c with
   µ_c = E_{D_c} f(x) and D_T(c) = ρ(c | c ∈ T)   (eq. 5);
   L^µ_sup,k(f) = E_{T ~ D_{k+1}} L^µ_sup(f, T), D_{k+1} uniform over the C(N_C, k+1)

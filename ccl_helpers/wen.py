@@ -552,6 +552,7 @@ def algorithm1(
         L_S‖²_F; ``movement_W`` ‖W^(t) − W^(0)‖_F; ``movement_theta`` ‖θ^(t) − θ^(0)‖_F;
         at T only: ``spectral_W`` max_l ‖W_l^(T) − W_l^(0)‖₂, ``spectral_theta`` the
         same for θ (:data:`FINAL_COLUMNS`).
+
     Raises FloatingPointError when L_S or a loss vector becomes non-finite (lower η, γ).
     """
     if not isinstance(model, StackedModel) or not isinstance(
