@@ -150,7 +150,7 @@ def setup(seed: int = 0, threads: int | None = None) -> torch.device:
             makes the stored (``standard``) outputs independent of the machine's core
             count, and the book's small tensors gain little
             from more: on a busy machine several threads per process slow them down many
-                times.
+            times.
     """
     seed = check_int("seed", seed, minimum=0)
     if threads is None:
