@@ -762,7 +762,8 @@ def member_loss(
 RUN_COLUMNS = ("pool", "seed", "strategy", "loss", "similarity", "alpha", "lam")
 """The columns of a runs table (one row per stacked member): the image pool's name, the
 seed (initialisation and image stream), the augmentation strategy, the loss kind
-(:data:`MEMBER_LOSSES`), the similarity (:data:`SIMILARITIES`), α and λ."""
+(:data:`MEMBER_LOSSES`), the similarity (:data:`~ccl_helpers.losses.SIMILARITIES`), α
+and λ."""
 
 
 def _step_seed(*keys: int) -> int:

@@ -675,10 +675,10 @@ def run_widths(
     seed: int = 0,
     checkpoints: int | Sequence[int] = 60,
 ) -> pd.DataFrame:
-    """:func:`algorithm1` for each width m (η = γ = :func:`step_size`(m, d,
-    step_scale)), ``n_seeds`` seeds each (seeds ``seed`` …, the same for every width), L
-    = ``n_layers``, d = ``out_features``, k = ``n_negatives``; the concatenated
-    histories (column ``width``)."""
+    """:func:`algorithm1` for each width m (η = γ = ``step_size(m, d, step_scale)``,
+    :func:`step_size`), ``n_seeds`` seeds each (seeds ``seed`` …, the same for every
+    width), L = ``n_layers``, d = ``out_features``, k = ``n_negatives``; the
+    concatenated histories (column ``width``)."""
     if not isinstance(widths, Sequence) or not widths:
         raise ValueError(
             f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}"
