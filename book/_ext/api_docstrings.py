@@ -94,11 +94,12 @@ def lay_out(lines: list[str]) -> set[int]:
         item = ITEM.match(line)
         following = lines[i + 1] if i + 1 < len(lines) else ""
         if after_blank and depth > text and not item:  # a displayed formula
+            keep.add(len(out))
             out += [" " * text + ".. code-block:: text", ""]
-            keep.update((len(out) - 2, len(out)))
+            keep.add(len(out))
             held = (text, True)
             out.append(line)
-        elif (after_blank or not out) and line.lstrip().startswith(".. "):
+        elif after_blank and line.lstrip().startswith(".. "):
             keep.add(len(out))
             held = (depth, True)
             out.append(line)
