@@ -612,7 +612,7 @@ class TunedRun(NamedTuple):
     model: StackedModel  #: the chosen configuration, each seed at its best step
     search: pd.DataFrame  #: lr, weight_decay, seed, best_step, val_accuracy, chosen
     final: pd.DataFrame  #: seed, best_step, val_accuracy of the returned model
-    history: pd.DataFrame  #: the final run's tidy history (:func:`train.train`)
+    history: pd.DataFrame  #: the final run's tidy history (:func:`.train.train`)
 
 
 class _EarlyStopping:
@@ -917,14 +917,14 @@ CLAIMS: dict[str, Claim] = claims_by_key(
         section="curl-blocks",
     ),
 )
-"""The claims of the source the chapter tests, by key (:class:`ccl_helpers.verdicts.
-Claim`), stated before the runs that test them: the theorem rows (the simple lemma,
-its extension to k negatives, the block guarantee), then the empirical ones, one
-primary metric each. The framework measures a representation by linear classifiers
-on binary tasks, so AVG-2 is the primary task size (Table 1's AVG-10 is a second claim
-of the source's, "competes" on AVG-2 and AVG-10) and the linear head the primary
-classifier of two encoders compared. The margins: two encoders "compete" within the
-largest gap the source reads as competing (0.7 points, one criterion for Table 1 and
-for unseen classes); class means classify "as well as a trained head" within the
-largest such gap the source reports (1.9 points); a gain is absent below one point of
-accuracy."""
+"""The claims of the source the chapter tests, by key
+(:class:`~ccl_helpers.verdicts.Claim`), stated before the runs that test them: the
+theorem rows (the simple lemma, its extension to k negatives, the block guarantee),
+then the empirical ones, one primary metric each. The framework measures a
+representation by linear classifiers on binary tasks, so AVG-2 is the primary task size
+(Table 1's AVG-10 is a second claim of the source's, "competes" on AVG-2 and AVG-10) and
+the linear head the primary classifier of two encoders compared. The margins: two
+encoders "compete" within the largest gap the source reads as competing (0.7 points, one
+criterion for Table 1 and for unseen classes); class means classify "as well as a
+trained head" within the largest such gap the source reports (1.9 points); a gain is
+absent below one point of accuracy."""

@@ -329,8 +329,8 @@ def init_from_env(
 
     Reads ``RANK``, ``WORLD_SIZE``, ``LOCAL_RANK``, ``MASTER_ADDR`` and ``MASTER_PORT``
     (set by ``torchrun``). Without ``WORLD_SIZE`` (a plain ``python`` run) nothing is
-    initialised and :func:`ccl_helpers.device` is returned, so a script runs unchanged
-    with and without ``torchrun``.
+    initialised and :func:`~ccl_helpers.runtime.device` is returned, so a script runs
+    unchanged with and without ``torchrun``.
 
     Args:
         backend: ``"nccl"`` or ``"gloo"``; default NCCL when CUDA is available, gloo
@@ -488,8 +488,8 @@ def ddp_train(
         lr: Adam's learning rate, a finite number > 0.
         device: where to train (default: the model's device; use :func:`init_from_env`'s
             result).
-        desc: the label of a progress bar (:func:`ccl_helpers.progress`) shown by rank 0
-            only; None: no bar.
+        desc: the label of a progress bar (:func:`~ccl_helpers.runtime.progress`)
+            shown by rank 0 only; None: no bar.
 
     Returns:
         ``(model, losses)``: the trained encoder ``model`` itself (not the DDP wrapper;

@@ -31,12 +31,12 @@ from torch import Tensor, nn
 from . import checks, data, distributed, metrics, models, runtime
 from . import supervised_approx as sa
 
-# per scale: training steps, global batch, hidden widths, linear-probe iterations
 SIZES = {
     "smoke": {"steps": 8, "batch_size": 32, "hidden": (64,), "probe_iter": 20},
     "standard": {"steps": 150, "batch_size": 64, "hidden": (256,), "probe_iter": 100},
     "paper": {"steps": 2000, "batch_size": 256, "hidden": (512,), "probe_iter": 500},
 }
+"""Per scale: training steps, global batch, hidden widths, linear-probe iterations."""
 EMBEDDING_DIM = 32
 # Chapter 5's SimCLR: generalized NT-Xent with alpha = 2 = 1 / t, lambda = 1
 TEMPERATURE = 0.5

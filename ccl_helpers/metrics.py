@@ -529,6 +529,7 @@ def unsupervised_loss_monte_carlo(
 
     Args: features (..., n, d); labels (n,); n_negatives N ≥ 1; n_samples M ≥ 2;
         generator on the labels' device (default seeded 0); class_probs ρ (N_C,).
+
     Returns: estimate (...) and standard error (...), float64.
     """
     labelled_set_sizes(features, labels)

@@ -923,9 +923,8 @@ def train(
 ) -> tuple[Tensor, Tensor, pd.DataFrame]:
     """Algorithm 3.1 (A.11): per step a fresh batch, W ← W − (η/β_t) ∇_W L̂.
 
-    The gradient is in closed form through the Gram blocks
-    (:func:`_gram_loss_and_gradients`) for the population normalisation and the primary
-    form, by autograd of :func:`batch_loss` otherwise.
+    The gradient is in closed form through the d×d Gram blocks for the population
+    normalisation and the primary form, by autograd of :func:`batch_loss` otherwise.
 
     β_t comes from ``schedule``.
 
@@ -942,8 +941,8 @@ def train(
             dominates the cost of recording.
         align_runs: the runs whose alignment is computed (default: all; NaN for the
             others).
-        similarity_dtype: dtype of the contrastive n×n block
-            (:func:`_gram_loss_and_gradients`; default: the weights' dtype).
+        similarity_dtype: dtype of the contrastive n×n block of the closed-form
+            gradient (default: the weights' dtype).
         progress: optional wrapper of the step iterator (e.g. ``ccl.progress``).
 
     Returns:
@@ -1228,7 +1227,7 @@ def integrate_ode(
 ) -> ODEState:
     """The infinite-width ODE (A.21)–(A.22) in the time of Algorithm 3.1.
 
-    One time unit is one step of size η/β:
+    One time unit is one step of size η/β::
 
         d ρ_p = γ σ_p² w_p (1 − ρ_p²),   γ = 4η(1 − p_+)/N²,
             w_p = 1 − tanh(β ρ_p a_p),   u_p = w_p ρ_p,
@@ -1787,7 +1786,8 @@ CLAIMS: dict[str, Claim] = claims_by_key(
         metric="zero-shot classification accuracy on the validation split",
     ),
 )
-"""The claims of the source that the chapter tests, by key (:class:`Claim`): the
+"""The claims of the source that the chapter tests, by key
+(:class:`~ccl_helpers.verdicts.Claim`): the
 empirical ones are tested from per-seed values (Balance, κ(S_A), Align, log-log
 slopes), the lemmas whose inequalities the chapter checks are theorem rows, and
 Figure 2 is not run. Each margin is stated with its reason; r = 5 throughout."""

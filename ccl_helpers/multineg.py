@@ -7,9 +7,8 @@ probabilities ρ(c) > 0 over a set C of N_C classes, D_c one distribution per cl
 x⁺) ~ D_sim (c ~ ρ, x, x⁺ i.i.d. D_c), N negatives x⁻_1 … x⁻_N i.i.d. D_neg = Σ_c ρ(c)
 D_c. All losses are in nats.
 
-- L^N_un(f) = E −log( e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)}
-                                          + Σ_i e^{f(x)ᵀf(x⁻_i)}) )   (eq. 6),
-  L_un = L^1_un;
+- L^N_un(f) = E −log( e^{f(x)ᵀf(x⁺)} / (e^{f(x)ᵀf(x⁺)} + Σ_i e^{f(x)ᵀf(x⁻_i)}) )
+  (eq. 6), L_un = L^1_un;
 - L^µ_sup(f, T) = E_{(x,c)~D_T} −log softmax_{c'∈T}(f(x)ᵀµ_{c'})_c with
   µ_c = E_{D_c} f(x) and D_T(c) = ρ(c | c ∈ T)   (eq. 5);
   L^µ_sup,k(f) = E_{T ~ D_{k+1}} L^µ_sup(f, T), D_{k+1} uniform over the C(N_C, k+1)
@@ -626,6 +625,8 @@ LEMMA1_CURVES = (
     ("lemma1", r"Lemma 1: $L_{\rm un}/p_{\min} + \log N_C$", "lemma1_bound"),
     ("lemma1_no_log", r"$L_{\rm un}/p_{\min}$ (no $\log N_C$)", "lemma1_bound_no_log"),
 )
+"""The curves of Figure 1 (Lemma 1), each as (column, legend label, the quantity's name
+in :data:`ccl_helpers.plotting.QUANTITIES`)."""
 LEMMA2_CURVES = (
     ("L_un", r"$L^N_{\rm un}(f)$", "L_un"),
     ("L_mu", r"$L^\mu_{\rm sup}(f, \mathcal{C})$", "L_mu"),
@@ -636,8 +637,7 @@ LEMMA2_CURVES = (
         "lemma2_bound_anchor_excluded",
     ),
 )
-"""The curves of Figures 1 and 2: (column, legend label, the quantity's name in
-:data:`ccl_helpers.plotting.QUANTITIES`)."""
+"""The curves of Figure 2 (Lemma 2), as :data:`LEMMA1_CURVES`."""
 
 
 def draw_lemma_curves(ax, runs: pd.DataFrame, curves) -> None:
@@ -1400,14 +1400,14 @@ CLAIMS: dict[str, Claim] = claims_by_key(
         section="multineg-descent",
     ),
 )
-"""The claims of the source the chapter tests, by key (:class:`ccl_helpers.verdicts.
-Claim`), stated before the runs that test them: the theorem rows of Section 3 (Lemmas 1
-and 2, the coupon collector, Proposition 1), the empirical claims of Section 5 (one
-number per seed of the conv-net runs), the theorem rows of Section 4 (Lemmas 3 and 4)
-and its empirical claims (one number per initialisation seed of the descent runs; a
-slope is fitted to each seed's runs alone). A scope may hold the fields ``{lemma}``
-and ``{descent}``: the chapter fills them (``str.format``) with the settings of its
-conv-net runs and of its descent runs. The two "equal"
-claims state their margins with their reasons; the directional claims state none (the
-source gives no effect size for them, so the chapter does not read "absent" there).
+"""The claims of the source the chapter tests, by key
+(:class:`~ccl_helpers.verdicts.Claim`), stated before the runs that test them: the
+theorem rows of Section 3 (Lemmas 1 and 2, the coupon collector, Proposition 1), the
+empirical claims of Section 5 (one number per seed of the conv-net runs), the theorem
+rows of Section 4 (Lemmas 3 and 4) and its empirical claims (one number per
+initialisation seed of the descent runs; a slope is fitted to each seed's runs alone). A
+scope may hold the fields ``{lemma}`` and ``{descent}``: the chapter fills them
+(``str.format``) with the settings of its conv-net runs and of its descent runs. The two
+"equal" claims state their margins with their reasons; the directional claims state none
+(the source gives no effect size for them, so the chapter does not read "absent" there).
 """

@@ -41,7 +41,8 @@ LINES = MappingProxyType(
 """Line style -> its Matplotlib keywords (style and width)."""
 RUN_STYLE = {"linewidth": 0.8, "alpha": 0.35}  # one run among seeds, under their mean
 ERROR_BAND_STYLE = {"alpha": 0.25, "linewidth": 0}
-SWEEP = "sweep"  # the gid of the curves of a swept parameter (sweep_styles)
+SWEEP = "sweep"
+"""The gid of the curves of a swept parameter (:func:`sweep_styles`)."""
 
 COLUMN_PX = 784  # width of the book's content column at a 1400 px window (CSS px)
 DPI = 100  # image px per inch of the stored figures
@@ -156,7 +157,8 @@ QUANTITIES = MappingProxyType(
 )
 """The book's quantities, methods, bounds and references: name -> :class:`Quantity`.
 No two share a colour, and any two are at least :data:`MIN_COLOR_DISTANCE` apart."""
-MIN_COLOR_DISTANCE = 12.0  # CIE76 ΔE in CIELAB between any two colours of QUANTITIES
+MIN_COLOR_DISTANCE = 12.0
+"""The least CIE76 ΔE in CIELAB between any two colours of :data:`QUANTITIES`."""
 
 
 def quantity(name: str) -> Quantity:

@@ -153,7 +153,7 @@ def setup(
             makes the stored (``standard``) outputs independent of the machine's core
             count, and the book's small tensors gain little
             from more: on a busy machine several threads per process slow them down many
-                times.
+            times.
         quiet: no printed line.
     """
     seed = check_int("seed", seed, minimum=0)

@@ -119,7 +119,7 @@ class AttractingTerms(NamedTuple):
     """Per-sample terms of Theorem 4.4, each (..., n).
 
     lhs: −s(f(t(x)), m̂) with m̂ = (1/K) Σ_k f(t_k(x)); rhs: −(1/K) Σ_k s(f(t(x)),
-        f(t_k(x)));
+    f(t_k(x)));
     gap: rhs − lhs; mean_norm: ‖m̂‖ (= 1 iff every view maps to the same unit vector);
     hemisphere: f(t(x))·m̂ (Assumption 4.3 asks ≥ 0); gap_stderr: the jackknife standard
     error of the gap as an estimate of the population gap (over the K transformations).
@@ -762,7 +762,8 @@ def member_loss(
 RUN_COLUMNS = ("pool", "seed", "strategy", "loss", "similarity", "alpha", "lam")
 """The columns of a runs table (one row per stacked member): the image pool's name, the
 seed (initialisation and image stream), the augmentation strategy, the loss kind
-(:data:`MEMBER_LOSSES`), the similarity (:data:`SIMILARITIES`), α and λ."""
+(:data:`MEMBER_LOSSES`), the similarity (:data:`~ccl_helpers.losses.SIMILARITIES`), α
+and λ."""
 
 
 def _step_seed(*keys: int) -> int:

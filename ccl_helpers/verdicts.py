@@ -452,10 +452,11 @@ class Verdicts:
         self._numbers[name] = entry
 
     def rows(self) -> list[dict]:
-        """Every row, in the order added, with the chapter's p-values adjusted
-        together (``p_holm``: the two p-values of each claim, :func:`_tested_p_values`)
-        and the verdicts of the empirical rows read from them; an empirical row's
-        ``measured`` gives its estimate, its 95 % interval (not adjusted) and the
+        """Every row, in the order added, with the chapter's p-values adjusted together
+        (``p_holm``: the two p-values of each claim, those of "no effect" and of
+        equivalence for "greater"/"less", of equivalence and of "beyond the margin" for
+        "equal") and the verdicts of the empirical rows read from them; an empirical
+        row's ``measured`` gives its estimate, its 95 % interval (not adjusted) and the
         adjusted p-value that decides its verdict (that of equivalence for "absent")."""
         rows = [dict(row) for row in self._rows.values()]
         empirical = [row for row in rows if row["kind"] == "empirical claim"]

@@ -552,6 +552,7 @@ def algorithm1(
         L_S‖²_F; ``movement_W`` ‖W^(t) − W^(0)‖_F; ``movement_theta`` ‖θ^(t) − θ^(0)‖_F;
         at T only: ``spectral_W`` max_l ‖W_l^(T) − W_l^(0)‖₂, ``spectral_theta`` the
         same for θ (:data:`FINAL_COLUMNS`).
+
     Raises FloatingPointError when L_S or a loss vector becomes non-finite (lower η, γ).
     """
     if not isinstance(model, StackedModel) or not isinstance(
@@ -674,10 +675,10 @@ def run_widths(
     seed: int = 0,
     checkpoints: int | Sequence[int] = 60,
 ) -> pd.DataFrame:
-    """:func:`algorithm1` for each width m (η = γ = :func:`step_size`(m, d,
-    step_scale)), ``n_seeds`` seeds each (seeds ``seed`` …, the same for every width), L
-    = ``n_layers``, d = ``out_features``, k = ``n_negatives``; the concatenated
-    histories (column ``width``)."""
+    """:func:`algorithm1` for each width m (η = γ = ``step_size(m, d, step_scale)``,
+    :func:`step_size`), ``n_seeds`` seeds each (seeds ``seed`` …, the same for every
+    width), L = ``n_layers``, d = ``out_features``, k = ``n_negatives``; the
+    concatenated histories (column ``width``)."""
     if not isinstance(widths, Sequence) or not widths:
         raise ValueError(
             f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}"
