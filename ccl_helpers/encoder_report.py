@@ -65,11 +65,9 @@ REPORT_ROWS = {
         "L^µ_sup over the binary tasks (exact)", "", f"{_ARORA}, the simple lemma"
     ),
     "L_mu": Row("L^µ_sup(f, C), all the classes (exact)", "", f"{_MERAD}, eq. (5)"),
-    "accuracy_mu": Row(
-        "mean-classifier accuracy, all the classes (exact)", "", "N_C-way"
-    ),
+    "accuracy_mu": Row("mean-classifier accuracy, all classes (exact)", "", "N_C-way"),
     "accuracy_probe": Row(
-        "linear-probe accuracy, all the classes (held-out half)", "", "N_C-way"
+        "linear-probe accuracy, all classes (held-out)", "", "N_C-way"
     ),
     "curl_bound": Row("(L_un − τ log 2)/(1 − τ)", "L_mu_binary", f"{_ARORA}, eq. (2)"),
     "lemma1_bound": Row("L_un/p_min + log N_C", "L_mu", f"{_MERAD}, Lemma 1"),
