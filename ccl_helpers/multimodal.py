@@ -960,7 +960,6 @@ def train(
     n_align = _check_int("n_align", n_align, 0)
     total = sum(s for _, s in schedule)
     record = _check_record_steps(record_steps, total)
-    betas = [b for b, s in schedule for _ in range(s)]
     align_every = _check_int("align_every", align_every)
     if align_runs is not None:
         align_runs = _check_runs("align_runs", align_runs, model.n_runs).tolist()
@@ -1020,14 +1019,12 @@ def train(
         total,
         seeds=range(model.n_runs),
         lr=lr,
-        temperature=schedule,
+        beta=schedule,
         checkpoints=record,
         on_checkpoint=at_checkpoint,
         bar=progress,
     )
     history = history[history["quantity"].isin(SCORES)].rename(columns={"seed": "run"})
-    step_beta = np.array([*betas, betas[-1] if betas else schedule[-1][0]])
-    history.insert(1, "beta", step_beta[history["step"].to_numpy()])
     return W_A, W_B, history.reset_index(drop=True)
 
 

@@ -1,9 +1,12 @@
 """The one training loop of the book, and several seeds trained at once.
 
 :func:`loop` runs gradient descent or Adam for every chapter: minibatch or full
-batch, a piecewise-constant schedule of the step size and of the temperature β (with
-Ren & Li's 1/β step rescaling), per-step and checkpoint records, a stopping target,
-several seeds at once. It returns one tidy history (step, seed, quantity, value).
+batch, a piecewise-constant schedule of the step size and of the inverse temperature β
+(with Ren & Li's 1/β step rescaling), per-step and checkpoint records, a stopping
+target, several seeds at once. It returns the book's one history format: a long frame
+(step, seed, quantity, value), with a β column under a β schedule and the runs'
+configuration columns where runs differ in more than their seed (:func:`wide` is its
+one view for plotting).
 Seeds are stacked along a leading axis (:class:`StackedModel`, forward passes
 vectorised with ``torch.func.vmap``); because the seeds' losses are summed and the
 optimiser acts elementwise, each seed follows exactly the trajectory it would follow
@@ -212,10 +215,11 @@ def _rates(names: Sequence[str], lr: float | Mapping[str, float]) -> dict[str, f
 
 
 class _Records:
-    """(step, quantity, values (S,)) triples, turned into one long frame at the end."""
+    """(step, quantity, values (S,)) triples, turned into one long frame at the end;
+    ``betas``: β at each step 0 … T, recorded as a column when given."""
 
-    def __init__(self, seeds: Sequence[int]):
-        self.seeds, self.rows = list(seeds), []
+    def __init__(self, seeds: Sequence[int], betas: Sequence[float] | None = None):
+        self.seeds, self.betas, self.rows = list(seeds), betas, []
 
     def add(self, step: int, quantities: Mapping[str, Tensor]) -> None:
         self.rows.extend((step, name, v.detach()) for name, v in quantities.items())
@@ -223,9 +227,13 @@ class _Records:
     def frame(self) -> pd.DataFrame:
         n = len(self.seeds)
         values = [v.reshape(-1).to("cpu", torch.float64) for _, _, v in self.rows]
+        steps = np.repeat(np.array([s for s, _, _ in self.rows], "int64"), n)
+        columns = {"step": steps}
+        if self.betas is not None:
+            columns["beta"] = np.asarray(self.betas, "float64")[steps]
         return pd.DataFrame(
             {
-                "step": np.repeat(np.array([s for s, _, _ in self.rows], "int64"), n),
+                **columns,
                 "seed": np.tile(np.array(self.seeds, "int64"), len(self.rows)),
                 "quantity": np.repeat([q for _, q, _ in self.rows], n),
                 "value": torch.cat(values).numpy() if values else np.empty(0),
@@ -319,7 +327,7 @@ def loop(
     weight_decay: float = 0.0,
     full_batch: bool = False,
     lr_factor: Stages | None = None,
-    temperature: Stages | None = None,
+    beta: Stages | None = None,
     checkpoints: Iterable[int] = (),
     on_checkpoint: Callable[[int, Evaluation | None], Mapping[str, Tensor]]
     | None = None,
@@ -343,7 +351,7 @@ def loop(
        evaluation is None at the last minibatch step).
     3. Stops after t = T, or once every seed has reached the ``target``.
     4. Updates every trained tensor with the step size η_t = ``lr`` · a_t / β_t
-       (a_t: ``lr_factor``, β_t: ``temperature``, each 1 when not given; the 1/β
+       (a_t: ``lr_factor``, β_t: ``beta``, each 1 when not given; the 1/β
        rescaling of Ren & Li's Algorithm 3.1): ``"sgd"`` W ← W − η_t g in place,
        ``"adam"`` Adam with learning rate η_t.
 
@@ -351,14 +359,16 @@ def loop(
         params: the trained tensors (leaves with a leading seed axis S = len(seeds)),
             updated in place.
         gradient: (t, β_t) ↦ the :class:`Evaluation` at W^(t) (β_t = 1 without
-            ``temperature``).
+            ``beta``).
         lr: η, or a mapping name prefix ↦ η (longest prefix wins; each tensor needs
             one).
         optimizer: ``"sgd"`` or ``"adam"`` (:data:`OPTIMIZERS`).
         weight_decay: λ ≥ 0, the gradient λW of the penalty λ‖W‖²/2 added to every
             trained tensor's gradient before the update (Adam's ``weight_decay``).
-        lr_factor, temperature: :data:`Stages` covering the T steps; the value at
-            t = T is the last stage's.
+        lr_factor, beta: :data:`Stages` covering the T steps; the value at t = T is
+            the last stage's. β is an inverse temperature (it multiplies the
+            similarities, like open_clip's ``logit_scale``), where the losses'
+            ``temperature`` t divides them.
         target: (quantity, ε): seed s reaches it at the first evaluated t with
             quantity_s ≤ ε (``"loss"`` or a quantity of the evaluations); that step
             is recorded. With ``stop_at_target``, the loop stops once every seed has.
@@ -366,8 +376,9 @@ def loop(
             (e.g. a progress bar, which then counts to n_steps); the last pass, t =
             n_steps, only evaluates and comes after it.
 
-    Returns the long history: columns step (int64), seed (int64), quantity, value
-    (float64), one row per recorded (step, seed, quantity). In full batch, raises
+    Returns the long history: columns step (int64), beta (float64, β_t; only with a
+    ``beta`` schedule), seed (int64), quantity, value (float64), one row per recorded
+    (step, seed, quantity). In full batch, raises
     FloatingPointError at the first checkpoint after a loss or a quantity of an
     evaluation stopped being finite (the step size is too large), naming that step.
     The steps read nothing back from the device (no host synchronisation) except
@@ -386,7 +397,7 @@ def loop(
     names = list(params)
     rates = _rates(names, lr)
     factors = _per_step("lr_factor", lr_factor, n_steps)
-    betas = _per_step("temperature", temperature, n_steps)
+    betas = _per_step("beta", beta, n_steps)
     if target is not None and not (
         isinstance(target, tuple)
         and len(target) == 2
@@ -407,7 +418,7 @@ def loop(
             [{"params": ps, "lr": eta, "eta": eta} for eta, ps in groups.items()],
             weight_decay=weight_decay,
         )
-    records = _Records(seeds)
+    records = _Records(seeds, betas)
     reached = _Target(target, stop_at_target)
     running, since, first_bad = None, 0, None
     iterator = (
@@ -417,8 +428,8 @@ def loop(
     )
     try:
         for t in iterator:
-            beta = betas[t] if betas is not None else 1.0
-            evaluation = gradient(t, beta) if full_batch or t < n_steps else None
+            beta_t = betas[t] if betas is not None else 1.0
+            evaluation = gradient(t, beta_t) if full_batch or t < n_steps else None
             newly = done = False
             quantities: dict[str, Tensor] = {}
             if evaluation is not None:
@@ -454,7 +465,7 @@ def loop(
                 since += 1
             factor = factors[t] if factors is not None else 1.0
             etas = [rates[name] for name in names]
-            _update(tensors, evaluation.grads, etas, factor, beta, adam, weight_decay)
+            _update(tensors, evaluation.grads, etas, factor, beta_t, adam, weight_decay)
     finally:
         getattr(iterator, "close", lambda: None)()
     return records.frame()

@@ -733,17 +733,17 @@ def fresh_w():
     return {"w": w.requires_grad_(True)}
 
 
-def test_loop_applies_the_step_size_and_temperature_stages_as_stated():
+def test_loop_applies_the_step_size_and_beta_stages_as_stated():
     lr, factors, betas = 0.1, [(1.0, 1), (0.5, 2)], [(2.0, 2), (4.0, 1)]
     params, seen = fresh_w(), []
-    loop(
+    history = loop(
         params,
         quadratic(params, seen),
         3,
         seeds=[0, 1],
         lr=lr,
         lr_factor=factors,
-        temperature=betas,
+        beta=betas,
         full_batch=True,
     )
     # the hand-written loop: w ← w − (η a_t / β_t) ∇L(w, β_t), t = 0, 1, 2
@@ -754,6 +754,9 @@ def test_loop_applies_the_step_size_and_temperature_stages_as_stated():
     torch.testing.assert_close(params["w"], w, rtol=1e-12, atol=1e-12)
     # β_t reaches the objective; at t = T the last stage's
     assert seen == [(0, 2.0), (1, 2.0), (2, 4.0), (3, 4.0)]
+    # and the history records it beside each step
+    assert list(history.columns) == ["step", "beta", "seed", "quantity", "value"]
+    assert dict(zip(history.step, history.beta)) == {0: 2.0, 3: 4.0}
 
 
 def test_loop_bar_counts_the_update_steps_then_the_final_evaluation_runs():
@@ -785,7 +788,7 @@ def test_loop_adam_follows_torch_adam_with_the_scheduled_rate():
         seeds=[0, 1],
         lr=0.05,
         optimizer="adam",
-        temperature=[(0.5, 1), (2.0, 2)],
+        beta=[(0.5, 1), (2.0, 2)],
     )
     w = fresh_w()["w"]
     adam = torch.optim.Adam([w], lr=0.05)
@@ -807,7 +810,7 @@ def test_loop_a_seed_in_a_stack_equals_the_seed_alone(optimizer):
         seeds=[0, 1],
         lr=0.05,
         optimizer=optimizer,
-        temperature=[(1.5, 4)],
+        beta=[(1.5, 4)],
         full_batch=True,
     )
     for s in range(2):
@@ -825,7 +828,7 @@ def test_loop_a_seed_in_a_stack_equals_the_seed_alone(optimizer):
             seeds=[s],
             lr=0.05,
             optimizer=optimizer,
-            temperature=[(1.5, 4)],
+            beta=[(1.5, 4)],
             full_batch=True,
         )
         torch.testing.assert_close(both["w"][s], alone["w"][0], rtol=0, atol=0)
@@ -933,8 +936,8 @@ def test_loop_stops_at_the_target_and_raises_on_divergence():
         ({"optimizer": "rmsprop"}, "optimizer"),
         ({"lr": {"v": 0.1}}, "lr"),
         ({"lr": 0.0}, "lr"),
-        ({"temperature": [(1.0, 2)]}, "temperature must cover"),
-        ({"temperature": [(0.0, 3)]}, "temperature"),
+        ({"beta": [(1.0, 2)]}, "beta must cover"),
+        ({"beta": [(0.0, 3)]}, "beta"),
         ({"lr_factor": []}, "lr_factor"),
         ({"lr_factor": [(1.0, 1.5), (1.0, 2)]}, "lr_factor"),
         ({"target": ("loss",)}, "target"),
