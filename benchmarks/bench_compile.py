@@ -37,7 +37,7 @@ def _stacked_step_times(case, batches, device, mode: str) -> tuple[float, float,
     """(compile seconds, eager seconds per step, compiled seconds per step) of the
     stacked models."""
     model = train.StackedModel(case.make_module, case.n_models, seed=0, device=device)
-    eager = train._batched_loss(model, case.loss_fn)
+    eager = bench_vmap_seeds.stacked_loss(model, case.loss_fn)
     compiled = torch.compile(eager, mode=mode)
     optimizer = train.OPTIMIZERS[case.optimizer](
         list(model.params.values()), lr=case.lr

@@ -141,6 +141,21 @@ def _sync(device):
         torch.cuda.synchronize()
 
 
+def stacked_loss(
+    model: train.StackedModel, loss_fn: Callable[[Callable, Any], torch.Tensor]
+) -> Callable[[dict, dict, Any], torch.Tensor]:
+    """The stacked models' losses as one function of the stacked state, through the
+    public API: (params, buffers, batch) ↦ (S,), seed s's loss ``loss_fn(forward_s,
+    batch_s)``, forward_s the per-seed :meth:`StackedModel.functional`, vmapped over the
+    leading seed axis of all three (the function ``train.train`` differentiates)."""
+    call = model.functional()
+
+    def seed_loss(params: dict, buffers: dict, batch: Any) -> torch.Tensor:
+        return loss_fn(lambda x: call(params, buffers, x), batch)
+
+    return torch.func.vmap(seed_loss)
+
+
 def _stacked(case: Case, batches, device):
     model = train.StackedModel(case.make_module, case.n_models, seed=0, device=device)
     _sync(device)

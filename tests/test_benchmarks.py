@@ -16,6 +16,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT / "benchmarks"))
 sys.path.insert(0, str(ROOT / "tests"))
 
+import bench_exact_expectation  # noqa: E402
 import bench_host_syncs  # noqa: E402
 import bench_losses  # noqa: E402
 import bench_vmap_seeds  # noqa: E402
@@ -154,9 +155,38 @@ def test_stacked_losses_of_chapters_1_to_3_trace_as_one_graph(index):
 
     case = bench_vmap_seeds.cases(torch.device("cpu"))[index]
     model = train.StackedModel(case.make_module, case.n_models, seed=0)
-    loss = train._batched_loss(model, case.loss_fn)
+    loss = bench_vmap_seeds.stacked_loss(model, case.loss_fn)
     torch._dynamo.reset()
     explained = torch._dynamo.explain(loss)(model.params, model.buffers, case.sample(1))
     assert (explained.graph_count, explained.graph_break_count) == (1, 0), [
         str(reason.reason) for reason in explained.break_reasons
     ]
+
+
+def test_exact_expectation_timing_compares_the_same_loss():
+    """Both sides of the exact-expectation benchmark compute the same L_S, and it
+    reports what it timed."""
+    q = torch.randn(
+        6, 3, generator=torch.Generator().manual_seed(0), dtype=torch.float64
+    )
+    k = torch.randn(
+        6, 3, generator=torch.Generator().manual_seed(1), dtype=torch.float64
+    )
+    result = bench_exact_expectation.time_exact_expectation(
+        q, k, 2, repeats=2, loop_repeats=1
+    )
+    assert set(result) == {
+        "vectorised_s",
+        "loop_s",
+        "ratio",
+        "abs_difference",
+        "n_sets",
+    }
+    assert (
+        result["abs_difference"] < 1e-12
+        and result["n_sets"] == 6 * 10
+        and result["ratio"] > 0
+    )
+    for bad in ({"repeats": 0}, {"loop_repeats": 1.5}):
+        with pytest.raises(ValueError, match=next(iter(bad))):
+            bench_exact_expectation.time_exact_expectation(q, k, 2, **bad)

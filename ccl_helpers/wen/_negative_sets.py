@@ -1,0 +1,154 @@
+"""The negative sets of eq. (3.2): every k-subset of the others of every anchor, and
+the logits over them."""
+
+from __future__ import annotations
+
+import math
+
+import torch
+from torch import Tensor
+
+from ..checks import (
+    check_device,
+    check_int,
+    check_tensor,
+)
+from ..losses import widen_float16
+
+MAX_SET_ELEMENTS = 2**27
+"""Largest n · C(n−1, k) · k (entries of the index tensor of all negative sets)
+:func:`negative_sets` builds; beyond it the exact expectation needs more memory than it
+is worth (raise ValueError)."""
+
+
+def _check_outputs(
+    q: Tensor, k: Tensor, n_negatives: int, *, minimum_n: int = 2
+) -> int:
+    """Validate q, k (..., n, d), of one shape and device, and 1 ≤ n_negatives ≤ n − 1;
+    return n."""
+    check_tensor("q", q, min_ndim=2, floating=True)
+    check_tensor("k", k, min_ndim=2, floating=True)
+    if q.shape != k.shape or q.device != k.device:
+        raise ValueError(
+            f"q and k must have the same shape (..., n, d) and device, got "
+            f"{tuple(q.shape)} on {q.device} and {tuple(k.shape)} on {k.device}"
+        )
+    n = q.shape[-2]
+    if n < minimum_n:
+        raise ValueError(
+            f"q must hold n ≥ {minimum_n} points (shape (..., n, d)), got n = {n}"
+        )
+    check_int("n_negatives", n_negatives, 1, n - 1)
+    return n
+
+
+def _sets_or_all(sets: Tensor | None, n: int, n_negatives: int, device) -> Tensor:
+    """The given negative sets (n, C, k), validated, or all of them
+    (:func:`negative_sets`) when ``sets`` is None."""
+    if sets is None:
+        return negative_sets(n, n_negatives, device)
+    check_tensor("sets", sets, ndim=3, integer=True)
+    if sets.shape[0] != n or sets.shape[2] != n_negatives:
+        raise ValueError(
+            f"sets must have shape (n, C, k) = ({n}, C, {n_negatives}) from "
+            f"negative_sets, got {tuple(sets.shape)}"
+        )
+    return sets
+
+
+def n_negative_sets(n: int, n_negatives: int) -> int:
+    """C(n − 1, k): the number of negative sets {x_{i,1} … x_{i,k}} ⊂ S∖{x_i} of one
+    anchor."""
+    n = check_int("n", n, 2)
+    n_negatives = check_int("n_negatives", n_negatives, 1, n - 1)
+    return math.comb(n - 1, n_negatives)
+
+
+def _combinations(size: int, r: int, device) -> Tensor:
+    """All r-subsets of range(size) in lexicographic order, (C(size, r), r), built level
+    by level (a loop over the r positions, never over the subsets)."""
+    combos = torch.arange(size, device=device).unsqueeze(1)
+    candidates = torch.arange(size, device=device)
+    for _ in range(r - 1):
+        rows, cols = torch.nonzero(candidates[None, :] > combos[:, -1:], as_tuple=True)
+        combos = torch.cat([combos[rows], candidates[cols].unsqueeze(1)], dim=1)
+    return combos
+
+
+def negative_sets(
+    n: int, n_negatives: int, device: torch.device | str = "cpu"
+) -> Tensor:
+    """Every negative set of every anchor: a LongTensor (n, C, k), C = C(n − 1, k).
+
+    ``sets[i, c]`` lists the k indices (ascending) of the c-th k-subset of [n]∖{i}, in
+    lexicographic order; built by vectorised index arithmetic (position p among the
+    others is index p + [p ≥ i]). Raises ValueError when n·C·k exceeds
+    :data:`MAX_SET_ELEMENTS`.
+    """
+    device = check_device("device", device)
+    count = n_negative_sets(n, n_negatives)
+    if n * count * n_negatives > MAX_SET_ELEMENTS:
+        raise ValueError(
+            f"n_negatives = {n_negatives} with n = {n} gives n·C(n−1, k)·k = "
+            f"{n * count * n_negatives:,} index entries (> "
+            f"{MAX_SET_ELEMENTS:,}); lower n or n_negatives"
+        )
+    positions = _combinations(
+        n - 1, n_negatives, device
+    )  # (C, k) positions among the others
+    anchors = torch.arange(n, device=device).view(n, 1, 1)
+    return positions.unsqueeze(0) + (positions.unsqueeze(0) >= anchors).long()
+
+
+def pairwise_logits(q: Tensor, k: Tensor) -> Tensor:
+    """u_ij = q_iᵀ(k_j − k_i) = q_iᵀk_j − q_iᵀk_i for q, k (..., n, d) → (..., n, n)
+    (u_ii = 0), in the dtype of q (float32 for float16: its range cannot hold them)."""
+    _check_outputs(q, k, 1, minimum_n=2)
+    products = widen_float16(q) @ widen_float16(k).transpose(-1, -2)
+    return products - products.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)
+
+
+def _set_logits(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
+    """(u over every negative set (..., n, C, k), the gather index (..., n, C·k))."""
+    u = pairwise_logits(q, k)
+    n, count, size = sets.shape
+    index = sets.reshape(n, count * size).expand(*u.shape[:-2], n, count * size)
+    return torch.gather(u, -1, index).reshape(*u.shape[:-2], n, count, size), index
+
+
+def negative_set_logits(
+    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
+) -> Tensor:
+    """The logits u_ij = q_iᵀ(k_j − k_i) of every negative set: (..., n, C, k), entry
+    [i, c, s] for the s-th member j of anchor i's c-th set (:func:`negative_sets`);
+    ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]})."""
+    n = _check_outputs(q, k, n_negatives)
+    sets = _sets_or_all(sets, n, n_negatives, q.device)
+    return _set_logits(q, k, sets)[0]
+
+
+def log_one_plus_sum_exp(u: Tensor) -> Tensor:
+    """g(u) = log(1 + Σ_j e^{u_j}) over the last axis of u (..., k) → (...,), accurate
+    at both ends.
+
+    With M = max(0, max_j u_j): M + log(e^{−M} + Σ_j e^{u_j − M}) when M > 0 (no
+    overflow), and log1p(Σ_j e^{u_j}) when every u_j ≤ 0, so that values as small as
+    e^{u} (≪ machine epsilon) keep their relative precision — a plain log-sum-exp of [0,
+    u] rounds them to 0. Exact gradients.
+    """
+    if not isinstance(u, Tensor) or u.ndim < 1 or not u.is_floating_point():
+        raise ValueError(
+            f"u must be a floating-point tensor (..., k), got "
+            f"{tuple(u.shape) if isinstance(u, Tensor) else type(u).__name__}"
+        )
+    top = u.amax(-1, keepdim=True).clamp_min(0)
+    shifted = top.squeeze(-1) + torch.log(
+        torch.exp(-top).squeeze(-1) + torch.exp(u - top).sum(-1)
+    )
+    small = torch.log1p(torch.exp(u.clamp_max(0)).sum(-1))
+    return torch.where(top.squeeze(-1) > 0, shifted, small)
+
+
+def _with_zero(u: Tensor) -> Tensor:
+    """[0, u_1 … u_k] along the last axis (the positive's logit u_ii = 0 first)."""
+    return torch.cat([torch.zeros_like(u[..., :1]), u], dim=-1)

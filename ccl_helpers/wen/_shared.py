@@ -1,0 +1,91 @@
+"""Chapter 2's single shared encoder on the same data: all the triplets, their loss and
+its loss vectors."""
+
+from __future__ import annotations
+
+import torch
+from torch import Tensor
+
+from ..checks import (
+    check_batch,
+    check_callable,
+    check_device,
+    check_finite,
+    check_int,
+    check_tensor,
+)
+from ..losses import logistic_loss
+from ..train import (
+    Forward,
+)
+from ._loss import contrastive_loss
+from ._loss_vectors import loss_vectors
+from ._negative_sets import negative_sets
+
+
+def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
+    """The n(n − 1) fixed triplets (x_i, x_i⁺, x_i⁻) = (x_i, x_i, x_j), j ≠ i, as a
+    LongTensor (n(n−1), 3) of
+    indices into S: instance discrimination with one negative, written as Merad et al.'s
+        fixed triplets."""
+    n = check_int("n", n, 2)
+    device = check_device("device", device)
+    pairs = negative_sets(n, 1, device).reshape(n * (n - 1))
+    anchors = torch.arange(n, device=device).repeat_interleave(n - 1)
+    return torch.stack([anchors, anchors, pairs], dim=1)
+
+
+def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
+    """Merad et al.'s eq. (11) for one encoder f, divided by the number of triplets:
+    (1/M) Σ_t log(1 + exp(f(x_t)ᵀ(f(x_t⁻) − f(x_t⁺))))
+    (:func:`ccl_helpers.losses.logistic_loss`).
+
+    data: (x (n, b), triplets (M, 3) of indices, e.g. :func:`all_triplets`). One forward
+    pass over the n inputs of x, then ``logistic_loss(..., reduction="mean")`` on the
+    indexed outputs: the same value as :func:`ccl_helpers.multineg.triplet_objective`
+    (the sum, one forward pass over 3M inputs) of (x[triplets[:, 0]], x[triplets[:, 1]],
+    x[triplets[:, 2]]), divided by M. With :func:`all_triplets` it equals L_S(f, f) with
+    k = 1 (:func:`contrastive_loss` of (f(x), f(x), 1)). A ``loss_fn`` for
+    :func:`ccl_helpers.train.gradient_descent` (shape checks only, so it runs under
+    vmap)."""
+    check_callable("forward", forward)
+    x, triplets = check_batch("data", data, ("floating", "integer"))
+    if triplets.ndim != 2 or triplets.shape[1] != 3:
+        raise ValueError(
+            "data[1], the triplets, must have shape (M, 3), got "
+            f"{tuple(triplets.shape)}"
+        )
+    out = forward(x)
+    return logistic_loss(out[triplets[:, 0]], out[triplets[:, 1]], out[triplets[:, 2]])
+
+
+def shared_loss_vectors(
+    f: Tensor, n_negatives: int, *, sets: Tensor | None = None
+) -> Tensor:
+    """∂L_S(f, f)/∂f_i (..., n, d) for one shared encoder (f^q = f^k = f, outputs f
+    (..., n, d)): by the chain rule the sum loss~_i + loss^_i of the two closed forms at
+    q = k = f."""
+    tilde, hat = loss_vectors(f, f, n_negatives, sets=sets)
+    return tilde + hat
+
+
+def shared_evaluator(x: Tensor, n_negatives: int):
+    """An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` of one shared
+    encoder f on S = x (n, b): model ↦ {``loss_norm``: ‖(∂L_S(f, f)/∂f_i)_i‖₂
+    (:func:`shared_loss_vectors`), ``L_S``: L_S(f, f), ``output_norm_max``: max_i
+    ‖f(x_i)‖}, each (S,) over the stacked seeds."""
+    check_tensor("x", x, ndim=2, floating=True)
+    check_finite("x", x)
+    n = check_int("x: the number of rows n", x.shape[0], 2)
+    sets = negative_sets(n, check_int("n_negatives", n_negatives, 1, n - 1), x.device)
+
+    def evaluate(model) -> dict[str, Tensor]:
+        f = model(x)
+        vectors = shared_loss_vectors(f, n_negatives, sets=sets)
+        return {
+            "loss_norm": vectors.square().sum((-2, -1)).sqrt(),
+            "L_S": contrastive_loss(f, f, n_negatives, sets=sets),
+            "output_norm_max": f.norm(dim=-1).amax(-1),
+        }
+
+    return evaluate
