@@ -26,7 +26,7 @@ from ..train import (
     loop,
     member_norms,
 )
-from ._loss import contrastive_loss
+from ._loss import _exact_loss
 from ._negative_sets import negative_sets, pairwise_logits
 
 
@@ -194,7 +194,7 @@ def algorithm1(
 
     def gradient(step: int, beta: float) -> Evaluation:
         q, k = model(x)
-        loss = contrastive_loss(q, k, n_negatives, sets=sets)
+        loss = _exact_loss(q, k, sets)
         grads = torch.autograd.grad(loss.sum(), [q, k, *params])
         tilde, hat = grads[0], grads[1]
         with torch.no_grad():

@@ -48,7 +48,12 @@ def contrastive_loss(
     n = _check_outputs(q, k, n_negatives)
     if reduction not in ("mean", "none"):
         raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}")
-    sets = _sets_or_all(sets, n, n_negatives, q.device)
+    return _exact_loss(q, k, _sets_or_all(sets, n, n_negatives, q.device), reduction)
+
+
+def _exact_loss(q: Tensor, k: Tensor, sets: Tensor, reduction: str = "mean") -> Tensor:
+    """:func:`contrastive_loss` over the negative sets ``sets`` (n, C, k), on arguments
+    its caller has checked."""
     u, _ = _set_logits(q, k, sets)
     per_anchor = log_one_plus_sum_exp(at_least_float32(u)).mean(-1)
     result = per_anchor.mean(-1) if reduction == "mean" else per_anchor

@@ -7,7 +7,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ._loss import contrastive_loss
+from ._loss import _exact_loss
 from ._negative_sets import _check_outputs, _set_logits, _sets_or_all, _with_zero
 
 FACT1_FORMS = ("corrected", "appendix", "main_text")
@@ -37,7 +37,13 @@ def negative_weights(
     n = _check_outputs(q, k, n_negatives)
     if form not in ("full", "partial"):
         raise ValueError(f"form must be 'full' or 'partial', got {form!r}")
-    sets = _sets_or_all(sets, n, n_negatives, q.device)
+    return _weights(q, k, _sets_or_all(sets, n, n_negatives, q.device), form)
+
+
+def _weights(q: Tensor, k: Tensor, sets: Tensor, form: str = "full") -> Tensor:
+    """:func:`negative_weights` over the negative sets ``sets`` (n, C, k), on arguments
+    its caller has checked."""
+    n = q.shape[-2]
     u, index = _set_logits(q, k, sets)
     if form == "full":
         weights = torch.softmax(_with_zero(u), dim=-1)[..., 1:]
@@ -67,9 +73,14 @@ def loss_tilde(
     """
     if form not in FACT1_FORMS:
         raise ValueError(f"form must be one of {FACT1_FORMS}, got {form!r}")
-    weights = negative_weights(
-        q, k, n_negatives, sets=sets, form="partial" if form == "main_text" else "full"
-    )
+    n = _check_outputs(q, k, n_negatives)
+    return _tilde(q, k, _sets_or_all(sets, n, n_negatives, q.device), form)
+
+
+def _tilde(q: Tensor, k: Tensor, sets: Tensor, form: str) -> Tensor:
+    """:func:`loss_tilde` over the negative sets ``sets``, on arguments its caller has
+    checked."""
+    weights = _weights(q, k, sets, "partial" if form == "main_text" else "full")
     vectors = weights @ k - weights.sum(-1, keepdim=True) * k
     return vectors / q.shape[-2] if form == "corrected" else vectors
 
@@ -84,7 +95,14 @@ def loss_vectors(
     Σ_{j≠i} (loss^(x_j, x_i) − loss^(x_i, x_j)) = (1/n) [Σ_j P̄_ji q_j − (Σ_j P̄_ij)
     q_i], with loss^(x_i, x_j) = P̄_ij q_i and P̄ from :func:`negative_weights`.
     """
-    weights = negative_weights(q, k, n_negatives, sets=sets)
+    n = _check_outputs(q, k, n_negatives)
+    return _vectors(q, k, _sets_or_all(sets, n, n_negatives, q.device))
+
+
+def _vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
+    """:func:`loss_vectors` over the negative sets ``sets``, on arguments its caller has
+    checked."""
+    weights = _weights(q, k, sets)
     n = q.shape[-2]
     row = weights.sum(-1, keepdim=True)
     tilde = (weights @ k - row * k) / n
@@ -98,10 +116,16 @@ def loss_vectors_autograd(
     """(∂L_S/∂q, ∂L_S/∂k), each (..., n, d), by autograd through
     :func:`contrastive_loss` — Definition 4.1 itself. With batch axes, each batch
     element's L_S is differentiated separately."""
-    _check_outputs(q, k, n_negatives)
+    n = _check_outputs(q, k, n_negatives)
+    return _autograd_vectors(q, k, _sets_or_all(sets, n, n_negatives, q.device))
+
+
+def _autograd_vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
+    """:func:`loss_vectors_autograd` over the negative sets ``sets``, on arguments its
+    caller has checked."""
     with torch.enable_grad():
         q_, k_ = q.detach().requires_grad_(True), k.detach().requires_grad_(True)
-        loss = contrastive_loss(q_, k_, n_negatives, sets=sets)
+        loss = _exact_loss(q_, k_, sets)
         return torch.autograd.grad(loss.sum(), (q_, k_))
 
 
@@ -112,13 +136,14 @@ def fact1_comparison(
     ∂L_S/∂q‖_F / ‖∂L_S/∂q‖_F against autograd and the least-squares factor c minimising
     ‖form − c·∂L_S/∂q‖ (n for a missing 1/n).
     q, k: (n, d) (one network's outputs)."""
-    _check_outputs(q, k, n_negatives)
+    n = _check_outputs(q, k, n_negatives)
     if q.ndim != 2:
         raise ValueError(f"q and k must have shape (n, d), got {tuple(q.shape)}")
-    reference, _ = loss_vectors_autograd(q, k, n_negatives, sets=sets)
+    sets = _sets_or_all(sets, n, n_negatives, q.device)
+    reference, _ = _autograd_vectors(q, k, sets)
     rows = []
     for form in FACT1_FORMS:
-        value = loss_tilde(q, k, n_negatives, form=form, sets=sets)
+        value = _tilde(q, k, sets, form)
         factor = float((value * reference).sum() / reference.square().sum())
         rows.append(
             {

@@ -18,8 +18,8 @@ from ..losses import logistic_loss
 from ..train import (
     Forward,
 )
-from ._loss import contrastive_loss
-from ._loss_vectors import loss_vectors
+from ._loss import _exact_loss
+from ._loss_vectors import _vectors, loss_vectors
 from ._negative_sets import negative_sets
 
 
@@ -69,6 +69,13 @@ def shared_loss_vectors(
     return tilde + hat
 
 
+def _shared_vectors(f: Tensor, sets: Tensor) -> Tensor:
+    """:func:`shared_loss_vectors` over the negative sets ``sets``, on arguments its
+    caller has checked."""
+    tilde, hat = _vectors(f, f, sets)
+    return tilde + hat
+
+
 def shared_evaluator(x: Tensor, n_negatives: int):
     """An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` of one shared
     encoder f on S = x (n, b): model ↦ {``loss_norm``: ‖(∂L_S(f, f)/∂f_i)_i‖₂
@@ -81,10 +88,10 @@ def shared_evaluator(x: Tensor, n_negatives: int):
 
     def evaluate(model) -> dict[str, Tensor]:
         f = model(x)
-        vectors = shared_loss_vectors(f, n_negatives, sets=sets)
+        vectors = _shared_vectors(f, sets)
         return {
             "loss_norm": vectors.square().sum((-2, -1)).sqrt(),
-            "L_S": contrastive_loss(f, f, n_negatives, sets=sets),
+            "L_S": _exact_loss(f, f, sets),
             "output_norm_max": f.norm(dim=-1).amax(-1),
         }
 
