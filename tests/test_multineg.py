@@ -15,7 +15,7 @@ import pytest
 import torch
 from conftest import labels_with_counts, randn, uniform
 
-from ccl_helpers import coupon, curl, losses, metrics, multineg, wen
+from ccl_helpers import coupon, curl, losses, metrics, multineg, train, wen
 from ccl_helpers.data import EmpiricalClasses
 from ccl_helpers.losses import info_nce_loss
 from ccl_helpers.models import MLP
@@ -683,7 +683,7 @@ def test_training_with_the_evaluator(n_negatives):
         labels.numel(), 3, seed=4, dtype=torch.float32
     )
     latent = EmpiricalClasses(inputs, labels)
-    runs, models = multineg.lemma_runs(
+    history, models = multineg.lemma_runs(
         lambda: MLP(3, (8,), 4),
         latent,
         inputs,
@@ -698,6 +698,9 @@ def test_training_with_the_evaluator(n_negatives):
         lr=1e-2,
         fit_linear=[n_negatives],
     )
+    # the book's one history format, N a configuration column; wide gives the records
+    assert list(history.columns) == ["step", "seed", "quantity", "value", "N"]
+    runs = train.wide(history)
     assert set(runs.columns) >= {
         "N",
         "L_un",
@@ -981,7 +984,8 @@ def test_descent_to_targets_steps_match_a_plain_descent():
             assert row["steps"].item() == expected
     loss_rows = steps[steps.target == "loss"].sort_values(["seed", "threshold"])
     assert (loss_rows["relative_movement"] > 0).all()
-    history = outcome.history
+    assert list(outcome.history.columns) == ["step", "seed", "quantity", "value"]
+    history = train.wide(outcome.history)
     assert {"loss_max", "output_grad_norm", "relative_movement"} <= set(history)
     # the smallest target stops the descent
     assert history["step"].max() == steps["steps"].max()
@@ -1009,6 +1013,14 @@ def test_descent_sweep_adds_the_parameter_and_repeats_single_runs():
     )
     assert list(swept.steps["width"].unique()) == [8, 32]
     assert list(swept.history["width"].unique()) == [8, 32]
+    assert list(swept.history.columns) == [
+        "step",
+        "seed",
+        "quantity",
+        "value",
+        "width",
+        "lr_constant",
+    ]
     assert list(swept.steps["lr_constant"].unique()) == [16.0, 4.0]
     alone = multineg.descent_to_targets(triplets, 32, lr_constant=4.0, **common)
     pd.testing.assert_frame_equal(

@@ -111,7 +111,9 @@ class TargetDescent(NamedTuple):
     Theorem 1) or ``"output_grad_norm"`` (‖∇_z L̂_un‖ ≤ ε', Lemma 6), ``threshold``
     ε, ``steps`` the first recorded step at which it held (NaN if never) and
     ``relative_movement`` ‖W^(t) − W^(0)‖_F / ‖W^(0)‖_F at that step.
-    history: :func:`ccl_helpers.train.wide` of the descent's checkpoints, with
+    history: the descent's history in the book's one format (long: step, seed,
+    quantity, value; :func:`descent_sweep` adds its configuration columns;
+    :func:`ccl_helpers.train.wide` gives one row per checkpoint and seed), with
     :func:`triplet_evaluator`'s quantities.
     """
 
@@ -205,9 +207,10 @@ def descent_to_targets(
         evaluate=triplet_evaluator(triplets),
         desc=None,
     )
-    history = wide(outcome.history)
-    steps = _first_steps(history, {"loss": epsilons, "output_grad_norm": grad_epsilons})
-    return TargetDescent(steps, history)
+    steps = _first_steps(
+        wide(outcome.history), {"loss": epsilons, "output_grad_norm": grad_epsilons}
+    )
+    return TargetDescent(steps, outcome.history)
 
 
 def descent_sweep(

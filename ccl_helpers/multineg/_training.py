@@ -196,8 +196,10 @@ def lemma_runs(
     ``fit_linear``: the N whose runs also record ``L_sup``. Every N starts from the
     same initial encoders and evaluates on its own fixed Monte Carlo draws.
 
-    Returns the records, one row per (N, seed, checkpoint) with the columns of
-    :func:`make_evaluator` and ``train_loss``, and the trained models by N.
+    Returns the history, in the book's one format (long: step, seed, quantity, value,
+    and the configuration column ``N``; :func:`ccl_helpers.train.wide` gives the
+    records, one row per (step, seed, N) with the columns of :func:`make_evaluator` and
+    ``train_loss``), and the trained models by N.
     """
     values = [check_int("negatives", n) for n in negatives]
     if not values:
@@ -238,6 +240,5 @@ def lemma_runs(
             eval_steps=checkpoints,
             desc=f"N = {n}",
         )
-        tables.append(train.wide(history).assign(N=n))
-    runs = pd.concat(tables, ignore_index=True).dropna(subset=["L_un"])
-    return runs.reset_index(drop=True), models
+        tables.append(history.assign(N=n))
+    return pd.concat(tables, ignore_index=True), models
