@@ -12,8 +12,8 @@ from torch import Tensor
 from ..losses import at_least_float32, result_dtype, widen_float16
 from ._negative_sets import (
     _check_outputs,
+    _checked_sets,
     _set_logits,
-    _sets_or_all,
     log_one_plus_sum_exp,
 )
 
@@ -45,10 +45,9 @@ def contrastive_loss(
     Precision as :func:`ccl_helpers.losses.info_nce_loss`: log(1 + Σ e^u) in at least
     float32, the result in the dtype of q (float32 for float16).
     """
-    n = _check_outputs(q, k, n_negatives)
     if reduction not in ("mean", "none"):
         raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}")
-    return _exact_loss(q, k, _sets_or_all(sets, n, n_negatives, q.device), reduction)
+    return _exact_loss(q, k, _checked_sets(q, k, n_negatives, sets), reduction)
 
 
 def _exact_loss(q: Tensor, k: Tensor, sets: Tensor, reduction: str = "mean") -> Tensor:

@@ -8,7 +8,7 @@ import torch
 from torch import Tensor
 
 from ._loss import _exact_loss
-from ._negative_sets import _check_outputs, _set_logits, _sets_or_all, _with_zero
+from ._negative_sets import _checked_sets, _set_logits, _with_zero
 
 FACT1_FORMS = ("corrected", "appendix", "main_text")
 """The forms of Fact 1 :func:`loss_tilde` computes: ``"corrected"`` (1/n, full
@@ -34,10 +34,9 @@ def negative_weights(
     order. P̄_ii = 0; rows of the full form sum to E^{Neg(i)}[1 − p_i0(N)] < 1.
     Scatter-add of the per-set weights into the n × n matrix, divided by C(n−1, k).
     """
-    n = _check_outputs(q, k, n_negatives)
     if form not in ("full", "partial"):
         raise ValueError(f"form must be 'full' or 'partial', got {form!r}")
-    return _weights(q, k, _sets_or_all(sets, n, n_negatives, q.device), form)
+    return _weights(q, k, _checked_sets(q, k, n_negatives, sets), form)
 
 
 def _weights(q: Tensor, k: Tensor, sets: Tensor, form: str = "full") -> Tensor:
@@ -73,8 +72,7 @@ def loss_tilde(
     """
     if form not in FACT1_FORMS:
         raise ValueError(f"form must be one of {FACT1_FORMS}, got {form!r}")
-    n = _check_outputs(q, k, n_negatives)
-    return _tilde(q, k, _sets_or_all(sets, n, n_negatives, q.device), form)
+    return _tilde(q, k, _checked_sets(q, k, n_negatives, sets), form)
 
 
 def _tilde(q: Tensor, k: Tensor, sets: Tensor, form: str) -> Tensor:
@@ -95,8 +93,7 @@ def loss_vectors(
     Σ_{j≠i} (loss^(x_j, x_i) − loss^(x_i, x_j)) = (1/n) [Σ_j P̄_ji q_j − (Σ_j P̄_ij)
     q_i], with loss^(x_i, x_j) = P̄_ij q_i and P̄ from :func:`negative_weights`.
     """
-    n = _check_outputs(q, k, n_negatives)
-    return _vectors(q, k, _sets_or_all(sets, n, n_negatives, q.device))
+    return _vectors(q, k, _checked_sets(q, k, n_negatives, sets))
 
 
 def _vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
@@ -116,8 +113,7 @@ def loss_vectors_autograd(
     """(∂L_S/∂q, ∂L_S/∂k), each (..., n, d), by autograd through
     :func:`contrastive_loss` — Definition 4.1 itself. With batch axes, each batch
     element's L_S is differentiated separately."""
-    n = _check_outputs(q, k, n_negatives)
-    return _autograd_vectors(q, k, _sets_or_all(sets, n, n_negatives, q.device))
+    return _autograd_vectors(q, k, _checked_sets(q, k, n_negatives, sets))
 
 
 def _autograd_vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
@@ -136,10 +132,9 @@ def fact1_comparison(
     ∂L_S/∂q‖_F / ‖∂L_S/∂q‖_F against autograd and the least-squares factor c minimising
     ‖form − c·∂L_S/∂q‖ (n for a missing 1/n).
     q, k: (n, d) (one network's outputs)."""
-    n = _check_outputs(q, k, n_negatives)
+    sets = _checked_sets(q, k, n_negatives, sets)
     if q.ndim != 2:
         raise ValueError(f"q and k must have shape (n, d), got {tuple(q.shape)}")
-    sets = _sets_or_all(sets, n, n_negatives, q.device)
     reference, _ = _autograd_vectors(q, k, sets)
     rows = []
     for form in FACT1_FORMS:

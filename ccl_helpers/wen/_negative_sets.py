@@ -42,11 +42,15 @@ def _check_outputs(
     return n
 
 
-def _sets_or_all(sets: Tensor | None, n: int, n_negatives: int, device) -> Tensor:
-    """The given negative sets (n, C, k), validated, or all of them
-    (:func:`negative_sets`) when ``sets`` is None."""
+def _checked_sets(
+    q: Tensor, k: Tensor, n_negatives: int, sets: Tensor | None
+) -> Tensor:
+    """Validate q, k and n_negatives (:func:`_check_outputs`); return the given negative
+    sets (n, C, k), validated, or all of them (:func:`negative_sets`) when ``sets`` is
+    None."""
+    n = _check_outputs(q, k, n_negatives)
     if sets is None:
-        return negative_sets(n, n_negatives, device)
+        return negative_sets(n, n_negatives, q.device)
     check_tensor("sets", sets, ndim=3, integer=True)
     if sets.shape[0] != n or sets.shape[2] != n_negatives:
         raise ValueError(
@@ -122,8 +126,7 @@ def negative_set_logits(
     """The logits u_ij = q_iᵀ(k_j − k_i) of every negative set: (..., n, C, k), entry
     [i, c, s] for the s-th member j of anchor i's c-th set (:func:`negative_sets`);
     ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]})."""
-    n = _check_outputs(q, k, n_negatives)
-    sets = _sets_or_all(sets, n, n_negatives, q.device)
+    sets = _checked_sets(q, k, n_negatives, sets)
     return _set_logits(q, k, sets)[0]
 
 
