@@ -18,7 +18,7 @@ from ..checks import (
     check_tensor,
 )
 from ..losses import softplus
-from ._lemma import lemma_bound
+from ._lemma import _mean_classifier_bound
 
 
 class BlockSamples(NamedTuple):
@@ -131,8 +131,8 @@ def block_evaluator(
         return {
             **losses,
             "L_mu": metrics.mean_classifier(features, labels, task_size=2)["loss"],
-            "bound": lemma_bound(losses["L_un"], tau),
-            "block_bound": lemma_bound(losses["L_block"], tau),
+            "bound": _mean_classifier_bound(losses["L_un"], tau),
+            "block_bound": _mean_classifier_bound(losses["L_block"], tau),
         }
 
     return evaluate

@@ -24,10 +24,12 @@ def mean_classifier_bound(
     check_finite_real("unsupervised_loss", unsupervised_loss)
     if not 0 <= check_positive("tau", tau, allow_zero=True) < 1:
         raise ValueError(f"tau must be in [0, 1), got {tau}")
-    return lemma_bound(unsupervised_loss, tau)
+    return _mean_classifier_bound(unsupervised_loss, tau)
 
 
-def lemma_bound(unsupervised_loss: Tensor | float, tau: float) -> Tensor | float:
+def _mean_classifier_bound(
+    unsupervised_loss: Tensor | float, tau: float
+) -> Tensor | float:
     """:func:`mean_classifier_bound` on arguments its caller has checked."""
     return (unsupervised_loss - tau * math.log(2)) / (1 - tau)
 
@@ -59,7 +61,7 @@ def lemma_quantities(
     sides = {
         "L_un": unsupervised,
         "L_mu": mean["loss"],
-        "bound": lemma_bound(unsupervised, coupon.tau_plus(1, rho)),
+        "bound": _mean_classifier_bound(unsupervised, coupon.tau_plus(1, rho)),
         "accuracy_mu": mean["accuracy"],
     }
     if fit_linear:
