@@ -1,5 +1,7 @@
-"""The claims of Ren & Li (2023) that Chapter 4 tests, each with its metric and its
-margin, stated before looking at the numbers."""
+"""The claims of Ren & Li (2023) that Chapter 4 tests, with metrics and margins.
+
+Each stated before looking at the numbers.
+"""
 
 from __future__ import annotations
 

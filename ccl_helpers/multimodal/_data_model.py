@@ -1,5 +1,8 @@
-"""The data model (A.1)–(A.5) and the learners (A.6)–(A.7): σ's, Haar draws, pairs,
-weights, normalised features and the reparametrisation S, Ξ."""
+"""The data model (A.1)–(A.5) and the learners (A.6)–(A.7) of the two towers.
+
+σ_p, Haar-random M and H, positive pairs, the initial weights, the normalised features
+f = W x / N and the reparametrisation S, Ξ of the weights.
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,10 @@
-"""The losses (A.8)–(A.10) and their gradients (A.12)–(A.13): on features, on a batch
-through the Gram matrices, by autograd and in closed form."""
+"""The losses (A.8)–(A.10) and their gradients (A.12)–(A.13).
+
+On features (:func:`contrastive_loss`, :func:`non_contrastive_loss`), on a batch through
+the d×d Gram matrices (:func:`batch_loss`), by autograd (:func:`gradients`) and in
+closed form (:func:`closed_form_gradients`, and the Gram-block form that :func:`train`
+steps with).
+"""
 
 from __future__ import annotations
 

@@ -1,5 +1,9 @@
-"""The infinite-width ODE (A.18)–(A.23): its solution, its matrices and scores, and the
-stage-one gap of Lemma B.9 (in the ODE and at finite width)."""
+"""The infinite-width ODE (A.18)–(A.23), its scores, and Lemma B.9's stage-one gap.
+
+The solution (:func:`integrate_ode`), its matrices and scores (:func:`ode_matrices`,
+:func:`ode_scores`), and the gap between stage 1 and slowed non-contrastive training, in
+the ODE (:func:`stage_one_gap`) and at finite width.
+"""
 
 from __future__ import annotations
 
@@ -438,7 +442,7 @@ def ode_scores(
     chosen[:, -1] = True
     index = torch.as_tensor(np.flatnonzero(chosen.reshape(-1)))
     picked = Reparametrised(*(m[index].to(generator.device) for m in parts))
-    align = _alignment_score(*picked[:4], n_align, generator, ties="half")
+    align = _alignment_score(picked[:4], n_align, generator, False, "half")
     computed = frame.loc[index.numpy(), keys].assign(
         quantity="align", value=align.cpu().numpy()
     )

@@ -1,5 +1,8 @@
-"""The scores (A.14)–(A.17) and the sufficient conditions of Lemmas 4.4–4.5: condition
-number, alignment, noise ratio, balance, and their bounds."""
+"""The scores (A.14)–(A.17) and the sufficient conditions of Lemmas 4.4 and 4.5.
+
+Condition number, alignment cosines and score, noise ratio, balance, all of them at
+once (:func:`scores`), and the explicit margin and bound of the two lemmas.
+"""
 
 from __future__ import annotations
 
@@ -123,28 +126,20 @@ def alignment_score(
     check_same_shape("S_B", S_B, "S_A", S_A)
     check_same_shape("Xi_B", Xi_B, "Xi_A", Xi_A)
     return _alignment_score(
-        S_A,
-        Xi_A,
-        S_B,
-        Xi_B,
-        n_samples,
-        generator,
-        exclude_collisions=exclude_collisions,
-        ties=ties,
+        (S_A, Xi_A, S_B, Xi_B), n_samples, generator, exclude_collisions, ties
     )
 
 
 def _alignment_score(
-    S_A: Tensor,
-    Xi_A: Tensor,
-    S_B: Tensor,
-    Xi_B: Tensor,
+    matrices: Sequence[Tensor],
     n_samples: int,
     generator: torch.Generator,
-    *,
-    exclude_collisions: bool = False,
-    ties: str = "strict",
+    exclude_collisions: bool,
+    ties: str,
 ) -> Tensor:
+    """:func:`alignment_score` of checked arguments, ``matrices`` = (S_A, Ξ_A, S_B,
+    Ξ_B)."""
+    S_A, Xi_A, S_B, Xi_B = matrices
     R, r, dt = S_A.shape[0], S_A.shape[-1], S_A.dtype
     z = _signs((R, n_samples, r), generator, dt)
     z_neg = _signs((R, n_samples, r), generator, dt)
@@ -279,12 +274,11 @@ def _scores(
     }
     if n_align:
         if rows is None:
-            out["align"] = _alignment_score(*parts[:4], n_align, generator, ties=ties)
+            out["align"] = _alignment_score(parts[:4], n_align, generator, False, ties)
         else:
             rows = rows.to(parts.S_A.device)
-            align = _alignment_score(
-                *(t[rows] for t in parts[:4]), n_align, generator, ties=ties
-            )
+            picked = [t[rows] for t in parts[:4]]
+            align = _alignment_score(picked, n_align, generator, False, ties)
             out["align"] = torch.full_like(out["kappa"], math.nan).index_copy_(
                 0, rows, align
             )

@@ -1,5 +1,7 @@
-"""The symbolic identities (sympy) that the model's formulas rest on: the norm
-identity of (A.6) and the negative-pair expectations (A.19)."""
+"""The sympy identities behind the model: the norm of (A.6) and (A.19)'s expectations.
+
+Each returns a difference that simplifies to 0.
+"""
 
 from __future__ import annotations
 

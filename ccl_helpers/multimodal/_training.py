@@ -1,5 +1,9 @@
-"""Algorithm 3.1 (A.11) and the exact population descent: the two-stage schedule,
-minibatch training, width compression, and their histories."""
+"""Algorithm 3.1 (A.11) and exact gradient descent on the population loss.
+
+The two-stage schedule, minibatch training (:func:`train`), the population
+non-contrastive descent in Gram form (:func:`population_descent`), width compression,
+recording grids, and the long histories they return.
+"""
 
 from __future__ import annotations
 
@@ -89,7 +93,7 @@ def train(
         n_align: Monte Carlo samples of the alignment score at recorded steps (0: not
             computed).
         align_every: the alignment is computed at every ``align_every``-th recorded
-            step, the last one and the recorded stage boundaries (NaN elsewhere); it
+            step, the last one and the recorded stage boundaries (not elsewhere); it
             dominates the cost of recording.
         align_runs: the runs whose alignment is computed (default: all; NaN for the
             others).
