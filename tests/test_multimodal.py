@@ -13,8 +13,8 @@ import sympy as sp
 import torch
 
 from ccl_helpers import multimodal as mm
-from ccl_helpers.multimodal import _losses
 from ccl_helpers import train
+from ccl_helpers.multimodal import _losses
 from ccl_helpers.verdicts import Claim
 
 
