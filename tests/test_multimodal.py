@@ -14,6 +14,7 @@ import torch
 
 from ccl_helpers import multimodal as mm
 from ccl_helpers import train
+from ccl_helpers.multimodal import _losses
 from ccl_helpers.verdicts import Claim
 
 
@@ -128,18 +129,18 @@ def test_population_norm_and_reparametrisation(small):
     parts = mm.reparametrise(W_A, W_B, model)
     total = parts.S_A.pow(2).sum((-2, -1)) + parts.Xi_A.pow(2).sum((-2, -1))
     assert torch.allclose(total, torch.ones(2, dtype=torch.float64))
-    f_A = mm.embed(W_A, pairs.x_A[:, :10], covariance=cov_A)
+    f_A = mm.features(W_A, pairs.x_A[:, :10], covariance=cov_A)
     assert torch.allclose(
         f_A, pairs.z[:, :10] @ parts.S_A.mT + pairs.xi_A[:, :10] @ parts.Xi_A.mT
     )
-    f_batch = mm.embed(W_A, pairs.x_A[:, :10], normalisation="batch")
+    f_batch = mm.features(W_A, pairs.x_A[:, :10], normalisation="batch")
     assert torch.allclose(
         f_batch.pow(2).sum(-1).mean(-1), torch.ones(2, dtype=torch.float64)
     )
     with pytest.raises(ValueError, match="covariance"):
-        mm.embed(W_A, pairs.x_A)
+        mm.features(W_A, pairs.x_A)
     with pytest.raises(ValueError, match="normalisation"):
-        mm.embed(W_A, pairs.x_A, covariance=cov_A, normalisation="layer")
+        mm.features(W_A, pairs.x_A, covariance=cov_A, normalisation="layer")
 
 
 def test_init_scaling():
@@ -177,8 +178,8 @@ def test_contrastive_loss_against_loops(small, form):
     pairs = mm.sample_pairs(model, 6, gen(4))
     cov_A, cov_B = model.covariances()
     f_A, f_B = (
-        mm.embed(W_A, pairs.x_A, covariance=cov_A),
-        mm.embed(W_B, pairs.x_B, covariance=cov_B),
+        mm.features(W_A, pairs.x_A, covariance=cov_A),
+        mm.features(W_B, pairs.x_B, covariance=cov_B),
     )
     value = mm.contrastive_loss(f_A, f_B, beta=2.0, tau=0.7, form=form)
     assert torch.allclose(value, naive_contrastive(f_A, f_B, 2.0, 0.7, form))
@@ -187,8 +188,8 @@ def test_contrastive_loss_against_loops(small, form):
         mm.batch_loss(W_A, W_B, model, pairs, beta=2.0, tau=0.7, form=form), value
     )
     for normalisation in mm.NORMALISATIONS:
-        fa = mm.embed(W_A, pairs.x_A, covariance=cov_A, normalisation=normalisation)
-        fb = mm.embed(W_B, pairs.x_B, covariance=cov_B, normalisation=normalisation)
+        fa = mm.features(W_A, pairs.x_A, covariance=cov_A, normalisation=normalisation)
+        fb = mm.features(W_B, pairs.x_B, covariance=cov_B, normalisation=normalisation)
         nc = mm.batch_loss(
             W_A, W_B, model, pairs, loss="non_contrastive", normalisation=normalisation
         )
@@ -230,8 +231,10 @@ def test_gram_gradients_match_autograd(small, loss, beta, tau):
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 12, gen(6))
     options = dict(loss=loss, beta=beta, tau=tau)
-    losses, grads = mm._loss_and_gradients(W_A, W_B, model, pairs, **options)
-    fast_losses, fast_grads = mm._gram_loss_and_gradients(
+    losses, grads = _losses._loss_and_gradients(
+        W_A, W_B, model, pairs, form="primary", normalisation="population", **options
+    )
+    fast_losses, fast_grads = _losses._gram_loss_and_gradients(
         W_A, W_B, model.covariances(), pairs, **options
     )
     assert torch.allclose(fast_losses, losses, atol=1e-13, rtol=1e-12)
@@ -246,10 +249,10 @@ def test_float32_similarity_block_rounds_only(small):
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 12, gen(6))
     options = dict(loss="contrastive", beta=1.7, tau=3.0)
-    exact_losses, exact = mm._gram_loss_and_gradients(
+    exact_losses, exact = _losses._gram_loss_and_gradients(
         W_A, W_B, model.covariances(), pairs, **options
     )
-    losses, grads = mm._gram_loss_and_gradients(
+    losses, grads = _losses._gram_loss_and_gradients(
         W_A, W_B, model.covariances(), pairs, similarity_dtype=torch.float32, **options
     )
     assert losses.dtype == torch.float64
@@ -314,9 +317,9 @@ def test_alignment_of_chosen_runs_only(small):
         n_align=50,
         align_runs=[0],
     )
-    align = train.wide(history).set_index(["step", "run"])["align"]
-    assert align.xs(0, level="run").notna().all()
-    assert align.xs(1, level="run").isna().all()
+    align = train.wide(history).set_index(["step", "seed"])["align"]
+    assert align.xs(0, level="seed").notna().all()
+    assert align.xs(1, level="seed").isna().all()
     for bad in ([], [2], [0.5], "0", [-1]):
         with pytest.raises(ValueError, match="align_runs"):
             mm.scores(parts, n_align=10, generator=gen(), align_runs=bad)
@@ -495,6 +498,45 @@ def test_train_schedule_and_rescaling(small):
     assert grid[0] == 0 and grid[-1] == 100 and grid == sorted(set(grid))
 
 
+def test_histories_have_the_long_format_with_seed(small):
+    """train, population_descent and ode_scores: the book's one long history (step,
+    [beta], seed, quantity, value), seed the run's index, one row per recorded (step,
+    seed, quantity); train.wide gives one column per score."""
+    model, W_A, W_B, _ = small
+    _, _, trained = mm.train(
+        model,
+        W_A,
+        W_B,
+        [(0.5, 4)],
+        batch_size=6,
+        generator=gen(8),
+        record_steps=[0, 2, 4],
+    )
+    descent = mm.population_descent(W_A, W_B, model, 4, record_steps=[0, 4])
+    state = mm.integrate_ode(
+        model.sigmas, 0.5, 5, [(0.1, 2), (2.0, 2)], record_steps=[0, 2, 4]
+    )
+    ode = mm.ode_scores(state, 5, n_align=20, generator=gen(2), align_every=2)
+    for history, keys, steps in (
+        (trained, ["step", "beta", "seed"], [0, 2, 4]),
+        (descent, ["step", "seed"], [0, 4]),
+        (ode, ["step", "beta", "seed"], [0, 2, 4]),
+    ):
+        assert list(history.columns) == [*keys, "quantity", "value"]
+        assert history["value"].dtype == np.float64
+        assert not history.duplicated(keys[:1] + ["seed", "quantity"]).any()
+        assert sorted(set(history["seed"])) == [0, 1]
+        assert sorted(set(history["step"])) == steps
+        table = train.wide(history)
+        assert list(table.columns[: len(keys)]) == keys
+        assert set(table.columns[len(keys) :]) <= set(mm.SCORES)
+        assert len(table) == len(steps) * 2
+    # the β of each step; the alignment at every 2nd recorded step and the last
+    assert train.wide(ode).groupby("step")["beta"].first().tolist() == [0.1, 2.0, 2.0]
+    align = ode[ode["quantity"] == "align"]
+    assert sorted(set(align["step"])) == [0, 4] and align["value"].notna().all()
+
+
 # ---------------------------------------------------------------- ODE
 
 
@@ -560,7 +602,7 @@ def test_ode_matches_finite_width_short_run():
     state = mm.integrate_ode(
         sig, 0.5, 7, [(0.1, 300)], tau=2.0, lr=0.2, record_steps=[300]
     )
-    ode = mm.ode_scores(state, 7)
+    ode = train.wide(mm.ode_scores(state, 7))
     hist = train.wide(hist)
     assert abs(hist["kappa"].iloc[0] / ode["kappa"].iloc[0] - 1) < 0.1
     assert abs(hist["noise_ratio"].iloc[0] / ode["noise_ratio"].iloc[0] - 1) < 0.1
@@ -643,8 +685,8 @@ def population_nc_loss(W_A, W_B, model):
 def test_population_nc_loss_by_monte_carlo(small):
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 100_000, gen(34))
-    f_A = mm.embed(W_A, pairs.x_A, covariance=model.covariances()[0])
-    f_B = mm.embed(W_B, pairs.x_B, covariance=model.covariances()[1])
+    f_A = mm.features(W_A, pairs.x_A, covariance=model.covariances()[0])
+    f_B = mm.features(W_B, pairs.x_B, covariance=model.covariances()[1])
     per_pair = (f_A - f_B).pow(2).sum(-1)
     mean, se = per_pair.mean(-1), per_pair.std(-1) / math.sqrt(per_pair.shape[-1])
     exact = population_nc_loss(W_A, W_B, model)
@@ -655,8 +697,10 @@ def test_population_descent_matches_descent_on_the_weights(small):
     """The Gram-form recursion equals plain autograd descent on W, step by step."""
     model, W_A, W_B, _ = small
     steps, lr = 30, 0.2
-    gram_form = mm.population_descent(
-        W_A, W_B, model, steps, lr=lr, record_steps=range(0, steps + 1, 10)
+    gram_form = train.wide(
+        mm.population_descent(
+            W_A, W_B, model, steps, lr=lr, record_steps=range(0, steps + 1, 10)
+        )
     )
     A, B, rows = W_A.clone(), W_B.clone(), []
     for step in range(steps + 1):
@@ -672,13 +716,15 @@ def test_population_descent_matches_descent_on_the_weights(small):
         got = gram_form[gram_form["step"] == 10 * i]
         for name, expected in row.items():
             np.testing.assert_allclose(got[name].to_numpy(), expected, rtol=1e-9)
-    assert set(gram_form.columns) == {"step", "run", *mm.SCORES} - {"align"}
-    compressed = mm.population_descent(
-        *mm.compress_width(W_A, W_B), model, steps, lr=lr, record_steps=[steps]
+    assert set(gram_form.columns) == {"step", "seed", *mm.SCORES} - {"align"}
+    compressed = train.wide(
+        mm.population_descent(
+            *mm.compress_width(W_A, W_B), model, steps, lr=lr, record_steps=[steps]
+        )
     )
     np.testing.assert_allclose(
-        compressed.drop(columns="run").to_numpy(),
-        gram_form[gram_form["step"] == steps].drop(columns="run").to_numpy(),
+        compressed.drop(columns="seed").to_numpy(),
+        gram_form[gram_form["step"] == steps].drop(columns="seed").to_numpy(),
         rtol=1e-9,
     )
     with pytest.raises(ValueError, match="record_steps"):
@@ -700,7 +746,7 @@ def test_stage_one_gap_finite_width_is_linear_in_beta(small):
     model, W_A, W_B, _ = small
     gaps = mm.stage_one_gap_finite_width(
         model, W_A, W_B, [0.04, 0.02], 300, tau=4.0, batch_size=128, seed=3
-    ).pivot(index="run", columns="beta", values="gap")
+    ).pivot(index="seed", columns="beta", values="gap")
     assert list(gaps.index) == [0, 1] and (gaps > 0).all().all()
     # run 0 has κ_M = 3 (run 1, κ_M = 1, has no condition number to build)
     assert gaps.loc[0, 0.04] / gaps.loc[0, 0.02] == pytest.approx(2.0, rel=0.15)
