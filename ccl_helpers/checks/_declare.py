@@ -16,7 +16,10 @@ def checked(**rules: Rule):
 
     Each :class:`Rule` checks the argument when the call gives it (a default is
     trusted); a rule that converts (:class:`Int`: ``int``) passes its result on. The
-    wrapper keeps the function's name, docstring and signature (``functools.wraps``),
+    arguments are matched to their names by position and keyword, without
+    ``inspect.Signature.bind`` (which ``torch.compile`` cannot trace: a checked loss
+    still compiles into one graph); a call the signature does not accept fails in the
+    function, as without the rules. The wrapper keeps the function's name, docstring and signature (``functools.wraps``),
     and its rules are :func:`declarations` of it. A misspelt argument name is a
     ``TypeError`` when the module is imported.
 
@@ -31,20 +34,28 @@ def checked(**rules: Rule):
         unknown = sorted(set(rules) - set(parameters))
         if unknown:
             raise TypeError(f"{function.__qualname__} has no argument {unknown}")
-        signature = inspect.signature(function)
-        converting = any(rule.converts for rule in rules.values())
+        positional = tuple(
+            name
+            for name, parameter in parameters.items()
+            if parameter.kind
+            in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
+        )
+        declared = tuple(rules.items())
 
         @functools.wraps(function)
         def check_then_call(*args, **kwargs):
-            bound = signature.bind(*args, **kwargs)
-            arguments = bound.arguments
-            for name, rule in rules.items():
+            arguments = dict(zip(positional, args))
+            arguments.update(kwargs)
+            for name, rule in declared:
                 if name in arguments:
-                    checked_value = rule.check(name, arguments[name], arguments)
+                    value = rule.check(name, arguments[name], arguments)
                     if rule.converts:
-                        arguments[name] = checked_value
-            if converting:
-                return function(*bound.args, **bound.kwargs)
+                        arguments[name] = value
+                        if name in kwargs:
+                            kwargs[name] = value
+                        else:
+                            index = positional.index(name)
+                            args = (*args[:index], value, *args[index + 1 :])
             return function(*args, **kwargs)
 
         check_then_call.__checked__ = dict(rules)

@@ -204,9 +204,9 @@ class Tensor(Rule):
             floating=self.floating,
             integer=self.integer,
         )
-        if isinstance(self.like, str):
+        if isinstance(self.like, str) and self.like in arguments:
             check_same_shape(name, value, self.like, arguments[self.like])
-        elif self.like is not None:
+        elif self.like is not None and self.like[0] in arguments:
             reference_name, dim = self.like
             reference = arguments[reference_name]
             if value.shape[dim] != reference.shape[dim]:
