@@ -19,9 +19,9 @@ def checked(**rules: Rule):
     arguments are matched to their names by position and keyword, without
     ``inspect.Signature.bind`` (which ``torch.compile`` cannot trace: a checked loss
     still compiles into one graph); a call the signature does not accept fails in the
-    function, as without the rules. The wrapper keeps the function's name, docstring and signature (``functools.wraps``),
-    and its rules are :func:`declarations` of it. A misspelt argument name is a
-    ``TypeError`` when the module is imported.
+    function, as without the rules. The wrapper keeps the function's name, docstring and
+    signature (``functools.wraps``), and its rules are :func:`declarations` of it. A
+    misspelt argument name is a ``TypeError`` when the module is imported.
 
     Example::
 

@@ -29,12 +29,12 @@ UNKNOWN = "bogus"
 
 class BadValue(NamedTuple):
     """A value a rule must reject: ``label`` says what is wrong with ``value``;
-    ``also_named`` lists the other arguments the message must name (the reference of a
+    ``also`` lists the other arguments the message must name (the reference of a
     shape mismatch)."""
 
     label: str
     value: Any
-    also_named: tuple[str, ...] = ()
+    also: tuple[str, ...] = ()
 
 
 class Rule:
@@ -116,7 +116,8 @@ class PositiveOrScalarTensor(Positive):
 
 class Int(Rule):
     """An integer (not a bool) in ``minimum``..``maximum`` (≥ ``minimum`` without
-    ``maximum``): a count, a size, an index (:func:`check_int`); passed on as ``int``."""
+    ``maximum``): a count, a size, an index (:func:`check_int`); passed on as
+    ``int``."""
 
     converts = True
 

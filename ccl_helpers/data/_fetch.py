@@ -339,9 +339,8 @@ def fashion_mnist(
     floating ``dtype`` (float32 by default), and labels (n,) int64 in 0..9, n = 60,000
     (``split="train"``) or 10,000 ("test"), on ``device``; files searched as in the
     module's text, downloaded only with ``download=True``. Raises DataNotFoundError (a
-    ValueError) naming the three ways to get them. A cold ``fashion_mnist("train")``
-    from Debian's gzipped files took 0.75 s on one CPU core (1.0–1.5 s with the core
-    shared), mostly decompression."""
+    ValueError) naming the three ways to get them. Loading the gzipped files is mostly
+    decompression."""
     return _load("fashion-mnist", split, root, device, download, dtype)
 
 
