@@ -54,6 +54,7 @@ from ._rules import (
     PositiveOrScalarTensor,
     Probabilities,
     Rule,
+    Sizes,
     Tensor,
 )
 from ._values import (
@@ -94,6 +95,7 @@ __all__ = [
     "PositiveOrScalarTensor",
     "Probabilities",
     "Rule",
+    "Sizes",
     "Tensor",
     "check_batch",
     "check_callable",

@@ -328,3 +328,27 @@ class Instance(Rule):
         if isinstance(valid, tuple):  # a NamedTuple record: its plain tuple
             bad.append(BadValue("plain tuple", tuple(valid)))
         return bad
+
+
+class Sizes(Rule):
+    """A size, an integer ≥ ``minimum``, or a sequence of sizes (layer widths,
+    channels), each checked (:func:`check_int`); passed on as given."""
+
+    def __init__(self, minimum: int = 1):
+        self.minimum = minimum
+
+    def check(self, name, value, arguments):
+        for size in value if isinstance(value, (list, tuple)) else [value]:
+            check_int(name, size, self.minimum)
+        return value
+
+    def bad_values(self, valid):
+        bad = [
+            BadValue("float", 2.5),
+            BadValue("bool", True),
+            BadValue("below the minimum", self.minimum - 1),
+            BadValue("string", UNKNOWN),
+        ]
+        if isinstance(valid, (list, tuple)) and valid:
+            bad.append(BadValue("float entry", type(valid)([0.5, *valid[1:]])))
+        return bad

@@ -146,6 +146,7 @@ EXCLUDED |= dict.fromkeys(
         "checks.PositiveOrScalarTensor",
         "checks.Probabilities",
         "checks.Tensor",
+        "checks.Sizes",
     ),
     "a rule and its declaration: written beside the code, not called by a user; each "
     "rule's bad values are checked against the rule (test_declared_rules_name_their_"
