@@ -52,7 +52,16 @@ import sympy as sp
 import torch
 from torch import Tensor
 
-from .checks import check_device, check_finite, check_int, check_positive, check_tensor
+from .checks import (
+    Int,
+    Positive,
+    check_device,
+    check_finite,
+    check_int,
+    check_positive,
+    check_tensor,
+    checked,
+)
 from .losses import logistic_loss
 
 SQRT2 = math.sqrt(2.0)
@@ -83,6 +92,17 @@ def _check_radius(radius, name: str = "radius C") -> float:
     if isinstance(radius, Tensor) and radius.numel() == 1:
         radius = radius.item()
     return check_positive(name, radius)
+
+
+class _Radius(Positive):
+    """The rule of a radius C: a finite real > 0 or a one-element tensor of one; passed
+    on as a float."""
+
+    def __init__(self):
+        super().__init__(convert=True)
+
+    def check(self, name, value, arguments):
+        return _check_radius(value, name)
 
 
 def _check_triplets(z: Tensor) -> None:
@@ -137,9 +157,10 @@ def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
 # ---------------------------------------------------------------- Lemma 3, symbolic
 
 
+@checked(dim=Int(1, 3))
 def triplet_symbols(dim: int = 1) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
     """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
-    return _triplet_symbols(check_int("dim", dim, 1, 3))
+    return _triplet_symbols(dim)
 
 
 @cache
@@ -347,6 +368,7 @@ def _uniform_ball_points(
     )
 
 
+@checked(radius=_Radius(), points=Int(16), rounds=Int(0, 50))
 def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> float:
     """sup_{z ∈ B₃} ‖∇²ℓ(z)‖ = max_{0 ≤ u ≤ 2C²} φ(u, 6C²) (d ≥ 2), by a grid refined
     ``rounds`` times.
@@ -356,9 +378,7 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     (‖z₁‖ = C, z₃ = −z₂ = w/2, ‖w‖ = 2C, cos∠(z₁, w) = u/(2C²)); φ(−u, G) ≤ φ(u, G) for
     u ≥ 0. By rotation invariance (ℓ depends on z through z₁ and w only) d = 2 attains
     every value."""
-    C = _check_radius(radius)
-    points = check_int("points", points, 16)
-    rounds = check_int("rounds", rounds, 0, 50)
+    C = radius
     big_g = torch.tensor(6 * C * C, dtype=torch.float64)
     lo, hi = 0.0, 2 * C * C
     best = -math.inf
@@ -375,6 +395,7 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     return best
 
 
+@checked(radius=_Radius(), dim=Int(1), n_starts=Int(1), n_steps=Int(0), seed=Int(0))
 def smoothness_sup_search(
     radius: float,
     dim: int = 2,
@@ -406,11 +427,7 @@ def smoothness_sup_search(
     dimensions); d = 1 gives in general a smaller value. Returns (the best value, the
     maximiser z of shape (3, d)); deterministic for a given seed on a given device.
     """
-    C = _check_radius(radius)
-    dim = check_int("dim", dim, 1)
-    n_starts = check_int("n_starts", n_starts, 1)
-    n_steps = check_int("n_steps", n_steps, 0)
-    seed = check_int("seed", seed, 0)
+    C = radius
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
         raise ValueError(f"lr must be in (0, 1], got {lr!r}")
     device = torch.device("cpu") if device is None else check_device("device", device)
@@ -460,12 +477,14 @@ def smoothness_sup_search(
     return float(values[best]), z[best].clone()
 
 
+@checked(radius=_Radius())
 def smoothness_bound_source(radius: float) -> float:
     """The source's constant (Lemma 3): L_smooth ≤ 2 + 8C²."""
-    C = _check_radius(radius)
+    C = radius
     return 2.0 + 8.0 * C * C
 
 
+@checked(radius=_Radius())
 def smoothness_bound_weyl(radius: float) -> float:
     """B₁(C) = max_{s ∈ [1/2, σ(2C²)]} [6C²·s(1 − s) + √2·s] = 6C² s̄(1 − s̄) + √2 s̄,
     s̄ = min(1/2 + 1/(6√2 C²), σ(2C²)).
@@ -473,12 +492,13 @@ def smoothness_bound_weyl(radius: float) -> float:
     From Weyl: ‖∇²ℓ‖ = λ_max ≤ a‖g‖² + √2 s, ‖g‖² ≤ 6C², a = s(1 − s), and |u| ≤ 2C²
     (replacing s < 1/2 by 1 − s only increases the bound). For large C it is
     (6C² + √2)²/(24C²) = 1.5C² + 1/√2 + 1/(12C²); it is ≤ 1.5C² + √2 always."""
-    C = _check_radius(radius)
+    C = radius
     k = 6 * C * C
     s_bar = min(0.5 + 1 / (SQRT2 * k), 1 / (1 + math.exp(-2 * C * C)))
     return k * s_bar * (1 - s_bar) + SQRT2 * s_bar
 
 
+@checked(radius=_Radius())
 def smoothness_bound_secular(radius: float) -> float:
     """B₂(C) = ¾C² + ½√(9C⁴/4 + Ȳ), Ȳ = 8σ(2C²)²·(1 + 2·min(C², W(1/e))), W(1/e) ≈
     0.2785.
@@ -486,7 +506,7 @@ def smoothness_bound_secular(radius: float) -> float:
     From the closed form φ = ½[aG + √(a²G² + Y)], Y = 8s² + 16asu, increasing in aG ≤
     6C²/4 and in Y; for u ∈ [0, 2C²], s ≤ σ(2C²) and a·s·u = s²·(1 − s)u with (1 − s)u ≤
     min(u/2, W(1/e)). For large C it is 1.5C² + Ȳ/(6C²) + O(C⁻⁶) ≈ 1.5C² + 2.08/C²."""
-    C = _check_radius(radius)
+    C = radius
     s_max = 1 / (1 + math.exp(-2 * C * C))
     y_bar = 8 * s_max**2 * (1 + 2 * min(C * C, LAMBERT_W_INV_E))
     return 0.75 * C * C + 0.5 * math.sqrt(2.25 * C**4 + y_bar)
@@ -538,9 +558,10 @@ def smoothness_table(
 # + Σ exp)
 
 
+@checked(k=Int(1, 4))
 def lse_symbols(k: int = 2) -> tuple[sp.Symbol, ...]:
     """Real symbols u_1 … u_k."""
-    return _lse_symbols(check_int("k", k, 1, 4))
+    return _lse_symbols(k)
 
 
 @cache
