@@ -1,6 +1,4 @@
-"""Valid calls of the public callables of ``ccl_helpers.metrics``, from which
-the bad-input test builds its cases: name → (keyword arguments of a valid call, pairs
-(argument, argument it must agree with, the dimension shortened in a mismatch))."""
+"""The baselines of ``ccl_helpers.metrics``."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""Valid calls of the public callables of ``ccl_helpers.runtime`` (and its top-level
-names), from which the bad-input test builds its cases: name → (keyword arguments of a
-valid call, pairs (argument, argument it must agree with, the dimension shortened in a
-mismatch))."""
+"""The baselines of ``ccl_helpers.runtime`` and the top-level names."""
 
 from __future__ import annotations
 
