@@ -16,6 +16,7 @@ from ._values import (
     check_floating_dtype,
     check_instance,
     check_int,
+    check_labels,
     check_positive,
     check_positive_or_scalar_tensor,
     check_probabilities,
@@ -351,4 +352,38 @@ class Sizes(Rule):
         ]
         if isinstance(valid, (list, tuple)) and valid:
             bad.append(BadValue("float entry", type(valid)([0.5, *valid[1:]])))
+        return bad
+
+
+class Labels(Rule):
+    """An integer vector of classes ≥ 0 (:func:`check_labels`) of at least ``min_size``
+    entries (reads the values: for samplers and evaluations)."""
+
+    reads_values = True
+
+    def __init__(self, *, min_size: int = 0):
+        self.min_size = min_size
+
+    def check(self, name, value, arguments):
+        check_labels(name, value)
+        if value.numel() < self.min_size:
+            raise ValueError(
+                f"{name} must hold at least {self.min_size} example(s), got "
+                f"{value.numel()}"
+            )
+        return value
+
+    def bad_values(self, valid):
+        if not isinstance(valid, torch.Tensor):
+            return [BadValue("not a tensor", UNKNOWN)]
+        negative = valid.clone()
+        negative[0] = -1
+        bad = [
+            BadValue("not a tensor", valid.tolist()),
+            BadValue("floating tensor", valid.double()),
+            BadValue("matrix", valid.unsqueeze(0)),
+            BadValue("negative entry", negative),
+        ]
+        if self.min_size:
+            bad.append(BadValue("too few entries", valid[: self.min_size - 1]))
         return bad
