@@ -187,7 +187,7 @@ def values_unchecked(name, arg) -> bool:
     named in :data:`VALUES_UNCHECKED` or of a callable of :data:`HOT_PATHS`."""
     rule = checks.declarations(PUBLIC[name]).get(arg)
     if rule is not None:
-        return isinstance(rule, checks.Tensor) and not rule.reads_values
+        return isinstance(rule, checks.TensorOf) and not rule.reads_values
     return f"{name}.{arg}" in VALUES_UNCHECKED or name in HOT_PATHS
 
 

@@ -334,8 +334,8 @@ def test_check_inputs():
 
 
 @checks.checked(
-    x=checks.Tensor(min_ndim=1, floating=True),
-    y=checks.Tensor(min_ndim=1, floating=True, like="x"),
+    x=checks.TensorOf(min_ndim=1, floating=True),
+    y=checks.TensorOf(min_ndim=1, floating=True, like="x"),
     k=checks.Int(1),
     t=checks.Positive(),
     mode=checks.Choice(("a", "b")),

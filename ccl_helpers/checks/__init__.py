@@ -8,15 +8,15 @@ Two layers:
 - Rules declared once, next to the parameters, with the :func:`checked` decorator::
 
       @checked(
-          anchor=Tensor(min_ndim=1, floating=True),
-          positive=Tensor(min_ndim=1, floating=True, like="anchor"),
+          anchor=TensorOf(min_ndim=1, floating=True),
+          positive=TensorOf(min_ndim=1, floating=True, like="anchor"),
           temperature=Positive(),
           reduction=Choice(REDUCTIONS),
       )
       def info_nce_loss(anchor, positive, negatives, temperature=1.0, ...): ...
 
   A :class:`Rule` (:class:`Positive`, :class:`Int`, :class:`Choice`,
-  :class:`Tensor`, :class:`Probabilities`, …) both checks the argument at the call
+  :class:`TensorOf`, :class:`Probabilities`, …) both checks the argument at the call
   and describes it: :func:`declarations` reads a function's rules back, and each rule
   lists the values it must reject (:meth:`Rule.bad_values`), from which the API-wide
   bad-input test builds its cases. Renaming a parameter renames its rule with it.
@@ -29,7 +29,7 @@ Where checks run:
   ``torch.func.vmap``) check metadata only: dtype, number of dimensions, shapes that
   must agree. They never read values (no NaN scan, no device synchronisation), so
   **a NaN or an inf in their inputs propagates** to their result. A rule that reads
-  values (:class:`Tensor` with ``finite=True``, :class:`Probabilities`) says so
+  values (:class:`TensorOf` with ``finite=True``, :class:`Probabilities`) says so
   (:attr:`Rule.reads_values`) and is declared on evaluations and samplers only.
 
 A new kind of bad input is one rule: a size estimated against a memory limit before
@@ -56,7 +56,7 @@ from ._rules import (
     Probabilities,
     Rule,
     Sizes,
-    Tensor,
+    TensorOf,
 )
 from ._values import (
     check_batch,
@@ -98,7 +98,7 @@ __all__ = [
     "Probabilities",
     "Rule",
     "Sizes",
-    "Tensor",
+    "TensorOf",
     "check_batch",
     "check_callable",
     "check_choice",

@@ -175,7 +175,7 @@ def _leading_entry(tensor: torch.Tensor, ndim: int) -> torch.Tensor:
     return tensor[(0,) * (tensor.ndim - ndim)]
 
 
-class Tensor(Rule):
+class TensorOf(Rule):
     """A tensor with ``ndim`` dimensions (or ≥ ``min_ndim``), of a floating dtype with
     ``floating``, of an integer one with ``integer`` (:func:`check_tensor`: metadata
     only); with ``finite``, no NaN or inf entry (:func:`check_finite`: reads the values,

@@ -5,13 +5,13 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import Choice, Tensor, check_same_shape, check_tensor, checked
+from ..checks import Choice, TensorOf, check_same_shape, check_tensor, checked
 
 REDUCTIONS = ("mean", "sum", "none")
 """The allowed values of every loss's ``reduction`` argument."""
 
 
-@checked(reduction=Choice(REDUCTIONS), per_sample=Tensor(floating=True))
+@checked(reduction=Choice(REDUCTIONS), per_sample=TensorOf(floating=True))
 def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
     """Reduce per-sample losses: their ``"mean"``, their ``"sum"``, or ``"none"``
     (unchanged).

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import Choice, Tensor, checked
+from ..checks import Choice, TensorOf, checked
 from ._reduction import at_least_float32
 
 SIMILARITIES = ("cosine", "dot", "neg_euclidean")
@@ -23,8 +23,8 @@ at a = b)."""
 
 @checked(
     similarity=Choice(SIMILARITIES),
-    a=Tensor(min_ndim=2, floating=True),
-    b=Tensor(min_ndim=2, floating=True, like=("a", -1)),
+    a=TensorOf(min_ndim=2, floating=True),
+    b=TensorOf(min_ndim=2, floating=True, like=("a", -1)),
 )
 def pairwise_similarity(
     a: torch.Tensor, b: torch.Tensor, similarity: str

@@ -7,7 +7,7 @@ import contextlib
 
 import torch
 
-from ..checks import Choice, Int, Optional, Positive, Tensor, checked
+from ..checks import Choice, Int, Optional, Positive, TensorOf, checked
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -19,9 +19,9 @@ from ._reduction import (
 
 
 @checked(
-    anchor=Tensor(min_ndim=1, floating=True),
-    positive=Tensor(min_ndim=1, floating=True, like="anchor"),
-    negatives=Tensor(min_ndim=2, floating=True, like=("anchor", -1)),
+    anchor=TensorOf(min_ndim=1, floating=True),
+    positive=TensorOf(min_ndim=1, floating=True, like="anchor"),
+    negatives=TensorOf(min_ndim=2, floating=True, like=("anchor", -1)),
     temperature=Positive(),
     reduction=Choice(REDUCTIONS),
     chunk_size=Optional(Int(1)),

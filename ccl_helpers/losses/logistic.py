@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import Choice, Tensor, checked
+from ..checks import Choice, TensorOf, checked
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -19,9 +19,9 @@ SOFTPLUS_THRESHOLD = 20.0
 
 
 @checked(
-    anchor=Tensor(min_ndim=1, floating=True),
-    positive=Tensor(min_ndim=1, floating=True, like="anchor"),
-    negative=Tensor(min_ndim=1, floating=True, like="anchor"),
+    anchor=TensorOf(min_ndim=1, floating=True),
+    positive=TensorOf(min_ndim=1, floating=True, like="anchor"),
+    negative=TensorOf(min_ndim=1, floating=True, like="anchor"),
     reduction=Choice(REDUCTIONS),
 )
 def logistic_loss(
@@ -69,7 +69,7 @@ def logistic_loss(
     return reduce(softplus(gap), reduction).to(result_dtype(anchor))
 
 
-@checked(gap=Tensor(floating=True))
+@checked(gap=TensorOf(floating=True))
 def softplus(gap: torch.Tensor) -> torch.Tensor:
     r""":math:`\log(1 + e^g)` elementwise, exact to rounding at every :math:`g`.
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import Choice, Positive, Tensor, checked
+from ..checks import Choice, Positive, TensorOf, checked
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -22,8 +22,8 @@ NaN)."""
 
 
 @checked(
-    z1=Tensor(min_ndim=2, floating=True),
-    z2=Tensor(min_ndim=2, floating=True, like="z1"),
+    z1=TensorOf(min_ndim=2, floating=True),
+    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
     temperature=Positive(),
     reduction=Choice(REDUCTIONS),
 )

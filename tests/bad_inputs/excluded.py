@@ -145,7 +145,7 @@ EXCLUDED |= dict.fromkeys(
         "checks.Positive",
         "checks.PositiveOrScalarTensor",
         "checks.Probabilities",
-        "checks.Tensor",
+        "checks.TensorOf",
         "checks.Sizes",
         "checks.Labels",
     ),
