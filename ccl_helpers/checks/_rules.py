@@ -294,12 +294,13 @@ class FloatingDtype(Rule):
 
 
 class Device(Rule):
-    """A ``torch.device`` or a device string (:func:`check_device`); passed on as
-    given."""
+    """A ``torch.device`` or a device string (:func:`check_device`); passed on as a
+    ``torch.device``."""
+
+    converts = True
 
     def check(self, name, value, arguments):
-        check_device(name, value)
-        return value
+        return check_device(name, value)
 
     def bad_values(self, valid):
         return [BadValue("unknown device", UNKNOWN), BadValue("number", 1.5)]

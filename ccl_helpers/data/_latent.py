@@ -235,7 +235,6 @@ def load_digits(
     Returns images (1797, 1, 8, 8) scaled to [0, 1] and labels (1797,) in 0..9, on
     ``device``, images in the floating ``dtype``.
     """
-    device = torch.device(device)
     from sklearn.datasets import load_digits as sklearn_digits
 
     bunch = sklearn_digits()
