@@ -58,6 +58,7 @@ from torch import Tensor
 from .checks import (
     Choice,
     Int,
+    OpenUnit,
     Positive,
     check_choice,
     check_frame,
@@ -753,6 +754,7 @@ class PowerLawFit(NamedTuple):
     n: int
 
 
+@checked(confidence=OpenUnit())
 def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
     """Log-log least squares: log y = a + b log x fitted by OLS over all points, with
     the t-distribution confidence interval of b (n − 2 degrees of freedom, standard
@@ -763,8 +765,6 @@ def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
     fit each seed alone (:func:`per_seed_slopes`) and test the slopes. x, y:
     array-likes of n ≥ 3 finite positive numbers, at least two distinct x.
     """
-    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     log = {}
     for name, values in (("x", x), ("y", y)):
         array = np.asarray(
@@ -795,7 +795,7 @@ def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
     return PowerLawFit(slope, slope - half, slope + half, intercept, n)
 
 
-@checked(sd=Positive(convert=True), df=Int(1))
+@checked(sd=Positive(convert=True), df=Int(1), confidence=OpenUnit())
 def top_set(values, sd: float, df: int, confidence: float = 0.95) -> np.ndarray:
     """Which cells cannot be told apart from the best: value ≥ max − t·sd·√2, with t the
     two-sided ``confidence`` quantile of Student's t on ``df`` degrees of freedom.
@@ -809,8 +809,6 @@ def top_set(values, sd: float, df: int, confidence: float = 0.95) -> np.ndarray:
         raise ValueError(
             f"values must be a non-empty 1-d array of finite numbers, got {values!r}"
         )
-    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * sd * math.sqrt(2)
     return array >= array.max() - half
 

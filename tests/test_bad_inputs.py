@@ -248,6 +248,35 @@ def test_baselines_and_exclusions_name_public_callables():
     assert set(BASELINES) | set(EXCLUDED) <= set(PUBLIC)
 
 
+def test_the_name_keyed_choices_name_no_declared_argument():
+    """The name-keyed sets of ``bad_inputs/legacy.py`` serve undeclared arguments only:
+    a callable all of whose baseline arguments are declared leaves :data:`HOT_PATHS`,
+    and a declared argument leaves every "callable.argument" entry."""
+    from bad_inputs import legacy
+
+    stale = []
+    for name in BASELINES:
+        declared = checks.declarations(PUBLIC[name])
+        if (
+            name in HOT_PATHS
+            and declared
+            and set(BASELINES[name]()[0]) <= set(declared)
+        ):
+            stale.append(name)
+    for names in (
+        legacy.VALUES_UNCHECKED,
+        legacy.NON_NEGATIVE_INTS,
+        legacy.POSITIVE_REALS,
+        legacy.NON_NEGATIVE_REALS,
+        legacy.FREE_STRINGS,
+    ):
+        for key in names:
+            callable_name, _, argument = key.rpartition(".")
+            if argument in checks.declarations(PUBLIC.get(callable_name)):
+                stale.append(key)
+    assert not stale, stale
+
+
 def test_declared_rules_name_their_callables_arguments():
     """A declared rule's bad values are rejected by the rule itself (with the argument
     named), and every declared callable's baseline passes its rules."""

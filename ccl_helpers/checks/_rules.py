@@ -4,6 +4,7 @@ reject (each with the argument names the error message must show)."""
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any, NamedTuple
 
 import torch
@@ -388,3 +389,27 @@ class Labels(Rule):
         if self.min_size:
             bad.append(BadValue("too few entries", valid[: self.min_size - 1]))
         return bad
+
+
+class OpenUnit(Rule):
+    """A real number (not a bool) strictly between 0 and 1: a confidence level, the
+    share of a split."""
+
+    def check(self, name, value, arguments):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, numbers.Real)
+            or not 0 < value < 1
+        ):
+            raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+        return value
+
+    def bad_values(self, valid):
+        return [
+            BadValue("zero", 0.0),
+            BadValue("one", 1.0),
+            BadValue("nan", math.nan),
+            BadValue("negative", -0.5),
+            BadValue("bool", True),
+            BadValue("string", UNKNOWN),
+        ]

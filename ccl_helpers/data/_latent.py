@@ -32,6 +32,7 @@ from ..checks import (
     Instance,
     Int,
     Labels,
+    OpenUnit,
     Positive,
     TensorOf,
     check_finite,
@@ -244,7 +245,12 @@ def load_digits(
     )
 
 
-@checked(inputs=FINITE_INPUTS, labels=Labels(), seed=Int(0, 2**32 - 1))
+@checked(
+    inputs=FINITE_INPUTS,
+    labels=Labels(),
+    test_fraction=OpenUnit(),
+    seed=Int(0, 2**32 - 1),
+)
 def train_test_split(
     inputs: Tensor, labels: Tensor, test_fraction: float = 0.3, seed: int = 0
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -253,12 +259,6 @@ def train_test_split(
     inputs: (n, ...) finite floating-point examples; labels: (n,) classes ≥ 0, each
     class with at least 2 examples; test_fraction in (0, 1), leaving at least one
     example per class on each side; seed: an integer ≥ 0."""
-    if (
-        isinstance(test_fraction, bool)
-        or not isinstance(test_fraction, (int, float))
-        or not 0 < test_fraction < 1
-    ):
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
     if inputs.shape[0] != labels.shape[0]:
         raise ValueError(
             "inputs and labels must have the same length, got "

@@ -148,6 +148,7 @@ EXCLUDED |= dict.fromkeys(
         "checks.TensorOf",
         "checks.Sizes",
         "checks.Labels",
+        "checks.OpenUnit",
     ),
     "a rule and its declaration: written beside the code, not called by a user; each "
     "rule's bad values are checked against the rule (test_declared_rules_name_their_"

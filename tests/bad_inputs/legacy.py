@@ -28,20 +28,13 @@ ANY_DTYPE = {
 # Per-callable values of a hot path: a loss's values are not checked (no device
 # synchronisation per step), so NaN and inf propagate, as their docstrings say.
 HOT_PATHS = {
-    "losses.logistic_loss",
-    "losses.info_nce_loss",
-    "losses.nt_xent_loss",
     "losses.balanced_contrastive_loss",
     "losses.generalized_nt_xent_loss",
     "losses.bound_derived_loss",
-    "losses.pairwise_similarity",
-    "losses.reduce",
-    "losses.softplus",
     "distributed.nt_xent_loss_distributed",
     "distributed.local_shard",
     "distributed.gather_with_grad",
     "distributed.ddp_train_step",
-    "data.augment",
     # the per-step losses of one seed (under vmap): their batch's dtypes are checked
     "curl.block_contrastive_loss",
     "curl.cross_entropy_loss",
@@ -51,8 +44,6 @@ HOT_PATHS = {
     # their dtype check (never values, by design)
     "checks.check_batch",
 }
-"""Also ``data.augment``: it runs inside the training steps of Chapter 5 (its docstring
-says a NaN propagates)."""
 HOT_PATHS |= {
     # Wen's loss and its closed-form gradients: Algorithm 1's per-step computations.
     "wen.pairwise_logits",
@@ -66,13 +57,7 @@ HOT_PATHS |= {
     "wen.loss_vectors_autograd",
     "wen.fact1_comparison",
     "wen.shared_loss_vectors",
-    # the Lemma 3 / Lemma D.1 / Lemma A.1 tensor functions: the objective of
-    # smoothness_sup_search's gradient ascent and of the losses
-    "symbolic.triplet_loss",
-    "symbolic.triplet_hessian",
-    "symbolic.lse_hessian",
-    "symbolic.lse_hessian_gershgorin_bound",
-    "symbolic.smooth_max",
+    # Lemma A.1's bounds: smooth_max's values are not read
     "symbolic.smooth_max_bounds",
     # the multimodal losses (per step)
     "multimodal.contrastive_loss",
@@ -139,7 +124,6 @@ NON_NEGATIVE_INTS = {
     "multimodal.scores.n_align",
     "multimodal.ode_scores.n_align",
     "multimodal.train.n_align",
-    "symbolic.smoothness_sup_search.n_steps",
 }
 """Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
 or callable.name."""
