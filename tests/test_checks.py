@@ -391,3 +391,28 @@ def test_sizes_checks_each_entry():
     assert rule.check("hidden", (4, 5), {}) == (4, 5)
     with pytest.raises(ValueError, match="hidden"):
         rule.check("hidden", (4, 0), {})
+
+
+@pytest.mark.parametrize(
+    "rule, valid",
+    [
+        (checks.PositiveOrScalarTensor(), torch.tensor(0.5)),
+        (checks.Probabilities(), torch.tensor([0.25, 0.75])),
+        (checks.Callable(), len),
+        (checks.Instance(checks.BadValue), checks.BadValue("a", 1)),
+        (checks.Device(), "cpu"),
+        (checks.FloatingDtype(), torch.float32),
+        (checks.Sizes(), (4, 5)),
+        (checks.Labels(min_size=1), torch.tensor([0, 1, 1])),
+        (checks.OpenUnit(), 0.95),
+        (checks.TensorOf(ndim=2, floating=True, finite=True), torch.zeros(2, 3)),
+        (checks.Optional(checks.Int(0, 5)), 3),
+    ],
+    ids=repr,
+)
+def test_each_rule_accepts_its_valid_value_and_rejects_its_bad_values(rule, valid):
+    rule.check("arg", valid, {})
+    assert rule.bad_values(valid)
+    for bad in rule.bad_values(valid):
+        with pytest.raises(ValueError, match="arg"):
+            rule.check("arg", bad.value, {})

@@ -24,7 +24,7 @@ Two layers:
 Where checks run:
 
 - Public functions check their arguments, at the entry, once.
-- Private helpers (``_name``) trust their callers.
+- Private functions (``_name``) trust their callers.
 - Hot paths (a loss or a gradient evaluated at every training step, often under
   ``torch.func.vmap``) check metadata only: dtype, number of dimensions, shapes that
   must agree. They never read values (no NaN scan, no device synchronisation), so
