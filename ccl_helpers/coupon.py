@@ -29,7 +29,14 @@ from fractions import Fraction
 import torch
 from torch import Tensor
 
-from .checks import check_device, check_int, check_probabilities, check_tensor
+from .checks import (
+    Int,
+    Optional,
+    check_device,
+    check_probabilities,
+    check_tensor,
+    checked,
+)
 
 MAX_DP_NEGATIVES = 1024
 """Largest N for which a non-uniform coverage probability is computed by the
@@ -202,6 +209,7 @@ def _cover_probability(n: int, rho: Tensor, required: Tensor) -> float:
     return _cover_inclusion_exclusion(n, rho, required)
 
 
+@checked(n_negatives=Int(1))
 def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
     r"""p^ρ_cc(N): the probability that N i.i.d. draws from ρ collect all N_C classes
     (Lemma 2).
@@ -235,13 +243,14 @@ def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
         relative accuracy of 1e-10 (non-uniform ρ with N > 1024 and either N_C > 20 or
         tiny p_cc).
     """
-    n = check_int("n_negatives", n_negatives)
+    n = n_negatives
     rho = probability_vector(class_probs)
     if _is_uniform(class_probs):
         return _cover_uniform(n, rho.numel(), rho.numel())
     return _cover_probability(n, rho, torch.ones(rho.numel(), dtype=torch.bool))
 
 
+@checked(n_negatives=Int(1))
 def p_cc_anchor_excluded(
     n_negatives: int, class_probs: Tensor | Sequence[float]
 ) -> float:
@@ -258,7 +267,7 @@ def p_cc_anchor_excluded(
     Args and accuracy as for :func:`p_cc` (non-uniform ρ: one computation per class).
     Returns: a float in [0, 1], ≥ p_cc(n_negatives, class_probs).
     """
-    n = check_int("n_negatives", n_negatives)
+    n = n_negatives
     rho = probability_vector(class_probs)
     n_classes = rho.numel()
     if _is_uniform(class_probs):
@@ -271,6 +280,7 @@ def p_cc_anchor_excluded(
     return min(values)
 
 
+@checked(n_negatives=Int(1))
 def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
     r"""τ⁺_N = P(c_i = c for every i | (c, c_1, …, c_N) ~ ρ^{⊗(N+1)}) = Σ_c ρ(c)^{N+1}
     (Proposition 1).
@@ -284,7 +294,7 @@ def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
         class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
     Returns: a float in (0, 1) (it may underflow to 0.0 for huge N).
     """
-    n = check_int("n_negatives", n_negatives)
+    n = n_negatives
     rho = probability_vector(class_probs)
     if _is_uniform(class_probs):
         return float(rho.numel()) ** (-n)
@@ -298,6 +308,7 @@ def _uniform(n_classes: int) -> Tensor:
     return torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
 
 
+@checked(n_classes=Int(2))
 def collection_time_mean(n_classes: int) -> float:
     r"""E[T] = N_C H_{N_C} = Σ_{k=1}^{N_C} N_C/k: the expected number of i.i.d. uniform
     draws T until all N_C classes are drawn (Section 3.1, after Lemma 2).
@@ -308,11 +319,11 @@ def collection_time_mean(n_classes: int) -> float:
         n_classes: N_C, an integer ≥ 2.
     Returns: a float.
     """
-    n_classes = check_int("n_classes", n_classes, minimum=2)
     k = torch.arange(1, n_classes + 1, dtype=torch.float64)
     return math.fsum((n_classes / k).tolist())
 
 
+@checked(n_classes=Int(2))
 def collection_time_variance(n_classes: int) -> float:
     r"""Var T = Σ_{i=1}^{N_C} (1 − p_i)/p_i², p_i = (N_C − i + 1)/N_C, i.e.
     Σ_{k=1}^{N_C} N_C(N_C − k)/k² = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} (uniform ρ).
@@ -325,11 +336,11 @@ def collection_time_variance(n_classes: int) -> float:
         n_classes: N_C, an integer ≥ 2.
     Returns: a float, e.g. ≈ 125.69 for N_C = 10.
     """
-    n_classes = check_int("n_classes", n_classes, minimum=2)
     k = torch.arange(1, n_classes + 1, dtype=torch.float64)
     return math.fsum((n_classes * (n_classes - k) / k**2).tolist())
 
 
+@checked(n_classes=Int(2))
 def collection_time_moments_exact(n_classes: int) -> tuple[Fraction, Fraction]:
     r"""(E T, Var T) as exact rationals, from T = Σ_i G_i with independent geometric
     waits G_i of success probability p_i = (N_C − i + 1)/N_C: E T = Σ_i 1/p_i,
@@ -342,13 +353,13 @@ def collection_time_moments_exact(n_classes: int) -> tuple[Fraction, Fraction]:
     Returns: (mean, variance), two :class:`fractions.Fraction`, e.g. (7381/252,
         …) for N_C = 10.
     """
-    n_classes = check_int("n_classes", n_classes, minimum=2)
     success = [Fraction(n_classes - i + 1, n_classes) for i in range(1, n_classes + 1)]
     mean = sum((1 / p for p in success), Fraction(0))
     variance = sum(((1 - p) / p**2 for p in success), Fraction(0))
     return mean, variance
 
 
+@checked(n_classes=Int(2))
 def collection_time_variance_as_printed(n_classes: int) -> float:
     r"""(N_C π)²/6: the source's value of Var T, which is an upper bound on it,
     since Var T = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} < N_C² π²/6.
@@ -356,7 +367,6 @@ def collection_time_variance_as_printed(n_classes: int) -> float:
     Args:
         n_classes: N_C, an integer ≥ 2.
     """
-    n_classes = check_int("n_classes", n_classes, minimum=2)
     return (n_classes * math.pi) ** 2 / 6
 
 
@@ -421,6 +431,7 @@ def chebyshev_tail_bound(beta, n_classes: int, *, as_printed: bool = False) -> T
     return variance / (betas * n_classes) ** 2
 
 
+@checked(n_samples=Int(1), block=Optional(Int(1)))
 def sample_collection_time(
     n_samples: int,
     class_probs: Tensor | Sequence[float],
@@ -446,7 +457,6 @@ def sample_collection_time(
             N_C H_{N_C}).
     Returns: int64 tensor (n_samples,) of values ≥ N_C, on ``device``.
     """
-    n_samples = check_int("n_samples", n_samples)
     rho = probability_vector(class_probs)
     n_classes = rho.numel()
     if device is None:
@@ -464,7 +474,6 @@ def sample_collection_time(
         )
     if block is None:
         block = math.ceil(collection_time_mean(n_classes))
-    block = check_int("block", block)
     cdf = rho.cumsum(0).to(device)
     classes = torch.arange(n_classes, device=device)
     missing = torch.iinfo(torch.int64).max

@@ -15,14 +15,7 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from .checks import check_int
-
-
-def _check_sizes(**sizes: int | Sequence[int]) -> None:
-    """Each size an integer ≥ 1 (each entry of a sequence of sizes)."""
-    for name, value in sizes.items():
-        for size in value if isinstance(value, Sequence) else [value]:
-            check_int(name, size)
+from .checks import Choice, Sizes, check_int, checked
 
 
 class MLP(nn.Module):
@@ -33,6 +26,7 @@ class MLP(nn.Module):
         out_features).
     """
 
+    @checked(in_features=Sizes(), hidden=Sizes(), out_features=Sizes())
     def __init__(
         self,
         in_features: int,
@@ -40,7 +34,6 @@ class MLP(nn.Module):
         out_features: int = 64,
     ):
         super().__init__()
-        _check_sizes(in_features=in_features, hidden=hidden, out_features=out_features)
         widths = [in_features, *hidden]
         layers: list[nn.Module] = [nn.Flatten()]
         for fan_in, fan_out in zip(widths[:-1], widths[1:]):
@@ -90,6 +83,13 @@ class ConvNet(nn.Module):
     Shapes: x (n, in_channels, image_size, image_size) → (n, out_features).
     """
 
+    @checked(
+        in_channels=Sizes(),
+        image_size=Sizes(),
+        channels=Sizes(),
+        out_features=Sizes(),
+        kernel_size=Sizes(),
+    )
     def __init__(
         self,
         in_channels: int = 1,
@@ -101,13 +101,6 @@ class ConvNet(nn.Module):
         padding: int = 0,
     ):
         super().__init__()
-        _check_sizes(
-            in_channels=in_channels,
-            image_size=image_size,
-            channels=channels,
-            out_features=out_features,
-            kernel_size=kernel_size,
-        )
         check_int("padding", padding, 0, kernel_size - 1)
         layers: list[nn.Module] = []
         fan_in, size = in_channels, image_size
@@ -145,9 +138,9 @@ class Classifier(nn.Module):
     network).
     """
 
+    @checked(n_classes=Sizes())
     def __init__(self, encoder: nn.Module, n_classes: int):
         super().__init__()
-        _check_sizes(n_classes=n_classes)
         self.encoder = encoder
         self.head = nn.Linear(encoder.out_features, n_classes)
 
@@ -195,6 +188,13 @@ class DeepReLU(nn.Module):
         out_features).
     """
 
+    @checked(
+        in_features=Sizes(),
+        width=Sizes(),
+        out_features=Sizes(),
+        depth=Sizes(0),
+        trainable=Choice(TRAINABLE),
+    )
     def __init__(
         self,
         in_features: int,
@@ -205,10 +205,6 @@ class DeepReLU(nn.Module):
         trainable: str = "hidden",
     ):
         super().__init__()
-        _check_sizes(in_features=in_features, width=width, out_features=out_features)
-        check_int("depth", depth, 0)
-        if trainable not in TRAINABLE:
-            raise ValueError(f"trainable must be one of {TRAINABLE}, got {trainable!r}")
         self.in_features, self.width, self.depth, self.out_features = (
             in_features,
             width,

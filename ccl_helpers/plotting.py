@@ -28,7 +28,7 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .checks import check_frame, check_int, check_positive
+from .checks import Int, Positive, check_frame, checked
 
 PALETTE = "colorblind"
 LINES = MappingProxyType(
@@ -227,11 +227,10 @@ def sweep_styles(values, linestyle: str = "-") -> dict:
     }
 
 
+@checked(n_panels=Int(1, MAX_PANELS), n_rows=Int(1))
 def figsize(n_panels: int = 1, n_rows: int = 1) -> tuple[float, float]:
     """(width, height) in inches of ``n_rows`` rows of ``n_panels`` panels (1..3) that
     fill the book's column, so that fonts keep their size as rendered."""
-    n_panels = check_int("n_panels", n_panels, 1, MAX_PANELS)
-    n_rows = check_int("n_rows", n_rows, 1)
     height = ROW_HEIGHT_IN[n_panels] * (1.0 if n_rows == 1 else 0.8 * n_rows)
     return COLUMN_WIDTH_IN, round(height, 2)
 
@@ -250,11 +249,11 @@ def figure(n_panels: int = 1, n_rows: int = 1, **subplots):
     )
 
 
+@checked(size_pt=Positive(convert=True), width_in=Positive(convert=True))
 def rendered_points(size_pt: float, width_in: float = COLUMN_WIDTH_IN) -> float:
     """Size in CSS pt at which a font of ``size_pt`` appears in the book, in a figure
     ``width_in`` inches wide: the image is shrunk to the column when wider."""
-    size_pt = check_positive("size_pt", size_pt)
-    width_px = check_positive("width_in", width_in) * DPI
+    width_px = width_in * DPI
     return size_pt * DPI / 96 * min(1.0, COLUMN_PX / width_px)
 
 
@@ -400,11 +399,11 @@ def finish(
     return ax
 
 
+@checked(ncols=Int(1))
 def legend_below(fig: plt.Figure, ax: plt.Axes, ncols: int = 1):
     """One legend for a multi-panel figure ``fig`` (constrained layout, as ``figure``
     gives), below its panels, holding the labelled lines of ``ax`` in ``ncols``
     columns."""
-    ncols = check_int("ncols", ncols, 1)
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         raise ValueError("ax must hold at least one labelled line")

@@ -12,7 +12,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from .checks import check_device, check_int
+from .checks import Device, Int, check_int, checked
 
 SCALES = ("smoke", "standard", "paper")
 """The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
@@ -56,6 +56,7 @@ def _paper_cap() -> int | None:
     return value
 
 
+@checked(smoke=Int(1), standard=Int(1), paper=Int(1))
 def steps(*, smoke: int, standard: int, paper: int) -> int:
     """A step or iteration count for the current :func:`scale`, as :func:`by_scale`; at
     ``paper`` at most ``CCL_PAPER_STEPS`` when that is set.
@@ -63,8 +64,6 @@ def steps(*, smoke: int, standard: int, paper: int) -> int:
     The cap is the paper dry run's switch: every training call at the paper scale's
     data sizes, widths and seeds, for a few steps, on any machine (``make test``)."""
     counts = {"smoke": smoke, "standard": standard, "paper": paper}
-    for name, count in counts.items():
-        check_int(name, count)
     cap = _paper_cap()
     return counts[scale()] if cap is None else min(paper, cap)
 
@@ -116,6 +115,7 @@ def precision() -> str:
     return value
 
 
+@checked(device=Device())
 def autocast(device: torch.device | str) -> contextlib.AbstractContextManager:
     """``torch.autocast`` to bfloat16 on ``device``'s type when :func:`precision` is
     ``"bf16"``, else a no-op (``contextlib.nullcontext``: the float32 path runs exactly
@@ -128,7 +128,6 @@ def autocast(device: torch.device | str) -> contextlib.AbstractContextManager:
     convergence checks of full-batch :func:`~ccl_helpers.train.gradient_descent` or
     sympy: those stay in float32/float64, where the theory's inequalities are asserted.
     """
-    device = check_device("device", device)
     if precision() == "bf16":
         return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
@@ -140,6 +139,7 @@ def under_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
+@checked(seed=Int(0))
 def setup(
     seed: int = 0, threads: int | None = None, *, quiet: bool = False
 ) -> torch.device:
@@ -156,7 +156,6 @@ def setup(
             times.
         quiet: no printed line.
     """
-    seed = check_int("seed", seed, minimum=0)
     if not isinstance(quiet, bool):
         raise ValueError(f"quiet must be True or False, got {quiet!r}")
     if threads is None:

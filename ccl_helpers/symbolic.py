@@ -52,7 +52,16 @@ import sympy as sp
 import torch
 from torch import Tensor
 
-from .checks import check_device, check_finite, check_int, check_positive, check_tensor
+from .checks import (
+    BadValue,
+    Device,
+    Int,
+    Optional,
+    Positive,
+    TensorOf,
+    check_positive,
+    checked,
+)
 from .losses import logistic_loss
 
 SQRT2 = math.sqrt(2.0)
@@ -85,21 +94,60 @@ def _check_radius(radius, name: str = "radius C") -> float:
     return check_positive(name, radius)
 
 
-def _check_triplets(z: Tensor) -> None:
-    check_tensor("z", z, min_ndim=2, floating=True)
-    if z.shape[-2] != 3 or z.shape[-1] < 1:
-        raise ValueError(
-            f"z must be a tensor of shape (..., 3, d) with d ≥ 1 (rows z₁, z₂, z₃), "
-            f"got {tuple(z.shape)}"
-        )
+class _Radius(Positive):
+    """The rule of a radius C: a finite real > 0 or a one-element tensor of one; passed
+    on as a float."""
+
+    def __init__(self):
+        super().__init__(convert=True)
+
+    def check(self, name, value, arguments):
+        return _check_radius(value, name)
 
 
-def _check_logits(u: Tensor, name: str = "u") -> None:
-    check_tensor(name, u, min_ndim=1, floating=True)
-    if u.shape[-1] < 1:
-        raise ValueError(
-            f"{name} must have shape (..., k) with k ≥ 1, got {tuple(u.shape)}"
-        )
+class _Triplets(TensorOf):
+    """The rule of triplets z (..., 3, d), d ≥ 1 (rows z₁, z₂, z₃), floating point
+    (finite with ``finite``)."""
+
+    def __init__(self, *, finite: bool = False):
+        super().__init__(min_ndim=2, floating=True, finite=finite)
+
+    def check(self, name, value, arguments):
+        super().check(name, value, arguments)
+        if value.shape[-2] != 3 or value.shape[-1] < 1:
+            raise ValueError(
+                f"{name} must be a tensor of shape (..., 3, d) with d ≥ 1 (rows z₁, "
+                f"z₂, z₃), got {tuple(value.shape)}"
+            )
+        return value
+
+    def bad_values(self, valid):
+        bad = super().bad_values(valid)
+        if isinstance(valid, Tensor) and valid.ndim >= 2:
+            bad.append(BadValue("two rows", valid[..., :2, :]))
+        return bad
+
+
+class _Logits(TensorOf):
+    """The rule of logits u (..., k), k ≥ 1, floating point (finite with
+    ``finite``)."""
+
+    def __init__(self, *, finite: bool = False):
+        super().__init__(min_ndim=1, floating=True, finite=finite)
+
+    def check(self, name, value, arguments):
+        super().check(name, value, arguments)
+        if value.shape[-1] < 1:
+            raise ValueError(
+                f"{name} must have shape (..., k) with k ≥ 1, got {tuple(value.shape)}"
+            )
+        return value
+
+    def bad_values(self, valid):
+        bad = super().bad_values(valid)
+        if isinstance(valid, Tensor) and valid.ndim >= 1:
+            bad.append(BadValue("k = 0", valid[..., :0]))
+        return bad
 
 
 # ---------------------------------------------------------------- sympy helpers
@@ -137,9 +185,10 @@ def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
 # ---------------------------------------------------------------- Lemma 3, symbolic
 
 
+@checked(dim=Int(1, 3))
 def triplet_symbols(dim: int = 1) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
     """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
-    return _triplet_symbols(check_int("dim", dim, 1, 3))
+    return _triplet_symbols(dim)
 
 
 @cache
@@ -258,22 +307,22 @@ def triplet_hessian_charpoly_difference() -> sp.Expr:
 # ---------------------------------------------------------------- Lemma 3, torch
 
 
+@checked(z=_Triplets())
 def triplet_loss(z: Tensor) -> Tensor:
     """ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂))) for z of shape (..., 3, d) → (...,).
 
     It is :func:`ccl_helpers.losses.logistic_loss` of the rows (exact to rounding at
     every u, second derivatives included)."""
-    _check_triplets(z)
     return logistic_loss(*z.unbind(-2), reduction="none")
 
 
+@checked(z=_Triplets())
 def triplet_hessian(z: Tensor) -> Tensor:
     """∇²ℓ(z) = σ'(u)·g gᵀ + σ(u)·(M ⊗ I_d) for z (..., 3, d) → (..., 3d, 3d), block
     order z₁, z₂, z₃.
 
     u = z₁ᵀ(z₃ − z₂), g = (z₃ − z₂, −z₁, z₁), M = [[0, −1, 1], [−1, 0, 0], [1, 0,
     0]]."""
-    _check_triplets(z)
     z1, z2, z3 = z.unbind(-2)
     w = z3 - z2
     u = (z1 * w).sum(-1)
@@ -287,12 +336,14 @@ def triplet_hessian(z: Tensor) -> Tensor:
     )
 
 
+@checked(
+    u=TensorOf(floating=True, finite=True),
+    grad_sq_norm=TensorOf(floating=True, finite=True),
+)
 def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
     """φ(u, G) = ½[aG + √(a²G² + 8s² + 16·a·s·u)], s = σ(u), a = s(1 − s): the spectral
     norm of a·g gᵀ + s(M ⊗ I) with u = z₁ᵀw, G = ‖g‖² = 2‖z₁‖² + ‖w‖² (broadcast; G ≥
     2√2|u| for real z); both floating-point and finite."""
-    check_tensor("u", u, floating=True)
-    check_tensor("grad_sq_norm", grad_sq_norm, floating=True)
     try:
         torch.broadcast_shapes(u.shape, grad_sq_norm.shape)
     except RuntimeError:
@@ -300,8 +351,6 @@ def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
             f"grad_sq_norm must broadcast with u, got shapes "
             f"{tuple(grad_sq_norm.shape)} and {tuple(u.shape)}"
         ) from None
-    check_finite("u", u)
-    check_finite("grad_sq_norm", grad_sq_norm)
     if bool((grad_sq_norm < 0).any()):
         raise ValueError("grad_sq_norm G must be ≥ 0")
     s, a = torch.sigmoid(u), torch.sigmoid(u) * torch.sigmoid(-u)
@@ -309,6 +358,7 @@ def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
     return 0.5 * (a * grad_sq_norm + radicand.clamp_min(0).sqrt())
 
 
+@checked(z=_Triplets(finite=True))
 def triplet_hessian_norm(z: Tensor) -> Tensor:
     """‖∇²ℓ(z)‖₂ in closed form, φ(u, G) of :func:`hessian_norm_formula`, for z (..., 3,
     d) → (...,).
@@ -317,8 +367,6 @@ def triplet_hessian_norm(z: Tensor) -> Tensor:
     q⊗β with α = z₁ + w/√2, β = z₁ − w/√2, ‖α‖² − ‖β‖² = 2√2u, ‖α‖² + ‖β‖² = G; for λ >
     √2s, λ is an eigenvalue iff 1 = a[‖α‖²/(λ − √2s) + ‖β‖²/(λ + √2s)], whose root is φ;
     every other eigenvalue lies in [−√2s, √2s] ⊂ [−φ, φ]."""
-    _check_triplets(z)
-    check_finite("z", z)
     z1, z2, z3 = z.unbind(-2)
     w = z3 - z2
     return hessian_norm_formula(
@@ -347,6 +395,7 @@ def _uniform_ball_points(
     )
 
 
+@checked(radius=_Radius(), points=Int(16), rounds=Int(0, 50))
 def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> float:
     """sup_{z ∈ B₃} ‖∇²ℓ(z)‖ = max_{0 ≤ u ≤ 2C²} φ(u, 6C²) (d ≥ 2), by a grid refined
     ``rounds`` times.
@@ -356,9 +405,7 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     (‖z₁‖ = C, z₃ = −z₂ = w/2, ‖w‖ = 2C, cos∠(z₁, w) = u/(2C²)); φ(−u, G) ≤ φ(u, G) for
     u ≥ 0. By rotation invariance (ℓ depends on z through z₁ and w only) d = 2 attains
     every value."""
-    C = _check_radius(radius)
-    points = check_int("points", points, 16)
-    rounds = check_int("rounds", rounds, 0, 50)
+    C = radius
     big_g = torch.tensor(6 * C * C, dtype=torch.float64)
     lo, hi = 0.0, 2 * C * C
     best = -math.inf
@@ -375,6 +422,14 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     return best
 
 
+@checked(
+    radius=_Radius(),
+    dim=Int(1),
+    n_starts=Int(1),
+    n_steps=Int(0),
+    seed=Int(0),
+    device=Optional(Device()),
+)
 def smoothness_sup_search(
     radius: float,
     dim: int = 2,
@@ -406,14 +461,10 @@ def smoothness_sup_search(
     dimensions); d = 1 gives in general a smaller value. Returns (the best value, the
     maximiser z of shape (3, d)); deterministic for a given seed on a given device.
     """
-    C = _check_radius(radius)
-    dim = check_int("dim", dim, 1)
-    n_starts = check_int("n_starts", n_starts, 1)
-    n_steps = check_int("n_steps", n_steps, 0)
-    seed = check_int("seed", seed, 0)
+    C = radius
     if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
         raise ValueError(f"lr must be in (0, 1], got {lr!r}")
-    device = torch.device("cpu") if device is None else check_device("device", device)
+    device = torch.device("cpu") if device is None else device
     n_doublings = max(0, math.ceil(math.log2(C)))
     radii = [C / 2 ** (n_doublings - j) for j in range(n_doublings + 1)]
     generator = torch.Generator().manual_seed(seed)
@@ -460,12 +511,14 @@ def smoothness_sup_search(
     return float(values[best]), z[best].clone()
 
 
+@checked(radius=_Radius())
 def smoothness_bound_source(radius: float) -> float:
     """The source's constant (Lemma 3): L_smooth ≤ 2 + 8C²."""
-    C = _check_radius(radius)
+    C = radius
     return 2.0 + 8.0 * C * C
 
 
+@checked(radius=_Radius())
 def smoothness_bound_weyl(radius: float) -> float:
     """B₁(C) = max_{s ∈ [1/2, σ(2C²)]} [6C²·s(1 − s) + √2·s] = 6C² s̄(1 − s̄) + √2 s̄,
     s̄ = min(1/2 + 1/(6√2 C²), σ(2C²)).
@@ -473,12 +526,13 @@ def smoothness_bound_weyl(radius: float) -> float:
     From Weyl: ‖∇²ℓ‖ = λ_max ≤ a‖g‖² + √2 s, ‖g‖² ≤ 6C², a = s(1 − s), and |u| ≤ 2C²
     (replacing s < 1/2 by 1 − s only increases the bound). For large C it is
     (6C² + √2)²/(24C²) = 1.5C² + 1/√2 + 1/(12C²); it is ≤ 1.5C² + √2 always."""
-    C = _check_radius(radius)
+    C = radius
     k = 6 * C * C
     s_bar = min(0.5 + 1 / (SQRT2 * k), 1 / (1 + math.exp(-2 * C * C)))
     return k * s_bar * (1 - s_bar) + SQRT2 * s_bar
 
 
+@checked(radius=_Radius())
 def smoothness_bound_secular(radius: float) -> float:
     """B₂(C) = ¾C² + ½√(9C⁴/4 + Ȳ), Ȳ = 8σ(2C²)²·(1 + 2·min(C², W(1/e))), W(1/e) ≈
     0.2785.
@@ -486,7 +540,7 @@ def smoothness_bound_secular(radius: float) -> float:
     From the closed form φ = ½[aG + √(a²G² + Y)], Y = 8s² + 16asu, increasing in aG ≤
     6C²/4 and in Y; for u ∈ [0, 2C²], s ≤ σ(2C²) and a·s·u = s²·(1 − s)u with (1 − s)u ≤
     min(u/2, W(1/e)). For large C it is 1.5C² + Ȳ/(6C²) + O(C⁻⁶) ≈ 1.5C² + 2.08/C²."""
-    C = _check_radius(radius)
+    C = radius
     s_max = 1 / (1 + math.exp(-2 * C * C))
     y_bar = 8 * s_max**2 * (1 + 2 * min(C * C, LAMBERT_W_INV_E))
     return 0.75 * C * C + 0.5 * math.sqrt(2.25 * C**4 + y_bar)
@@ -538,9 +592,10 @@ def smoothness_table(
 # + Σ exp)
 
 
+@checked(k=Int(1, 4))
 def lse_symbols(k: int = 2) -> tuple[sp.Symbol, ...]:
     """Real symbols u_1 … u_k."""
-    return _lse_symbols(check_int("k", k, 1, 4))
+    return _lse_symbols(k)
 
 
 @cache
@@ -596,50 +651,43 @@ def lse_k1_gap() -> sp.Expr:
     return sp.factor(sp.Rational(1, 4) - p * (1 - p))
 
 
+@checked(u=_Logits())
 def lse_hessian(u: Tensor) -> Tensor:
     """diag(p) − ppᵀ, p_j = e^{u_j}/(1 + Σ_i e^{u_i}), for u (..., k) → (..., k, k)."""
-    _check_logits(u)
     p = torch.softmax(torch.cat([torch.zeros_like(u[..., :1]), u], -1), -1)[..., 1:]
     return torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
 
 
+@checked(u=_Logits(finite=True))
 def lse_hessian_lambda_max(u: Tensor) -> Tensor:
     """λ_max(diag(p) − ppᵀ) at u (..., k) → (...,), by eigvalsh; u finite."""
-    _check_logits(u)
-    check_finite("u", u)
     return torch.linalg.eigvalsh(lse_hessian(u))[..., -1]
 
 
+@checked(u=_Logits())
 def lse_hessian_gershgorin_bound(u: Tensor) -> Tensor:
     """max_j p_j(2 − 2p_j − p₀) (the largest Gershgorin disc end) at u (..., k) →
     (...,): < 1/2."""
-    _check_logits(u)
     probs = torch.softmax(torch.cat([torch.zeros_like(u[..., :1]), u], -1), -1)
     p0, p = probs[..., :1], probs[..., 1:]
     return (p * (2 - 2 * p - p0)).amax(-1)
 
 
+@checked(k=Int(1))
 def lse_hessian_lambda_max_sup(k: int) -> float:
     """sup_u λ_max(diag(p) − ppᵀ): 1/4 for k = 1 (attained at u = 0), 1/2 for k ≥ 2
     (approached by u = (t, t, −∞, …), t → ∞, where λ_max = e^t/(1 + 2e^t); never
     attained since p₀ > 0)."""
-    check_int("k", k, 1)
     return 0.25 if k == 1 else 0.5
 
 
 # ---------------------------------------------------------------- Lee (2025), Lemma A.1
 
 
+@checked(x=_Logits(), alpha=Positive())
 def smooth_max(x: Tensor, alpha: float = 1.0) -> Tensor:
     """(1/α) log Σ_i exp(α x_i) over the last dimension of x (..., n) → (...,), α >
     0."""
-    _check_logits(x, "x")
-    if (
-        isinstance(alpha, bool)
-        or not isinstance(alpha, (int, float))
-        or not (alpha > 0 and math.isfinite(alpha))
-    ):
-        raise ValueError(f"alpha must be a finite real > 0, got {alpha!r}")
     return torch.logsumexp(alpha * x, -1) / alpha
 
 

@@ -56,11 +56,14 @@ from scipy import stats
 from torch import Tensor
 
 from .checks import (
+    Choice,
+    Int,
+    OpenUnit,
+    Positive,
     check_choice,
     check_frame,
     check_instance,
-    check_int,
-    check_positive,
+    checked,
 )
 from .results import CHAPTER_PATTERN, chapter_path, jsonable, records_dir, write_json
 from .runtime import glue, plain_number, scale
@@ -232,6 +235,7 @@ def _p_value(shift: float, se: float, df: float, side: str) -> float:
     return float(2 * stats.t.sf(abs(t), df))
 
 
+@checked(expected=Choice(EXPECTED))
 def estimate(
     values,
     baseline=None,
@@ -251,7 +255,6 @@ def estimate(
     p-values of 0 or 1.
     """
     x = _seed_values("values", values)
-    check_choice("expected", expected, EXPECTED)
     null = _finite("null", null)
     if margin is not None:
         margin = _finite("margin", margin, positive=True)
@@ -751,6 +754,7 @@ class PowerLawFit(NamedTuple):
     n: int
 
 
+@checked(confidence=OpenUnit())
 def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
     """Log-log least squares: log y = a + b log x fitted by OLS over all points, with
     the t-distribution confidence interval of b (n − 2 degrees of freedom, standard
@@ -761,8 +765,6 @@ def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
     fit each seed alone (:func:`per_seed_slopes`) and test the slopes. x, y:
     array-likes of n ≥ 3 finite positive numbers, at least two distinct x.
     """
-    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     log = {}
     for name, values in (("x", x), ("y", y)):
         array = np.asarray(
@@ -793,6 +795,7 @@ def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
     return PowerLawFit(slope, slope - half, slope + half, intercept, n)
 
 
+@checked(sd=Positive(convert=True), df=Int(1), confidence=OpenUnit())
 def top_set(values, sd: float, df: int, confidence: float = 0.95) -> np.ndarray:
     """Which cells cannot be told apart from the best: value ≥ max − t·sd·√2, with t the
     two-sided ``confidence`` quantile of Student's t on ``df`` degrees of freedom.
@@ -806,9 +809,6 @@ def top_set(values, sd: float, df: int, confidence: float = 0.95) -> np.ndarray:
         raise ValueError(
             f"values must be a non-empty 1-d array of finite numbers, got {values!r}"
         )
-    sd, df = check_positive("sd", sd), check_int("df", df)
-    if not (isinstance(confidence, float | int) and 0 < confidence < 1):
-        raise ValueError(f"confidence must be in (0, 1), got {confidence!r}")
     half = float(stats.t.ppf(0.5 + confidence / 2, df)) * sd * math.sqrt(2)
     return array >= array.max() - half
 

@@ -328,3 +328,91 @@ def test_check_inputs():
     ]:
         with pytest.raises(ValueError, match=match):
             checks.check_inputs("x", inputs, labels_, "y")
+
+
+# ---------------------------------------------------------------- declared rules
+
+
+@checks.checked(
+    x=checks.TensorOf(min_ndim=1, floating=True),
+    y=checks.TensorOf(min_ndim=1, floating=True, like="x"),
+    k=checks.Int(1),
+    t=checks.Positive(),
+    mode=checks.Choice(("a", "b")),
+    chunk=checks.Optional(checks.Int(2)),
+)
+def _declared(x, y, k=1, t=1.0, mode="a", chunk=None):
+    """A function with declared rules."""
+    return x, y, k, t, mode, chunk
+
+
+def test_checked_keeps_the_name_docstring_and_signature():
+    import inspect
+
+    assert _declared.__name__ == "_declared"
+    assert _declared.__doc__ == "A function with declared rules."
+    assert list(inspect.signature(_declared).parameters) == [
+        "x",
+        "y",
+        "k",
+        "t",
+        "mode",
+        "chunk",
+    ]
+    assert set(checks.declarations(_declared)) == {"x", "y", "k", "t", "mode", "chunk"}
+
+
+def test_checked_passes_valid_calls_and_converts_integers():
+    x = torch.zeros(2, 3)
+    out = _declared(x, x, np.int64(3), 2, chunk=np.int64(4))
+    assert out[0] is x and out[1] is x
+    assert type(out[2]) is int and type(out[5]) is int and out[3] == 2
+
+
+@pytest.mark.parametrize("argument", ["x", "y", "k", "t", "mode", "chunk"])
+def test_every_bad_value_of_a_rule_is_rejected_naming_the_argument(argument):
+    valid = dict(x=torch.zeros(2, 3), y=torch.ones(2, 3), k=1, t=1.0, mode="a", chunk=2)
+    rule = checks.declarations(_declared)[argument]
+    bad_values = rule.bad_values(valid[argument])
+    assert bad_values
+    for bad in bad_values:
+        with pytest.raises(ValueError, match=argument) as error:
+            _declared(**{**valid, argument: bad.value})
+        assert all(name in str(error.value) for name in bad.also)
+
+
+def test_a_rule_for_an_unknown_argument_fails_when_declared():
+    with pytest.raises(TypeError, match="no argument"):
+        checks.checked(z=checks.Int())(lambda x: x)
+
+
+def test_sizes_checks_each_entry():
+    rule = checks.Sizes()
+    assert rule.check("hidden", (4, 5), {}) == (4, 5)
+    with pytest.raises(ValueError, match="hidden"):
+        rule.check("hidden", (4, 0), {})
+
+
+@pytest.mark.parametrize(
+    "rule, valid",
+    [
+        (checks.PositiveOrScalarTensor(), torch.tensor(0.5)),
+        (checks.Probabilities(), torch.tensor([0.25, 0.75])),
+        (checks.Callable(), len),
+        (checks.Instance(checks.BadValue), checks.BadValue("a", 1)),
+        (checks.Device(), "cpu"),
+        (checks.FloatingDtype(), torch.float32),
+        (checks.Sizes(), (4, 5)),
+        (checks.Labels(min_size=1), torch.tensor([0, 1, 1])),
+        (checks.OpenUnit(), 0.95),
+        (checks.TensorOf(ndim=2, floating=True, finite=True), torch.zeros(2, 3)),
+        (checks.Optional(checks.Int(0, 5)), 3),
+    ],
+    ids=repr,
+)
+def test_each_rule_accepts_its_valid_value_and_rejects_its_bad_values(rule, valid):
+    rule.check("arg", valid, {})
+    assert rule.bad_values(valid)
+    for bad in rule.bad_values(valid):
+        with pytest.raises(ValueError, match="arg"):
+            rule.check("arg", bad.value, {})

@@ -34,7 +34,7 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from ..checks import check_device, check_floating_dtype
+from ..checks import Device, FloatingDtype, checked
 from ._files import DataNotFoundError, load_idx
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
@@ -230,6 +230,7 @@ def find_split(
     )
 
 
+@checked(device=Device(), dtype=FloatingDtype())
 def read_split(
     images_path: Path,
     labels_path: Path,
@@ -239,8 +240,6 @@ def read_split(
     """Images (n, 1, H, W) in [0, 1], of the floating ``dtype``, and labels (n,) int64
     in 0..9 from an IDX pair; ValueError naming the file when the pair is not a labelled
     image set."""
-    device = check_device("device", device)
-    dtype = check_floating_dtype("dtype", dtype)
     images, labels = load_idx(images_path), load_idx(labels_path)
     if images.ndim != 3 or images.dtype != torch.uint8:
         raise ValueError(
@@ -316,8 +315,6 @@ def _load(
     download_missing: bool,
     dtype: torch.dtype,
 ) -> tuple[Tensor, Tensor]:
-    device = check_device("device", device)
-    dtype = check_floating_dtype("dtype", dtype)
     try:
         paths = find_split(dataset, split, root)
     except DataNotFoundError:
@@ -328,6 +325,7 @@ def _load(
     return read_split(*paths, device=device, dtype=dtype)
 
 
+@checked(device=Device(), dtype=FloatingDtype())
 def fashion_mnist(
     split: str = "train",
     root: str | os.PathLike | None = None,
@@ -339,12 +337,12 @@ def fashion_mnist(
     floating ``dtype`` (float32 by default), and labels (n,) int64 in 0..9, n = 60,000
     (``split="train"``) or 10,000 ("test"), on ``device``; files searched as in the
     module's text, downloaded only with ``download=True``. Raises DataNotFoundError (a
-    ValueError) naming the three ways to get them. A cold ``fashion_mnist("train")``
-    from Debian's gzipped files took 0.75 s on one CPU core (1.0–1.5 s with the core
-    shared), mostly decompression."""
+    ValueError) naming the three ways to get them. Loading the gzipped files is mostly
+    decompression."""
     return _load("fashion-mnist", split, root, device, download, dtype)
 
 
+@checked(device=Device(), dtype=FloatingDtype())
 def mnist(
     split: str = "train",
     root: str | os.PathLike | None = None,

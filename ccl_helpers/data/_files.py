@@ -13,7 +13,7 @@ import numpy as np
 import torch
 from torch import Tensor
 
-from ..checks import check_device, check_floating_dtype
+from ..checks import Device, FloatingDtype, checked
 
 
 class DataNotFoundError(FileNotFoundError, ValueError):
@@ -38,6 +38,7 @@ def _existing(path: str | os.PathLike, what: str) -> Path:
     return path
 
 
+@checked(device=Device())
 def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Tensor:
     """Parse an IDX file (the format of MNIST and FashionMNIST), gzipped or not
     (detected from its bytes).
@@ -48,7 +49,6 @@ def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Ten
     ``device``. Raises DataNotFoundError when the file is absent and ValueError when it
     is not a well-formed IDX file.
     """
-    device = check_device("device", device)
     raw = _existing(path, "IDX file").read_bytes()
     if raw[:2] == b"\x1f\x8b":
         try:
@@ -112,8 +112,6 @@ def _cifar_batches(
     dicts with ``data`` (k, 3072) uint8 and labels under ``label_key`` → images
     (N, 3, 32, 32) in [0, 1] and labels (N,) long, on ``device``. Only arrays and
     plain values are unpickled."""
-    device = check_device("device", device)
-    dtype = check_floating_dtype("dtype", dtype)
     directory = _existing(directory, f"{what} directory")
     missing = [name for name in names if not (directory / name).exists()]
     if missing:
@@ -154,6 +152,7 @@ def _cifar_batches(
     return images_t, torch.from_numpy(np.concatenate(labels)).to(device)
 
 
+@checked(device=Device(), dtype=FloatingDtype())
 def load_cifar10_batches(
     directory: str | os.PathLike,
     train: bool = True,
@@ -172,6 +171,7 @@ def load_cifar10_batches(
     return _cifar_batches(directory, names, "labels", "CIFAR-10", device, dtype)
 
 
+@checked(device=Device(), dtype=FloatingDtype())
 def load_cifar100(
     directory: str | os.PathLike,
     train: bool = True,

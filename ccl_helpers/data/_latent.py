@@ -26,18 +26,27 @@ from torch import Tensor
 
 from .. import coupon
 from ..checks import (
-    check_choice,
-    check_device,
+    Choice,
+    Device,
+    FloatingDtype,
+    Instance,
+    Int,
+    Labels,
+    OpenUnit,
+    Positive,
+    TensorOf,
     check_finite,
-    check_floating_dtype,
     check_inputs,
-    check_instance,
     check_int,
-    check_labels,
     check_positive,
     check_probabilities,
     check_tensor,
+    checked,
 )
+
+FINITE_INPUTS = TensorOf(min_ndim=1, floating=True, finite=True)
+"""The rule of inputs (n, ...) given to a sampler or an evaluation: floating point,
+finite (read once)."""
 
 
 def check_class_probs(class_probs: Tensor, name: str = "class_probs") -> Tensor:
@@ -218,6 +227,7 @@ class EmpiricalClasses(LatentClassModel):
         return self.inputs[self.order[self.starts[classes] + within]]
 
 
+@checked(device=Device(), dtype=FloatingDtype())
 def load_digits(
     device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
 ) -> tuple[Tensor, Tensor]:
@@ -226,8 +236,6 @@ def load_digits(
     Returns images (1797, 1, 8, 8) scaled to [0, 1] and labels (1797,) in 0..9, on
     ``device``, images in the floating ``dtype``.
     """
-    device = check_device("device", device)
-    dtype = check_floating_dtype("dtype", dtype)
     from sklearn.datasets import load_digits as sklearn_digits
 
     bunch = sklearn_digits()
@@ -237,6 +245,12 @@ def load_digits(
     )
 
 
+@checked(
+    inputs=FINITE_INPUTS,
+    labels=Labels(),
+    test_fraction=OpenUnit(),
+    seed=Int(0, 2**32 - 1),
+)
 def train_test_split(
     inputs: Tensor, labels: Tensor, test_fraction: float = 0.3, seed: int = 0
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -245,21 +259,11 @@ def train_test_split(
     inputs: (n, ...) finite floating-point examples; labels: (n,) classes ≥ 0, each
     class with at least 2 examples; test_fraction in (0, 1), leaving at least one
     example per class on each side; seed: an integer ≥ 0."""
-    if (
-        isinstance(test_fraction, bool)
-        or not isinstance(test_fraction, (int, float))
-        or not 0 < test_fraction < 1
-    ):
-        raise ValueError(f"test_fraction must be in (0, 1), got {test_fraction!r}")
-    seed = check_int("seed", seed, 0, 2**32 - 1)
-    check_tensor("inputs", inputs, min_ndim=1, floating=True)
-    check_labels("labels", labels)
     if inputs.shape[0] != labels.shape[0]:
         raise ValueError(
             "inputs and labels must have the same length, got "
             f"{inputs.shape[0]} and {labels.shape[0]}"
         )
-    check_finite("inputs", inputs)
     counts = torch.bincount(labels)
     present = counts[counts > 0]
     if present.numel() and int(present.min()) < 2:
@@ -318,12 +322,11 @@ def unit_sphere(x: Tensor) -> Tensor:
     return flat / norms
 
 
+@checked(x=FINITE_INPUTS)
 def duplicate_rows(x: Tensor) -> Tensor:
     """Exact duplicates among the rows of x (n, *input_shape): a LongTensor (k, 2) of
     pairs (i, j), i < j, where row j equals row i and i is the first occurrence of that
     row; (0, 2) when all rows differ. x must be floating-point and finite."""
-    check_tensor("x", x, min_ndim=1, floating=True)
-    check_finite("x", x)
     flat = x.reshape(x.shape[0], -1)
     _, inverse = torch.unique(flat, dim=0, return_inverse=True)
     index = torch.arange(flat.shape[0], device=x.device)
@@ -337,6 +340,7 @@ def duplicate_rows(x: Tensor) -> Tensor:
     return torch.stack([first[inverse][later], index[later]], dim=1)
 
 
+@checked(block_elements=Int(1))
 def separation(
     x: Tensor, *, return_pair: bool = False, block_elements: int = 2**24
 ) -> Tensor | tuple[Tensor, Tensor]:
@@ -359,7 +363,6 @@ def separation(
         raise ValueError(f"x must have shape (n, ...) with n ≥ 2, got {tuple(x.shape)}")
     if not x.is_floating_point():
         raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
-    block_elements = check_int("block_elements", block_elements)
     flat = x.reshape(x.shape[0], -1)
     if not bool(torch.isfinite(flat).all()):
         raise ValueError("x must be finite")
@@ -418,6 +421,7 @@ independently of c⁺ (the source's D_neg, so c⁻ = c⁺ with probability τ);
 ``"other_class"``, c⁻ ~ ρ conditioned on c⁻ ≠ c⁺."""
 
 
+@checked(inputs=FINITE_INPUTS, n=Int(1), negatives=Choice(NEGATIVES))
 def fixed_triplets(
     inputs: Tensor,
     labels: Tensor,
@@ -445,17 +449,13 @@ def fixed_triplets(
         generator: a torch.Generator on the inputs' device.
         class_probs: ρ (N_C,), default the label frequencies.
     """
-    check_tensor("inputs", inputs, min_ndim=1, floating=True)
-    check_finite("inputs", inputs)
     latent = EmpiricalClasses(
         inputs, labels, class_probs
     )  # validates inputs, labels and ρ
-    n = check_int("n", n)
     if 3 * n > labels.numel():
         raise ValueError(
             f"n must be ≤ N/3 = {labels.numel() // 3} (3n distinct examples), got {n}"
         )
-    check_choice("negatives", negatives, NEGATIVES)
     rho = latent.class_probs
     anchor_class = torch.multinomial(rho, n, replacement=True, generator=generator)
     if negatives == "rho":
@@ -499,6 +499,7 @@ def fixed_triplets(
     )
 
 
+@checked(triplets=Instance(Triplets), delta=Positive(convert=True))
 def hard_negatives(triplets: Triplets, delta: float) -> Triplets:
     """The triplets with every negative moved on the unit sphere to distance δ of its
     positive: x⁻ᵢ ← cos θ x⁺ᵢ + sin θ vᵢ, 2 sin(θ/2) = δ, vᵢ the unit direction of the
@@ -512,8 +513,6 @@ def hard_negatives(triplets: Triplets, delta: float) -> Triplets:
     Raises ValueError unless 0 < δ ≤ 2, or when a negative is parallel to its
     positive (no direction to move along).
     """
-    check_instance("triplets", triplets, Triplets)
-    delta = check_positive("delta", delta)
     if delta > 2:
         raise ValueError(f"delta must be in (0, 2] (unit sphere), got {delta}")
     positive, negative = triplets.positive, triplets.negative

@@ -10,23 +10,20 @@ import numbers
 import torch
 from torch import Tensor
 
-from ..checks import check_int, check_labels
+from ..checks import Int, Labels, check_int, checked
+
+LABELS = Labels(min_size=1)
+"""The rule of every subset's ``labels``: an integer vector of classes ≥ 0, not
+empty."""
 
 
-def _check_labels(labels: Tensor) -> Tensor:
-    check_labels("labels", labels)
-    if labels.numel() == 0:
-        raise ValueError("labels must hold at least one example")
-    return labels
-
-
+@checked(labels=LABELS)
 def subset_with_counts(
     labels: Tensor, counts: Tensor, generator: torch.Generator
 ) -> Tensor:
     """Indices (Σ_c counts[c],) of a uniformly random subset with ``counts[c]`` examples
     of class c, drawn without replacement, sorted; ``counts`` (C,) may live on another
     device than ``labels`` (n,)."""
-    _check_labels(labels)
     counts = torch.as_tensor(counts, device=labels.device)
     available = torch.bincount(labels, minlength=counts.numel())
     if (
@@ -50,12 +47,12 @@ def subset_with_counts(
     return order[rank < wanted[labels[order]]].sort().values
 
 
+@checked(labels=LABELS)
 def balanced_subset(
     labels: Tensor, generator: torch.Generator, per_class: int | None = None
 ) -> Tensor:
     """Indices of a class-balanced subset: ``per_class`` (default: the smallest class
     count) random examples of every class present in ``labels`` (n,), sorted."""
-    _check_labels(labels)
     counts = torch.bincount(labels)
     smallest = int(counts[counts > 0].min())
     per_class = (
@@ -66,17 +63,17 @@ def balanced_subset(
     return subset_with_counts(labels, torch.where(counts > 0, per_class, 0), generator)
 
 
+@checked(n_classes=Int(2), smallest=Int(1))
 def long_tailed_counts(n_classes: int, largest: int, smallest: int) -> Tensor:
     """Exponentially decaying class sizes (n_classes,): n_c = round(largest ·
     (smallest/largest)^{c/(n_classes−1)}), c = 0..n_classes−1 (the profile of
     ImageNet-LT, from ``largest`` down to ``smallest``)."""
-    check_int("n_classes", n_classes, 2)
-    check_int("smallest", smallest)
     check_int("largest", largest, smallest)
     c = torch.arange(n_classes, dtype=torch.float64)
     return (largest * (smallest / largest) ** (c / (n_classes - 1))).round().long()
 
 
+@checked(labels=LABELS)
 def long_tailed_subset(
     labels: Tensor,
     imbalance_ratio: float,
@@ -87,7 +84,6 @@ def long_tailed_subset(
     classes present gets n_c ∝ ρ^{−c/(C−1)} examples, ρ = ``imbalance_ratio`` ≥ 1 =
     n_0 / n_{C−1} (up to rounding), Σ_c n_c = ``total`` exactly (largest remainders).
     Classes are ranked by label; each must hold its n_c examples."""
-    _check_labels(labels)
     available = torch.bincount(labels)
     present = torch.nonzero(available).flatten()
     if present.numel() < 2:
@@ -119,13 +115,13 @@ def long_tailed_subset(
     return subset_with_counts(labels, wanted, generator)
 
 
+@checked(labels=LABELS)
 def class_subset(
     labels: Tensor, classes: list[int] | Tensor, relabel: bool = False
 ) -> tuple[Tensor, Tensor]:
     """The examples of the given classes (e.g. held out for unseen-class experiments)
     → (indices (m,) sorted, their labels (m,)); with ``relabel`` the labels become
     0..k−1 in the order of ``classes`` (k distinct classes)."""
-    _check_labels(labels)
     classes = torch.as_tensor(classes, device=labels.device)
     if (
         classes.ndim != 1

@@ -5,23 +5,21 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_choice, check_same_shape, check_tensor
+from ..checks import Choice, TensorOf, check_same_shape, check_tensor, checked
 
 REDUCTIONS = ("mean", "sum", "none")
 """The allowed values of every loss's ``reduction`` argument."""
 
 
+@checked(reduction=Choice(REDUCTIONS), per_sample=TensorOf(floating=True))
 def reduce(per_sample: torch.Tensor, reduction: str) -> torch.Tensor:
     """Reduce per-sample losses: their ``"mean"``, their ``"sum"``, or ``"none"``
     (unchanged).
 
     The mean and the sum run over every element of ``per_sample`` and return a 0-dim
     tensor. The mean of no element is a ``ValueError`` (not NaN); the sum of none is 0.
-    Values are not checked (no device synchronisation): a NaN in ``per_sample``
-    propagates. ``per_sample`` must be a floating-point tensor (checked: its dtype).
+    ``per_sample`` must be a floating-point tensor.
     """
-    check_choice("reduction", reduction, REDUCTIONS)
-    check_tensor("per_sample", per_sample, floating=True)
     if reduction == "mean":
         if per_sample.numel() == 0:
             raise ValueError(
@@ -84,6 +82,11 @@ def check_two_views(z1: torch.Tensor, z2: torch.Tensor) -> int:
     check_tensor("z1", z1, min_ndim=2, floating=True)
     check_tensor("z2", z2, min_ndim=2, floating=True)
     check_same_shape("z2", z2, "z1", z1)
+    return batch_of_two_views(z1)
+
+
+def batch_of_two_views(z1: torch.Tensor) -> int:
+    """The batch size B of views (..., B, d) (checked: B ≥ 2)."""
     batch_size = z1.shape[-2]
     if batch_size < 2:
         raise ValueError(

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import check_choice, check_tensor
+from ..checks import Choice, TensorOf, checked
 from ._reduction import at_least_float32
 
 SIMILARITIES = ("cosine", "dot", "neg_euclidean")
@@ -21,21 +21,17 @@ SQUARED_DISTANCE_EPS = 1e-12
 at a = b)."""
 
 
+@checked(
+    similarity=Choice(SIMILARITIES),
+    a=TensorOf(min_ndim=2, floating=True),
+    b=TensorOf(min_ndim=2, floating=True, like=("a", -1)),
+)
 def pairwise_similarity(
     a: torch.Tensor, b: torch.Tensor, similarity: str
 ) -> torch.Tensor:
     """s(a_i, b_j) for a (..., n, d), b (..., m, d) → (..., n, m), in at least float32
     (under autocast the matrix product runs in autocast's dtype, and its result is
-    widened again). a and b floating-point with the same d (checked: shapes and dtypes
-    only, never values)."""
-    check_choice("similarity", similarity, SIMILARITIES)
-    check_tensor("a", a, min_ndim=2, floating=True)
-    check_tensor("b", b, min_ndim=2, floating=True)
-    if a.shape[-1] != b.shape[-1]:
-        raise ValueError(
-            f"b must have the dimension d of a (..., n, d) = {tuple(a.shape)}, got "
-            f"shape {tuple(b.shape)}"
-        )
+    widened again). a and b floating-point with the same d."""
     a, b = at_least_float32(a), at_least_float32(b)
     if similarity == "cosine":
         a, b = (

@@ -7,13 +7,7 @@ import contextlib
 
 import torch
 
-from ..checks import (
-    check_choice,
-    check_int,
-    check_positive,
-    check_same_shape,
-    check_tensor,
-)
+from ..checks import Choice, Int, Optional, Positive, TensorOf, checked
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -24,6 +18,14 @@ from ._reduction import (
 )
 
 
+@checked(
+    anchor=TensorOf(min_ndim=1, floating=True),
+    positive=TensorOf(min_ndim=1, floating=True, like="anchor"),
+    negatives=TensorOf(min_ndim=2, floating=True, like=("anchor", -1)),
+    temperature=Positive(),
+    reduction=Choice(REDUCTIONS),
+    chunk_size=Optional(Int(1)),
+)
 def info_nce_loss(
     anchor: torch.Tensor,
     positive: torch.Tensor,
@@ -56,8 +58,7 @@ def info_nce_loss(
     float32, whose range holds them); the division by :math:`t`, the log-sum-exp and the
     reduction in at least float32, so a low temperature does not overflow
     float16/bfloat16 logits; the result is cast back to the inputs' dtype, float32 for
-    float16 inputs (a loss ≈ norm² / t exceeds float16's 65504). Values are not
-    checked (no device synchronisation): a NaN in the inputs propagates to the loss.
+    float16 inputs (a loss ≈ norm² / t exceeds float16's 65504).
 
     Chunking (``chunk_size``, for a very large :math:`N`, e.g. a MoCo queue of 65,536
     keys): the log-sum-exp over the negatives is taken over blocks of ``chunk_size``
@@ -100,10 +101,6 @@ def info_nce_loss(
         its convergence*. arXiv:2012.01064. — A. van den Oord, Y. Li, O. Vinyals.
         *Representation Learning with Contrastive Predictive Coding*. arXiv:1807.03748.
     """
-    check_tensor("anchor", anchor, min_ndim=1, floating=True)
-    check_tensor("positive", positive, min_ndim=1, floating=True)
-    check_tensor("negatives", negatives, min_ndim=2, floating=True)
-    check_same_shape("positive", positive, "anchor", anchor)
     expected = (*anchor.shape[:-1], "N", anchor.shape[-1])
     if (
         negatives.shape[:-2] != anchor.shape[:-1]
@@ -118,11 +115,8 @@ def info_nce_loss(
             f"negatives must hold N >= 1 negatives (shape {expected}), "
             f"got shape {tuple(negatives.shape)}"
         )
-    check_positive("temperature", temperature)
-    check_choice("reduction", reduction, REDUCTIONS)
     anchor, positive, negatives = map(widen_float16, (anchor, positive, negatives))
     if chunk_size is not None:
-        chunk_size = check_int("chunk_size", chunk_size)
         positive_logit = (
             at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
         )

@@ -5,7 +5,7 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import check_choice, check_same_shape, check_tensor
+from ..checks import Choice, TensorOf, checked
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -18,6 +18,12 @@ SOFTPLUS_THRESHOLD = 20.0
 """Above this, torch's softplus returns its argument; :func:`softplus` adds the tail."""
 
 
+@checked(
+    anchor=TensorOf(min_ndim=1, floating=True),
+    positive=TensorOf(min_ndim=1, floating=True, like="anchor"),
+    negative=TensorOf(min_ndim=1, floating=True, like="anchor"),
+    reduction=Choice(REDUCTIONS),
+)
 def logistic_loss(
     anchor: torch.Tensor,
     positive: torch.Tensor,
@@ -49,21 +55,13 @@ def logistic_loss(
         The per-sample losses, shape ``(...)``, if ``reduction="none"``; otherwise a
         0-dim tensor. In the dtype of the inputs (float32 for float16 inputs); the
         inner products are computed in it, the softplus and the reduction in at least
-        float32. A NaN in the inputs propagates (values are not checked).
+        float32.
 
     Reference:
         S. Arora, H. Khandeparkar, M. Khodak, O. Plevrakis, N. Saunshi. *A Theoretical
         Analysis of Contrastive Unsupervised Representation Learning*. ICML 2019, eq.
         (1).
     """
-    for name, value in (
-        ("anchor", anchor),
-        ("positive", positive),
-        ("negative", negative),
-    ):
-        check_tensor(name, value, min_ndim=1, floating=True)
-        check_same_shape(name, value, "anchor", anchor)
-    check_choice("reduction", reduction, REDUCTIONS)
     anchor, positive, negative = map(widen_float16, (anchor, positive, negative))
     gap = at_least_float32(torch.linalg.vecdot(anchor, negative)) - at_least_float32(
         torch.linalg.vecdot(anchor, positive)
@@ -71,13 +69,13 @@ def logistic_loss(
     return reduce(softplus(gap), reduction).to(result_dtype(anchor))
 
 
+@checked(gap=TensorOf(floating=True))
 def softplus(gap: torch.Tensor) -> torch.Tensor:
     r""":math:`\log(1 + e^g)` elementwise, exact to rounding at every :math:`g`.
 
     torch's softplus up to :math:`g = 20` (so values and gradients are its own there),
     and :math:`g + \log(1 + e^{-g})` above, where torch's softplus returns :math:`g`
     (an error of :math:`e^{-g}`, which would bias second derivatives). ``gap`` must be
-    a floating-point tensor (its dtype is checked, never its values)."""
-    check_tensor("gap", gap, floating=True)
+    a floating-point tensor."""
     tail = gap + torch.log1p(torch.exp(-gap.clamp_min(SOFTPLUS_THRESHOLD)))
     return torch.where(gap > SOFTPLUS_THRESHOLD, tail, F.softplus(gap))

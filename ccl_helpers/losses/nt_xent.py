@@ -6,11 +6,11 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import check_choice, check_positive
+from ..checks import Choice, Positive, TensorOf, checked
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
-    check_two_views,
+    batch_of_two_views,
     reduce,
     result_dtype,
     widen_float16,
@@ -21,6 +21,12 @@ NORM_EPS = 1e-12
 NaN)."""
 
 
+@checked(
+    z1=TensorOf(min_ndim=2, floating=True),
+    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
+    temperature=Positive(),
+    reduction=Choice(REDUCTIONS),
+)
 def nt_xent_loss(
     z1: torch.Tensor,
     z2: torch.Tensor,
@@ -50,7 +56,7 @@ def nt_xent_loss(
     Precision: the normalisation, the division by :math:`t`, the log-sum-exp and the
     reduction run in at least float32, the similarities in the inputs' dtype (float16
     in float32); the result is cast back to the inputs' dtype, float32 for float16
-    inputs. Values are not checked (no device synchronisation): a NaN propagates.
+    inputs.
 
     Args:
         z1: the first views, shape ``(..., B, d)`` with ``B >= 2``.
@@ -69,9 +75,7 @@ def nt_xent_loss(
         Contrastive Learning of Visual Representations*. ICML 2020, eq. (1) and
         Algorithm 1.
     """
-    batch_size = check_two_views(z1, z2)
-    check_positive("temperature", temperature)
-    check_choice("reduction", reduction, REDUCTIONS)
+    batch_size = batch_of_two_views(z1)
     views = torch.cat([z1, z2], dim=-2)  # (..., 2B, d)
     every_anchor = torch.arange(2 * batch_size, device=views.device)
     per_sample = nt_xent_per_anchor(views, every_anchor, temperature)

@@ -1,5 +1,5 @@
-"""Argument checks shared by the whole package: each returns the checked value or raises
-``ValueError`` naming the argument and the allowed range."""
+"""The checkers: each returns the checked value or raises ``ValueError`` naming the
+argument and the allowed range."""
 
 from __future__ import annotations
 

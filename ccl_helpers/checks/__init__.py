@@ -1,0 +1,127 @@
+"""Argument checks shared by the whole package: each raises ``ValueError`` naming the
+argument and the allowed range.
+
+Two layers:
+
+- The checkers (``check_int``, ``check_positive``, ``check_tensor``, …): each returns
+  the checked value or raises ``ValueError`` naming the argument and what is allowed.
+- Rules declared once, next to the parameters, with the :func:`checked` decorator::
+
+      @checked(
+          anchor=TensorOf(min_ndim=1, floating=True),
+          positive=TensorOf(min_ndim=1, floating=True, like="anchor"),
+          temperature=Positive(),
+          reduction=Choice(REDUCTIONS),
+      )
+      def info_nce_loss(anchor, positive, negatives, temperature=1.0, ...): ...
+
+  A :class:`Rule` (:class:`Positive`, :class:`Int`, :class:`Choice`,
+  :class:`TensorOf`, :class:`Probabilities`, …) both checks the argument at the call
+  and describes it: :func:`declarations` reads a function's rules back, and each rule
+  lists the values it must reject (:meth:`Rule.bad_values`), from which the API-wide
+  bad-input test builds its cases. Renaming a parameter renames its rule with it.
+
+Where checks run:
+
+- Public functions check their arguments, at the entry, once.
+- Private functions (``_name``) trust their callers.
+- Hot paths (a loss or a gradient evaluated at every training step, often under
+  ``torch.func.vmap``) check metadata only: dtype, number of dimensions, shapes that
+  must agree. They never read values (no NaN scan, no device synchronisation), so
+  **a NaN or an inf in their inputs propagates** to their result. A rule that reads
+  values (:class:`TensorOf` with ``finite=True``, :class:`Probabilities`) says so
+  (:attr:`Rule.reads_values`) and is declared on evaluations and samplers only.
+
+A new kind of bad input is one rule: a size estimated against a memory limit before
+anything is allocated, an empty set, a negative index, an unknown code, a mixture of
+dtypes each become a :class:`Rule` subclass (or one more entry of a rule's
+``bad_values``) declared where the argument is, and the bad-input test covers it with no
+change of its own.
+"""
+
+from ._declare import checked, declarations
+from ._rules import (
+    UNKNOWN,
+    BadValue,
+    Callable,
+    Choice,
+    Device,
+    FloatingDtype,
+    Instance,
+    Int,
+    Labels,
+    OpenUnit,
+    Optional,
+    Positive,
+    PositiveOrScalarTensor,
+    Probabilities,
+    Rule,
+    Sizes,
+    TensorOf,
+)
+from ._values import (
+    check_batch,
+    check_callable,
+    check_choice,
+    check_classes,
+    check_device,
+    check_feature_dims,
+    check_features,
+    check_finite,
+    check_finite_real,
+    check_floating_dtype,
+    check_frame,
+    check_inputs,
+    check_instance,
+    check_int,
+    check_labels,
+    check_positive,
+    check_positive_or_scalar_tensor,
+    check_probabilities,
+    check_same_shape,
+    check_steps,
+    check_tensor,
+)
+
+__all__ = [
+    "UNKNOWN",
+    "BadValue",
+    "Callable",
+    "Choice",
+    "Device",
+    "FloatingDtype",
+    "OpenUnit",
+    "Instance",
+    "Int",
+    "Labels",
+    "Optional",
+    "Positive",
+    "PositiveOrScalarTensor",
+    "Probabilities",
+    "Rule",
+    "Sizes",
+    "TensorOf",
+    "check_batch",
+    "check_callable",
+    "check_choice",
+    "check_classes",
+    "check_device",
+    "check_feature_dims",
+    "check_features",
+    "check_finite",
+    "check_finite_real",
+    "check_floating_dtype",
+    "check_frame",
+    "check_inputs",
+    "check_instance",
+    "check_int",
+    "check_labels",
+    "check_positive",
+    "check_positive_or_scalar_tensor",
+    "check_probabilities",
+    "check_same_shape",
+    "check_steps",
+    "check_tensor",
+    "checked",
+    "declarations",
+]

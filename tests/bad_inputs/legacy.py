@@ -1,0 +1,269 @@
+"""The bad inputs of callables without declared rules, chosen from each argument's valid
+value and its name (once a callable declares its rules next to its parameters, its names
+leave these sets): a float, a bool or a negative (or zero count) for an integer; NaN,
+inf, zero and negative (as floats and as tensors) for a real; an unknown string; an
+integer dtype; an integer tensor, or a NaN in it, for a floating one, and a negative
+entry in an integer one (no value mutations on a per-step hot path, :data:`HOT_PATHS`);
+the same inside each tensor of a tuple batch; a plain tuple for a record (NamedTuple)
+and a string for a model or another object of the package; a frame without rows, without
+columns, or a dict instead; an empty mapping; a string for a callable; a float, NaN or
+unknown entry in a list."""
+
+from __future__ import annotations
+
+import math
+
+import pandas as pd
+import torch
+
+BAD = "bogus"
+
+# Tensors of any dtype (a shard of labels is a shard): no "integer tensor" case.
+ANY_DTYPE = {
+    "distributed.local_shard",
+    "distributed.gather_with_grad",
+    "checks.check_finite",
+}
+
+# Per-callable values of a hot path: a loss's values are not checked (no device
+# synchronisation per step), so NaN and inf propagate, as their docstrings say.
+HOT_PATHS = {
+    "losses.balanced_contrastive_loss",
+    "losses.generalized_nt_xent_loss",
+    "losses.bound_derived_loss",
+    "distributed.nt_xent_loss_distributed",
+    "distributed.local_shard",
+    "distributed.gather_with_grad",
+    "distributed.ddp_train_step",
+    # the per-step losses of one seed (under vmap): their batch's dtypes are checked
+    "curl.block_contrastive_loss",
+    "curl.cross_entropy_loss",
+    "multineg.contrastive_loss",
+    "multineg.triplet_objective",
+    "wen.triplet_loss",
+    # their dtype check (never values, by design)
+    "checks.check_batch",
+}
+HOT_PATHS |= {
+    # Wen's loss and its closed-form gradients: Algorithm 1's per-step computations.
+    "wen.pairwise_logits",
+    "wen.negative_set_logits",
+    "wen.log_one_plus_sum_exp",
+    "wen.contrastive_loss",
+    "wen.contrastive_loss_loop",
+    "wen.negative_weights",
+    "wen.loss_tilde",
+    "wen.loss_vectors",
+    "wen.loss_vectors_autograd",
+    "wen.fact1_comparison",
+    "wen.shared_loss_vectors",
+    # Lemma A.1's bounds: smooth_max's values are not read
+    "symbolic.smooth_max_bounds",
+    # the multimodal losses (per step)
+    "multimodal.contrastive_loss",
+    "multimodal.non_contrastive_loss",
+    # Algorithm 3.1's per-step loss and gradients
+    "multimodal.batch_loss",
+    "multimodal.gradients",
+    # Chapter 5's per-step loss of every stacked member (vmapped)
+    "supervised_approx.member_loss",
+    "supervised_approx.run_loss",
+}
+VALUES_UNCHECKED = {
+    "verdicts.holm.p_values": "NaN marks a test not made (a claim without a margin): "
+    "left out of the family, by design",
+    "supervised_approx.attracting_terms.anchors": "evaluated on every member: a "
+    "diverged one gives NaN terms",
+    "supervised_approx.attracting_terms.views": "evaluated on every member: a "
+    "diverged one gives NaN terms",
+    "checks.check_tensor.value": "checks shapes and dtypes only, by design",
+    **{
+        f"supervised_approx.{function}.{argument}": "evaluated on every member: a "
+        "diverged one gives NaN terms"
+        for function in ("repelling_terms", "repelling_chain")
+        for argument in ("anchors", "views")
+    },
+    **{
+        f"supervised_approx.member_loss.{code}": "a per-step loss under vmap: its "
+        "codes' values are not read (run_batches checks them)"
+        for code in ("loss_code", "similarity_code")
+    },
+    "multineg.output_norm_range.features": "recorded at checkpoints: a diverged seed "
+    "records NaN",
+    "multimodal.alignment_cosines.S_A": "recorded along training: NaN propagates",
+    "multimodal.alignment_cosines.S_B": "recorded along training: NaN propagates",
+    "multimodal.noise_ratio.S": "recorded along training: NaN propagates",
+    **{
+        f"multimodal.{function}.{argument}": "recorded along training: NaN propagates"
+        for function, arguments in (
+            ("reparametrise", ("W_A", "W_B")),
+            ("alignment_score", ("S_A", "Xi_A", "S_B", "Xi_B")),
+            ("balance_lower_bound", ("kappa", "noise")),
+        )
+        for argument in arguments
+    },
+    "multimodal.noise_ratio.Xi": "recorded along training: NaN propagates",
+    "wen.time_exact_expectation.q": "times the loss on any values (a benchmark)",
+    "wen.time_exact_expectation.k": "times the loss on any values (a benchmark)",
+    "metrics.task_loss_and_accuracy.classifier": "fitted rows that did not converge "
+    "give a NaN loss, not an error",
+}
+"""Arguments (callable.argument) whose values are not checked, with the reason."""
+
+COUNT_NAMES = {"k", "block", "total", "largest", "smallest", "width", "depth", "dim"}
+"""Integer arguments (besides ``n_*`` and ``*_size``) for which 0 is not allowed."""
+NON_NEGATIVE_INTS = {
+    "seed",
+    "dim",
+    "padding",
+    "depth",
+    "multimodal.record_grid.total",
+    "checks.check_frame.min_rows",
+    "train.loop.n_steps",
+    "symbolic.smoothness_table.n_steps",
+    "multimodal.scores.n_align",
+    "multimodal.ode_scores.n_align",
+    "multimodal.train.n_align",
+}
+"""Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
+or callable.name."""
+POSITIVE_REALS = {
+    "temperature",
+    "alpha",
+    "lam",
+    "nu",
+    "beta",
+    "imbalance_ratio",
+    "atol",
+    "rtol",
+    "beta_1",
+    "beta_2",
+    "delta",
+    "epsilon",
+    "eta",
+    "gamma",
+    "kappa_m",
+    "lr",
+    "lr_constant",
+    "margin",
+    "noise_std",
+    "radius",
+    "scale",
+    "sd",
+    "size_pt",
+    "width_in",
+    "step_scale",
+    "tau",
+    "threshold",
+    "tolerance",
+    "test_fraction",
+    "confidence",
+    "checks.check_positive.value",
+    "checks.check_positive_or_scalar_tensor.value",
+}
+"""Real arguments that must be > 0 (a name, or callable.name)."""
+NON_NEGATIVE_REALS = {
+    "weight_decay",
+    "curl.mean_classifier_bound.tau",
+    "multineg.add_lemma_bounds.confidence",
+}
+"""Real arguments that may be 0 but not negative (they take precedence)."""
+FREE_STRINGS = {
+    "name",
+    "labels_name",
+    "multineg.descent_sweep.parameter",
+    "plotting.markers.values",
+}
+"""String arguments that are not a choice among known values."""
+
+
+def mutations(callable_name, name, value, hot_path, any_dtype):
+    """[(label, bad value)] for argument ``name`` of ``callable_name`` whose valid value
+    is ``value``."""
+    cases = []
+    if isinstance(value, bool):
+        return cases
+    if isinstance(value, int):
+        cases += [("float for int", 2.5), ("bool for int", True)]
+        non_negative = bool({name, f"{callable_name}.{name}"} & NON_NEGATIVE_INTS)
+        if not non_negative:
+            cases.append(("negative", -1))
+        if (
+            name.startswith("n_") or name.endswith("_size") or name in COUNT_NAMES
+        ) and not non_negative:
+            cases.append(("zero count", 0))
+    elif isinstance(value, float):
+        cases += [("nan", math.nan), ("inf", math.inf)]
+        keys = {name, f"{callable_name}.{name}"}
+        if keys & (POSITIVE_REALS | NON_NEGATIVE_REALS):
+            cases += [("negative", -1.0), ("negative tensor", torch.tensor(-1.0))]
+        if keys & POSITIVE_REALS and not keys & NON_NEGATIVE_REALS:
+            cases += [("zero", 0.0), ("zero tensor", torch.tensor(0.0))]
+    elif isinstance(value, str):
+        if not {name, f"{callable_name}.{name}"} & FREE_STRINGS:
+            cases.append(("unknown choice", BAD))
+    elif isinstance(value, torch.dtype):
+        cases.append(("integer dtype", torch.int64))
+    elif hasattr(value, "_fields") and not isinstance(value, type):
+        cases.append((f"not a {type(value).__name__}", tuple(value)))
+    elif isinstance(value, (list, tuple)) and value and isinstance(value[0], int):
+        cases.append(("float in int list", type(value)([0.5, *value[1:]])))
+    elif isinstance(value, (list, tuple)) and value and isinstance(value[0], float):
+        if f"{callable_name}.{name}" not in VALUES_UNCHECKED:
+            cases.append(("nan in list", type(value)([math.nan, *value[1:]])))
+    elif isinstance(value, (list, tuple)) and value and isinstance(value[0], str):
+        if not {name, f"{callable_name}.{name}"} & FREE_STRINGS:
+            cases.append(("unknown entry", type(value)([BAD, *value[1:]])))
+    elif isinstance(value, list) and value and isinstance(value[0], tuple):
+        cases += [
+            (f"{name}[0] {label}", [bad, *value[1:]])
+            for label, bad in mutations(
+                callable_name, f"{name}[0]", value[0], hot_path, any_dtype
+            )
+        ]
+    elif isinstance(value, tuple) and any(isinstance(e, torch.Tensor) for e in value):
+        cases += tuple_mutations(callable_name, name, value, hot_path, any_dtype)
+    elif isinstance(value, pd.DataFrame):
+        cases += [
+            ("no rows", value.iloc[:0]),
+            ("no columns", value.iloc[:, :0]),
+            ("not a DataFrame", value.to_dict("list")),
+        ]
+    elif isinstance(value, dict) and value:
+        cases.append(("empty mapping", {}))
+    elif type(value).__module__.startswith("ccl_helpers."):
+        cases.append((f"not a {type(value).__name__}", BAD))
+    elif callable(value) and not isinstance(value, (type, torch.nn.Module)):
+        cases.append(("not callable", BAD))
+    elif isinstance(value, torch.Tensor):
+        if value.is_floating_point():
+            if not any_dtype:
+                cases.append(("integer tensor", value.round().long()))
+            if not hot_path and f"{callable_name}.{name}" not in VALUES_UNCHECKED:
+                nan = value.clone()
+                nan.view(-1)[0] = math.nan
+                cases.append(("nan tensor", nan))
+        elif (
+            value.numel()
+            and not hot_path
+            and f"{callable_name}.{name}" not in VALUES_UNCHECKED
+        ):
+            negative = value.clone()
+            negative.view(-1)[0] = -1
+            cases.append(("negative entry", negative))
+    return cases
+
+
+def tuple_mutations(callable_name, name, value, hot_path, any_dtype):
+    """The tensor mutations of each tensor of a tuple ``value`` (a batch), one at a
+    time; the element is named ``name[i]``."""
+    cases = []
+    for i, element in enumerate(value):
+        if isinstance(element, torch.Tensor):
+            cases += [
+                (f"{name}[{i}] {label}", (*value[:i], bad, *value[i + 1 :]))
+                for label, bad in mutations(
+                    callable_name, f"{name}[{i}]", element, hot_path, any_dtype
+                )
+            ]
+    return cases
