@@ -17,6 +17,7 @@ from scipy import stats
 
 from ccl_helpers import verdicts
 from ccl_helpers.verdicts import Claim, Verdicts
+from ccl_helpers.verdicts._table import _decide
 
 RNG = np.random.default_rng(0)
 X = np.array([0.61, 0.72, 0.55, 0.80, 0.67, 0.70])
@@ -151,7 +152,7 @@ def test_the_95_interval_covers_the_truth_95_percent_of_the_time(paired):
     ],
 )
 def test_decide_reads_the_fixed_vocabulary(expected, estimate, p_first, p_second, word):
-    assert verdicts._decide(expected, estimate, 0.0, p_first, p_second) == word
+    assert _decide(expected, estimate, 0.0, p_first, p_second) == word
     assert word in verdicts.EMPIRICAL
 
 

@@ -103,8 +103,6 @@ VALUES_UNCHECKED = {
         for argument in arguments
     },
     "multimodal.noise_ratio.Xi": "recorded along training: NaN propagates",
-    "wen.time_exact_expectation.q": "times the loss on any values (a benchmark)",
-    "wen.time_exact_expectation.k": "times the loss on any values (a benchmark)",
     "metrics.task_loss_and_accuracy.classifier": "fitted rows that did not converge "
     "give a NaN loss, not an error",
 }

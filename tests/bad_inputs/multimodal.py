@@ -78,7 +78,7 @@ BASELINES = {
         dict(W=weights()[0], covariance=data_model().covariances()[0]),
         (("covariance", "W", -1),),
     ),
-    "multimodal.embed": lambda: (
+    "multimodal.features": lambda: (
         dict(
             W=weights()[0],
             x=floats(1, 5, 4, seed=1).double(),

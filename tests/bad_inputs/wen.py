@@ -116,16 +116,6 @@ BASELINES = {
     ),
     "wen.lemma43_ratios": lambda: (dict(history=wen_history()), ()),
     "wen.shared_evaluator": lambda: (dict(x=sphere(4, 3), n_negatives=1), ()),
-    "wen.time_exact_expectation": lambda: (
-        dict(
-            q=floats(4, 3),
-            k=floats(4, 3, seed=1),
-            n_negatives=1,
-            repeats=1,
-            loop_repeats=1,
-        ),
-        (("k", "q", -1),),
-    ),
     "wen.triplet_loss": lambda: (
         dict(forward=lambda x: x, data=(sphere(4, 3), torch.tensor([[0, 1, 2]]))),
         (),
