@@ -46,8 +46,10 @@ for _info in pkgutil.iter_modules(bad_inputs.__path__):
     if _info.name not in SHARED:
         BASELINES |= importlib.import_module(f"bad_inputs.{_info.name}").BASELINES
 
-FLOOR = {"callables": 307, "cases": 2227}
-"""The coverage the test must keep (the counts before the rules were declared)."""
+FLOOR = {"callables": 306, "cases": 2227}
+"""The coverage the test must keep: the counts before the rules were declared, less the
+timing of the exact expectation (a benchmark now, its bad inputs checked in
+tests/test_benchmarks.py)."""
 
 
 def shape_mismatch(kwargs, pair):
