@@ -583,7 +583,7 @@ def test_results_stay_on_the_callers_device():
         (lambda q, k: wen.contrastive_loss(q, k, 0), "n_negatives"),
         (lambda q, k: wen.contrastive_loss(q, k, 6), "n_negatives"),
         (lambda q, k: wen.contrastive_loss(q, k, 2.0), "n_negatives"),
-        (lambda q, k: wen.contrastive_loss(q, k[:5], 2), "same shape"),
+        (lambda q, k: wen.contrastive_loss(q, k[:5], 2), "shape of q"),
         (lambda q, k: wen.contrastive_loss(q.long(), k.long(), 2), "floating-point"),
         (lambda q, k: wen.contrastive_loss(q[0], k[0], 1), "shape"),
         (lambda q, k: wen.contrastive_loss(q[:1], k[:1], 1), "n ≥ 2"),

@@ -12,9 +12,13 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import (
-    check_finite,
+    Instance,
+    Int,
+    Positive,
+    Sizes,
+    TensorOf,
     check_int,
-    check_positive,
+    checked,
 )
 from ..models import DeepReLU
 from ..runtime import progress
@@ -27,7 +31,7 @@ from ..train import (
     member_norms,
 )
 from ._loss import _exact_loss
-from ._negative_sets import negative_sets, pairwise_logits
+from ._negative_sets import NegativeCount, negative_sets, pairwise_logits
 
 
 class TwoEncoders(nn.Module):
@@ -45,12 +49,9 @@ class TwoEncoders(nn.Module):
     ``forward``: x (n, b) → (q, k), each (n, d).
     """
 
+    @checked(in_features=Int(1), width=Int(1), n_layers=Int(1), out_features=Int(1))
     def __init__(self, in_features: int, width: int, n_layers: int, out_features: int):
         super().__init__()
-        check_int("in_features", in_features, 1)
-        check_int("width", width, 1)
-        check_int("n_layers", n_layers, 1)
-        check_int("out_features", out_features, 1)
         self.n_layers, self.width, self.out_features = n_layers, width, out_features
         self.query = DeepReLU(
             in_features, width, n_layers - 1, out_features, trainable="all"
@@ -63,6 +64,7 @@ class TwoEncoders(nn.Module):
         return self.query(x), self.key(x)
 
 
+@checked(width=Int(1), out_features=Int(1), scale=Positive(convert=True))
 def step_size(width: int, out_features: int, scale: float = 1.0) -> float:
     """η = γ = scale · d / m: Theorem 4.2's Θ(d ε² δ² / (n⁷ L² k m)) with ε²δ²/(n⁷L²k)
     folded into ``scale``.
@@ -71,11 +73,7 @@ def step_size(width: int, out_features: int, scale: float = 1.0) -> float:
     4.3: ‖∇_W L_S‖²_F ∝ m/d), so the trajectory radius ‖W^(t) − W^(0)‖_F ~ η ‖∇_W L_S‖_F
     · t shrinks like m^{−1/2}.
     """
-    return (
-        check_positive("scale", scale)
-        * check_int("out_features", out_features, 1)
-        / check_int("width", width, 1)
-    )
+    return scale * out_features / width
 
 
 HISTORY_COLUMNS = (
@@ -99,6 +97,14 @@ of Lemma B.4, which defines the balls B(W^(0), ω) of Lemmas 4.3–4.4), and the
 θ."""
 
 
+@checked(
+    model=Instance(StackedModel),
+    x=TensorOf(ndim=2, floating=True, finite=True),
+    n_negatives=NegativeCount(of="x"),
+    n_steps=Int(1),
+    eta=Positive(convert=True),
+    gamma=Positive(convert=True),
+)
 def algorithm1(
     model: StackedModel,
     x: Tensor,
@@ -146,20 +152,9 @@ def algorithm1(
 
     Raises FloatingPointError when L_S or a loss vector becomes non-finite (lower η, γ).
     """
-    if not isinstance(model, StackedModel) or not isinstance(
-        model.template, TwoEncoders
-    ):
+    if not isinstance(model.template, TwoEncoders):
         raise ValueError("model must be a StackedModel of TwoEncoders")
-    n_steps = check_int("n_steps", n_steps, 1)
-    eta, gamma = check_positive("eta", eta), check_positive("gamma", gamma)
-    if not isinstance(x, Tensor) or x.ndim != 2 or not x.is_floating_point():
-        raise ValueError(
-            f"x must be a floating-point tensor (n, b), got "
-            f"{tuple(x.shape) if isinstance(x, Tensor) else type(x).__name__}"
-        )
-    check_finite("x", x)
     n = x.shape[0]
-    check_int("n_negatives", n_negatives, 1, n - 1)
     if isinstance(checkpoints, numbers.Integral) and not isinstance(checkpoints, bool):
         schedule = set(
             log_spaced_steps(n_steps, check_int("checkpoints", checkpoints, 1))
@@ -253,6 +248,17 @@ def algorithm1(
     ).reset_index(drop=True)
 
 
+@checked(
+    x=TensorOf(ndim=2, floating=True, finite=True),
+    widths=Sizes(1),
+    n_layers=Int(1),
+    out_features=Int(1),
+    n_negatives=NegativeCount(of="x"),
+    n_steps=Int(1),
+    n_seeds=Int(1),
+    step_scale=Positive(),
+    seed=Int(0),
+)
 def run_widths(
     x: Tensor,
     widths: Sequence[int],
@@ -274,10 +280,6 @@ def run_widths(
         raise ValueError(
             f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}"
         )
-    for i, width in enumerate(widths):
-        check_int(f"widths[{i}]", width, 1)
-    check_positive("step_scale", step_scale)
-    check_int("seed", seed, 0)
     frames = []
     for width in widths:
         model = StackedModel(

@@ -9,8 +9,12 @@ import math
 import torch
 from torch import Tensor
 
+from ..checks import Choice, checked
 from ..losses import at_least_float32, result_dtype, widen_float16
 from ._negative_sets import (
+    OUTPUTS,
+    OUTPUTS_AND_SETS,
+    NegativeCount,
     _check_outputs,
     _checked_sets,
     _set_logits,
@@ -18,6 +22,7 @@ from ._negative_sets import (
 )
 
 
+@checked(**OUTPUTS_AND_SETS, reduction=Choice(("mean", "none")))
 def contrastive_loss(
     q: Tensor,
     k: Tensor,
@@ -45,8 +50,6 @@ def contrastive_loss(
     Precision as :func:`ccl_helpers.losses.info_nce_loss`: log(1 + Σ e^u) in at least
     float32, the result in the dtype of q (float32 for float16).
     """
-    if reduction not in ("mean", "none"):
-        raise ValueError(f"reduction must be 'mean' or 'none', got {reduction!r}")
     return _exact_loss(q, k, _checked_sets(q, k, n_negatives, sets), reduction)
 
 
@@ -59,6 +62,7 @@ def _exact_loss(q: Tensor, k: Tensor, sets: Tensor, reduction: str = "mean") -> 
     return result.to(result_dtype(q))
 
 
+@checked(**OUTPUTS, n_negatives=NegativeCount(of="q"))
 def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     """L_S of eq. (3.2) by the direct loop (the reference for tests and the speed
     comparison).
@@ -69,7 +73,7 @@ def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     q, k: (n, d) (no batch axes). Returns a 0-dim tensor (differentiable), in the
     precision of :func:`contrastive_loss`.
     """
-    n = _check_outputs(q, k, n_negatives)
+    n = _check_outputs(q, k)
     if q.ndim != 2:
         raise ValueError(
             f"q and k must have shape (n, d) for the loop, got {tuple(q.shape)}"

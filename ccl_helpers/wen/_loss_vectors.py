@@ -7,8 +7,9 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from ..checks import Choice, checked
 from ._loss import _exact_loss
-from ._negative_sets import _checked_sets, _set_logits, _with_zero
+from ._negative_sets import OUTPUTS_AND_SETS, _checked_sets, _set_logits, _with_zero
 
 FACT1_FORMS = ("corrected", "appendix", "main_text")
 """The forms of Fact 1 :func:`loss_tilde` computes: ``"corrected"`` (1/n, full
@@ -17,6 +18,7 @@ n·∂L_S/∂q_i; ``"main_text"`` (Section 5.1: denominator 1 + Σ_{s=1}^{j} e^{
 negatives of a set in ascending index order)."""
 
 
+@checked(**OUTPUTS_AND_SETS, form=Choice(("full", "partial")))
 def negative_weights(
     q: Tensor,
     k: Tensor,
@@ -34,8 +36,6 @@ def negative_weights(
     order. P̄_ii = 0; rows of the full form sum to E^{Neg(i)}[1 − p_i0(N)] < 1.
     Scatter-add of the per-set weights into the n × n matrix, divided by C(n−1, k).
     """
-    if form not in ("full", "partial"):
-        raise ValueError(f"form must be 'full' or 'partial', got {form!r}")
     return _weights(q, k, _checked_sets(q, k, n_negatives, sets), form)
 
 
@@ -55,6 +55,7 @@ def _weights(q: Tensor, k: Tensor, sets: Tensor, form: str = "full") -> Tensor:
     return total / sets.shape[1]
 
 
+@checked(**OUTPUTS_AND_SETS, form=Choice(FACT1_FORMS))
 def loss_tilde(
     q: Tensor,
     k: Tensor,
@@ -70,8 +71,6 @@ def loss_tilde(
     (Section 5.1): denominator 1 + Σ_{s=1}^{j} e^{u_is}, without 1/n. Here z_ij = k_j −
     k_i, evaluated as (P̄ k)_i − (Σ_j P̄_ij) k_i.
     """
-    if form not in FACT1_FORMS:
-        raise ValueError(f"form must be one of {FACT1_FORMS}, got {form!r}")
     return _tilde(q, k, _checked_sets(q, k, n_negatives, sets), form)
 
 
@@ -83,6 +82,7 @@ def _tilde(q: Tensor, k: Tensor, sets: Tensor, form: str) -> Tensor:
     return vectors / q.shape[-2] if form == "corrected" else vectors
 
 
+@checked(**OUTPUTS_AND_SETS)
 def loss_vectors(
     q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
@@ -107,6 +107,7 @@ def _vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
     return tilde, hat
 
 
+@checked(**OUTPUTS_AND_SETS)
 def loss_vectors_autograd(
     q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> tuple[Tensor, Tensor]:
@@ -125,6 +126,7 @@ def _autograd_vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tenso
         return torch.autograd.grad(loss.sum(), (q_, k_))
 
 
+@checked(**OUTPUTS_AND_SETS)
 def fact1_comparison(
     q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> pd.DataFrame:

@@ -9,9 +9,12 @@ import torch
 from torch import Tensor
 
 from ..checks import (
-    check_device,
-    check_int,
-    check_tensor,
+    BadValue,
+    Device,
+    Int,
+    Optional,
+    TensorOf,
+    checked,
 )
 from ..losses import widen_float16
 
@@ -21,37 +24,74 @@ MAX_SET_ELEMENTS = 2**27
 is worth (raise ValueError)."""
 
 
-def _check_outputs(
-    q: Tensor, k: Tensor, n_negatives: int, *, minimum_n: int = 2
-) -> int:
-    """Validate q, k (..., n, d), of one shape and device, and 1 ≤ n_negatives ≤ n − 1;
-    return n."""
-    check_tensor("q", q, min_ndim=2, floating=True)
-    check_tensor("k", k, min_ndim=2, floating=True)
-    if q.shape != k.shape or q.device != k.device:
+class NegativeCount(Int):
+    """The rule of k, the number of negatives per anchor: an integer 1 ≤ k ≤ n − 1, n
+    the argument ``of`` (an integer n, or a tensor (..., n, d) of n points); passed on
+    as ``int``."""
+
+    def __init__(self, of: str):
+        super().__init__(1)
+        self.of = of
+
+    def check(self, name, value, arguments):
+        value = super().check(name, value, arguments)
+        reference = arguments.get(self.of)
+        n = reference.shape[-2] if isinstance(reference, Tensor) else reference
+        if isinstance(n, int) and n < 2:
+            raise ValueError(
+                f"{self.of} must hold n ≥ 2 points for {name} = {value}, got n = {n}"
+            )
+        if isinstance(n, int) and value > n - 1:
+            raise ValueError(
+                f"{name} must be an integer 1..n − 1 = {n - 1} (n from {self.of}), "
+                f"got {value}"
+            )
+        return value
+
+    def bad_values(self, valid):
+        return [*super().bad_values(valid), BadValue("n or more", 10**6, (self.of,))]
+
+
+OUTPUTS = {
+    "q": TensorOf(min_ndim=2, floating=True),
+    "k": TensorOf(min_ndim=2, floating=True, like="q"),
+}
+"""The rules of the outputs q, k (..., n, d) of the two encoders: floating tensors of
+one shape (metadata only: a per-step loss's values are not read)."""
+
+OUTPUTS_AND_SETS = {
+    **OUTPUTS,
+    "n_negatives": NegativeCount(of="q"),
+    "sets": Optional(TensorOf(ndim=3, integer=True)),
+}
+"""The rules of q, k, k = ``n_negatives`` ≤ n − 1 and the optional index tensor of
+negative sets (n, C, k)."""
+
+
+def _check_outputs(q: Tensor, k: Tensor, *, minimum_n: int = 2) -> int:
+    """Check that q, k (..., n, d) (of one shape, :data:`OUTPUTS`) share a device and
+    hold n ≥ ``minimum_n`` points; return n."""
+    if q.device != k.device:
         raise ValueError(
-            f"q and k must have the same shape (..., n, d) and device, got "
-            f"{tuple(q.shape)} on {q.device} and {tuple(k.shape)} on {k.device}"
+            f"q and k must be on the same device, got {q.device} and {k.device}"
         )
     n = q.shape[-2]
     if n < minimum_n:
         raise ValueError(
             f"q must hold n ≥ {minimum_n} points (shape (..., n, d)), got n = {n}"
         )
-    check_int("n_negatives", n_negatives, 1, n - 1)
     return n
 
 
 def _checked_sets(
     q: Tensor, k: Tensor, n_negatives: int, sets: Tensor | None
 ) -> Tensor:
-    """Validate q, k and n_negatives (:func:`_check_outputs`); return the given negative
-    sets (n, C, k), validated, or all of them (:func:`negative_sets`) when ``sets`` is
-    None."""
-    n = _check_outputs(q, k, n_negatives)
+    """Check q, k (:func:`_check_outputs`; their rules and n_negatives' are
+    :data:`OUTPUTS_AND_SETS`); return the given negative sets (n, C, k), checked against
+    n and k, or all of them (:func:`negative_sets`) when ``sets`` is None."""
+    n = _check_outputs(q, k)
     if sets is None:
         return negative_sets(n, n_negatives, q.device)
-    check_tensor("sets", sets, ndim=3, integer=True)
     if sets.shape[0] != n or sets.shape[2] != n_negatives:
         raise ValueError(
             f"sets must have shape (n, C, k) = ({n}, C, {n_negatives}) from "
@@ -60,11 +100,10 @@ def _checked_sets(
     return sets
 
 
+@checked(n=Int(2), n_negatives=NegativeCount(of="n"))
 def n_negative_sets(n: int, n_negatives: int) -> int:
     """C(n − 1, k): the number of negative sets {x_{i,1} … x_{i,k}} ⊂ S∖{x_i} of one
     anchor."""
-    n = check_int("n", n, 2)
-    n_negatives = check_int("n_negatives", n_negatives, 1, n - 1)
     return math.comb(n - 1, n_negatives)
 
 
@@ -79,6 +118,7 @@ def _combinations(size: int, r: int, device) -> Tensor:
     return combos
 
 
+@checked(n=Int(2), n_negatives=NegativeCount(of="n"), device=Device())
 def negative_sets(
     n: int, n_negatives: int, device: torch.device | str = "cpu"
 ) -> Tensor:
@@ -89,7 +129,6 @@ def negative_sets(
     others is index p + [p ≥ i]). Raises ValueError when n·C·k exceeds
     :data:`MAX_SET_ELEMENTS`.
     """
-    device = check_device("device", device)
     count = n_negative_sets(n, n_negatives)
     if n * count * n_negatives > MAX_SET_ELEMENTS:
         raise ValueError(
@@ -104,10 +143,11 @@ def negative_sets(
     return positions.unsqueeze(0) + (positions.unsqueeze(0) >= anchors).long()
 
 
+@checked(**OUTPUTS)
 def pairwise_logits(q: Tensor, k: Tensor) -> Tensor:
     """u_ij = q_iᵀ(k_j − k_i) = q_iᵀk_j − q_iᵀk_i for q, k (..., n, d) → (..., n, n)
     (u_ii = 0), in the dtype of q (float32 for float16: its range cannot hold them)."""
-    _check_outputs(q, k, 1, minimum_n=2)
+    _check_outputs(q, k)
     products = widen_float16(q) @ widen_float16(k).transpose(-1, -2)
     return products - products.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)
 
@@ -120,6 +160,7 @@ def _set_logits(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
     return torch.gather(u, -1, index).reshape(*u.shape[:-2], n, count, size), index
 
 
+@checked(**OUTPUTS_AND_SETS)
 def negative_set_logits(
     q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> Tensor:
@@ -130,6 +171,7 @@ def negative_set_logits(
     return _set_logits(q, k, sets)[0]
 
 
+@checked(u=TensorOf(min_ndim=1, floating=True))
 def log_one_plus_sum_exp(u: Tensor) -> Tensor:
     """g(u) = log(1 + Σ_j e^{u_j}) over the last axis of u (..., k) → (...,), accurate
     at both ends.
@@ -139,11 +181,6 @@ def log_one_plus_sum_exp(u: Tensor) -> Tensor:
     e^{u} (≪ machine epsilon) keep their relative precision — a plain log-sum-exp of [0,
     u] rounds them to 0. Exact gradients.
     """
-    if not isinstance(u, Tensor) or u.ndim < 1 or not u.is_floating_point():
-        raise ValueError(
-            f"u must be a floating-point tensor (..., k), got "
-            f"{tuple(u.shape) if isinstance(u, Tensor) else type(u).__name__}"
-        )
     top = u.amax(-1, keepdim=True).clamp_min(0)
     shifted = top.squeeze(-1) + torch.log(
         torch.exp(-top).squeeze(-1) + torch.exp(u - top).sum(-1)

@@ -7,12 +7,14 @@ import torch
 from torch import Tensor
 
 from ..checks import (
+    Callable,
+    Device,
+    Int,
+    Optional,
+    TensorOf,
     check_batch,
-    check_callable,
-    check_device,
-    check_finite,
     check_int,
-    check_tensor,
+    checked,
 )
 from ..losses import logistic_loss
 from ..train import (
@@ -20,21 +22,21 @@ from ..train import (
 )
 from ._loss import _exact_loss
 from ._loss_vectors import _vectors, loss_vectors
-from ._negative_sets import negative_sets
+from ._negative_sets import NegativeCount, negative_sets
 
 
+@checked(n=Int(2), device=Device())
 def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
     """The n(n − 1) fixed triplets (x_i, x_i⁺, x_i⁻) = (x_i, x_i, x_j), j ≠ i, as a
     LongTensor (n(n−1), 3) of
     indices into S: instance discrimination with one negative, written as Merad et al.'s
         fixed triplets."""
-    n = check_int("n", n, 2)
-    device = check_device("device", device)
     pairs = negative_sets(n, 1, device).reshape(n * (n - 1))
     anchors = torch.arange(n, device=device).repeat_interleave(n - 1)
     return torch.stack([anchors, anchors, pairs], dim=1)
 
 
+@checked(forward=Callable())
 def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
     """Merad et al.'s eq. (11) for one encoder f, divided by the number of triplets:
     (1/M) Σ_t log(1 + exp(f(x_t)ᵀ(f(x_t⁻) − f(x_t⁺))))
@@ -48,7 +50,6 @@ def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
     k = 1 (:func:`contrastive_loss` of (f(x), f(x), 1)). A ``loss_fn`` for
     :func:`ccl_helpers.train.gradient_descent` (shape checks only, so it runs under
     vmap)."""
-    check_callable("forward", forward)
     x, triplets = check_batch("data", data, ("floating", "integer"))
     if triplets.ndim != 2 or triplets.shape[1] != 3:
         raise ValueError(
@@ -59,6 +60,11 @@ def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
     return logistic_loss(out[triplets[:, 0]], out[triplets[:, 1]], out[triplets[:, 2]])
 
 
+@checked(
+    f=TensorOf(min_ndim=2, floating=True),
+    n_negatives=NegativeCount(of="f"),
+    sets=Optional(TensorOf(ndim=3, integer=True)),
+)
 def shared_loss_vectors(
     f: Tensor, n_negatives: int, *, sets: Tensor | None = None
 ) -> Tensor:
@@ -76,15 +82,16 @@ def _shared_vectors(f: Tensor, sets: Tensor) -> Tensor:
     return tilde + hat
 
 
+@checked(
+    x=TensorOf(ndim=2, floating=True, finite=True), n_negatives=NegativeCount(of="x")
+)
 def shared_evaluator(x: Tensor, n_negatives: int):
     """An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` of one shared
     encoder f on S = x (n, b): model ↦ {``loss_norm``: ‖(∂L_S(f, f)/∂f_i)_i‖₂
     (:func:`shared_loss_vectors`), ``L_S``: L_S(f, f), ``output_norm_max``: max_i
     ‖f(x_i)‖}, each (S,) over the stacked seeds."""
-    check_tensor("x", x, ndim=2, floating=True)
-    check_finite("x", x)
     n = check_int("x: the number of rows n", x.shape[0], 2)
-    sets = negative_sets(n, check_int("n_negatives", n_negatives, 1, n - 1), x.device)
+    sets = negative_sets(n, n_negatives, x.device)
 
     def evaluate(model) -> dict[str, Tensor]:
         f = model(x)

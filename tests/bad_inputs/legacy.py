@@ -45,18 +45,6 @@ HOT_PATHS = {
     "checks.check_batch",
 }
 HOT_PATHS |= {
-    # Wen's loss and its closed-form gradients: Algorithm 1's per-step computations.
-    "wen.pairwise_logits",
-    "wen.negative_set_logits",
-    "wen.log_one_plus_sum_exp",
-    "wen.contrastive_loss",
-    "wen.contrastive_loss_loop",
-    "wen.negative_weights",
-    "wen.loss_tilde",
-    "wen.loss_vectors",
-    "wen.loss_vectors_autograd",
-    "wen.fact1_comparison",
-    "wen.shared_loss_vectors",
     # Lemma A.1's bounds: smooth_max's values are not read
     "symbolic.smooth_max_bounds",
     # the multimodal losses (per step)
