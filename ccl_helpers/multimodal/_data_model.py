@@ -14,56 +14,104 @@ import torch
 from torch import Tensor
 
 from ..checks import (
-    check_choice,
-    check_device,
-    check_finite,
-    check_floating_dtype,
-    check_instance,
-    check_int,
-    check_positive,
-    check_same_shape,
+    UNKNOWN,
+    BadValue,
+    Choice,
+    Device,
+    FloatingDtype,
+    Instance,
+    Int,
+    Optional,
+    Positive,
+    Rule,
+    TensorOf,
     check_tensor,
+    checked,
 )
 
 NORMALISATIONS = ("population", "batch")
 
 
-def _check_weights(name: str, W: Tensor) -> None:
-    """Weights of shape (runs, width, input_dim), floating point."""
-    check_tensor(name, W, ndim=3, floating=True)
+def weight_pair(*, finite: bool = False) -> dict[str, Rule]:
+    """The rules of W_A, W_B (runs, width, input_dim), floating, of one shape; with
+    ``finite``, their values too (once per call, never per step)."""
+    return {
+        "W_A": TensorOf(ndim=3, floating=True, finite=finite),
+        "W_B": TensorOf(ndim=3, floating=True, finite=finite, like="W_A"),
+    }
 
 
-def _check_weight_pair(
-    W_A: Tensor, W_B: Tensor, model: DataModel | None = None, finite: bool = False
-) -> None:
-    """W_A, W_B (runs, width, input_dim) floating, of one shape, with the input
-    dimension of ``model`` (a :class:`DataModel`); with ``finite``, their values too
-    (once per call, never per step)."""
-    if model is not None:
-        check_instance("model", model, DataModel)
-    _check_weights("W_A", W_A)
-    _check_weights("W_B", W_B)
-    check_same_shape("W_B", W_B, "W_A", W_A)
-    if model is not None and W_A.shape[-1] != model.input_dim:
+GENERATOR = Instance(torch.Generator)
+"""The rule of a random-number generator (its device is the result's)."""
+
+
+def _check_input_dim(W_A: Tensor, model: DataModel) -> None:
+    """W_A (and W_B, of its shape) must have the input dimension of ``model``."""
+    if W_A.shape[-1] != model.input_dim:
         raise ValueError(
             f"W_A and W_B must have the input dimension d = {model.input_dim} of "
             f"model, got shape {tuple(W_A.shape)}"
         )
-    if finite:
-        check_finite("W_A", W_A)
-        check_finite("W_B", W_B)
 
 
-def _check_sigmas(sigmas) -> None:
-    """A tensor of σ must be floating (a sequence of numbers is converted)."""
+def _sigma_rows(sigmas, dtype=torch.float64, name: str = "sigmas") -> Tensor:
+    """σ (r,) or (R, r), finite and positive, as a tensor (R, r) of ``dtype`` (on the
+    device of a tensor σ); else ``ValueError`` naming ``name``."""
     if isinstance(sigmas, Tensor):
-        check_tensor("sigmas", sigmas, floating=True)
+        check_tensor(name, sigmas, floating=True)
+    try:
+        rows = torch.as_tensor(sigmas, dtype=dtype)
+    except (TypeError, ValueError, RuntimeError):
+        rows = torch.empty(0)
+    if rows.ndim == 1:
+        rows = rows.unsqueeze(0)
+    if (
+        rows.ndim != 2
+        or rows.numel() == 0
+        or not bool(torch.isfinite(rows).all())
+        or bool((rows <= 0).any())
+    ):
+        raise ValueError(
+            f"{name} must be finite and positive numbers, of shape (r,) or (runs, r), "
+            f"got {_shape_of(sigmas)}"
+        )
+    return rows
 
 
+def _shape_of(value) -> str:
+    """How bad σ are shown: a tensor's shape, else the type."""
+    return (
+        str(tuple(value.shape)) if isinstance(value, Tensor) else type(value).__name__
+    )
+
+
+class Sigmas(Rule):
+    """The rule of σ (r,) or (R, r): finite and positive numbers, a floating tensor or
+    a sequence (:func:`_sigma_rows`; reads the values)."""
+
+    reads_values = True
+
+    def check(self, name, value, arguments):
+        _sigma_rows(value, name=name)
+        return value
+
+    def bad_values(self, valid):
+        bad = [BadValue("not numbers", UNKNOWN)]
+        if isinstance(valid, Tensor):
+            nan = valid.clone()
+            nan.view(-1)[0] = math.nan
+            bad += [
+                BadValue("integer tensor", valid.round().long()),
+                BadValue("nan entry", nan),
+                BadValue("negative entry", -valid),
+                BadValue("three dimensions", valid[None, None]),
+            ]
+        return bad
+
+
+@checked(kappa_m=Positive(convert=True), latent_dim=Int(1))
 def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     """σ_p = κ_M^{(r−p)/(r−1)} (A.5): geometric from κ_M down to 1, float64, CPU."""
-    kappa_m = check_positive("kappa_m", kappa_m)
-    latent_dim = check_int("latent_dim", latent_dim)
     if kappa_m < 1:
         raise ValueError(f"kappa_m must be ≥ 1, got {kappa_m}")
     if latent_dim == 1:
@@ -72,6 +120,13 @@ def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     return kappa_m**exponents
 
 
+@checked(
+    n_runs=Int(1),
+    dim=Int(1),
+    generator=GENERATOR,
+    dtype=FloatingDtype(),
+    device=Optional(Device()),
+)
 def haar_orthogonal(
     n_runs: int,
     dim: int,
@@ -82,9 +137,7 @@ def haar_orthogonal(
 ) -> Tensor:
     """(n_runs, dim, dim) Haar-random orthogonal matrices (QR of a Gaussian with the
     sign fix)."""
-    n_runs, dim = check_int("n_runs", n_runs), check_int("dim", dim)
-    dtype = check_floating_dtype("dtype", dtype)
-    device = check_device("device", device) if device is not None else generator.device
+    device = device if device is not None else generator.device
     return _haar_orthogonal(n_runs, dim, generator, dtype, device)
 
 
@@ -136,6 +189,14 @@ class DataModel(NamedTuple):
         )
 
 
+@checked(
+    sigmas=Sigmas(),
+    noise_std=Positive(convert=True),
+    input_dim=Int(1),
+    generator=GENERATOR,
+    noise_dim=Optional(Int(1)),
+    dtype=FloatingDtype(),
+)
 def make_data_model(
     sigmas: Tensor | Sequence[float],
     noise_std: float,
@@ -156,27 +217,9 @@ def make_data_model(
         noise_dim: d_ξ (default d − r).
         generator: torch generator; its device is the device of the result.
     """
-    _check_sigmas(sigmas)
-    dtype = check_floating_dtype("dtype", dtype)
-    sigmas = torch.as_tensor(sigmas, dtype=dtype)
-    if sigmas.ndim == 1:
-        sigmas = sigmas.unsqueeze(0)
-    if (
-        sigmas.ndim != 2
-        or sigmas.numel() == 0
-        or not bool(torch.isfinite(sigmas).all())
-        or bool((sigmas <= 0).any())
-    ):
-        raise ValueError(
-            "sigmas must be finite and positive, of shape (r,) or (runs, "
-            f"r), got {tuple(sigmas.shape)}"
-        )
-    noise_std = check_positive("noise_std", noise_std)
+    sigmas = _sigma_rows(sigmas, dtype)
     n_runs, r = sigmas.shape
-    input_dim = check_int("input_dim", input_dim)
-    noise_dim = (
-        input_dim - r if noise_dim is None else check_int("noise_dim", noise_dim)
-    )
+    noise_dim = input_dim - r if noise_dim is None else noise_dim
     if r + noise_dim > input_dim or noise_dim < 1:
         raise ValueError(
             f"input_dim must be ≥ latent_dim + noise_dim = {r} + "
@@ -217,11 +260,11 @@ class Pairs(NamedTuple):
     x_B: Tensor
 
 
+@checked(model=Instance(DataModel), n=Int(1), generator=GENERATOR)
 def sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs:
     """n positive pairs per run (shared z, independent ±1 noises). Negatives of pair i:
     the other rows."""
-    check_instance("model", model, DataModel)
-    return _sample_pairs(model, check_int("n", n), generator)
+    return _sample_pairs(model, n, generator)
 
 
 def _sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs:
@@ -238,6 +281,13 @@ def _sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs
     )
 
 
+@checked(
+    n_runs=Int(1),
+    width=Int(1),
+    input_dim=Int(1),
+    generator=GENERATOR,
+    dtype=FloatingDtype(),
+)
 def init_weights(
     n_runs: int,
     width: int,
@@ -247,12 +297,6 @@ def init_weights(
     dtype=torch.float64,
 ) -> tuple[Tensor, Tensor]:
     """W_A, W_B of shape (R, m, d) with iid N(0, 1/m) entries."""
-    n_runs, width, input_dim = (
-        check_int("n_runs", n_runs),
-        check_int("width", width),
-        check_int("input_dim", input_dim),
-    )
-    dtype = check_floating_dtype("dtype", dtype)
     shape = (n_runs, width, input_dim)
     scale = 1.0 / math.sqrt(width)
     W_A = (
@@ -266,30 +310,37 @@ def init_weights(
     return W_A, W_B
 
 
+@checked(
+    W=TensorOf(ndim=3, floating=True, finite=True),
+    covariance=TensorOf(min_ndim=2, floating=True, finite=True),
+)
 def population_norm(W: Tensor, covariance: Tensor) -> Tensor:
     """N = (tr(W Σ Wᵀ))^{1/2} = (E‖W x‖²)^{1/2}, shape (R,); W and Σ finite."""
-    _check_weights("W", W)
     _check_covariance(W, covariance)
-    check_finite("W", W)
     return _population_norm(W, covariance)
 
 
 def _check_covariance(W: Tensor, covariance: Tensor) -> None:
-    """Σ (..., d, d), floating and finite, d the input dimension of W."""
-    check_tensor("covariance", covariance, min_ndim=2, floating=True)
+    """Σ (..., d, d) (a floating tensor, finite: its rule), d the input dimension of
+    W."""
     d = W.shape[-1]
     if covariance.shape[-2:] != (d, d):
         raise ValueError(
             f"covariance must be (..., d, d) with d = the input dimension of W, {d}, "
             f"got shape {tuple(covariance.shape)}"
         )
-    check_finite("covariance", covariance)
 
 
 def _population_norm(W: Tensor, covariance: Tensor) -> Tensor:
     return ((W @ covariance) * W).sum(dim=(-2, -1)).sqrt()
 
 
+@checked(
+    W=TensorOf(ndim=3, floating=True, finite=True),
+    x=TensorOf(min_ndim=2, floating=True, finite=True),
+    covariance=Optional(TensorOf(min_ndim=2, floating=True, finite=True)),
+    normalisation=Choice(NORMALISATIONS),
+)
 def features(
     W: Tensor,
     x: Tensor,
@@ -302,9 +353,6 @@ def features(
 
     N is the population norm (:func:`population_norm`, needs ``covariance``) or the
     batch one, N² the batch mean of ‖W x‖²."""
-    _check_weights("W", W)
-    check_choice("normalisation", normalisation, NORMALISATIONS)
-    check_tensor("x", x, min_ndim=2, floating=True)
     if x.shape[-1] != W.shape[-1]:
         raise ValueError(
             f"x must be (..., n, d) with d = the input dimension of W, {W.shape[-1]}, "
@@ -314,8 +362,6 @@ def features(
         if covariance is None:
             raise ValueError("covariance must be given for normalisation='population'")
         _check_covariance(W, covariance)
-    check_finite("W", W)
-    check_finite("x", x)
     raw = x @ W.mT
     if normalisation == "population":
         return raw / _population_norm(W, covariance)[:, None, None]
@@ -334,9 +380,10 @@ class Reparametrised(NamedTuple):
     N_B: Tensor
 
 
+@checked(**weight_pair(), model=Instance(DataModel))
 def reparametrise(W_A: Tensor, W_B: Tensor, model: DataModel) -> Reparametrised:
     """S_*, Ξ_* of (A.7): the maps of latents and noises to the normalised outputs."""
-    _check_weight_pair(W_A, W_B, model)
+    _check_input_dim(W_A, model)
     return _reparametrise(W_A, W_B, model)
 
 

@@ -18,15 +18,25 @@ from scipy.integrate import solve_ivp
 from torch import Tensor
 
 from ..checks import (
-    check_choice,
-    check_floating_dtype,
-    check_instance,
-    check_int,
+    FloatingDtype,
+    Instance,
+    Int,
+    Optional,
+    Positive,
     check_positive,
+    checked,
 )
 from ..train import check_stages
-from ._data_model import DataModel, Reparametrised, _check_sigmas, _check_weight_pair
-from ._losses import FORMS, LOSSES
+from ._data_model import (
+    GENERATOR,
+    DataModel,
+    Reparametrised,
+    Sigmas,
+    _check_input_dim,
+    _sigma_rows,
+    weight_pair,
+)
+from ._losses import LOSS_OPTIONS
 from ._scores import _alignment_score, _scores
 from ._training import _check_record_steps, _long_history, _train, record_grid
 
@@ -102,6 +112,23 @@ def _ode_rhs(
     return np.concatenate([d_log_gap.ravel(), d_log_a.ravel(), d_log_e, d_norm2])
 
 
+REAL = Positive(convert=True)
+"""The rule of a step size, a temperature, a tolerance: a finite real > 0, passed on as
+a float."""
+
+WIDTH_ONE_DATA = {"sigmas": Sigmas(), "noise_std": REAL, "noise_dim": Int(1)}
+"""The rules of the data model of the infinite-width limit: σ, σ_ξ and d_ξ."""
+
+
+@checked(
+    **WIDTH_ONE_DATA,
+    loss=LOSS_OPTIONS["loss"],
+    lr=REAL,
+    tau=REAL,
+    form=LOSS_OPTIONS["form"],
+    rtol=REAL,
+    atol=REAL,
+)
 def integrate_ode(
     sigmas: Tensor | Sequence,
     noise_std: float,
@@ -138,14 +165,8 @@ def integrate_ode(
             non-contrastive loss).
         record_steps: output steps (default: every step).
     """
-    sig = _sigma_rows(sigmas)
-    rtol, atol = check_positive("rtol", rtol), check_positive("atol", atol)
-    noise_std = check_positive("noise_std", noise_std)
-    noise_dim = check_int("noise_dim", noise_dim)
+    sig = _sigma_rows(sigmas).cpu().numpy()
     schedule = check_stages("schedule", schedule)
-    check_choice("loss", loss, LOSSES)
-    check_choice("form", form, FORMS)
-    lr, tau = check_positive("lr", lr), check_positive("tau", tau)
     if form == "alternative" and tau > 1 and loss == "contrastive":
         raise ValueError(
             "tau must be ≤ 1 for form='alternative' (else the alignment "
@@ -172,19 +193,6 @@ def integrate_ode(
         rtol=rtol,
         atol=atol,
     )
-
-
-def _sigma_rows(sigmas: Tensor | Sequence) -> np.ndarray:
-    """σ (r,) or (B, r), finite and positive, as a float64 array (B, r)."""
-    _check_sigmas(sigmas)
-    sig = torch.as_tensor(sigmas, dtype=torch.float64).cpu().numpy()
-    sig = sig[None] if sig.ndim == 1 else sig
-    if sig.ndim != 2 or not np.isfinite(sig).all() or (sig <= 0).any():
-        raise ValueError(
-            "sigmas must be finite and positive, of shape (r,) or (B, r), "
-            f"got {sig.shape}"
-        )
-    return sig
 
 
 def _integrate_ode(
@@ -253,6 +261,7 @@ def _integrate_ode(
     )
 
 
+@checked(**WIDTH_ONE_DATA, beta=REAL, steps=Int(1), lr=REAL, tau=REAL)
 def stage_one_gap(
     sigmas: Tensor | Sequence,
     noise_std: float,
@@ -272,11 +281,7 @@ def stage_one_gap(
     ητ/(1 + τ) for ``steps`` steps, and returns the largest gaps over every step and
     every σ row: ``kappa`` max |κ_C/κ_NC − 1| and ``rho`` max_p |ρ_p^C − ρ_p^NC|.
     """
-    sig = _sigma_rows(sigmas)
-    noise_std = check_positive("noise_std", noise_std)
-    noise_dim = check_int("noise_dim", noise_dim)
-    beta, steps = check_positive("beta", beta), check_int("steps", steps)
-    lr, tau = check_positive("lr", lr), check_positive("tau", tau)
+    sig = _sigma_rows(sigmas).cpu().numpy()
     record = np.arange(steps + 1)
     contrastive = _integrate_ode(
         sig,
@@ -306,6 +311,16 @@ def stage_one_gap(
     }
 
 
+@checked(
+    model=Instance(DataModel),
+    **weight_pair(finite=True),
+    steps=Int(1),
+    lr=REAL,
+    tau=REAL,
+    batch_size=Int(2),
+    seed=Int(0),
+    similarity_dtype=Optional(FloatingDtype()),
+)
 def stage_one_gap_finite_width(
     model: DataModel,
     W_A: Tensor,
@@ -336,16 +351,10 @@ def stage_one_gap_finite_width(
         One row per β and run: ``beta``, ``seed`` (the run's index) and ``gap``, the
         largest |κ_C/κ_NC − 1| of κ(S_A) over the recorded steps.
     """
-    _check_weight_pair(W_A, W_B, model, finite=True)
+    _check_input_dim(W_A, model)
     betas = [check_positive("betas", b) for b in betas]
     if not betas:
         raise ValueError("betas must not be empty")
-    steps = check_int("steps", steps)
-    lr, tau = check_positive("lr", lr), check_positive("tau", tau)
-    batch_size = check_int("batch_size", batch_size, 2)
-    seed = check_int("seed", seed, 0)
-    if similarity_dtype is not None:
-        check_floating_dtype("similarity_dtype", similarity_dtype)
     record = _check_record_steps(list(record_steps) or record_grid(steps, 40), steps)
     device = model.M_A.device
 
@@ -377,6 +386,7 @@ def stage_one_gap_finite_width(
     return frame.reset_index()[["beta", "seed", "gap"]]
 
 
+@checked(noise_dim=Int(1))
 def ode_matrices(
     a: Tensor, rho: Tensor, noise: Tensor, noise_dim: int
 ) -> Reparametrised:
@@ -388,7 +398,7 @@ def ode_matrices(
     a, rho, noise = (torch.as_tensor(v, dtype=torch.float64) for v in (a, rho, noise))
     r = a.shape[-1]
     a, rho, noise = a.reshape(-1, r), rho.reshape(-1, r), noise.reshape(-1)
-    R, dxi = a.shape[0], check_int("noise_dim", noise_dim)
+    R, dxi = a.shape[0], noise_dim
     dim = 2 * r + 2 * dxi
     eye = torch.eye(dim, dtype=a.dtype)
     root = a.sqrt()
@@ -404,6 +414,13 @@ def ode_matrices(
     return Reparametrised(S_A, Xi_A, S_B, Xi_B, ones, ones)
 
 
+@checked(
+    state=Instance(ODEState),
+    noise_dim=Int(1),
+    n_align=Int(0),
+    generator=Optional(GENERATOR),
+    align_every=Int(1),
+)
 def ode_scores(
     state: ODEState,
     noise_dim: int,
@@ -419,12 +436,8 @@ def ode_scores(
     The alignment (Monte Carlo on :func:`ode_matrices`, exact ties counted 1/2) is
     computed at every ``align_every``-th step and the last one only, on
     ``generator``'s device (the matrices are built on the CPU in float64)."""
-    check_instance("state", state, ODEState)
-    n_align = check_int("n_align", n_align, 0)
-    if n_align:
-        if generator is None:
-            raise ValueError("generator must be given when n_align > 0")
-        align_every = check_int("align_every", align_every)
+    if n_align and generator is None:
+        raise ValueError("generator must be given when n_align > 0")
     B, T, r = state.a.shape
     parts = ode_matrices(state.a, state.rho, state.noise, noise_dim)
     values = _scores(parts, 0, None, "strict", None)

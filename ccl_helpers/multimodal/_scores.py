@@ -13,14 +13,18 @@ import torch
 from torch import Tensor
 
 from ..checks import (
-    check_choice,
+    BadValue,
+    Choice,
+    Instance,
+    Int,
+    Optional,
+    TensorOf,
     check_finite,
-    check_instance,
     check_int,
-    check_same_shape,
     check_tensor,
+    checked,
 )
-from ._data_model import Reparametrised, _signs
+from ._data_model import GENERATOR, Reparametrised, _signs
 
 SCORES = (
     "max_one_minus_rho",
@@ -33,24 +37,46 @@ SCORES = (
 )
 
 
-def _check_signal_and_noise(
-    S: Tensor, Xi: Tensor, names: tuple[str, str] = ("S", "Xi")
-) -> None:
-    """S (..., m, r) and Ξ (..., m, d_ξ): floating, the same leading dimensions."""
-    check_tensor(names[0], S, min_ndim=2, floating=True)
-    check_tensor(names[1], Xi, min_ndim=2, floating=True)
-    if S.shape[:-1] != Xi.shape[:-1]:
-        raise ValueError(
-            f"{names[1]} must have the leading dimensions (..., m) of {names[0]}, "
-            f"{tuple(S.shape[:-1])}, got shape {tuple(Xi.shape)}"
-        )
+class _Noise(TensorOf):
+    """The rule of Ξ (..., m, d_ξ): a floating tensor with the leading dimensions
+    (..., m) of the argument ``signal``, S (..., m, r) (finite with ``finite``)."""
+
+    def __init__(self, signal: str, *, finite: bool = False):
+        super().__init__(min_ndim=2, floating=True, finite=finite)
+        self.signal = signal
+
+    def check(self, name, value, arguments):
+        super().check(name, value, arguments)
+        S = arguments.get(self.signal)
+        if isinstance(S, Tensor) and S.shape[:-1] != value.shape[:-1]:
+            raise ValueError(
+                f"{name} must have the leading dimensions (..., m) of {self.signal}, "
+                f"{tuple(S.shape[:-1])}, got shape {tuple(value.shape)}"
+            )
+        return value
+
+    def bad_values(self, valid):
+        bad = super().bad_values(valid)
+        if isinstance(valid, Tensor) and valid.ndim >= 2 and valid.shape[-2]:
+            shorter = valid.narrow(-2, 0, valid.shape[-2] - 1)
+            bad.append(BadValue("fewer rows than the signal", shorter, (self.signal,)))
+        return bad
 
 
+SIGNAL = TensorOf(min_ndim=2, floating=True)
+"""The rule of S (..., m, r): a floating tensor (metadata only)."""
+
+TIES = Choice(("strict", "half"))
+"""The rule of ``ties``: exact ties count as lost (strict) or 1/2 (half)."""
+
+VARIANT = Choice(("fro", "tr"))
+"""The rule of the balance's variant: Frobenius (stable rank) or trace."""
+
+
+@checked(S=TensorOf(min_ndim=2, floating=True, finite=True))
 def condition_number(S: Tensor) -> Tensor:
     """κ(S) = σ_max/σ_min (A.17) of the r singular values of S (R, m, r), shape (R,);
     S floating-point and finite (its SVD needs finite entries)."""
-    check_tensor("S", S, min_ndim=2, floating=True)
-    check_finite("S", S)
     return _condition_number(S)
 
 
@@ -59,29 +85,28 @@ def _condition_number(S: Tensor) -> Tensor:
     return values[..., 0] / values[..., -1]
 
 
+@checked(S_A=SIGNAL, S_B=TensorOf(min_ndim=2, floating=True, like="S_A"))
 def alignment_cosines(S_A: Tensor, S_B: Tensor) -> Tensor:
     """ρ_p = ⟨[S_A]_p, [S_B]_p⟩ / (‖[S_A]_p‖ ‖[S_B]_p‖) (A.17), shape (R, r)."""
-    check_tensor("S_A", S_A, min_ndim=2, floating=True)
-    check_tensor("S_B", S_B, min_ndim=2, floating=True)
-    check_same_shape("S_B", S_B, "S_A", S_A)
     return (S_A * S_B).sum(-2) / (S_A.norm(dim=-2) * S_B.norm(dim=-2))
 
 
+@checked(S=SIGNAL, Xi=_Noise("S"))
 def noise_ratio(S: Tensor, Xi: Tensor) -> Tensor:
     """The noise-to-signal ratio ‖Ξ‖_F² / ‖S‖_F² (A.17), shape (R,)."""
-    _check_signal_and_noise(S, Xi)
     return Xi.pow(2).sum((-2, -1)) / S.pow(2).sum((-2, -1))
 
 
+@checked(
+    S=TensorOf(min_ndim=2, floating=True, finite=True),
+    Xi=_Noise("S", finite=True),
+    variant=VARIANT,
+)
 def balance(S: Tensor, Xi: Tensor, variant: str = "fro") -> Tensor:
     """Balance(f_A) (A.16) of Cov_A = SSᵀ + ΞΞᵀ, shape (R,).
 
     ``fro``: ‖Cov‖_F²/‖Cov‖_2² (stable rank); ``tr``: tr Cov/‖Cov‖_2. S and Ξ finite
     (the eigenvalues need finite entries)."""
-    check_choice("variant", variant, ("fro", "tr"))
-    _check_signal_and_noise(S, Xi)
-    check_finite("S", S)
-    check_finite("Xi", Xi)
     return _balance(S, Xi, variant)
 
 
@@ -96,6 +121,15 @@ def _balance(S: Tensor, Xi: Tensor, variant: str) -> Tensor:
     return eig.sum(-1) / top
 
 
+@checked(
+    S_A=SIGNAL,
+    Xi_A=_Noise("S_A"),
+    S_B=TensorOf(min_ndim=2, floating=True, like="S_A"),
+    Xi_B=_Noise("S_B"),
+    n_samples=Int(1),
+    generator=GENERATOR,
+    ties=TIES,
+)
 def alignment_score(
     S_A: Tensor,
     Xi_A: Tensor,
@@ -119,12 +153,11 @@ def alignment_score(
     :func:`ode_matrices`, whose collision distances are exactly equal. A run whose
     matrices are not all finite scores NaN.
     """
-    n_samples = check_int("n_samples", n_samples)
-    check_choice("ties", ties, ("strict", "half"))
-    _check_signal_and_noise(S_A, Xi_A, ("S_A", "Xi_A"))
-    _check_signal_and_noise(S_B, Xi_B, ("S_B", "Xi_B"))
-    check_same_shape("S_B", S_B, "S_A", S_A)
-    check_same_shape("Xi_B", Xi_B, "Xi_A", Xi_A)
+    if Xi_B.shape != Xi_A.shape:
+        raise ValueError(
+            f"Xi_B must have the shape of Xi_A, {tuple(Xi_A.shape)}, got "
+            f"{tuple(Xi_B.shape)}"
+        )
     return _alignment_score(
         (S_A, Xi_A, S_B, Xi_B), n_samples, generator, exclude_collisions, ties
     )
@@ -174,13 +207,15 @@ def _alignment_score(
     return wins.mean(-1).masked_fill(~finite, math.nan)
 
 
+@checked(latent_dim=Int(1))
 def alignment_cap(latent_dim: int) -> float:
     """1 − 2^{−(r+1)} (A.15): Align when every non-colliding triple is won.
 
     Collisions z⁻ = z (probability 2^{−r}) are coin flips."""
-    return 1.0 - 2.0 ** -(check_int("latent_dim", latent_dim) + 1)
+    return 1.0 - 2.0 ** -(latent_dim + 1)
 
 
+@checked(parts=Instance(Reparametrised))
 def alignment_margin(parts: Reparametrised) -> Tensor:
     """μ = σ_min(S_B) − √r ‖S_A − S_B‖₂ − √d_ξ (‖Ξ_A‖₂ + ‖Ξ_B‖₂), shape (R,).
 
@@ -191,7 +226,6 @@ def alignment_margin(parts: Reparametrised) -> Tensor:
     ≥ 2σ_min(S_B) − P.
     So μ > 0 implies that every non-colliding triple is won: Align with collisions
     excluded equals 1. ‖·‖₂ is the spectral norm; σ_min the r-th singular value."""
-    check_instance("parts", parts, Reparametrised)
     r, dxi = parts.S_A.shape[-1], parts.Xi_A.shape[-1]
     spectral = torch.linalg.matrix_norm
     return (
@@ -201,6 +235,7 @@ def alignment_margin(parts: Reparametrised) -> Tensor:
     )
 
 
+@checked(latent_dim=Int(1), variant=VARIANT)
 def balance_lower_bound(
     kappa: Tensor, noise: Tensor, latent_dim: int, variant: str = "fro"
 ) -> Tensor:
@@ -215,8 +250,7 @@ def balance_lower_bound(
 
     both → r as κ → 1 and ν → 0. ``kappa``, ``noise``: tensors of one shape (≥ 1, ≥ 0).
     """
-    check_choice("variant", variant, ("fro", "tr"))
-    r = check_int("latent_dim", latent_dim)
+    r = latent_dim
     kappa, noise = torch.as_tensor(kappa), torch.as_tensor(noise)
     check_tensor("kappa", kappa, floating=True)
     check_tensor("noise", noise, floating=True)
@@ -229,6 +263,12 @@ def balance_lower_bound(
     return (1 + (r - 1) * kappa.pow(-power)) / (1 + r * noise).pow(power // 2)
 
 
+@checked(
+    parts=Instance(Reparametrised),
+    n_align=Int(0),
+    generator=Optional(GENERATOR),
+    ties=TIES,
+)
 def scores(
     parts: Reparametrised,
     *,
@@ -241,9 +281,6 @@ def scores(
     κ(S_A), both balances, the margin of Lemma 4.4 (:func:`alignment_margin`) and (if
     ``n_align`` > 0) the Monte Carlo alignment of the runs ``align_runs`` (default: all;
     NaN for the others)."""
-    check_instance("parts", parts, Reparametrised)
-    n_align = check_int("n_align", n_align, 0)
-    check_choice("ties", ties, ("strict", "half"))
     rows = None
     if align_runs is not None:
         rows = _check_runs("align_runs", align_runs, parts.S_A.shape[0])

@@ -9,20 +9,16 @@ import itertools
 
 import sympy as sp
 
-from ..checks import check_int
+from ..checks import Int, checked
 
 
+@checked(width=Int(1), input_dim=Int(1), latent_dim=Int(1), noise_dim=Int(1))
 def symbolic_norm_identity(
     width: int = 2, input_dim: int = 3, latent_dim: int = 2, noise_dim: int = 1
 ) -> sp.Expr:
     """E‖W x‖² − (‖W M‖_F² + ‖W H‖_F²) for symbolic W (m×d), M (d×r), H (d×d_ξ), x = Mz
     + Hξ, the expectation taken exactly over all z ∈ {±1}^r, ξ ∈ {±1}^{d_ξ}; simplifies
     to 0 (no M ⊥ H needed)."""
-    width, input_dim = check_int("width", width), check_int("input_dim", input_dim)
-    latent_dim, noise_dim = (
-        check_int("latent_dim", latent_dim),
-        check_int("noise_dim", noise_dim),
-    )
     if latent_dim + noise_dim > 6:
         raise ValueError(
             "latent_dim + noise_dim must be ≤ 6 (2^(r+d_ξ) terms), got "
@@ -42,6 +38,7 @@ def symbolic_norm_identity(
     return sp.expand(expectation - frobenius)
 
 
+@checked(latent_dim=Int(1, 4))
 def symbolic_negative_expectations(latent_dim: int = 2) -> dict[str, sp.Expr]:
     """The identities (A.19) as differences that simplify to 0.
 
@@ -50,9 +47,7 @@ def symbolic_negative_expectations(latent_dim: int = 2) -> dict[str, sp.Expr]:
     ``cosh``: E_{z⁻} e^{β Σ_p c_p z_p z⁻_p} − Π_q cosh(β c_q); ``tanh_p``: E[z⁻_p e^{…}]
     − z_p tanh(β c_p) E[e^{…}]  (i.e. E[z⁻_p e^{…}]/E[e^{…}] = z_p tanh(β c_p)).
     Returned as the sum over z of squared differences (rewritten in exponentials)."""
-    r = check_int("latent_dim", latent_dim)
-    if r > 4:
-        raise ValueError(f"latent_dim must be ≤ 4 (4^r terms), got {r}")
+    r = latent_dim  # at most 4: 4^r terms
     beta = sp.Symbol("beta", positive=True)
     c = sp.symbols(f"c_1:{r + 1}", real=True)
     out = {"cosh": sp.Integer(0), **{f"tanh_{p + 1}": sp.Integer(0) for p in range(r)}}

@@ -15,33 +15,40 @@ import torch
 from torch import Tensor
 
 from ..checks import (
-    check_choice,
-    check_floating_dtype,
-    check_int,
-    check_positive,
+    Callable,
+    FloatingDtype,
+    Instance,
+    Int,
+    Optional,
+    Positive,
     check_steps,
+    checked,
 )
 from ..train import Evaluation, check_stages, loop
 from ._data_model import (
-    NORMALISATIONS,
+    GENERATOR,
     DataModel,
-    _check_weight_pair,
+    _check_input_dim,
     _reparametrise,
     _sample_pairs,
+    weight_pair,
 )
-from ._losses import FORMS, LOSSES, _gram_loss_and_gradients, _loss_and_gradients
+from ._losses import LOSS_OPTIONS, _gram_loss_and_gradients, _loss_and_gradients
 from ._scores import SCORES, _check_runs, _scores
 
 
+@checked(
+    beta_1=Positive(convert=True),
+    steps_1=Int(0),
+    beta_2=Positive(convert=True),
+    steps_2=Int(0),
+)
 def two_stage(
     beta_1: float, steps_1: int, beta_2: float, steps_2: int
 ) -> list[tuple[float, int]]:
     """The contrastive schedule of Algorithm 3.1: β₁ for T₁ steps, then β₂ for T₂
     steps."""
-    return [
-        (check_positive("beta_1", beta_1), check_int("steps_1", steps_1, 0)),
-        (check_positive("beta_2", beta_2), check_int("steps_2", steps_2, 0)),
-    ]
+    return [(beta_1, steps_1), (beta_2, steps_2)]
 
 
 def _check_record_steps(record_steps: Sequence[int], total: int) -> list[int]:
@@ -57,6 +64,21 @@ def _long_history(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return history.astype({"value": "float64"})
 
 
+@checked(
+    model=Instance(DataModel),
+    **weight_pair(finite=True),
+    loss=LOSS_OPTIONS["loss"],
+    lr=Positive(convert=True),
+    batch_size=Int(2),
+    tau=LOSS_OPTIONS["tau"],
+    form=LOSS_OPTIONS["form"],
+    normalisation=LOSS_OPTIONS["normalisation"],
+    generator=GENERATOR,
+    n_align=Int(0),
+    align_every=Int(1),
+    similarity_dtype=Optional(FloatingDtype()),
+    progress=Optional(Callable()),
+)
 def train(
     model: DataModel,
     W_A: Tensor,
@@ -107,22 +129,14 @@ def train(
         one row per step and run).
     """
     schedule = check_stages("schedule", schedule)
-    check_choice("loss", loss, LOSSES)
-    check_choice("form", form, FORMS)
-    check_choice("normalisation", normalisation, NORMALISATIONS)
-    lr, tau = check_positive("lr", lr), check_positive("tau", tau)
-    batch_size = check_int("batch_size", batch_size, 2)
-    _check_weight_pair(W_A, W_B, model, finite=True)
-    n_align = check_int("n_align", n_align, 0)
+    _check_input_dim(W_A, model)
     total = sum(s for _, s in schedule)
     record = _check_record_steps(record_steps, total)
-    align_every = check_int("align_every", align_every)
     align_rows = None
     if align_runs is not None:
         align_rows = _check_runs("align_runs", align_runs, model.n_runs)
     closed_form = normalisation == "population" and form == "primary"
     if similarity_dtype is not None:
-        check_floating_dtype("similarity_dtype", similarity_dtype)
         if not closed_form or loss != "contrastive":
             raise ValueError(
                 "similarity_dtype applies to the closed-form contrastive gradient "
@@ -239,6 +253,7 @@ def _gram_weights(gram: Tensor) -> tuple[Tensor, Tensor]:
     return root[..., :d], root[..., d:]
 
 
+@checked(**weight_pair(finite=True))
 def compress_width(W_A: Tensor, W_B: Tensor) -> tuple[Tensor, Tensor]:
     """Weights of width 2d with the Gram matrix of [W_A W_B] (R, m, 2d), each of shape
     (R, 2d, d).
@@ -247,11 +262,16 @@ def compress_width(W_A: Tensor, W_B: Tensor) -> tuple[Tensor, Tensor]:
     on the weights only through that Gram matrix, so the result stands for W_A, W_B of
     any width m; S and Ξ change only by a rotation of ℝ^m. Runs of different widths can
     then be stacked, e.g. for :func:`population_descent`."""
-    _check_weight_pair(W_A, W_B, finite=True)
     W = torch.cat([W_A, W_B], dim=-1)
     return _gram_weights(W.mT @ W)
 
 
+@checked(
+    **weight_pair(finite=True),
+    model=Instance(DataModel),
+    steps=Int(0),
+    lr=Positive(convert=True),
+)
 def population_descent(
     W_A: Tensor,
     W_B: Tensor,
@@ -281,8 +301,7 @@ def population_descent(
         The long history (step, seed, quantity, value) of the scores, seed the run's
         index (:func:`~ccl_helpers.train.wide`: one row per recorded step and run).
     """
-    _check_weight_pair(W_A, W_B, model, finite=True)
-    steps, lr = check_int("steps", steps, 0), check_positive("lr", lr)
+    _check_input_dim(W_A, model)
     record = _check_record_steps(record_steps, steps)
     d = model.input_dim
     W = torch.cat([W_A, W_B], dim=-1)
@@ -328,10 +347,10 @@ def population_descent(
     return _long_history(table, ["step", "seed"])
 
 
+@checked(total=Int(0), n_points=Int(2))
 def record_grid(total: int, n_points: int = 60) -> list[int]:
     """About ``n_points`` recording steps in 0..total: dense early (geometric), then
     evenly spaced."""
-    total, n_points = check_int("total", total, 0), check_int("n_points", n_points, 2)
     geometric = np.unique(
         np.round(np.geomspace(1, max(total, 1), n_points // 2)).astype(int)
     )

@@ -47,12 +47,6 @@ HOT_PATHS = {
 HOT_PATHS |= {
     # Lemma A.1's bounds: smooth_max's values are not read
     "symbolic.smooth_max_bounds",
-    # the multimodal losses (per step)
-    "multimodal.contrastive_loss",
-    "multimodal.non_contrastive_loss",
-    # Algorithm 3.1's per-step loss and gradients
-    "multimodal.batch_loss",
-    "multimodal.gradients",
     # Chapter 5's per-step loss of every stacked member (vmapped)
     "supervised_approx.member_loss",
     "supervised_approx.run_loss",
@@ -78,19 +72,11 @@ VALUES_UNCHECKED = {
     },
     "multineg.output_norm_range.features": "recorded at checkpoints: a diverged seed "
     "records NaN",
-    "multimodal.alignment_cosines.S_A": "recorded along training: NaN propagates",
-    "multimodal.alignment_cosines.S_B": "recorded along training: NaN propagates",
-    "multimodal.noise_ratio.S": "recorded along training: NaN propagates",
     **{
-        f"multimodal.{function}.{argument}": "recorded along training: NaN propagates"
-        for function, arguments in (
-            ("reparametrise", ("W_A", "W_B")),
-            ("alignment_score", ("S_A", "Xi_A", "S_B", "Xi_B")),
-            ("balance_lower_bound", ("kappa", "noise")),
-        )
-        for argument in arguments
+        f"multimodal.balance_lower_bound.{argument}": "recorded along training: NaN "
+        "propagates"
+        for argument in ("kappa", "noise")
     },
-    "multimodal.noise_ratio.Xi": "recorded along training: NaN propagates",
     "metrics.task_loss_and_accuracy.classifier": "fitted rows that did not converge "
     "give a NaN loss, not an error",
 }
@@ -103,13 +89,9 @@ NON_NEGATIVE_INTS = {
     "dim",
     "padding",
     "depth",
-    "multimodal.record_grid.total",
     "checks.check_frame.min_rows",
     "train.loop.n_steps",
     "symbolic.smoothness_table.n_steps",
-    "multimodal.scores.n_align",
-    "multimodal.ode_scores.n_align",
-    "multimodal.train.n_align",
 }
 """Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
 or callable.name."""
