@@ -26,7 +26,6 @@ from ..checks import (
     check_positive,
     checked,
 )
-from ..train import check_stages
 from ._data_model import (
     GENERATOR,
     DataModel,
@@ -38,7 +37,7 @@ from ._data_model import (
 )
 from ._losses import LOSS_OPTIONS
 from ._scores import _alignment_score, _scores
-from ._training import _check_record_steps, _long_history, _train, record_grid
+from ._training import Schedule, _check_record_steps, _long_history, _train, record_grid
 
 
 class ODEState(NamedTuple):
@@ -122,6 +121,7 @@ WIDTH_ONE_DATA = {"sigmas": Sigmas(), "noise_std": REAL, "noise_dim": Int(1)}
 
 @checked(
     **WIDTH_ONE_DATA,
+    schedule=Schedule(),
     loss=LOSS_OPTIONS["loss"],
     lr=REAL,
     tau=REAL,
@@ -166,7 +166,6 @@ def integrate_ode(
         record_steps: output steps (default: every step).
     """
     sig = _sigma_rows(sigmas).cpu().numpy()
-    schedule = check_stages("schedule", schedule)
     if form == "alternative" and tau > 1 and loss == "contrastive":
         raise ValueError(
             "tau must be ≤ 1 for form='alternative' (else the alignment "

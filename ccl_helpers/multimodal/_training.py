@@ -7,6 +7,7 @@ recording grids, and the long histories they return.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,12 +16,15 @@ import torch
 from torch import Tensor
 
 from ..checks import (
+    UNKNOWN,
+    BadValue,
     Callable,
     FloatingDtype,
     Instance,
     Int,
     Optional,
     Positive,
+    Rule,
     check_steps,
     checked,
 )
@@ -51,6 +55,27 @@ def two_stage(
     return [(beta_1, steps_1), (beta_2, steps_2)]
 
 
+class Schedule(Rule):
+    """The rule of a schedule [(β, steps), …]: each β > 0, each number of steps ≥ 0,
+    at least one stage (:func:`~ccl_helpers.train.check_stages`); passed on as a list
+    of (float, int)."""
+
+    converts = True
+
+    def check(self, name, value, arguments):
+        return check_stages(name, value)
+
+    def bad_values(self, valid):
+        return [
+            BadValue("no stage", []),
+            BadValue("not stages", UNKNOWN),
+            BadValue("zero β", [(0.0, 2)]),
+            BadValue("nan β", [(math.nan, 2)]),
+            BadValue("negative steps", [(1.0, -1)]),
+            BadValue("float steps", [(1.0, 2.5)]),
+        ]
+
+
 def _check_record_steps(record_steps: Sequence[int], total: int) -> list[int]:
     """The distinct recording steps, sorted; each must lie in 0..total."""
     return sorted(set(check_steps("record_steps", record_steps, total)))
@@ -67,6 +92,7 @@ def _long_history(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 @checked(
     model=Instance(DataModel),
     **weight_pair(finite=True),
+    schedule=Schedule(),
     loss=LOSS_OPTIONS["loss"],
     lr=Positive(convert=True),
     batch_size=Int(2),
@@ -128,7 +154,6 @@ def train(
         value) of the scores, seed the run's index (:func:`~ccl_helpers.train.wide`:
         one row per step and run).
     """
-    schedule = check_stages("schedule", schedule)
     _check_input_dim(W_A, model)
     total = sum(s for _, s in schedule)
     record = _check_record_steps(record_steps, total)
