@@ -347,4 +347,9 @@ def wide(history: pd.DataFrame) -> pd.DataFrame:
     table = history.pivot_table(
         index=keys, columns="quantity", values="value", sort=False
     )
+    first = history[keys].drop_duplicates()  # the keys in their order of appearance
+    order = table.index.get_indexer(
+        pd.MultiIndex.from_frame(first) if len(keys) > 1 else first[keys[0]]
+    )
+    table = table.iloc[order[order >= 0]]
     return table.reset_index().rename_axis(columns=None)
