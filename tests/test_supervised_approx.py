@@ -14,14 +14,14 @@ import torch.nn.functional as F
 
 from ccl_helpers import data, metrics, models, train
 from ccl_helpers import supervised_approx as sa
-from ccl_helpers.supervised_approx import _bounds
-from ccl_helpers.train import StackedModel
 from ccl_helpers.losses import nt_xent_loss
 from ccl_helpers.losses.balanced import (
     balanced_contrastive_loss,
     generalized_nt_xent_loss,
 )
 from ccl_helpers.losses.bound_derived import bound_derived_loss
+from ccl_helpers.supervised_approx import _bounds
+from ccl_helpers.train import StackedModel
 
 
 def draw(*shape, seed=0, scale=1.0):
@@ -248,7 +248,9 @@ def test_encode_in_chunks_equals_one_call(monkeypatch):
     whole = _bounds._encode_views(encoder, images)
     monkeypatch.setattr(_bounds, "ENCODE_CHUNK", 3)  # 20 images: 7 calls
     calls = []
-    chunked = _bounds._encode_views(lambda x: calls.append(len(x)) or encoder(x), images)
+    chunked = _bounds._encode_views(
+        lambda x: calls.append(len(x)) or encoder(x), images
+    )
     assert calls == [3] * 6 + [2]
     assert chunked.shape == whole.shape == (2, 4, 5, 3)
     torch.testing.assert_close(chunked, whole, rtol=1e-6, atol=1e-7)
