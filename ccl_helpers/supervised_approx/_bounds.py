@@ -1,6 +1,7 @@
-"""The bounds of Lee (2025): Theorem 4.4 (attracting), Theorem 4.6 (repelling) and the
-steps of its proof, and the prototype representation bias, eq. (16).
+"""The bounds of Lee (2025): Theorems 4.4 and 4.6, and the prototype bias.
 
+Theorem 4.4 (attracting) and Theorem 4.6 (repelling), with the steps of its proof, and
+the prototype representation bias, eq. (16), with the distance between prototypes.
 Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders
 are callables images (N, C, H, W) → (..., N, d), e.g. a
 :class:`~ccl_helpers.train.StackedModel` (leading seed dimension) or an ``nn.Module``.

@@ -1,5 +1,7 @@
-"""The claims of Lee (2025) that Chapter 5 tests (:data:`CLAIMS`), stated before the
-runs, with the margins below which an effect counts as absent."""
+"""The claims of Lee (2025) that Chapter 5 tests, stated before the runs.
+
+:data:`CLAIMS`, each with its metric and the margin below which an effect counts as
+absent."""
 
 from __future__ import annotations
 

@@ -1,9 +1,10 @@
-"""The experiment's design and statistics: the runs table of arms and seeds
-(:func:`design_runs`), the source's empirical claims as contrasts of arms, one number
-per seed (:func:`arm_values`, :func:`seed_matrix`, :func:`arm_contrast`,
-:func:`contrast_values`, :func:`estimates_table`), rank correlations within seeds
-(:func:`seed_rank_correlations`), the shape of a curve (:func:`curve_shape`) and the
-spread of one run (:func:`pooled_seed_sd`)."""
+"""The experiment's design and statistics: arms of runs and contrasts per seed.
+
+The runs table of arms and seeds (:func:`design_runs`); the source's empirical claims
+as contrasts of arms, one number per seed (:func:`arm_values`, :func:`seed_matrix`,
+:func:`arm_contrast`, :func:`contrast_values`, :func:`estimates_table`); rank
+correlations within seeds (:func:`seed_rank_correlations`); the shape of a curve
+(:func:`curve_shape`); the spread of one run (:func:`pooled_seed_sd`)."""
 
 from __future__ import annotations
 

@@ -1,7 +1,9 @@
-"""Evaluations of trained members: the standard downstream evaluations
-(:func:`downstream`), both bounds at once and their summaries (:func:`bound_terms`,
-:func:`summarise_bounds`, along training :func:`bound_evaluator`), and the bias of each
-member under its own strategy (:func:`bias_by_member`)."""
+"""Evaluations of trained members: downstream accuracy, the bounds and the bias.
+
+The standard downstream evaluations (:func:`downstream`), both bounds at once and their
+summaries (:func:`bound_terms`, :func:`summarise_bounds`; along training,
+:func:`bound_evaluator`), and the bias of each member under its own strategy
+(:func:`bias_by_member`)."""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
-"""Training many configurations of Lee (2025)'s losses in one stacked model: their
-batches (:func:`two_view_batches`, :func:`run_batches`), the loss of each member
-(:func:`member_loss`, :func:`run_loss`) and the run (:func:`train_runs`)."""
+"""Training many configurations of Lee (2025)'s losses in one stacked model.
+
+Their batches (:func:`two_view_batches`, :func:`run_batches`), the loss of each member
+(:func:`member_loss`, :func:`run_loss`) and the run (:func:`train_runs`). The loss and
+the training step check shapes and dtypes only, never values (they run under ``vmap``,
+without a device synchronisation): a NaN propagates to the loss."""
 
 from __future__ import annotations
 
@@ -128,7 +131,7 @@ def member_loss(
         loss_code, similarity_code: 0-dim integer tensors (under vmap, one per member).
 
     Returns the mean loss, 0-dim, in the dtype of z1 (float32 for float16; similarities
-    and log-sum-exp in at least float32, as the losses'). A NaN propagates.
+    and log-sum-exp in at least float32, as the losses').
     """
     check_tensor("z1", z1, min_ndim=2, floating=True)
     check_tensor("z2", z2, min_ndim=2, floating=True)

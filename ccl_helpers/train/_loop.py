@@ -1,5 +1,8 @@
-"""The one training loop of the book, :func:`loop`: its schedules, its records (the
-long history) and its update."""
+"""The one training loop of the book: its schedules, records and update.
+
+:func:`loop` with its piecewise-constant schedules (:data:`Stages`,
+:func:`check_stages`), the long history it records (step, [beta], seed, quantity,
+value, configuration columns) and the SGD or Adam update."""
 
 from __future__ import annotations
 

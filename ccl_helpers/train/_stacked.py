@@ -1,5 +1,9 @@
-"""Several seeds of one architecture as one stacked model (:class:`StackedModel`),
-and the norms of its stacked tensors per member."""
+"""Several seeds of one architecture as one stacked model, and its per-member norms.
+
+:class:`StackedModel` (members from consecutive seeds, from any list of seeds with
+:meth:`StackedModel.from_seeds`, a subset of them with :meth:`StackedModel.subset`);
+:func:`member_norms` and :func:`combined_norm`, the norms of stacked tensors per
+member."""
 
 from __future__ import annotations
 

@@ -1,6 +1,8 @@
-"""The loop's uses on a :class:`StackedModel`: minibatch training (:func:`train`),
-full-batch gradient descent (:func:`gradient_descent`), and :func:`wide`, the one view
-of a history for plotting."""
+"""The loop's uses on a stacked model: minibatch training and full-batch descent.
+
+:func:`train` (minibatch), :func:`gradient_descent` (full batch on a fixed training
+set), both through :func:`stacked_gradient`; :func:`wide`, the one view of a history
+for plotting."""
 
 from __future__ import annotations
 
