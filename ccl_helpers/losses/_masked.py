@@ -1,8 +1,8 @@
-r"""Shared by the losses: the log-sum-exp over the entries a mask keeps.
+"""Shared by the losses: the log-sum-exp over the entries a mask keeps.
 
-:func:`masked_logsumexp`, and on it the per-anchor term of the balanced family
-:math:`-s_{i,\operatorname{pos}(i)} + \lambda\,\frac{1}{\alpha}\log \sum_{j \text{
-kept}} e^{\alpha s_{ij}}` (:func:`balanced_terms`, :func:`two_view_positive`)."""
+:func:`masked_logsumexp`, and on it the per-anchor term of the balanced family,
+−s(z_i, z_pos(i)) + λ·(1/α) log Σ_{j kept} e^(α s(z_i, z_j)) (:func:`balanced_terms`,
+:func:`two_view_positive`)."""
 
 from __future__ import annotations
 
