@@ -57,6 +57,7 @@ import torch.distributed as dist
 from torch import Tensor, nn
 from torch.distributed import _functional_collectives as functional_collectives
 
+from . import runtime
 from .checks import (
     check_choice,
     check_device,
@@ -66,7 +67,6 @@ from .checks import (
     check_tensor,
 )
 from .losses import REDUCTIONS, nt_xent_per_anchor, reduce, result_dtype
-from .runtime import progress
 from .train import Evaluation, loop
 
 MAX_DIMS = 16
@@ -350,13 +350,11 @@ def init_from_env(
     Returns:
         ``cuda:LOCAL_RANK`` (made the current CUDA device) with NCCL, the CPU with gloo.
     """
-    from .runtime import device as default_device
-
     if backend is not None and backend not in ("nccl", "gloo"):
         raise ValueError(f"backend must be 'nccl', 'gloo' or None, got {backend!r}")
     check_positive("timeout_s", timeout_s)
     if "WORLD_SIZE" not in os.environ:
-        return default_device()
+        return runtime.device()
     if backend is None:
         backend = "nccl" if torch.cuda.is_available() else "gloo"
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -533,7 +531,7 @@ def ddp_train(
         lr=lr,
         optimizer="adam",
         every_step=["loss"],
-        bar=(lambda steps: progress(steps, desc=desc))
+        bar=(lambda steps: runtime.progress(steps, desc=desc))
         if desc is not None and rank() == 0
         else None,
     )
