@@ -19,7 +19,8 @@ its two uses on a :class:`StackedModel`; Wen's Algorithm 1, Ren & Li's Algorithm
 and the DDP path drive it with their own :class:`Evaluation`.
 """
 
-from ._loop import OPTIMIZERS, Evaluation, Stages, check_stages, loop
+from . import _loop
+from ._loop import OPTIMIZERS, Evaluation, check_stages, loop
 from ._stacked import (
     Forward,
     StackedModel,
@@ -36,6 +37,10 @@ from ._uses import (
     train,
     wide,
 )
+
+Stages = _loop.Stages
+"""A piecewise-constant schedule [(value, steps), …], stage by stage (``lr_factor`` and
+``beta`` of :func:`loop`)."""
 
 __all__ = [
     "OPTIMIZERS",

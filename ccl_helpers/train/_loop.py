@@ -43,8 +43,7 @@ class Evaluation(NamedTuple):
     quantities: Mapping[str, Tensor] = {}
 
 
-Stages = Sequence[tuple[float, int]]
-"""A piecewise-constant schedule [(value, steps), …], stage by stage."""
+Stages = Sequence[tuple[float, int]]  # [(value, steps), …], stage by stage
 
 
 def check_stages(name: str, stages: Stages) -> list[tuple[float, int]]:
