@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from typing import NamedTuple
 
 import numpy as np
 import pandas as pd
@@ -238,21 +239,21 @@ def bound_evaluator(
         if not norm_members:
             raise ValueError("norm_members must be None or a non-empty list of members")
 
+    draws = _Draws(
+        images=images,
+        labels=labels,
+        pool_images=pool_images,
+        pool_labels=pool_labels,
+        strategy=strategy,
+        n_transforms_attract=n_transforms_attract,
+        n_transforms_repel=n_transforms_repel,
+    )
+
     def evaluate(model) -> dict[str, Tensor]:
         generator = torch.Generator(device=images.device).manual_seed(seed)
         with torch.no_grad():
             attract, repel, steps = _bound_terms(
-                model.subset(members),
-                images,
-                labels,
-                pool_images,
-                pool_labels,
-                strategy,
-                generator,
-                alphas,
-                n_transforms_attract=n_transforms_attract,
-                n_transforms_repel=n_transforms_repel,
-                chain=True,
+                model.subset(members), draws, generator, alphas, chain=True
             )
             if norm_members is None:
                 norms = encode(model, images).norm(dim=-1).mean(-1)
@@ -313,44 +314,50 @@ def bound_terms(
     check_labels("pool_labels", pool_labels, n=pool_images.shape[0])
     check_int("n_transforms_attract", n_transforms_attract, 2)
     check_int("n_transforms_repel", n_transforms_repel, 1)
-    return _bound_terms(
-        encoder,
+    draws = _Draws(
         images,
         labels,
         pool_images,
         pool_labels,
         strategy,
-        generator,
-        alphas,
-        n_transforms_attract=n_transforms_attract,
-        n_transforms_repel=n_transforms_repel,
-        chain=chain,
+        n_transforms_attract,
+        n_transforms_repel,
     )
+    return _bound_terms(encoder, draws, generator, alphas, chain=chain)
+
+
+class _Draws(NamedTuple):
+    """What :func:`bound_terms` draws its views from (checked): the anchors' images
+    and labels, the pool's, the strategy and the numbers of transformations."""
+
+    images: Tensor
+    labels: Tensor
+    pool_images: Tensor
+    pool_labels: Tensor
+    strategy: str
+    n_transforms_attract: int
+    n_transforms_repel: int
 
 
 def _bound_terms(
     encoder: Forward,
-    images: Tensor,
-    labels: Tensor,
-    pool_images: Tensor,
-    pool_labels: Tensor,
-    strategy: str,
+    draws: _Draws,
     generator: torch.Generator,
     alphas: Tensor | float,
     *,
-    n_transforms_attract: int,
-    n_transforms_repel: int,
     chain: bool,
 ) -> (
     tuple[AttractingTerms, RepellingTerms]
     | tuple[AttractingTerms, RepellingTerms, RepellingChain]
 ):
-    """:func:`bound_terms` on checked images, labels and numbers of transformations
-    (``alphas`` is checked here: its length needs the encoder's)."""
+    """:func:`bound_terms` on checked ``draws`` (``alphas`` is checked here: its
+    length needs the encoder's)."""
     views = _encode_views(
         encoder,
         augment(
-            images.expand(n_transforms_attract + 1, *images.shape), strategy, generator
+            draws.images.expand(draws.n_transforms_attract + 1, *draws.images.shape),
+            draws.strategy,
+            generator,
         ),
     )
     if views.ndim == 3:
@@ -358,10 +365,10 @@ def _bound_terms(
     anchors = views[:, 0]
     attract = attracting_terms(anchors, views[:, 1:])
     pool = augment(
-        pool_images.expand(n_transforms_repel, *pool_images.shape),
-        strategy,
+        draws.pool_images.expand(draws.n_transforms_repel, *draws.pool_images.shape),
+        draws.strategy,
         generator,
-        param_shape=(n_transforms_repel, 1),
+        param_shape=(draws.n_transforms_repel, 1),
     )
     pool_z = _encode_views(encoder, pool)
     if pool_z.ndim == 3:
@@ -388,10 +395,12 @@ def _bound_terms(
                 return new
             return kind(*(torch.where(chosen, a, b) for a, b in zip(new, old)))
 
-        terms = repelling_terms(anchors, labels, pool_z, pool_labels, alpha)
+        terms = repelling_terms(anchors, draws.labels, pool_z, draws.pool_labels, alpha)
         repel = pick(RepellingTerms, terms, repel)
         if chain:
-            found = repelling_chain(anchors, labels, pool_z, pool_labels, alpha)
+            found = repelling_chain(
+                anchors, draws.labels, pool_z, draws.pool_labels, alpha
+            )
             steps = pick(RepellingChain, found, steps)
     return (attract, repel, steps) if chain else (attract, repel)
 
