@@ -962,12 +962,19 @@ def test_balanced_terms_are_the_balanced_losses_per_anchor():
     z1, z2 = draw(2, 4, 3, seed=1), draw(2, 4, 3, seed=2)
     views = torch.cat([z1, z2], -2)
     sims = losses.pairwise_similarity(views, views, "cosine")
-    positive = losses.two_view_positive(sims)
-    cosine = F.cosine_similarity(z1, z2, dim=-1)
-    torch.testing.assert_close(positive, cosine.repeat(1, 2))
     eye = torch.eye(8, dtype=torch.bool)
-    found = losses.balanced_terms(sims, positive, 2.0, 3.0, eye | eye.roll(4, -1))
+    excluded = eye | eye.roll(4, -1)
+    found = losses.balanced_terms(sims, 2.0, 3.0, excluded)
     want = losses.balanced_contrastive_loss(z1, z2, 2.0, 3.0, reduction="none")
     assert torch.equal(found, want)
+    cosine = F.cosine_similarity(z1, z2, dim=-1).repeat(1, 2)  # the positives
+    explicit = losses.balanced_terms(sims, 2.0, 3.0, excluded, positive=cosine)
+    torch.testing.assert_close(explicit, want)
     with pytest.raises(ValueError, match="sims"):
-        losses.two_view_positive(sims[..., :7])
+        losses.balanced_terms(sims[..., :7], 2.0, 3.0)
+    with pytest.raises(ValueError, match="positive"):
+        losses.balanced_terms(sims, 2.0, 3.0, positive=cosine[..., :7])
+    with pytest.raises(ValueError, match="excluded"):
+        losses.balanced_terms(sims, 2.0, 3.0, excluded[:7, :7])
+    with pytest.raises(ValueError, match="alpha"):
+        losses.balanced_terms(sims, -1.0, 3.0)

@@ -17,8 +17,7 @@ its docstring.
       (:data:`SIMILARITIES`; the matrix of them: :func:`pairwise_similarity`).
 - :func:`masked_logsumexp` — the log-sum-exp over the entries a mask keeps, shared by
   every loss that leaves entries out of its sum; :func:`balanced_terms` — the
-  per-anchor terms −s_pos + λ·(1/α) log Σ e^(α s) of the balanced family, built on it
-  (:func:`two_view_positive`: the positives of two stacked views).
+  per-anchor terms −s_pos + λ·(1/α) log Σ e^(α s) of the balanced family, built on it.
 - :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses
   (:data:`REDUCTIONS`);
   :func:`at_least_float32`, :func:`widen_float16` and :func:`result_dtype` — the
@@ -42,7 +41,7 @@ To find where a NaN enters, run the step under
 traceback that created it (slow: for debugging, not for training).
 """
 
-from ._masked import balanced_terms, masked_logsumexp, two_view_positive
+from ._masked import balanced_terms, masked_logsumexp
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -74,6 +73,5 @@ __all__ = [
     "reduce",
     "result_dtype",
     "softplus",
-    "two_view_positive",
     "widen_float16",
 ]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..checks import check_choice, check_positive_or_scalar_tensor
-from ._masked import balanced_terms, two_view_positive
+from ._masked import _balanced_terms, _two_view_positive
 from ._reduction import REDUCTIONS, check_two_views, reduce, result_dtype
 from ._similarity import pairwise_similarity
 
@@ -20,7 +20,7 @@ def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
     sims = pairwise_similarity(views, views, similarity)  # (..., 2m, 2m)
     eye = torch.eye(2 * batch_size, dtype=torch.bool, device=sims.device)
     excluded = eye if include_positive else eye | eye.roll(batch_size, dims=-1)
-    per_sample = balanced_terms(sims, two_view_positive(sims), alpha, lam, excluded)
+    per_sample = _balanced_terms(sims, _two_view_positive(sims), alpha, lam, excluded)
     return reduce(per_sample, reduction).to(result_dtype(z1))
 
 

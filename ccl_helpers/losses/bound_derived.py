@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..checks import check_choice, check_positive_or_scalar_tensor, check_tensor
-from ._masked import balanced_terms
+from ._masked import _balanced_terms
 from ._reduction import REDUCTIONS, reduce, result_dtype
 from ._similarity import pairwise_similarity
 
@@ -84,5 +84,5 @@ def bound_derived_loss(
         if include_positive
         else torch.eye(batch_size, dtype=torch.bool, device=sims.device)
     )
-    per_transform = balanced_terms(sims, positive, alpha, lam / nu, excluded)
+    per_transform = _balanced_terms(sims, positive, alpha, lam / nu, excluded)
     return reduce(per_transform.mean(-2), reduction).to(result_dtype(anchors))

@@ -7,7 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from ..checks import check_choice, check_positive
-from ._masked import masked_logsumexp
+from ._masked import _masked_logsumexp
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -110,4 +110,4 @@ def nt_xent_per_anchor(
         len(anchor_index), 2 * total, dtype=torch.bool, device=views.device
     )
     self_mask[rows, anchor_index] = True
-    return masked_logsumexp(logits, self_mask) - positive_logits
+    return _masked_logsumexp(logits, self_mask) - positive_logits

@@ -30,7 +30,6 @@ from ..losses import (
     balanced_terms,
     pairwise_similarity,
     result_dtype,
-    two_view_positive,
 )
 from ..train import Forward, StackedModel, train
 from ._bounds import _check_images
@@ -162,7 +161,7 @@ def _member_loss(
         eye,
         torch.where(loss_code == 1, eye | positive_mask, same_view | positive_mask),
     )
-    per_anchor = balanced_terms(sims, two_view_positive(sims), alpha, lam, excluded)
+    per_anchor = balanced_terms(sims, alpha, lam, excluded)  # positives: two views
     return per_anchor.mean().to(result_dtype(z1))
 
 
