@@ -31,6 +31,9 @@ HOT_PATHS = {
     "losses.balanced_contrastive_loss",
     "losses.generalized_nt_xent_loss",
     "losses.bound_derived_loss",
+    # their shared terms (every step of the losses above, and of Chapter 5's members)
+    "losses.masked_logsumexp",
+    "losses.balanced_terms",
     "distributed.nt_xent_loss_distributed",
     "distributed.local_shard",
     "distributed.gather_with_grad",
