@@ -16,7 +16,6 @@ from ..checks import (
     Labels,
     Optional,
     TensorOf,
-    check_inputs,
     checked,
 )
 from ..losses import softplus
@@ -117,6 +116,8 @@ def _block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
 
 
 @checked(
+    labels=Labels(),
+    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
     block_size=Int(1),
     n_samples=Int(2),
     generator=Optional(Instance(torch.Generator)),
@@ -134,7 +135,6 @@ def block_evaluator(
     :func:`block_losses`, ``L_mu`` (the mean classifier on AVG-2, exact), and the
     lemma's bound from each loss, ``bound`` (L_un − τ log 2)/(1 − τ) and
     ``block_bound`` (L^block_un − τ log 2)/(1 − τ)."""
-    check_inputs("inputs", inputs, labels)
     samples = draw_block_samples(labels, block_size, n_samples, generator)
     tau = coupon.tau_plus(1, metrics.class_frequencies(labels))
 

@@ -16,10 +16,11 @@ from ..checks import (
     Device,
     Instance,
     Int,
+    Labels,
     Optional,
     Positive,
+    TensorOf,
     check_batch,
-    check_inputs,
     check_int,
     check_positive,
     check_steps,
@@ -98,7 +99,13 @@ def contrastive_batches(
     return sample
 
 
-@checked(n_seeds=Int(1), batch_size=Int(1), generator=Instance(torch.Generator))
+@checked(
+    labels=Labels(),
+    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
+    n_seeds=Int(1),
+    batch_size=Int(1),
+    generator=Instance(torch.Generator),
+)
 def labelled_batches(
     inputs: Tensor,
     labels: Tensor,
@@ -108,7 +115,6 @@ def labelled_batches(
 ):
     """step ↦ (x, y) with leading shape (n_seeds, batch_size), examples drawn uniformly
     with replacement."""
-    check_inputs("inputs", inputs, labels)
     shape = (n_seeds, batch_size)
 
     def sample(step: int):
@@ -123,10 +129,13 @@ def labelled_batches(
     return sample
 
 
+@checked(
+    labels=Labels(),
+    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
+)
 def head_accuracy(inputs: Tensor, labels: Tensor):
     """A validation score of :func:`train_tuned` for a classifier: model ↦ N_C-way
     accuracy (S,) of its logits model(inputs) (S, n, N_C) against labels (n,)."""
-    check_inputs("inputs", inputs, labels)
 
     def score(model: StackedModel) -> Tensor:
         return (model(inputs).argmax(-1) == labels).double().mean(-1)
@@ -134,7 +143,13 @@ def head_accuracy(inputs: Tensor, labels: Tensor):
     return score
 
 
-@checked(max_iter=Int(1))
+@checked(
+    fit_labels=Labels(),
+    fit_inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("fit_labels", 0)),
+    val_labels=Labels(),
+    val_inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("val_labels", 0)),
+    max_iter=Int(1),
+)
 def probe_accuracy(
     fit_inputs: Tensor,
     fit_labels: Tensor,
@@ -149,8 +164,6 @@ def probe_accuracy(
     features of (fit_inputs, fit_labels) (:func:`ccl_helpers.metrics.linear_probe`,
     ``max_iter`` L-BFGS iterations). ``submodule`` names the representation inside the
     model (e.g. ``"encoder"`` of a classifier); None: the model's output."""
-    check_inputs("fit_inputs", fit_inputs, fit_labels, "fit_labels")
-    check_inputs("val_inputs", val_inputs, val_labels, "val_labels")
     if val_inputs.shape[1:] != fit_inputs.shape[1:]:
         raise ValueError(
             "val_inputs must have the example shape of fit_inputs, "

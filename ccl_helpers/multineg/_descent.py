@@ -14,6 +14,7 @@ from ..checks import Callable as CallableRule
 from ..checks import (
     Int,
     Positive,
+    Sizes,
     check_batch,
     check_finite,
     check_finite_real,
@@ -164,7 +165,10 @@ def _check_thresholds(
 @checked(
     width=Int(1),
     lr_constant=Positive(convert=True),
+    max_steps=Int(1),
     n_seeds=Int(1),
+    depth=Sizes(0),
+    out_features=Sizes(),
     seed=Int(0),
 )
 def descent_to_targets(

@@ -14,10 +14,11 @@ from ..checks import Callable as CallableRule
 from ..checks import (
     Instance,
     Int,
+    Labels,
     Optional,
     Positive,
+    TensorOf,
     check_batch,
-    check_inputs,
     check_int,
     check_steps,
     checked,
@@ -115,6 +116,8 @@ def contrastive_loss(
 
 
 @checked(
+    labels=Labels(),
+    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
     n_negatives=Int(1),
     n_samples=Int(2),
     generator=Optional(Instance(torch.Generator)),
@@ -153,7 +156,6 @@ def make_evaluator(
     The lemmas' bounds are added to the records by :func:`add_lemma_bounds`.
     """
     n = n_negatives
-    check_inputs("inputs", inputs, labels)
     n_classes, counts = metrics.labelled_set_sizes(
         torch.zeros(labels.numel(), 1), labels
     )
@@ -187,6 +189,10 @@ def make_evaluator(
 @checked(
     make_encoder=CallableRule(),
     train_set=Instance(LatentClassModel),
+    eval_labels=Labels(),
+    eval_inputs=TensorOf(
+        min_ndim=1, floating=True, finite=True, like=("eval_labels", 0)
+    ),
     n_seeds=Int(1),
     n_steps=Int(1),
     batch_size=Int(1),
@@ -230,7 +236,6 @@ def lemma_runs(
     values = [check_int("negatives", n) for n in negatives]
     if not values:
         raise ValueError("negatives must hold at least one N ≥ 1")
-    check_inputs("eval_inputs", eval_inputs, eval_labels, "eval_labels")
     checkpoints = check_steps("checkpoints", checkpoints, n_steps)
     device = eval_inputs.device
     linear = set(fit_linear)
