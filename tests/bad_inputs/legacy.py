@@ -91,8 +91,6 @@ VALUES_UNCHECKED = {
         "codes' values are not read (run_batches checks them)"
         for code in ("loss_code", "similarity_code")
     },
-    "multineg.output_norm_range.features": "recorded at checkpoints: a diverged seed "
-    "records NaN",
     "multimodal.alignment_cosines.S_A": "recorded along training: NaN propagates",
     "multimodal.alignment_cosines.S_B": "recorded along training: NaN propagates",
     "multimodal.noise_ratio.S": "recorded along training: NaN propagates",
@@ -165,8 +163,6 @@ POSITIVE_REALS = {
 """Real arguments that must be > 0 (a name, or callable.name)."""
 NON_NEGATIVE_REALS = {
     "weight_decay",
-    "curl.mean_classifier_bound.tau",
-    "multineg.add_lemma_bounds.confidence",
 }
 """Real arguments that may be 0 but not negative (they take precedence)."""
 FREE_STRINGS = {
