@@ -51,11 +51,13 @@ import datetime
 import os
 from collections.abc import Callable
 
+import pandas as pd
 import torch
 import torch.distributed as dist
 from torch import Tensor, nn
 from torch.distributed import _functional_collectives as functional_collectives
 
+from . import runtime
 from .checks import (
     check_choice,
     check_device,
@@ -65,7 +67,6 @@ from .checks import (
     check_tensor,
 )
 from .losses import REDUCTIONS, nt_xent_per_anchor, reduce, result_dtype
-from .runtime import progress
 from .train import Evaluation, loop
 
 MAX_DIMS = 16
@@ -286,11 +287,20 @@ def nt_xent_loss_distributed(
         rows]``, if ``reduction="none"``; otherwise a 0-dim tensor (this rank's
         :math:`L_r`).
     """
+    check_positive("temperature", temperature)
+    check_choice("reduction", reduction, REDUCTIONS)
+    return _nt_xent_distributed(z1, z2, temperature, reduction)
+
+
+def _nt_xent_distributed(
+    z1: Tensor, z2: Tensor, temperature: float, reduction: str
+) -> Tensor:
+    """:func:`nt_xent_loss_distributed` with ``temperature`` and ``reduction`` already
+    checked (at the entry of a training run); the views' shapes and dtypes are checked
+    at every call (metadata only: no device synchronisation)."""
     check_tensor("z1", z1, min_ndim=2, floating=True)
     check_tensor("z2", z2, min_ndim=2, floating=True)
     check_same_shape("z2", z2, "z1", z1)
-    check_positive("temperature", temperature)
-    check_choice("reduction", reduction, REDUCTIONS)
     local = z1.shape[-2]
     n_ranks, me = world_size(), rank()
     if local < 1 or n_ranks * local < 2:
@@ -340,13 +350,11 @@ def init_from_env(
     Returns:
         ``cuda:LOCAL_RANK`` (made the current CUDA device) with NCCL, the CPU with gloo.
     """
-    from .runtime import device as default_device
-
     if backend is not None and backend not in ("nccl", "gloo"):
         raise ValueError(f"backend must be 'nccl', 'gloo' or None, got {backend!r}")
     check_positive("timeout_s", timeout_s)
     if "WORLD_SIZE" not in os.environ:
-        return default_device()
+        return runtime.device()
     if backend is None:
         backend = "nccl" if torch.cuda.is_available() else "gloo"
     local_rank = int(os.environ.get("LOCAL_RANK", 0))
@@ -451,7 +459,7 @@ def _ddp_backward(
     for p in model.parameters():
         p.grad = None
     z1, z2 = model(torch.cat([x1, x2])).chunk(2)
-    loss = nt_xent_loss_distributed(z1, z2, temperature)
+    loss = _nt_xent_distributed(z1, z2, temperature, "mean")
     loss.backward()
     total = loss.detach().clone()
     if is_distributed():
@@ -468,7 +476,7 @@ def ddp_train(
     lr: float = 1e-3,
     device: torch.device | str | None = None,
     desc: str | None = None,
-) -> tuple[nn.Module, list[float]]:
+) -> tuple[nn.Module, pd.DataFrame]:
     """Train ``model`` with Adam for ``n_steps``; the whole ``torchrun`` path.
 
     Each step is one :func:`ddp_train_step` (distributed NT-Xent, gradients averaged
@@ -492,9 +500,11 @@ def ddp_train(
             shown by rank 0 only; None: no bar.
 
     Returns:
-        ``(model, losses)``: the trained encoder ``model`` itself (not the DDP wrapper;
-        it is trained in place) and the global loss of every step, identical on all
-        ranks.
+        ``(model, history)``: the trained encoder ``model`` itself (not the DDP
+        wrapper; it is trained in place) and the book's long history (step, seed,
+        quantity, value) of :func:`ccl_helpers.train.loop`: the global loss
+        (quantity ``"loss"``) of every step 0 … n_steps − 1, one run (seed 0),
+        identical on all ranks.
     """
     n_steps = check_int("n_steps", n_steps)
     check_positive("lr", lr)
@@ -517,13 +527,13 @@ def ddp_train(
         params,
         gradient,
         n_steps,
-        seeds=[rank()],
+        seeds=[0],
         lr=lr,
         optimizer="adam",
         every_step=["loss"],
-        bar=(lambda steps: progress(steps, desc=desc))
+        bar=(lambda steps: runtime.progress(steps, desc=desc))
         if desc is not None and rank() == 0
         else None,
     )
-    losses = history.loc[history.quantity == "loss", "value"].tolist()
-    return model, losses  # nn.Module.to moves in place: the trained encoder
+    history = history[history["quantity"] == "loss"].reset_index(drop=True)
+    return model, history  # nn.Module.to moves in place: the trained encoder

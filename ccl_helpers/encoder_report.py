@@ -160,7 +160,7 @@ def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
     """f(images) (n, d), checked: two dimensions, one row per image (on two images
     first, for a clear error before the chunked pass), finite."""
     _checked_embeddings(encoder(images[:2]), min(2, images.shape[0]))
-    features = _checked_embeddings(metrics.embed(encoder, images), images.shape[0])
+    features = _checked_embeddings(metrics.encode(encoder, images), images.shape[0])
     if not bool(torch.isfinite(features).all()):
         raise ValueError("encoder returned NaN or infinite embeddings")
     return features

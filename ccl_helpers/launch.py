@@ -208,7 +208,7 @@ def _run(options: argparse.Namespace, device: torch.device) -> dict | None:
 
     encoder = models.MLP(64, hidden=sizes["hidden"], out_features=EMBEDDING_DIM)
     start = time.perf_counter()
-    encoder, losses = distributed.ddp_train(
+    encoder, history = distributed.ddp_train(
         encoder,
         rank_views,
         options.steps,
@@ -237,7 +237,7 @@ def _run(options: argparse.Namespace, device: torch.device) -> dict | None:
         "n_train": len(y_train),
         "n_test": len(y_test),
         "train_seconds": train_seconds,
-        "losses": losses,
+        "losses": history["value"].tolist(),  # the global loss of each step
         **_evaluate(encoder, x_train, y_train, x_test, y_test, sizes["probe_iter"]),
     }
     print(_summary(results), flush=True)

@@ -703,7 +703,7 @@ def knn_accuracy(
     return torch.cat(correct, -1).mean(-1)
 
 
-def embed(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
+def encode(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
     """f(x) of ``images`` (n, ...) without gradients, in chunks of ``chunk_size`` images
     (one call on many images through a vmapped stack of models is memory-bound and
     several times slower), concatenated along the sample axis: (..., n, d) for an

@@ -42,7 +42,7 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .checks import check_frame
+from .checks import UNKNOWN, BadValue, Optional, Rule, check_frame, checked
 from .runtime import device, scale
 
 IMPORTED_AT = time.time()
@@ -77,14 +77,47 @@ def records_dir() -> Path:
     return _root() / "_build" / "results" / scale()
 
 
+class _Chapter(Rule):
+    """The rule of a chapter's name (:data:`CHAPTER_PATTERN`)."""
+
+    def check(self, name, value, arguments):
+        if not isinstance(value, str) or not CHAPTER_PATTERN.fullmatch(value):
+            raise ValueError(
+                f"{name} must be a chapter's name such as '02_multiple_negatives' "
+                f"(two digits, '_', lower-case letters, digits or '_'), got {value!r}"
+            )
+        return value
+
+    def bad_values(self, valid):
+        return [BadValue("unknown name", UNKNOWN), BadValue("number", 1.5)]
+
+
+class _PastTime(Rule):
+    """The rule of a past ``time.time()``: a real number (not a bool) not after
+    now."""
+
+    def check(self, name, value, arguments):
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not value <= time.time()
+        ):
+            raise ValueError(f"{name} must be a past time.time(), got {value!r}")
+        return value
+
+    def bad_values(self, valid):
+        return [
+            BadValue("future", time.time() + 1e6),
+            BadValue("nan", math.nan),
+            BadValue("bool", True),
+            BadValue("string", UNKNOWN),
+        ]
+
+
+@checked(chapter=_Chapter())
 def chapter_path(chapter: str, folder: Path | None = None) -> Path:
     """``<folder>/<chapter>.json`` (folder: :func:`results_dir`), after checking that
     ``chapter`` is a chapter's name."""
-    if not isinstance(chapter, str) or not CHAPTER_PATTERN.fullmatch(chapter):
-        raise ValueError(
-            f"chapter must be a chapter's name such as '02_multiple_negatives' "
-            f"(two digits, '_', lower-case letters, digits or '_'), got {chapter!r}"
-        )
     return (results_dir() if folder is None else Path(folder)) / f"{chapter}.json"
 
 
@@ -158,18 +191,13 @@ def _device_name() -> str:
     return f"{here.type} ({platform.machine()}, {os.cpu_count()} cores)"
 
 
+@checked(started=Optional(_PastTime()))
 def provenance(started: float | None = None) -> dict:
     """Where and how the numbers are computed now: command, commit, dirty, device,
     date (UTC, ISO 8601), wall_time_s (since ``started``, a ``time.time()``, default
     this module's import), torch, python, scale. ``CCL_COMMIT``, where set, names the
     commit (a copy of the tree sent to another machine, whose repository, if any, is
     not that commit's) and dirty is None; else git's HEAD, else "unknown"."""
-    if started is not None and (
-        isinstance(started, bool)
-        or not isinstance(started, (int, float))
-        or not started <= time.time()
-    ):
-        raise ValueError(f"started must be a past time.time(), got {started!r}")
     named = os.environ.get("CCL_COMMIT")
     status = None if named else _git("status", "--porcelain", "--untracked-files=no")
     return {
@@ -187,6 +215,7 @@ def provenance(started: float | None = None) -> dict:
     }
 
 
+@checked(chapter=_Chapter(), started=Optional(_PastTime()))
 def save_paper_results(
     chapter: str, numbers: dict, *, started: float | None = None
 ) -> Path:
@@ -216,6 +245,7 @@ def save_paper_results(
     return write_json(path, record)
 
 
+@checked(chapter=_Chapter())
 def load_paper_results(chapter: str) -> dict | None:
     """The record that :func:`save_paper_results` wrote for ``chapter`` (keys
     ``chapter``, ``provenance``, ``numbers``; DataFrames come back as lists of

@@ -161,10 +161,11 @@ def run_checks(rank: int, inputs: dict[str, torch.Tensor]) -> dict:
         x1, x2 = adam_views(step)
         return shard(x1, rank), shard(x2, rank)
 
-    trained, losses = distributed.ddp_train(
+    trained, history = distributed.ddp_train(
         make_encoder(), sample_views, ADAM_STEPS, temperature=TEMPERATURE, lr=ADAM_LR
     )
-    out["train_losses"] = losses
+    out["train_history"] = history[["step", "seed", "quantity"]].to_dict("list")
+    out["train_losses"] = history["value"].tolist()
     out["train_returns_encoder"] = not isinstance(
         trained, nn.parallel.DistributedDataParallel
     )
@@ -372,6 +373,11 @@ def test_ddp_step_equals_single_process(ranks, single):
 def test_ddp_train_equals_single_process(ranks, single):
     for r in ranks:
         assert r["train_returns_encoder"]
+        assert r["train_history"] == {  # one run, the same frame on every rank
+            "step": list(range(ADAM_STEPS)),
+            "seed": [0] * ADAM_STEPS,
+            "quantity": ["loss"] * ADAM_STEPS,
+        }
         close(
             torch.tensor(r["train_losses"], dtype=torch.float64),
             torch.tensor(single["train_losses"], dtype=torch.float64),
@@ -451,10 +457,13 @@ def test_single_process_training_runs_without_torchrun(monkeypatch, capsys):
         x1, x2 = adam_views(step)
         return x1, x2
 
-    _, losses = distributed.ddp_train(
+    _, history = distributed.ddp_train(
         model, sample_views, 2, temperature=TEMPERATURE, lr=ADAM_LR, desc="ddp test"
     )
-    assert len(losses) == 2 and all(torch.isfinite(torch.tensor(losses)))
+    assert list(history.columns) == ["step", "seed", "quantity", "value"]
+    assert history["step"].tolist() == [0, 1] and history["seed"].tolist() == [0, 0]
+    assert set(history["quantity"]) == {"loss"}
+    assert torch.isfinite(torch.tensor(history["value"].to_numpy())).all()
     assert "ddp test" in capsys.readouterr().err  # rank 0's progress bar
 
 

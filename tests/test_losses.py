@@ -12,6 +12,7 @@ import torch.nn.functional as F
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from ccl_helpers import losses
 from ccl_helpers.losses import (
     REDUCTIONS,
     info_nce_loss,
@@ -936,3 +937,44 @@ def test_every_triplet_loss_entry_point_is_the_naive_formula():
     mean = wen.triplet_loss(identity, (x, index))
     expected = naive_triplet_losses(*x[index].unbind(1))
     assert float(mean) == pytest.approx(float(expected.mean()), rel=1e-13)
+
+
+# ---------------------------------------------------------------- the shared masked sum
+
+
+def test_masked_logsumexp_leaves_the_excluded_entries_out():
+    logits = torch.randn(3, 5, generator=torch.Generator().manual_seed(0))
+    excluded = torch.zeros(3, 5, dtype=torch.bool)
+    excluded[0, 1] = excluded[2, :] = True
+    found = losses.masked_logsumexp(logits, excluded)
+    kept = [logits[0, [0, 2, 3, 4]], logits[1]]
+    for row, values in enumerate(kept):
+        torch.testing.assert_close(found[row], torch.logsumexp(values, -1))
+    assert found[2] == -torch.inf  # every entry left out
+    torch.testing.assert_close(
+        losses.masked_logsumexp(logits), torch.logsumexp(logits, -1)
+    )
+    with pytest.raises(ValueError, match="excluded"):
+        losses.masked_logsumexp(logits, excluded.int())
+
+
+def test_balanced_terms_are_the_balanced_losses_per_anchor():
+    z1, z2 = draw(2, 4, 3, seed=1), draw(2, 4, 3, seed=2)
+    views = torch.cat([z1, z2], -2)
+    sims = losses.pairwise_similarity(views, views, "cosine")
+    eye = torch.eye(8, dtype=torch.bool)
+    excluded = eye | eye.roll(4, -1)
+    found = losses.balanced_terms(sims, 2.0, 3.0, excluded)
+    want = losses.balanced_contrastive_loss(z1, z2, 2.0, 3.0, reduction="none")
+    assert torch.equal(found, want)
+    cosine = F.cosine_similarity(z1, z2, dim=-1).repeat(1, 2)  # the positives
+    explicit = losses.balanced_terms(sims, 2.0, 3.0, excluded, positive=cosine)
+    torch.testing.assert_close(explicit, want)
+    with pytest.raises(ValueError, match="sims"):
+        losses.balanced_terms(sims[..., :7], 2.0, 3.0)
+    with pytest.raises(ValueError, match="positive"):
+        losses.balanced_terms(sims, 2.0, 3.0, positive=cosine[..., :7])
+    with pytest.raises(ValueError, match="excluded"):
+        losses.balanced_terms(sims, 2.0, 3.0, excluded[:7, :7])
+    with pytest.raises(ValueError, match="alpha"):
+        losses.balanced_terms(sims, -1.0, 3.0)

@@ -855,17 +855,17 @@ def test_mean_classifier_centre_validates_the_training_features():
 # ---------------------------------------------------------------- differences of means
 
 
-def test_embed_in_chunks_equals_one_call():
+def test_encode_in_chunks_equals_one_call():
     from ccl_helpers.train import StackedModel
 
     model = StackedModel(lambda: torch.nn.Linear(5, 3), 2, seed=0)
     images = torch.rand(23, 5, generator=torch.Generator().manual_seed(0))
     whole = model(images)
-    chunked = metrics.embed(model, images, chunk_size=4)
+    chunked = metrics.encode(model, images, chunk_size=4)
     assert chunked.shape == (2, 23, 3) and not chunked.requires_grad
     torch.testing.assert_close(chunked, whole.detach())
     with pytest.raises(ValueError, match="chunk_size"):
-        metrics.embed(model, images, chunk_size=0)
+        metrics.encode(model, images, chunk_size=0)
 
 
 def test_standardise_moments_and_shapes():

@@ -12,7 +12,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from ccl_helpers import data, metrics, models
+from ccl_helpers import data, metrics, models, train
 from ccl_helpers import supervised_approx as sa
 from ccl_helpers.losses import nt_xent_loss
 from ccl_helpers.losses.balanced import (
@@ -20,6 +20,8 @@ from ccl_helpers.losses.balanced import (
     generalized_nt_xent_loss,
 )
 from ccl_helpers.losses.bound_derived import bound_derived_loss
+from ccl_helpers.supervised_approx import _bounds
+from ccl_helpers.train import StackedModel
 
 
 def draw(*shape, seed=0, scale=1.0):
@@ -234,7 +236,7 @@ def test_losses_vmap_over_alpha_and_lambda():
 
 
 def test_encode_in_chunks_equals_one_call(monkeypatch):
-    """_encode splits K·N images into chunks of ENCODE_CHUNK: the same normalised
+    """_encode_views splits K·N images into chunks of ENCODE_CHUNK: the same normalised
     representations as one call, in the same (K, N) layout."""
     weight = torch.randn(16, 3, generator=torch.Generator().manual_seed(0))
 
@@ -243,10 +245,12 @@ def test_encode_in_chunks_equals_one_call(monkeypatch):
         return torch.stack([z, 2 * z.flip(-1)])
 
     images = torch.rand(4, 5, 1, 4, 4, generator=torch.Generator().manual_seed(1))
-    whole = sa._encode(encoder, images)
-    monkeypatch.setattr(sa, "ENCODE_CHUNK", 3)  # 20 images: 7 calls
+    whole = _bounds._encode_views(encoder, images)
+    monkeypatch.setattr(_bounds, "ENCODE_CHUNK", 3)  # 20 images: 7 calls
     calls = []
-    chunked = sa._encode(lambda x: calls.append(len(x)) or encoder(x), images)
+    chunked = _bounds._encode_views(
+        lambda x: calls.append(len(x)) or encoder(x), images
+    )
     assert calls == [3] * 6 + [2]
     assert chunked.shape == whole.shape == (2, 4, 5, 3)
     torch.testing.assert_close(chunked, whole, rtol=1e-6, atol=1e-7)
@@ -483,7 +487,7 @@ def test_module_arguments_raise_value_error(call, argument):
 
 
 def test_tiled_model_shares_initialisations_and_batches_tile():
-    model = sa.tiled_model(lambda: torch.nn.Linear(64, 3), n_seeds=2, n_configs=3)
+    model = StackedModel.tiled(lambda: torch.nn.Linear(64, 3), n_seeds=2, n_configs=3)
     x = torch.rand(5, 64)
     out = model(x)
     assert out.shape == (6, 5, 3)
@@ -579,14 +583,6 @@ def test_bound_terms_selects_each_models_alpha_and_summarises():
         terms(torch.tensor([1.0, 2.0, 3.0]))
 
 
-def test_model_subset_evaluates_the_chosen_copies():
-    model = sa.tiled_model(lambda: torch.nn.Linear(64, 3), n_seeds=3, n_configs=2)
-    x = torch.rand(4, 64)
-    torch.testing.assert_close(sa.model_subset(model, [1, 4])(x), model(x)[[1, 4]])
-    with pytest.raises(ValueError, match="indices"):
-        sa.model_subset(model, [6])
-
-
 @pytest.mark.parametrize("similarity", ["cosine", "dot", "neg_euclidean"])
 def test_member_loss_equals_each_named_loss(similarity):
     g = torch.Generator().manual_seed(5)
@@ -632,28 +628,6 @@ def test_member_loss_under_vmap_matches_a_loop_with_finite_gradients():
         z1.detach(), z2, alpha, lam, kinds, sims
     )
     torch.testing.assert_close(per_member, grad, rtol=1e-12, atol=1e-12)
-
-
-def test_seeded_model_members_start_from_their_seeds():
-    from ccl_helpers.train import StackedModel
-
-    def make():
-        return torch.nn.Linear(6, 2)
-
-    model = sa.seeded_model(make, [3, 0, 3])
-    x = torch.rand(4, 6)
-    out = model(x)
-    torch.testing.assert_close(
-        out[0], StackedModel(make, 1, seed=3)(x)[0], rtol=0, atol=0
-    )
-    torch.testing.assert_close(
-        out[1], StackedModel(make, 1, seed=0)(x)[0], rtol=0, atol=0
-    )
-    torch.testing.assert_close(out[0], out[2], rtol=0, atol=0)
-    assert model.seeds == [0, 1, 2] and model.n_seeds == 3
-    for bad in ([], "0", [1.5], [-1]):
-        with pytest.raises(ValueError, match="seeds"):
-            sa.seeded_model(make, bad)
 
 
 def runs_frame(rows):
@@ -749,7 +723,18 @@ def test_train_runs_trains_each_member_as_if_alone():
         return models.ConvNet(1, 8, channels=(3,), padding=2, out_features=4)
 
     together, history = sa.train_runs(runs, pools, make, 2, batch_size=4, desc=None)
-    assert set(history["member"]) == {0, 1, 2} and "loss" in history.columns
+    assert list(history.columns) == [
+        "step",
+        "seed",
+        "quantity",
+        "value",
+        *(c for c in sa.RUN_COLUMNS if c != "seed"),
+    ]
+    assert set(history["quantity"]) == {"train_loss"}
+    table = train.wide(history)  # one row per (step, seed, configuration)
+    assert table["seed"].tolist() == [0, 1, 0]  # the members' order, at step 2
+    assert table["loss"].tolist() == ["generalized", "balanced", "cross_view"]
+    assert together.seeds == [0, 1, 0]
     for i in range(3):
         alone, _ = sa.train_runs(
             runs.iloc[[i]], pools, make, 2, batch_size=4, desc=None
@@ -1161,7 +1146,7 @@ def test_eq51_shares_the_transformation_but_draws_cutout_and_noise_per_view():
     assert found["+cutout"] > 0.01 and found["+noise"] > 0.01
     # the per-view part: two views of one image differ only by the square / the noise
     pair = images.expand(2, *images.shape)
-    views = sa._paired_views(pair, "+noise", torch.Generator().manual_seed(4))
+    views = _bounds._paired_views(pair, "+noise", torch.Generator().manual_seed(4))
     shared = data.augment(
         pair, data.BASE, torch.Generator().manual_seed(4), param_shape=(1, 6)
     )
@@ -1169,7 +1154,7 @@ def test_eq51_shares_the_transformation_but_draws_cutout_and_noise_per_view():
     residual = (views - shared)[inside]
     assert 0.15 < residual.std().item() < 0.25  # the noise's standard deviation 0.2
     assert not torch.allclose(views[0], views[1])
-    cut = sa._paired_views(pair, "+cutout", torch.Generator().manual_seed(4))
+    cut = _bounds._paired_views(pair, "+cutout", torch.Generator().manual_seed(4))
     erased = (cut == 0) & (shared > 0)
     assert erased[0].any() and not torch.equal(erased[0], erased[1])
 
@@ -1177,7 +1162,7 @@ def test_eq51_shares_the_transformation_but_draws_cutout_and_noise_per_view():
 def test_bias_by_member_matches_prototype_bias_per_strategy():
     import pandas as pd
 
-    model = sa.tiled_model(
+    model = StackedModel.tiled(
         lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3)),
         n_seeds=2,
         n_configs=2,
@@ -1191,7 +1176,7 @@ def test_bias_by_member_matches_prototype_bias_per_strategy():
         for method in ("eq51", "plugin"):
             with torch.no_grad():
                 direct = sa.prototype_bias(
-                    sa.model_subset(model, members),
+                    model.subset(members),
                     images,
                     labels,
                     strategy,
@@ -1205,7 +1190,7 @@ def test_bias_by_member_matches_prototype_bias_per_strategy():
             )
         with torch.no_grad():
             spread = sa.prototype_spread(
-                sa.model_subset(model, members),
+                model.subset(members),
                 images,
                 labels,
                 strategy,
@@ -1238,7 +1223,7 @@ def test_prototype_spread_against_a_loop_over_class_pairs():
 
 
 def test_bound_evaluator_fills_the_chosen_members_and_every_norm():
-    model = sa.tiled_model(
+    model = StackedModel.tiled(
         lambda: torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 4)),
         n_seeds=2,
         n_configs=2,
@@ -1267,7 +1252,7 @@ def test_bound_evaluator_fills_the_chosen_members_and_every_norm():
     with torch.no_grad():
         direct = sa.summarise_bounds(
             *sa.bound_terms(
-                sa.model_subset(model, [1, 3]),
+                model.subset([1, 3]),
                 images,
                 labels,
                 images,

@@ -1131,3 +1131,86 @@ def test_member_norms_of_a_transposed_stack_equal_the_flattened_sums():
 def test_member_norms_need_a_member_axis():
     with pytest.raises(ValueError, match="member axis"):
         member_norms(torch.tensor(2.0))
+
+
+# ---------------------------------------------------------------- seeds and subsets
+
+
+def test_from_seeds_members_start_from_their_seeds():
+    def make():
+        return nn.Linear(6, 2)
+
+    model = StackedModel.from_seeds(make, [3, 0, 3])
+    x = torch.rand(4, 6)
+    out = model(x)
+    torch.testing.assert_close(
+        out[0], StackedModel(make, 1, seed=3)(x)[0], rtol=0, atol=0
+    )
+    torch.testing.assert_close(
+        out[1], StackedModel(make, 1, seed=0)(x)[0], rtol=0, atol=0
+    )
+    torch.testing.assert_close(out[0], out[2], rtol=0, atol=0)
+    assert model.seeds == [3, 0, 3] and model.n_seeds == 3
+    for bad in ([], "0", [1.5], [-1]):
+        with pytest.raises(ValueError, match="seeds"):
+            StackedModel.from_seeds(make, bad)
+
+
+def test_tiled_is_config_major_over_seeds():
+    model = StackedModel.tiled(lambda: nn.Linear(4, 3), n_seeds=2, n_configs=3)
+    assert model.seeds == [0, 1] * 3
+    out = model(torch.rand(5, 4))
+    torch.testing.assert_close(out[0], out[4], rtol=0, atol=0)
+    assert not torch.equal(out[0], out[1])
+
+
+def test_subset_is_a_stacked_model_of_the_chosen_members():
+    model = StackedModel.tiled(lambda: nn.Linear(64, 3), n_seeds=3, n_configs=2)
+    x = torch.rand(4, 64)
+    chosen = model.subset([1, 4])
+    assert isinstance(chosen, StackedModel) and chosen.n_seeds == 2
+    assert chosen.seeds == [1, 1]
+    torch.testing.assert_close(chosen(x), model(x)[[1, 4]], rtol=0, atol=0)
+    for bad in ([6], [], [-1], "1"):
+        with pytest.raises(ValueError, match="indices"):
+            model.subset(bad)
+    with torch.no_grad():  # a copy: training the subset leaves the model alone
+        chosen.params["weight"].add_(1.0)
+    torch.testing.assert_close(model(x)[[1, 4]], model.subset([1, 4])(x))
+
+
+def test_loop_records_the_configuration_columns_on_every_record():
+    model = StackedModel.from_seeds(lambda: nn.Linear(3, 1), [0, 0, 1])
+    data = torch.rand(3, 4, 3)
+    configuration = pd.DataFrame({"loss": ["a", "b", "a"], "alpha": [1.0, 2.0, 1.0]})
+    history = train(
+        model,
+        lambda forward, x: forward(x).pow(2).mean(),
+        lambda step: data,
+        3,
+        eval_steps=[1],
+        desc=None,
+        configuration=configuration,
+    )
+    assert list(history.columns) == [
+        "step",
+        "seed",
+        "quantity",
+        "value",
+        "loss",
+        "alpha",
+    ]
+    assert history["seed"].tolist()[:3] == [0, 0, 1]
+    assert history["loss"].tolist()[:3] == ["a", "b", "a"]
+    table = wide(history)
+    assert len(table) == 2 * 3  # steps 1 and 3, three members
+    for bad in (configuration.iloc[:2], configuration.assign(seed=0)):
+        with pytest.raises(ValueError, match="configuration"):
+            train(
+                model,
+                lambda forward, x: forward(x).pow(2).mean(),
+                lambda step: data,
+                1,
+                desc=None,
+                configuration=bad,
+            )

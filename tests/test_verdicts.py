@@ -4,6 +4,7 @@ simulation, and the records, comparator and scorecard built on them."""
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 import math
@@ -15,7 +16,7 @@ import pytest
 import torch
 from scipy import stats
 
-from ccl_helpers import verdicts
+from ccl_helpers import checks, verdicts
 from ccl_helpers.verdicts import Claim, Verdicts
 from ccl_helpers.verdicts._table import _decide
 
@@ -210,6 +211,18 @@ def test_verdicts_rows_theorem_and_not_run():
 def test_claim_rejects_bad_statements(changes, match):
     with pytest.raises(ValueError, match=match):
         claim(**changes)
+
+
+def test_claim_fields_are_declared_and_converted():
+    """Each field's rule is declared on Claim (read back by the bad-input test), its
+    numbers pass on as floats, and a replaced field is checked as a new one."""
+    assert {"key", "expected", "null", "margin", "section"} <= set(
+        checks.declarations(Claim)
+    )
+    made = claim(null=np.int64(1), margin=np.float32(0.5), margin_reason="r")
+    assert type(made.null) is float and type(made.margin) is float
+    with pytest.raises(ValueError, match="margin"):
+        dataclasses.replace(made, margin=-1.0)
 
 
 def test_estimate_rejects_bad_samples():

@@ -11,11 +11,12 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
-    check_finite,
-    check_inputs,
-    check_instance,
-    check_int,
-    check_tensor,
+    Instance,
+    Int,
+    Labels,
+    Optional,
+    TensorOf,
+    checked,
 )
 from ..losses import softplus
 from ._lemma import _mean_classifier_bound
@@ -30,6 +31,12 @@ class BlockSamples(NamedTuple):
     negatives: Tensor  #: (M, b)
 
 
+@checked(
+    labels=Labels(),
+    block_size=Int(1),
+    n_samples=Int(2),
+    generator=Optional(Instance(torch.Generator)),
+)
 def draw_block_samples(
     labels: Tensor,
     block_size: int,
@@ -39,8 +46,7 @@ def draw_block_samples(
     """Draw M = ``n_samples`` anchors with a positive and a negative block of
     ``block_size`` each, on the finite distribution of labels (n,) (D_c uniform over
     class c's examples, ρ the label frequencies, so x is uniform over the set)."""
-    b = check_int("block_size", block_size)
-    m = check_int("n_samples", n_samples, 2)
+    b, m = block_size, n_samples
     members, counts = metrics.class_members(labels)
     if bool((counts == 0).any()) or counts.numel() < 2:
         raise ValueError("labels must cover the classes 0..N_C−1 (N_C ≥ 2)")
@@ -62,6 +68,10 @@ def draw_block_samples(
     )
 
 
+@checked(
+    features=TensorOf(min_ndim=2, floating=True, finite=True),
+    samples=Instance(BlockSamples),
+)
 def block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
     """Paired Monte Carlo estimates of L_un and of the block loss
     L^block_un = E ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), f̄^± the mean of f over the block, ℓ(z) =
@@ -72,9 +82,6 @@ def block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
     (...) float64 (``gap_se``: the standard error of L_un − L^block_un). Jensen's
     inequality gives L^block_un ≤ L_un for every f.
     """
-    anchor, positives, negatives = check_instance("samples", samples, BlockSamples)
-    check_tensor("features", features, min_ndim=2, floating=True)
-    check_finite("features", features)
     n = features.shape[-2]
     if any(int(index.max()) >= n for index in samples):
         raise ValueError(
@@ -108,6 +115,13 @@ def _block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
     }
 
 
+@checked(
+    labels=Labels(),
+    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
+    block_size=Int(1),
+    n_samples=Int(2),
+    generator=Optional(Instance(torch.Generator)),
+)
 def block_evaluator(
     inputs: Tensor,
     labels: Tensor,
@@ -121,7 +135,6 @@ def block_evaluator(
     :func:`block_losses`, ``L_mu`` (the mean classifier on AVG-2, exact), and the
     lemma's bound from each loss, ``bound`` (L_un − τ log 2)/(1 − τ) and
     ``block_bound`` (L^block_un − τ log 2)/(1 − τ)."""
-    check_inputs("inputs", inputs, labels)
     samples = draw_block_samples(labels, block_size, n_samples, generator)
     tau = coupon.tau_plus(1, metrics.class_frequencies(labels))
 

@@ -8,10 +8,12 @@ from torch import Tensor
 
 from .. import metrics
 from ..checks import (
+    Int,
+    TensorOf,
     check_feature_dims,
     check_features,
     check_int,
-    check_tensor,
+    checked,
 )
 
 CLASSIFIERS = {
@@ -25,6 +27,11 @@ head fitted on the training features, and the mean classifier as it is, with cen
 features, and with unit-norm rows (:func:`ccl_helpers.metrics.mean_classifier`)."""
 
 
+@checked(
+    train_features=TensorOf(ndim=3, floating=True),
+    test_features=TensorOf(ndim=3, floating=True),
+    max_iter=Int(1),
+)
 def downstream_accuracies(
     train_features: Tensor,
     train_labels: Tensor,
@@ -40,8 +47,6 @@ def downstream_accuracies(
     features (S, n, d) for S seeds → tidy frame: seed, task_size, classifier,
     accuracy.
     """
-    check_tensor("train_features", train_features, ndim=3, floating=True)
-    check_tensor("test_features", test_features, ndim=3, floating=True)
     check_features("train_features", train_features, train_labels, "train_labels")
     check_features("test_features", test_features, test_labels, "test_labels")
     check_feature_dims("test_features", test_features, "train_features", train_features)
@@ -50,7 +55,6 @@ def downstream_accuracies(
             f"task_sizes must be a sequence of integers ≥ 2, got {task_sizes!r}"
         )
     task_sizes = [check_int("task_sizes", m, 2) for m in task_sizes]
-    max_iter = check_int("max_iter", max_iter)
     unknown = [name for name in classifiers if name not in CLASSIFIERS]
     if isinstance(classifiers, str) or unknown or not classifiers:
         raise ValueError(

@@ -12,13 +12,19 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
+    Instance,
+    Int,
+    Labels,
+    Optional,
+    TensorOf,
     check_features,
     check_finite_real,
     check_int,
-    check_tensor,
+    checked,
 )
 
 
+@checked(n_negatives=Int(1))
 def collision_terms(n_negatives: int, class_probs: Tensor) -> tuple[float, float]:
     """The two collision quantities of the k-negative lemma, exactly, for k =
     ``n_negatives`` and c⁺, c⁻_1 … c⁻_k i.i.d. from ρ = ``class_probs`` (N_C,):
@@ -44,12 +50,12 @@ def collision_terms(n_negatives: int, class_probs: Tensor) -> tuple[float, float
     return tau, collision
 
 
+@checked(n_negatives=Int(1), n_classes=Int(1))
 def negative_counts(n_negatives: int, n_classes: int) -> Tensor:
     """Every way k = ``n_negatives`` negatives can fall into ``n_classes`` classes, as
     counts (V, n_classes), V = C(k + n_classes − 1, n_classes − 1) (stars and bars),
     float64."""
-    k = check_int("n_negatives", n_negatives, 1)
-    n_classes = check_int("n_classes", n_classes, 1)
+    k = n_negatives
     rows = []
     for bars in itertools.combinations(range(k + n_classes - 1), n_classes - 1):
         edges = (-1, *bars, k + n_classes - 1)
@@ -57,6 +63,7 @@ def negative_counts(n_negatives: int, n_classes: int) -> Tensor:
     return torch.tensor(rows, dtype=torch.float64)
 
 
+@checked(features=TensorOf(ndim=3, floating=True), n_negatives=Int(1))
 def tuple_mean_classifier_loss(
     features: Tensor, labels: Tensor, n_negatives: int
 ) -> tuple[float, Tensor]:
@@ -77,11 +84,10 @@ def tuple_mean_classifier_loss(
     features (S, n, d) → (τ⁺_k, L^µ_tuple (S,) float64). For k = 1 it is the binary
     mean-classifier loss L^µ_sup and τ⁺_1 = τ.
     """
-    check_tensor("features", features, ndim=3, floating=True)
     check_features("features", features, labels)
     rho = metrics.class_frequencies(labels).to(features.device)
     n_classes = rho.numel()
-    k = check_int("n_negatives", n_negatives, 1)
+    k = n_negatives
     if n_classes < 2:
         raise ValueError("labels must hold at least two classes")
     features = features.double()
@@ -118,6 +124,7 @@ def tuple_mean_classifier_loss(
     return tau_plus, torch.stack(losses)
 
 
+@checked(n_negatives=Int(1))
 def k_negative_bound(
     unsupervised_loss: Tensor | float, n_negatives: int, class_probs: Tensor
 ) -> Tensor | float:
@@ -128,6 +135,12 @@ def k_negative_bound(
     return (unsupervised_loss - collision) / (1 - tau)
 
 
+@checked(
+    features=TensorOf(ndim=3, floating=True),
+    labels=Labels(),
+    n_samples=Int(2),
+    generator=Optional(Instance(torch.Generator)),
+)
 def k_negative_lemma(
     features: Tensor,
     labels: Tensor,
@@ -153,10 +166,6 @@ def k_negative_lemma(
     collision, bound, bound_se (the bound's standard error, L_un_se / (1 − τ_k)),
     tau_plus_k, L_mu_tuple, bound_tuple, bound_tuple_se.
     """
-    if features.ndim != 3:
-        raise ValueError(
-            f"features must have shape (S, n, d), got {tuple(features.shape)}"
-        )
     ks = [check_int("negatives", k, 1) for k in negatives]
     if not ks:
         raise ValueError("negatives must hold at least one k ≥ 1")

@@ -9,20 +9,24 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
+    Int,
+    Labels,
+    Positive,
+    TensorOf,
     check_feature_dims,
     check_finite_real,
-    check_positive,
-    check_tensor,
+    checked,
 )
 
 
+@checked(tau=Positive(allow_zero=True))
 def mean_classifier_bound(
     unsupervised_loss: Tensor | float, tau: float
 ) -> Tensor | float:
     """The lemma's right-hand side (L_un − τ·log 2)/(1 − τ), in nats; τ in [0, 1);
     L_un a finite real or floating tensor."""
     check_finite_real("unsupervised_loss", unsupervised_loss)
-    if not 0 <= check_positive("tau", tau, allow_zero=True) < 1:
+    if not tau < 1:
         raise ValueError(f"tau must be in [0, 1), got {tau}")
     return _mean_classifier_bound(unsupervised_loss, tau)
 
@@ -34,6 +38,11 @@ def _mean_classifier_bound(
     return (unsupervised_loss - tau * math.log(2)) / (1 - tau)
 
 
+@checked(
+    features=TensorOf(min_ndim=2, floating=True),
+    labels=Labels(),
+    max_iter=Int(1),
+)
 def lemma_quantities(
     features: Tensor,
     labels: Tensor,
@@ -53,7 +62,6 @@ def lemma_quantities(
     distribution of one N_C-way head fitted on other data, each task using its two
     rows: one W per task, so an upper estimate of the population's L_sup, which the
     in-sample fit of a small distribution underestimates (towards 0)."""
-    check_tensor("features", features, min_ndim=2, floating=True)
     features = features.double()
     rho = metrics.class_frequencies(labels)
     unsupervised = metrics.exact_unsupervised_loss(features, labels, rho)

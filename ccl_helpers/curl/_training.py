@@ -12,20 +12,26 @@ from torch import Tensor
 
 from .. import metrics, train
 from ..checks import (
+    Callable,
+    Device,
+    Instance,
+    Int,
+    Labels,
+    Optional,
+    Positive,
+    TensorOf,
     check_batch,
-    check_callable,
-    check_device,
-    check_inputs,
-    check_instance,
     check_int,
     check_positive,
     check_steps,
+    checked,
 )
 from ..data import LatentClassModel
 from ..losses import at_least_float32, logistic_loss, result_dtype
 from ..train import Forward, StackedModel
 
 
+@checked(forward=Callable())
 def block_contrastive_loss(
     forward: Forward, batch: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
@@ -36,7 +42,6 @@ def block_contrastive_loss(
     this is L_un of eq. (1); with b > 1 it is the block variant (averages of b positives
     / b negatives).
     """
-    check_callable("forward", forward)
     anchor, positives, negatives = check_batch("batch", batch, ("floating",) * 3)
     if (
         positives.shape != negatives.shape
@@ -55,16 +60,23 @@ def block_contrastive_loss(
     return logistic_loss(forward(anchor), positive_mean, negative_mean)
 
 
+@checked(forward=Callable())
 def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor:
     """Supervised training loss: mean cross-entropy of logits forward(x) (B, N_C)
     against labels (B,); its log-softmax in at least float32, the result in the logits'
     dtype (float32 for float16)."""
-    check_callable("forward", forward)
     inputs, labels = check_batch("batch", batch, ("floating", "integer"))
     logits = forward(inputs)
     return F.cross_entropy(at_least_float32(logits), labels).to(result_dtype(logits))
 
 
+@checked(
+    latent=Instance(LatentClassModel),
+    n_seeds=Int(1),
+    batch_size=Int(1),
+    generator=Instance(torch.Generator),
+    block_size=Int(1),
+)
 def contrastive_batches(
     latent: LatentClassModel,
     n_seeds: int,
@@ -75,9 +87,7 @@ def contrastive_batches(
     """step ↦ (x, positives, negatives), each with leading shape (n_seeds, batch_size),
     drawn from D_sim and D_neg of ``latent``; positives and negatives are blocks of
     ``block_size``."""
-    check_instance("latent", latent, LatentClassModel)
-    shape = (check_int("n_seeds", n_seeds), check_int("batch_size", batch_size))
-    block_size = check_int("block_size", block_size)
+    shape = (n_seeds, batch_size)
 
     def sample(step: int):
         anchor, positives, _ = latent.sample_sim(
@@ -89,6 +99,13 @@ def contrastive_batches(
     return sample
 
 
+@checked(
+    labels=Labels(),
+    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
+    n_seeds=Int(1),
+    batch_size=Int(1),
+    generator=Instance(torch.Generator),
+)
 def labelled_batches(
     inputs: Tensor,
     labels: Tensor,
@@ -98,8 +115,7 @@ def labelled_batches(
 ):
     """step ↦ (x, y) with leading shape (n_seeds, batch_size), examples drawn uniformly
     with replacement."""
-    check_inputs("inputs", inputs, labels)
-    shape = (check_int("n_seeds", n_seeds), check_int("batch_size", batch_size))
+    shape = (n_seeds, batch_size)
 
     def sample(step: int):
         index = torch.randint(
@@ -113,10 +129,13 @@ def labelled_batches(
     return sample
 
 
+@checked(
+    labels=Labels(),
+    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
+)
 def head_accuracy(inputs: Tensor, labels: Tensor):
     """A validation score of :func:`train_tuned` for a classifier: model ↦ N_C-way
     accuracy (S,) of its logits model(inputs) (S, n, N_C) against labels (n,)."""
-    check_inputs("inputs", inputs, labels)
 
     def score(model: StackedModel) -> Tensor:
         return (model(inputs).argmax(-1) == labels).double().mean(-1)
@@ -124,6 +143,13 @@ def head_accuracy(inputs: Tensor, labels: Tensor):
     return score
 
 
+@checked(
+    fit_labels=Labels(),
+    fit_inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("fit_labels", 0)),
+    val_labels=Labels(),
+    val_inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("val_labels", 0)),
+    max_iter=Int(1),
+)
 def probe_accuracy(
     fit_inputs: Tensor,
     fit_labels: Tensor,
@@ -138,14 +164,11 @@ def probe_accuracy(
     features of (fit_inputs, fit_labels) (:func:`ccl_helpers.metrics.linear_probe`,
     ``max_iter`` L-BFGS iterations). ``submodule`` names the representation inside the
     model (e.g. ``"encoder"`` of a classifier); None: the model's output."""
-    check_inputs("fit_inputs", fit_inputs, fit_labels, "fit_labels")
-    check_inputs("val_inputs", val_inputs, val_labels, "val_labels")
     if val_inputs.shape[1:] != fit_inputs.shape[1:]:
         raise ValueError(
             "val_inputs must have the example shape of fit_inputs, "
             f"{tuple(fit_inputs.shape[1:])}, got {tuple(val_inputs.shape[1:])}"
         )
-    max_iter = check_int("max_iter", max_iter)
     n_classes = int(fit_labels.max()) + 1
 
     def score(model: StackedModel) -> Tensor:
@@ -212,6 +235,19 @@ class _EarlyStopping:
             self.model.params[name].copy_(value)
 
 
+@checked(
+    make_model=Callable(),
+    loss_fn=Callable(),
+    batches=Callable(),
+    score=Callable(),
+    n_seeds=Int(1),
+    n_steps=Int(1),
+    search_seeds=Int(1),
+    seed=Int(0),
+    evaluate=Optional(Callable()),
+    tolerance=Positive(allow_zero=True, convert=True),
+    device=Device(),
+)
 def train_tuned(
     make_model,
     loss_fn,
@@ -254,22 +290,9 @@ def train_tuned(
     for i, (lr, weight_decay) in enumerate(grid):
         check_positive(f"grid[{i}]: lr", lr)
         check_positive(f"grid[{i}]: weight_decay", weight_decay, allow_zero=True)
-    for name, value in [
-        ("make_model", make_model),
-        ("loss_fn", loss_fn),
-        ("batches", batches),
-        ("score", score),
-    ]:
-        check_callable(name, value)
-    device = check_device("device", device)
-    n_seeds = check_int("n_seeds", n_seeds)
-    n_steps = check_int("n_steps", n_steps)
-    tolerance = check_positive("tolerance", tolerance, allow_zero=True)
     search_seeds = check_int("search_seeds", search_seeds, 1, n_seeds)
     eval_steps = check_steps("eval_steps", eval_steps, n_steps)
     evaluate_steps = check_steps("evaluate_steps", evaluate_steps, n_steps)
-    if evaluate is not None:
-        check_callable("evaluate", evaluate)
 
     def run(lr: float, weight_decay: float, seeds: int, final: bool):
         model = StackedModel(make_model, seeds, seed=seed, device=device)

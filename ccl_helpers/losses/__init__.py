@@ -15,6 +15,9 @@ its docstring.
   from the bounds (eq. (13)), with ν.
   Similarities: cosine, dot product or negative Euclidean distance
       (:data:`SIMILARITIES`; the matrix of them: :func:`pairwise_similarity`).
+- :func:`masked_logsumexp` — the log-sum-exp over the entries a mask keeps, shared by
+  every loss that leaves entries out of its sum; :func:`balanced_terms` — the
+  per-anchor terms −s_pos + λ·(1/α) log Σ e^(α s) of the balanced family, built on it.
 - :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses
   (:data:`REDUCTIONS`);
   :func:`at_least_float32`, :func:`widen_float16` and :func:`result_dtype` — the
@@ -38,6 +41,7 @@ To find where a NaN enters, run the step under
 traceback that created it (slow: for debugging, not for training).
 """
 
+from ._masked import balanced_terms, masked_logsumexp
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -57,10 +61,12 @@ __all__ = [
     "SIMILARITIES",
     "at_least_float32",
     "balanced_contrastive_loss",
+    "balanced_terms",
     "bound_derived_loss",
     "generalized_nt_xent_loss",
     "info_nce_loss",
     "logistic_loss",
+    "masked_logsumexp",
     "nt_xent_loss",
     "nt_xent_per_anchor",
     "pairwise_similarity",

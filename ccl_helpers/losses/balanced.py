@@ -6,36 +6,21 @@ from __future__ import annotations
 import torch
 
 from ..checks import check_choice, check_positive_or_scalar_tensor
+from ._masked import _balanced_terms, _two_view_positive
 from ._reduction import REDUCTIONS, check_two_views, reduce, result_dtype
 from ._similarity import pairwise_similarity
-
-
-def _two_view_logits(
-    z1: torch.Tensor, z2: torch.Tensor, similarity: str
-) -> tuple[torch.Tensor, torch.Tensor, int]:
-    batch_size = check_two_views(z1, z2)
-    views = torch.cat([z1, z2], dim=-2)  # (..., 2m, d)
-    sims = pairwise_similarity(views, views, similarity)  # (..., 2m, 2m)
-    positive = torch.cat(
-        [
-            sims.diagonal(offset=batch_size, dim1=-2, dim2=-1),
-            sims.diagonal(offset=-batch_size, dim1=-2, dim2=-1),
-        ],
-        dim=-1,
-    )
-    return sims, positive, batch_size
 
 
 def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
     check_positive_or_scalar_tensor("alpha", alpha)
     check_positive_or_scalar_tensor("lam", lam)
     check_choice("reduction", reduction, REDUCTIONS)
-    sims, positive, batch_size = _two_view_logits(z1, z2, similarity)
-    n = 2 * batch_size
-    eye = torch.eye(n, dtype=torch.bool, device=sims.device)
+    batch_size = check_two_views(z1, z2)
+    views = torch.cat([z1, z2], dim=-2)  # (..., 2m, d)
+    sims = pairwise_similarity(views, views, similarity)  # (..., 2m, 2m)
+    eye = torch.eye(2 * batch_size, dtype=torch.bool, device=sims.device)
     excluded = eye if include_positive else eye | eye.roll(batch_size, dims=-1)
-    logits = (alpha * sims).masked_fill(excluded, -torch.inf)
-    per_sample = -positive + lam * torch.logsumexp(logits, dim=-1) / alpha
+    per_sample = _balanced_terms(sims, _two_view_positive(sims), alpha, lam, excluded)
     return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
@@ -67,8 +52,7 @@ def balanced_contrastive_loss(
     attraction and repulsion.
     The similarities and the log-sum-exp run in at least float32: finite for embeddings
     of norm up to 1e4 (``dot``: similarities up to 1e8). Returned in the inputs' dtype,
-    float32 for float16 inputs; values are not checked (no device synchronisation): a
-    NaN propagates.
+    float32 for float16 inputs.
 
     Args:
         z1, z2: the two views' embeddings, shape ``(..., m, d)``, ``m >= 2``.

@@ -6,6 +6,7 @@ from __future__ import annotations
 import torch
 
 from ..checks import check_choice, check_positive_or_scalar_tensor, check_tensor
+from ._masked import _balanced_terms
 from ._reduction import REDUCTIONS, reduce, result_dtype
 from ._similarity import pairwise_similarity
 
@@ -52,7 +53,7 @@ def bound_derived_loss(
     Returns:
         Per-anchor losses ``(..., m)`` if ``reduction="none"``, else 0-dim; in the
         inputs' dtype, float32 for float16 inputs (similarities and log-sum-exp in at
-        least float32). A NaN in the inputs propagates (values are not checked).
+        least float32).
 
     Reference:
         S. Lee, TMLR 2025 (arXiv 2510.10572), Section 4.3, eq. (12)–(14).
@@ -78,9 +79,10 @@ def bound_derived_loss(
         anchors.unsqueeze(-3), views, similarity
     )  # (..., K, m, m)
     positive = sims.diagonal(dim1=-2, dim2=-1)  # (..., K, m)
-    logits = alpha * sims
-    if not include_positive:
-        eye = torch.eye(batch_size, dtype=torch.bool, device=sims.device)
-        logits = logits.masked_fill(eye, -torch.inf)
-    per_transform = -positive + (lam / nu) * torch.logsumexp(logits, dim=-1) / alpha
+    excluded = (
+        None
+        if include_positive
+        else torch.eye(batch_size, dtype=torch.bool, device=sims.device)
+    )
+    per_transform = _balanced_terms(sims, positive, alpha, lam / nu, excluded)
     return reduce(per_transform.mean(-2), reduction).to(result_dtype(anchors))

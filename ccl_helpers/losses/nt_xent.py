@@ -7,6 +7,7 @@ import torch
 import torch.nn.functional as F
 
 from ..checks import Choice, Positive, TensorOf, checked
+from ._masked import _masked_logsumexp
 from ._reduction import (
     REDUCTIONS,
     at_least_float32,
@@ -113,7 +114,4 @@ def nt_xent_per_anchor(
         len(anchor_index), 2 * total, dtype=torch.bool, device=views.device
     )
     self_mask[rows, anchor_index] = True
-    return (
-        torch.logsumexp(logits.masked_fill(self_mask, -torch.inf), dim=-1)
-        - positive_logits
-    )
+    return _masked_logsumexp(logits, self_mask) - positive_logits

@@ -10,19 +10,23 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from ..checks import Callable as CallableRule
 from ..checks import (
+    Int,
+    Positive,
+    Sizes,
     check_batch,
-    check_callable,
     check_finite,
     check_finite_real,
-    check_int,
     check_positive,
+    checked,
 )
 from ..losses import logistic_loss
 from ..models import DeepReLU
 from ..train import Forward, StackedModel, gradient_descent, wide
 
 
+@checked(forward=CallableRule())
 def triplet_objective(
     forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
@@ -35,7 +39,6 @@ def triplet_objective(
     with ``reduction="sum"`` (it takes ζ(f(xᵢ)ᵀf(xᵢ⁻) − f(xᵢ)ᵀf(xᵢ⁺)), the same
     argument). Chapter 3's :func:`ccl_helpers.wen.triplet_loss` is the same loss on
     index triplets, divided by their number."""
-    check_callable("forward", forward)
     inputs, n = _stack_triplets(triplets)
     return logistic_loss(*_split_triplets(forward(inputs), n), reduction="sum")
 
@@ -159,6 +162,15 @@ def _check_thresholds(
     return values
 
 
+@checked(
+    width=Int(1),
+    lr_constant=Positive(convert=True),
+    max_steps=Int(1),
+    n_seeds=Int(1),
+    depth=Sizes(0),
+    out_features=Sizes(),
+    seed=Int(0),
+)
 def descent_to_targets(
     triplets: tuple[Tensor, Tensor, Tensor],
     width: int,
@@ -185,8 +197,6 @@ def descent_to_targets(
     (Lemma 6) are the first checkpoints below them, so they are resolved to the
     checkpoints' spacing (a factor T^{1/checkpoints}), except min ε, which is exact.
     """
-    width = check_int("width", width)
-    lr_constant = check_positive("lr_constant", lr_constant)
     epsilons = _check_thresholds("epsilons", epsilons)
     grad_epsilons = _check_thresholds("grad_epsilons", grad_epsilons, True)
     inputs, _ = _stack_triplets(triplets)
@@ -213,6 +223,7 @@ def descent_to_targets(
     return TargetDescent(steps, outcome.history)
 
 
+@checked(case=CallableRule())
 def descent_sweep(
     parameter: str,
     values: Sequence[float],
@@ -225,7 +236,6 @@ def descent_sweep(
     gain the columns ``parameter`` and ``lr_constant``."""
     if not values:
         raise ValueError("values must hold at least one value of the parameter")
-    check_callable("case", case)
     for i, value in enumerate(values):
         check_finite_real(f"values[{i}]", value)
     outcomes = []

@@ -9,12 +9,10 @@ import torch
 from torch import Tensor
 
 from .. import metrics
-from ..checks import (
-    check_int,
-    check_tensor,
-)
+from ..checks import Int, TensorOf, check_int, checked
 
 
+@checked(task_size=Int(2))
 def average_mean_classifier_loss(
     features: Tensor,
     labels: Tensor,
@@ -91,6 +89,7 @@ def average_mean_classifier_loss(
     return total / tasks.shape[0]
 
 
+@checked(max_iter=Int(1))
 def best_linear_loss(
     features: Tensor,
     labels: Tensor,
@@ -129,12 +128,12 @@ def best_linear_loss(
     return loss
 
 
+@checked(features=TensorOf(min_ndim=2, floating=True))
 def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
     """min_x ‖f(x)‖ and max_x ‖f(x)‖ over the n examples (Assumption 2's η < ‖f(x)‖ <
     C).
 
     features (..., n, d) → (min (...), max (...)), in the features' dtype and device."""
-    check_tensor("features", features, min_ndim=2, floating=True)
     if features.shape[-2] == 0:
         raise ValueError("features must hold n ≥ 1 examples (shape (..., n, d))")
     norms = torch.linalg.vector_norm(features, dim=-1)

@@ -11,11 +11,7 @@ import torch
 from torch import Tensor
 
 from .. import coupon
-from ..checks import (
-    check_finite_real,
-    check_frame,
-    check_positive,
-)
+from ..checks import Int, Positive, check_finite_real, check_frame, checked
 
 
 def lemma1_bound(
@@ -45,6 +41,7 @@ def lemma1_bound(
     return bound + math.log(rho.numel()) if with_log_term else bound
 
 
+@checked(n_negatives=Int(1))
 def lemma2_bound(
     unsupervised_loss: Tensor | float,
     n_negatives: int,
@@ -84,6 +81,7 @@ LEMMA_BOUNDS = {
 """The bound columns of :func:`add_lemma_bounds`."""
 
 
+@checked(confidence=Positive(allow_zero=True, convert=True))
 def add_lemma_bounds(
     runs: pd.DataFrame, class_probs: Tensor | Sequence[float], confidence: float = 4.0
 ) -> pd.DataFrame:
@@ -95,7 +93,6 @@ def add_lemma_bounds(
     Lemma 1's columns are filled on the rows with N = 1, Lemma 2's on those with N > 1
     (+∞ where the coverage probability is 0), NaN elsewhere. Returns a new frame."""
     check_frame("runs", runs, ["N", "L_un", "L_un_se"])
-    confidence = check_positive("confidence", confidence, allow_zero=True)
     rho = coupon.probability_vector(class_probs)
     out = runs.copy()
     high = torch.tensor((out["L_un"] + confidence * out["L_un_se"]).to_numpy())

@@ -12,9 +12,13 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
+    Instance,
+    Int,
+    Optional,
+    Positive,
     check_finite_real,
     check_int,
-    check_positive,
+    checked,
 )
 from ._exact import average_mean_classifier_loss
 
@@ -24,6 +28,7 @@ def _check_task(task_size: int, n_classes: int) -> tuple[int, int]:
     return check_int("task_size", task_size, 2, n_classes), n_classes
 
 
+@checked(n_negatives=Int(1), task_size=Int(2), n_classes=Int(2))
 def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> float:
     """k / (1 − τ⁺_N) of Proposition 1 for uniform ρ over n_classes classes, k =
     task_size − 1.
@@ -37,6 +42,7 @@ def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> flo
     return (task_size - 1) / (1 - tau)
 
 
+@checked(n_negatives=Int(1), task_size=Int(2), n_classes=Int(2))
 def proposition1_bound(
     unsupervised_loss: Tensor | float, n_negatives: int, task_size: int, n_classes: int
 ) -> Tensor | float:
@@ -56,13 +62,14 @@ def proposition1_bound(
     """
     loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     task_size, n_classes = _check_task(task_size, n_classes)
-    n = check_int("n_negatives", n_negatives)
+    n = n_negatives
     tau = coupon.tau_plus(
         n, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
     )
     return (task_size - 1) / (1 - tau) * (loss - tau * math.log(n + 1))
 
 
+@checked(task_size=Int(2), n_classes=Int(2))
 def proposition1_part1_bound(
     unsupervised_loss: Tensor | float, task_size: int, n_classes: int
 ) -> Tensor | float:
@@ -83,6 +90,7 @@ def proposition1_part1_bound(
     return (task_size - 1) * (loss - tau * math.log(2)) / (1 - tau)
 
 
+@checked(task_size=Int(2), n_classes=Int(2))
 def proposition1_part1_bound_as_printed(
     unsupervised_loss: Tensor | float, task_size: int, n_classes: int
 ) -> Tensor | float:
@@ -102,6 +110,11 @@ def proposition1_part1_bound_as_printed(
     return (task_size - 1) * (loss - tau) / (1 - tau)
 
 
+@checked(
+    n_samples=Int(2),
+    generator=Optional(Instance(torch.Generator)),
+    confidence=Positive(allow_zero=True, convert=True),
+)
 def proposition1_grid(
     features: Tensor,
     labels: Tensor,
@@ -132,7 +145,6 @@ def proposition1_grid(
     values = [check_int("n_negatives", n) for n in n_negatives]
     if not values:
         raise ValueError("n_negatives must hold at least one value ≥ 1")
-    confidence = check_positive("confidence", confidence, allow_zero=True)
     n_classes, _ = metrics.labelled_set_sizes(features, labels)
     features = features.double().reshape(-1, *features.shape[-2:])  # (S, n, d)
     rho = torch.full(

@@ -10,13 +10,18 @@ import torch
 from torch import Tensor
 
 from .. import metrics, train
+from ..checks import Callable as CallableRule
 from ..checks import (
+    Instance,
+    Int,
+    Labels,
+    Optional,
+    Positive,
+    TensorOf,
     check_batch,
-    check_callable,
-    check_inputs,
-    check_instance,
     check_int,
     check_steps,
+    checked,
 )
 from ..data import LatentClassModel
 from ..losses import info_nce_loss
@@ -28,6 +33,14 @@ from ._exact import (
 )
 
 
+@checked(
+    latent=Instance(LatentClassModel),
+    n_seeds=Int(1),
+    batch_size=Int(1),
+    n_negatives=Int(1),
+    generator=Instance(torch.Generator),
+    pool_size=Optional(Int(1)),
+)
 def contrastive_batches(
     latent: LatentClassModel,
     n_seeds: int,
@@ -50,10 +63,7 @@ def contrastive_batches(
       so each anchor's term is still an unbiased estimate of L^N_un; the anchors'
       negatives overlap, and the encoder runs on 2B + P inputs instead of 2B + BN.
     """
-    check_instance("latent", latent, LatentClassModel)
-    n_seeds = check_int("n_seeds", n_seeds)
-    batch_size = check_int("batch_size", batch_size)
-    n = check_int("n_negatives", n_negatives)
+    n = n_negatives
     if pool_size is not None:
         check_int("pool_size", pool_size, n)
     device = latent.class_probs.device
@@ -75,6 +85,7 @@ def contrastive_batches(
     return sample
 
 
+@checked(forward=CallableRule())
 def contrastive_loss(
     forward: Forward, batch: tuple[Tensor, Tensor, Tensor, Tensor]
 ) -> Tensor:
@@ -85,7 +96,6 @@ def contrastive_loss(
     batch: x (B, *input), x⁺ (B, *input), pool (P, *input), choice (B, N) (one seed's
     slice of :func:`contrastive_batches`; x⁻_i of anchor b is pool[choice[b, i]]).
     One forward pass over the 2B + P inputs. Returns a scalar."""
-    check_callable("forward", forward)
     anchor, positive, pool, choice = check_batch(
         "batch", batch, ("floating", "floating", "floating", "integer")
     )
@@ -105,6 +115,14 @@ def contrastive_loss(
     return info_nce_loss(out[:b], out[b : 2 * b], out[2 * b :][choice])
 
 
+@checked(
+    labels=Labels(),
+    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
+    n_negatives=Int(1),
+    n_samples=Int(2),
+    generator=Optional(Instance(torch.Generator)),
+    max_iter=Int(1),
+)
 def make_evaluator(
     inputs: Tensor,
     labels: Tensor,
@@ -137,8 +155,7 @@ def make_evaluator(
 
     The lemmas' bounds are added to the records by :func:`add_lemma_bounds`.
     """
-    n = check_int("n_negatives", n_negatives)
-    check_inputs("inputs", inputs, labels)
+    n = n_negatives
     n_classes, counts = metrics.labelled_set_sizes(
         torch.zeros(labels.numel(), 1), labels
     )
@@ -169,6 +186,21 @@ def make_evaluator(
     return evaluate
 
 
+@checked(
+    make_encoder=CallableRule(),
+    train_set=Instance(LatentClassModel),
+    eval_labels=Labels(),
+    eval_inputs=TensorOf(
+        min_ndim=1, floating=True, finite=True, like=("eval_labels", 0)
+    ),
+    n_seeds=Int(1),
+    n_steps=Int(1),
+    batch_size=Int(1),
+    pool_size=Optional(Int(1)),
+    n_samples=Int(2),
+    lr=Positive(),
+    seed=Int(0),
+)
 def lemma_runs(
     make_encoder: Callable[[], torch.nn.Module],
     train_set: LatentClassModel,
@@ -204,10 +236,7 @@ def lemma_runs(
     values = [check_int("negatives", n) for n in negatives]
     if not values:
         raise ValueError("negatives must hold at least one N ≥ 1")
-    check_callable("make_encoder", make_encoder)
-    check_instance("train_set", train_set, LatentClassModel)
-    check_inputs("eval_inputs", eval_inputs, eval_labels, "eval_labels")
-    checkpoints = check_steps("checkpoints", checkpoints, check_int("n_steps", n_steps))
+    checkpoints = check_steps("checkpoints", checkpoints, n_steps)
     device = eval_inputs.device
     linear = set(fit_linear)
     tables, models = [], {}

@@ -9,8 +9,13 @@ import re
 import numpy as np
 
 from ..checks import (
-    check_choice,
+    UNKNOWN,
+    BadValue,
+    Choice,
+    Optional,
+    Rule,
     check_instance,
+    checked,
 )
 
 LEVEL = 0.05
@@ -76,6 +81,63 @@ def _text(name: str, value, *, empty: bool = False) -> str:
     return value
 
 
+class _FiniteReal(Rule):
+    """The rule of a finite real number (> 0 with ``positive``), a Python or NumPy
+    one, not a bool; passed on as a ``float``."""
+
+    converts = True
+
+    def __init__(self, *, positive: bool = False):
+        self.positive = positive
+
+    def check(self, name, value, arguments):
+        return _finite(name, value, positive=self.positive)
+
+    def bad_values(self, valid):
+        bad = [
+            BadValue("nan", math.nan),
+            BadValue("inf", math.inf),
+            BadValue("bool", True),
+            BadValue("string", UNKNOWN),
+        ]
+        if self.positive:
+            bad += [BadValue("zero", 0.0), BadValue("negative", -1.0)]
+        return bad
+
+
+class _Text(Rule):
+    """The rule of a string, not blank unless ``empty`` allows it."""
+
+    def __init__(self, *, empty: bool = False):
+        self.empty = empty
+
+    def check(self, name, value, arguments):
+        return _text(name, value, empty=self.empty)
+
+    def bad_values(self, valid):
+        bad = [BadValue("not a string", 1.5)]
+        if not self.empty:
+            bad.append(BadValue("blank", " "))
+        return bad
+
+
+class _Key(Rule):
+    """The rule of an identifier (a claim's key, a MyST label, a glue key): lower-case
+    letters, digits, "_" or "-", starting with a letter or digit; ``what`` says what it
+    names."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def check(self, name, value, arguments):
+        if not isinstance(value, str) or not _KEY.fullmatch(value):
+            raise ValueError(f"{name} must be {self.what}, got {value!r}")
+        return value
+
+    def bad_values(self, valid):
+        return [BadValue("not a string", 1.5), BadValue("spaces", "no spaces")]
+
+
 @dataclasses.dataclass(frozen=True)
 class Claim:
     """One claim of a source, stated before looking at the numbers that test it.
@@ -111,34 +173,33 @@ class Claim:
     section: str | None = None
 
     def __post_init__(self):
-        if not isinstance(self.key, str) or not _KEY.fullmatch(self.key):
-            raise ValueError(
-                "key must be lower-case letters, digits, '_' or '-', starting with a "
-                f"letter or digit, got {self.key!r}"
-            )
-        for name in ("source", "statement", "metric"):
-            _text(name, getattr(self, name))
-        _text("scope", self.scope, empty=True)
-        check_choice("expected", self.expected, EXPECTED)
-        object.__setattr__(self, "null", _finite("null", self.null))
+        """The relations between the fields (the rule of each field alone is declared
+        on ``__init__``)."""
         if self.margin is not None:
-            margin = _finite("margin", self.margin, positive=True)
-            object.__setattr__(self, "margin", margin)
             _text("margin_reason (the margin's reason)", self.margin_reason)
         elif self.expected == "equal":
             raise ValueError("margin must be given for a claim that δ equals a value")
-        if self.source_effect is not None:
-            effect = _finite("source_effect", self.source_effect)
-            object.__setattr__(self, "source_effect", effect)
-            if self.margin is not None and self.margin > abs(effect - self.null):
+        effect = self.source_effect
+        if effect is not None and self.margin is not None:
+            if self.margin > abs(effect - self.null):
                 raise ValueError(
                     f"margin must not exceed the source's own effect |{effect} − "
                     f"{self.null}|, got {self.margin}"
                 )
-        if self.section is not None and not (
-            isinstance(self.section, str) and _KEY.fullmatch(self.section)
-        ):
-            raise ValueError(f"section must be a MyST label, got {self.section!r}")
+
+
+Claim.__init__ = checked(
+    key=_Key("lower-case letters, digits, '_' or '-', starting with a letter or digit"),
+    source=_Text(),
+    statement=_Text(),
+    metric=_Text(),
+    expected=Choice(EXPECTED),
+    null=_FiniteReal(),
+    margin=Optional(_FiniteReal(positive=True)),
+    source_effect=Optional(_FiniteReal()),
+    scope=_Text(empty=True),
+    section=Optional(_Key("a MyST label")),
+)(Claim.__init__)
 
 
 def claims_by_key(*claims: Claim) -> dict[str, Claim]:

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pandas as pd
 
+from ..checks import checked
 from ..results import CHAPTER_PATTERN
-from ._claims import TOLERANCE_SE, VOCABULARY, _finite
+from ._claims import TOLERANCE_SE, VOCABULARY, _FiniteReal
 
 
 def load_records(folder) -> list[dict]:
@@ -103,6 +104,7 @@ def write_scorecard(folder, page, titles: Mapping[str, str]) -> Path:
     return page
 
 
+@checked(k=_FiniteReal(positive=True))
 def compare_records(stored: Mapping, fresh: Mapping, k: float = TOLERANCE_SE) -> list:
     """The differences that matter between a committed record and a fresh one: another
     scale, a claim or number missing on either side, a verdict word that differs, an
@@ -112,7 +114,6 @@ def compare_records(stored: Mapping, fresh: Mapping, k: float = TOLERANCE_SE) ->
     text of a theorem row's ``measured`` is not compared: its numbers are recorded as
     numbers.)
     Returns a list of messages, empty when the records agree."""
-    k = _finite("k", k, positive=True)
     for name, record in (("stored", stored), ("fresh", fresh)):
         if not isinstance(record, Mapping) or not isinstance(
             record.get("claims"), list

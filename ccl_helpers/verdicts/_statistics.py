@@ -18,11 +18,12 @@ from ..checks import (
     Choice,
     Int,
     OpenUnit,
+    Optional,
     Positive,
     check_frame,
     checked,
 )
-from ._claims import EXPECTED, LEVEL, _finite
+from ._claims import EXPECTED, LEVEL, _FiniteReal
 
 
 class Estimate(NamedTuple):
@@ -72,7 +73,11 @@ def _p_value(shift: float, se: float, df: float, side: str) -> float:
     return float(2 * stats.t.sf(abs(t), df))
 
 
-@checked(expected=Choice(EXPECTED))
+@checked(
+    null=_FiniteReal(),
+    margin=Optional(_FiniteReal(positive=True)),
+    expected=Choice(EXPECTED),
+)
 def estimate(
     values,
     baseline=None,
@@ -92,9 +97,6 @@ def estimate(
     p-values of 0 or 1.
     """
     x = _seed_values("values", values)
-    null = _finite("null", null)
-    if margin is not None:
-        margin = _finite("margin", margin, positive=True)
     if baseline is None:
         centre, se, df = float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), None
     else:

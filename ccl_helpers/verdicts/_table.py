@@ -10,13 +10,19 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..checks import (
-    check_choice,
-    check_instance,
-)
+from ..checks import Choice, Instance, check_choice, checked
 from ..results import chapter_path, jsonable, records_dir, write_json
 from ..runtime import glue, plain_number, scale
-from ._claims import _KEY, EXPECTED, LEVEL, NOT_RUN, THEOREM, Claim, _finite, _text
+from ._claims import (
+    EXPECTED,
+    LEVEL,
+    NOT_RUN,
+    THEOREM,
+    Claim,
+    _finite,
+    _Key,
+    _Text,
+)
 from ._statistics import Estimate, _digits, estimate, holm
 
 
@@ -64,15 +70,15 @@ class Verdicts:
     scope: the scope of the claims that state none (data, encoder, steps, seeds).
     """
 
+    @checked(scope=_Text(empty=True))
     def __init__(self, chapter: str, scope: str = ""):
         chapter_path(chapter)  # checks the name
         self.chapter = chapter
-        self.scope = _text("scope", scope, empty=True)
+        self.scope = scope
         self._rows: dict[str, dict] = {}
         self._numbers: dict[str, dict] = {}
 
     def _add(self, claim: Claim, row: dict) -> dict:
-        check_instance("claim", claim, Claim)
         if claim.key in self._rows:
             raise ValueError(f"claim key {claim.key!r} is already in this chapter")
         fields = dataclasses.asdict(claim)
@@ -80,13 +86,13 @@ class Verdicts:
         self._rows[claim.key] = {**fields, **row}
         return self._rows[claim.key]
 
+    @checked(claim=Instance(Claim))
     def test(
         self, claim: Claim, values, baseline=None, *, paired: bool = True
     ) -> Estimate:
         """Add an empirical row: δ estimated from per-seed ``values`` (and
         ``baseline``; see :func:`estimate`); its verdict is read once the chapter's
         p-values are adjusted together (:meth:`rows`). Returns the estimate."""
-        check_instance("claim", claim, Claim)
         found = estimate(
             values,
             baseline,
@@ -106,26 +112,25 @@ class Verdicts:
         )
         return found
 
+    @checked(claim=Instance(Claim), verdict=Choice(THEOREM))
     def theorem(self, claim: Claim, verdict: str, measured: str) -> None:
         """Add a row that is not empirical: ``verdict`` one of :data:`THEOREM`,
         ``measured`` what the numbers show (e.g. "all 40 checkpoints")."""
-        check_choice("verdict", verdict, THEOREM)
         self._add(
             claim, {"kind": "theorem check", "verdict": verdict, "measured": measured}
         )
 
+    @checked(claim=Instance(Claim), reason=_Text())
     def not_run(self, claim: Claim, reason: str) -> None:
         """Add a claim the chapter does not test, with the reason."""
-        _text("reason", reason)
         self._add(claim, {"kind": "not run", "verdict": NOT_RUN, "measured": reason})
 
+    @checked(name=_Key("a glue key"))
     def number(self, name: str, value, se=None) -> None:
         """Record a number the chapter prints (and glue it as ``name``, its s.e. as
         ``name_se``): with ``se``, a trained number, compared within
         :data:`TOLERANCE_SE` of its standard error; without, an exact one, compared
         strictly (to 12 significant digits)."""
-        if not isinstance(name, str) or not _KEY.fullmatch(name):
-            raise ValueError(f"name must be a glue key, got {name!r}")
         value = _finite(f"number {name}", plain_number(value))
         entry = {"value": value}
         glue(name, value)

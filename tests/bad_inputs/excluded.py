@@ -4,6 +4,8 @@ from __future__ import annotations
 
 # Callables left out, each with its reason.
 EXCLUDED = {
+    "train.Forward": "a type alias (an encoder's signature), not a function",
+    "train.Stages": "a type alias (a schedule's signature), not a function",
     "glue": "records a value for the book (myst-nb); no numeric argument",
     "under_ci": "no argument",
     "checks.check_feature_dims": "shape-only helper (dtype and values are its callers' "
@@ -110,12 +112,10 @@ EXCLUDED["verdicts.write_scorecard"] = "writes a file; scorecard_page has a base
 EXCLUDED["verdicts.load_records"] = "reads a folder; tests/test_verdicts.py"
 EXCLUDED["verdicts.chapter_titles"] = "reads _toc.yml; tests/test_verdicts.py"
 EXCLUDED["verdicts.main"] = "argparse's command line: exits with the usage"
-EXCLUDED["verdicts.Verdicts"] = "a collector: its methods check their arguments "
+EXCLUDED["verdicts.Verdicts"] = "a collector: its methods declare their rules "
 EXCLUDED["verdicts.Verdicts"] += "(tests/test_verdicts.py)"
 EXCLUDED["verdicts.claims_by_key"] = "takes *claims, which the walk cannot name; "
 EXCLUDED["verdicts.claims_by_key"] += "its errors are tested in tests/test_verdicts.py"
-EXCLUDED["verdicts.Claim"] = "a record checked in __post_init__ "
-EXCLUDED["verdicts.Claim"] += "(tests/test_verdicts.py)"
 EXCLUDED["results.jsonable"] = "any JSON data is valid (an empty dict too); `where` "
 EXCLUDED["results.jsonable"] += "is any label of its error messages"
 EXCLUDED["data.DataNotFoundError"] = "an exception class: its argument is a message"

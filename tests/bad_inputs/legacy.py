@@ -31,6 +31,9 @@ HOT_PATHS = {
     "losses.balanced_contrastive_loss",
     "losses.generalized_nt_xent_loss",
     "losses.bound_derived_loss",
+    # their shared terms (every step of the losses above, and of Chapter 5's members)
+    "losses.masked_logsumexp",
+    "losses.balanced_terms",
     "distributed.nt_xent_loss_distributed",
     "distributed.local_shard",
     "distributed.gather_with_grad",
@@ -70,8 +73,6 @@ VALUES_UNCHECKED = {
         "codes' values are not read (run_batches checks them)"
         for code in ("loss_code", "similarity_code")
     },
-    "multineg.output_norm_range.features": "recorded at checkpoints: a diverged seed "
-    "records NaN",
     **{
         f"multimodal.balance_lower_bound.{argument}": "recorded along training: NaN "
         "propagates"
@@ -132,8 +133,6 @@ POSITIVE_REALS = {
 """Real arguments that must be > 0 (a name, or callable.name)."""
 NON_NEGATIVE_REALS = {
     "weight_decay",
-    "curl.mean_classifier_bound.tau",
-    "multineg.add_lemma_bounds.confidence",
 }
 """Real arguments that may be 0 but not negative (they take precedence)."""
 FREE_STRINGS = {

@@ -2,9 +2,28 @@
 
 from __future__ import annotations
 
+import torch
+
 from .common import floats
 
 BASELINES = {
+    "losses.masked_logsumexp": lambda: (
+        dict(
+            logits=floats(3, 4),
+            excluded=torch.eye(3, 4, dtype=torch.bool).roll(1, -1),
+        ),
+        (),
+    ),
+    "losses.balanced_terms": lambda: (
+        dict(
+            sims=floats(4, 4),
+            alpha=2.0,
+            lam=1.0,
+            excluded=torch.eye(4, dtype=torch.bool).roll(1, -1),
+            positive=floats(4, seed=1),
+        ),
+        (("positive", "sims", 0),),
+    ),
     "losses.logistic_loss": lambda: (
         dict(anchor=floats(4, 3), positive=floats(4, 3, seed=1), negative=floats(4, 3)),
         (("positive", "anchor", -1), ("negative", "anchor", -1)),

@@ -76,7 +76,7 @@ BASELINES = {
         ),
         (("labels", "features", 0), ("classifier", "features", -1)),
     ),
-    "metrics.embed": lambda: (
+    "metrics.encode": lambda: (
         dict(encoder=torch.nn.Linear(3, 2), images=floats(4, 3), chunk_size=2),
         (),
     ),

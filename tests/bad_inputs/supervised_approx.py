@@ -22,29 +22,9 @@ from .common import (
 )
 
 BASELINES = {
-    "supervised_approx.model_subset": lambda: (
-        dict(
-            model=train.StackedModel(lambda: torch.nn.Linear(2, 2), 2),
-            indices=[0],
-        ),
-        (),
-    ),
     "supervised_approx.attracting_terms": lambda: (
         dict(anchors=floats(4, 3), views=floats(2, 4, 3, seed=1)),
         (("views", "anchors", -1),),
-    ),
-    "supervised_approx.tiled_model": lambda: (
-        dict(
-            make_module=lambda: torch.nn.Linear(2, 2),
-            n_seeds=2,
-            n_configs=2,
-            device="cpu",
-        ),
-        (),
-    ),
-    "supervised_approx.seeded_model": lambda: (
-        dict(make_module=lambda: torch.nn.Linear(2, 2), seeds=[0, 1], device="cpu"),
-        (),
     ),
     "supervised_approx.repelling_terms": lambda: (
         dict(

@@ -7,6 +7,10 @@ import pandas as pd
 from .common import verdict_rows
 
 BASELINES = {
+    "verdicts.Claim": lambda: (
+        dict(key="c", source="S (2020), §1", statement="x beats y", metric="x − y"),
+        (),
+    ),
     "verdicts.power_law_fit": lambda: (
         dict(x=[1.0, 2.0, 4.0, 8.0], y=[1.0, 0.6, 0.3, 0.2], confidence=0.95),
         (),

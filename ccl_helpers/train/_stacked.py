@@ -1,0 +1,197 @@
+"""Several seeds of one architecture as one stacked model, and its per-member norms.
+
+:class:`StackedModel` (members from consecutive seeds, from any list of seeds with
+:meth:`StackedModel.from_seeds`, a subset of them with :meth:`StackedModel.subset`);
+:func:`member_norms` and :func:`combined_norm`, the norms of stacked tensors per
+member."""
+
+from __future__ import annotations
+
+import copy
+from collections.abc import Callable, Iterable, Sequence
+from typing import Any
+
+import torch
+from torch import Tensor, nn
+from torch.func import functional_call, stack_module_state, vmap
+
+from ..checks import check_callable, check_device, check_int, check_tensor
+
+Forward = Callable[[Tensor], Tensor]
+"""An encoder or a forward pass: inputs (n, ...) → outputs (..., n, d)."""
+
+
+def _check_seed_list(name: str, seeds: Sequence[int]) -> list[int]:
+    """``seeds`` as a list of ints ≥ 0, not empty; else ValueError."""
+    if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence) or not seeds:
+        raise ValueError(
+            f"{name} must be a non-empty sequence of ints ≥ 0, got {seeds!r}"
+        )
+    return [check_int(f"{name}[{i}]", s, 0) for i, s in enumerate(seeds)]
+
+
+class StackedModel:
+    """Independently initialised copies of one architecture, stacked (the members).
+
+    Copy ``i`` is ``make_module()`` built right after ``torch.manual_seed(seed + i)``,
+    so it equals the model a single run with that seed would start from
+    (:meth:`from_seeds`: any list of seeds, repeats allowed). Parameters: dict name →
+    (S, ...); ``seeds``: the seed of each member, the labels of the training history.
+    """
+
+    def __init__(
+        self,
+        make_module: Callable[[], nn.Module],
+        n_seeds: int,
+        seed: int = 0,
+        device: torch.device | str = "cpu",
+    ):
+        check_callable("make_module", make_module)
+        n_seeds = check_int("n_seeds", n_seeds)
+        device = check_device("device", device)
+        self._build(make_module, list(range(seed, seed + n_seeds)), device)
+
+    def _build(
+        self,
+        make_module: Callable[[], nn.Module],
+        seeds: list[int],
+        device: torch.device,
+    ) -> None:
+        copies = []
+        for seed in seeds:
+            torch.manual_seed(seed)
+            copies.append(make_module().to(device))
+        params, buffers = stack_module_state(copies)
+        self.template = copies[0]
+        self.params: dict[str, Tensor] = params
+        self.buffers: dict[str, Tensor] = buffers
+        self.n_seeds = len(seeds)
+        self.seeds = seeds
+
+    @classmethod
+    def from_seeds(
+        cls,
+        make_module: Callable[[], nn.Module],
+        seeds: Sequence[int],
+        device: torch.device | str = "cpu",
+    ) -> StackedModel:
+        """Member i starts from the initialisation of seed ``seeds[i]``
+        (``make_module()`` right after ``torch.manual_seed(seeds[i])``, as a single run
+        with that seed): members given one seed start equal, so configurations can be
+        paired by seed. Its ``seeds`` are ``seeds``."""
+        check_callable("make_module", make_module)
+        seeds = _check_seed_list("seeds", seeds)
+        model = cls.__new__(cls)
+        model._build(make_module, seeds, check_device("device", device))
+        return model
+
+    @classmethod
+    def tiled(
+        cls,
+        make_module: Callable[[], nn.Module],
+        n_seeds: int,
+        n_configs: int,
+        device: torch.device | str = "cpu",
+    ) -> StackedModel:
+        """:meth:`from_seeds` of ``n_configs × n_seeds`` copies, config-major: copy
+        ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so the
+        configurations share their starts."""
+        seeds = list(range(check_int("n_seeds", n_seeds)))
+        return cls.from_seeds(
+            make_module, seeds * check_int("n_configs", n_configs), device
+        )
+
+    def subset(self, indices: Sequence[int]) -> StackedModel:
+        """The members ``indices`` (in that order) as a stacked model of their own: a
+        copy of their parameters and buffers as they are now, with their seeds (a
+        model x ↦ (len(indices), n, d) that evaluates only those)."""
+        indices = _check_seed_list("indices", indices)
+        if max(indices) >= self.n_seeds:
+            raise ValueError(
+                f"indices must be model indices in 0..{self.n_seeds - 1}, got {indices}"
+            )
+        device = next(iter(self.params.values())).device
+        index = torch.tensor(indices, dtype=torch.long, device=device)
+        chosen = self.__class__.__new__(self.__class__)
+        chosen.template = self.template
+        chosen.params = {
+            k: v.detach()[index].requires_grad_(v.requires_grad)
+            for k, v in self.params.items()
+        }
+        chosen.buffers = {k: v[index] for k, v in self.buffers.items()}
+        chosen.n_seeds = len(indices)
+        chosen.seeds = [self.seeds[i] for i in indices]
+        return chosen
+
+    def functional(
+        self, submodule: str | None = None
+    ) -> Callable[[dict, dict, Tensor], Tensor]:
+        """The per-seed function (params, buffers, x) ↦ module(x) (or the named
+        submodule's)."""
+        module = self.template.get_submodule(submodule) if submodule else self.template
+        prefix = f"{submodule}." if submodule else ""
+
+        def call(params: dict, buffers: dict, x: Tensor) -> Tensor:
+            own = {
+                k[len(prefix) :]: v for k, v in params.items() if k.startswith(prefix)
+            }
+            own_buffers = {
+                k[len(prefix) :]: v for k, v in buffers.items() if k.startswith(prefix)
+            }
+            return functional_call(module, (own, own_buffers), (x,))
+
+        return call
+
+    def __call__(
+        self, x: Tensor, *, shared: bool = True, submodule: str | None = None
+    ) -> Tensor:
+        """Evaluate every seed. ``shared``: x (n, ...) is fed to all seeds → (S, n,
+        out); otherwise x (S, n, ...) holds one input batch per seed."""
+        if not shared and x.shape[0] != self.n_seeds:
+            raise ValueError(
+                f"x must have leading dimension n_seeds={self.n_seeds}, got "
+                f"{tuple(x.shape)}"
+            )
+        return vmap(self.functional(submodule), in_dims=(0, 0, None if shared else 0))(
+            self.params, self.buffers, x
+        )
+
+    def seed_module(self, index: int) -> nn.Module:
+        """A stand-alone module holding the parameters of seed ``index`` (a copy)."""
+        module = copy.deepcopy(self.template)
+        module.load_state_dict(
+            {k: v[index] for k, v in {**self.params, **self.buffers}.items()}
+        )
+        return module
+
+
+def _batched_loss(
+    model: StackedModel,
+    loss_fn: Callable[[Forward, Any], Tensor],
+    data_dims: int | None = 0,
+) -> Callable[[dict, dict, Any], Tensor]:
+    """(params, buffers, data) ↦ (S,) losses, seed i's loss ``loss_fn(forward_i,
+    data_i)``; ``data_dims``: 0 when the data carry a leading seed axis, None when all
+    seeds share them."""
+    call = model.functional()
+
+    def seed_loss(p: dict, b: dict, batch: Any) -> Tensor:
+        return loss_fn(lambda x: call(p, b, x), batch)
+
+    return vmap(seed_loss, in_dims=(0, 0, data_dims))
+
+
+def member_norms(tensor: Tensor) -> Tensor:
+    """‖t_s‖_F, the Frobenius norm of each member s of a stacked tensor: (S, ...) →
+    (S,). One reduction in the tensor's own memory order, with no copy (a gradient
+    of a stacked layer is often not contiguous)."""
+    check_tensor(
+        "tensor (with a leading member axis S)", tensor, min_ndim=1, floating=True
+    )
+    return torch.linalg.vector_norm(tensor, dim=tuple(range(1, tensor.ndim)))
+
+
+def combined_norm(norms: Iterable[Tensor]) -> Tensor:
+    """(Σ_i ‖t_i‖²)^{1/2}, the norm of several tensors taken together, from their
+    norms: each (S,) → (S,)."""
+    return torch.linalg.vector_norm(torch.stack(list(norms)), dim=0)
