@@ -44,10 +44,12 @@ book's one long history (step, [beta], seed, quantity, value), whose ``seed`` is
 index of a run on the leading axis (a row of σ for the ODE);
 :func:`~ccl_helpers.train.wide` is its view with one column per score.
 
-Checks. Each public function checks its arguments once, where it is called; the values
-of tensors are checked where a computation needs them finite (the SVD of κ, the
-eigenvalues of Balance, the starting weights of a training run), never along the
-steps. The losses and the scores recorded along training check shapes and dtypes
+Checks. Each public function declares the rule of each argument beside its signature
+(:func:`~ccl_helpers.checks.checked`) and checks them once, where it is called,
+relations between arguments (the input dimension of the weights and of the model) in
+its body; the values of tensors are checked where a computation needs them finite
+(the SVD of κ, the eigenvalues of Balance, the starting weights of a training run),
+never along the steps. The losses and the scores recorded along training check shapes and dtypes
 only: a NaN in their input propagates to their output.
 
 The claims of the source that the chapter tests, each stated before looking at the

@@ -115,12 +115,12 @@ REAL = Positive(convert=True)
 """The rule of a step size, a temperature, a tolerance: a finite real > 0, passed on as
 a float."""
 
-WIDTH_ONE_DATA = {"sigmas": Sigmas(), "noise_std": REAL, "noise_dim": Int(1)}
+ODE_DATA = {"sigmas": Sigmas(), "noise_std": REAL, "noise_dim": Int(1)}
 """The rules of the data model of the infinite-width limit: σ, σ_ξ and d_ξ."""
 
 
 @checked(
-    **WIDTH_ONE_DATA,
+    **ODE_DATA,
     schedule=Schedule(),
     loss=LOSS_OPTIONS["loss"],
     lr=REAL,
@@ -260,7 +260,7 @@ def _integrate_ode(
     )
 
 
-@checked(**WIDTH_ONE_DATA, beta=REAL, steps=Int(1), lr=REAL, tau=REAL)
+@checked(**ODE_DATA, beta=REAL, steps=Int(1), lr=REAL, tau=REAL)
 def stage_one_gap(
     sigmas: Tensor | Sequence,
     noise_std: float,

@@ -58,11 +58,12 @@ Chapter 2's single shared encoder on the same data: :func:`all_triplets` and
 i, which is L_S with k = 1 and f^q = f^k), :func:`shared_loss_vectors` and
 :func:`shared_evaluator`.
 
-The public functions check their arguments and raise ``ValueError`` naming the one at
-fault. :func:`contrastive_loss`, which Algorithm 1 evaluates at every step, and the
-functions built on it check shapes, dtypes and devices only, never values: a NaN in q
-or k propagates to the result (:func:`algorithm1` raises ``FloatingPointError`` on a
-non-finite loss).
+The public functions declare the rule of each argument beside their signature
+(:func:`~ccl_helpers.checks.checked`; k ≤ n − 1 relates k to the n points of q or x)
+and raise ``ValueError`` naming the one at fault. :func:`contrastive_loss`, which
+Algorithm 1 evaluates at every step, and the functions built on it check shapes, dtypes
+and devices only, never values: a NaN in q or k propagates to the result
+(:func:`algorithm1` raises ``FloatingPointError`` on a non-finite loss).
 """
 
 from ._algorithm1 import (
