@@ -49,8 +49,8 @@ Checks. Each public function declares the rule of each argument beside its signa
 relations between arguments (the input dimension of the weights and of the model) in
 its body; the values of tensors are checked where a computation needs them finite
 (the SVD of κ, the eigenvalues of Balance, the starting weights of a training run),
-never along the steps. The losses and the scores recorded along training check shapes and dtypes
-only: a NaN in their input propagates to their output.
+never along the steps. The losses and the scores recorded along training check shapes
+and dtypes only: a NaN in their input propagates to their output.
 
 The claims of the source that the chapter tests, each stated before looking at the
 numbers, are :data:`CLAIMS`.
