@@ -12,8 +12,8 @@ import pytest
 import sympy as sp
 import torch
 
+from ccl_helpers import checks, train
 from ccl_helpers import multimodal as mm
-from ccl_helpers import train
 from ccl_helpers.multimodal import _losses
 from ccl_helpers.verdicts import Claim
 
@@ -824,3 +824,31 @@ def test_claim_nulls_and_margins_match_the_model():
     assert 256 ** -mm.CLAIMS["width_tracking"].margin > 0.75
     # peak_grows_with_kappa_m's margin: a fivefold κ_M raises the peak by < 1/5
     assert 5 ** mm.CLAIMS["peak_grows_with_kappa_m"].margin < 1.2
+
+
+def test_every_public_function_declares_its_rules():
+    undeclared = [
+        name
+        for name in mm.__all__
+        if callable(getattr(mm, name))
+        and not isinstance(getattr(mm, name), type)  # the records (NamedTuple)
+        and not checks.declarations(getattr(mm, name))
+    ]
+    assert not undeclared, undeclared
+
+
+@pytest.mark.parametrize(
+    "sigmas",
+    ["bogus", [], [1.0, -1.0], [1.0, math.nan], torch.tensor([2, 1]), [[[1.0]]]],
+)
+def test_bad_sigmas_are_named(sigmas):
+    with pytest.raises(ValueError, match="sigmas"):
+        mm.make_data_model(sigmas, 0.3, 4, gen())
+    with pytest.raises(ValueError, match="sigmas"):
+        mm.integrate_ode(sigmas, 0.3, 2, [(1.0, 2)])
+
+
+@pytest.mark.parametrize("schedule", [[], [(0.0, 2)], [(1.0, -1)], "bogus"])
+def test_bad_schedules_are_named(schedule):
+    with pytest.raises(ValueError, match="schedule"):
+        mm.integrate_ode([2.0, 1.0], 0.3, 2, schedule)

@@ -18,7 +18,7 @@ import pytest
 import torch
 from conftest import randn
 
-from ccl_helpers import train, wen
+from ccl_helpers import checks, train, wen
 from ccl_helpers.train import StackedModel
 from ccl_helpers.verdicts import EXPECTED, Claim
 from ccl_helpers.wen._claims import _CLAIM_LIST
@@ -651,3 +651,29 @@ def test_claims_are_valid_with_unique_keys_and_sections_in_the_chapter():
         assert claim.expected != "equal" or claim.margin is not None
         assert f"({claim.section})=" in text, f"no target ({claim.section})= for {key}"
         assert f'claims["{key}"]' in text, f"the chapter adds no row for {key}"
+
+
+def test_every_public_callable_declares_its_rules():
+    undeclared = [
+        name
+        for name in wen.__all__
+        if callable(getattr(wen, name)) and not checks.declarations(getattr(wen, name))
+    ]
+    assert not undeclared, undeclared
+
+
+@pytest.mark.parametrize(
+    "call, names",
+    [
+        (lambda q, k: wen.negative_sets(4, 4), ("n_negatives", "n")),
+        (lambda q, k: wen.theorem42_orders(3, 1, 3, 0.5, 0.1), ("n_negatives", "n")),
+        (lambda q, k: wen.loss_vectors(q, k, 6), ("n_negatives", "q")),
+        (lambda q, k: wen.shared_evaluator(q, 6), ("n_negatives", "x")),
+        (lambda q, k: wen.contrastive_loss(q[:1], k[:1], 1), ("q", "n ≥ 2")),
+    ],
+)
+def test_the_negative_count_is_below_the_number_of_points(call, names):
+    q, k = outputs(6, 3)
+    with pytest.raises(ValueError) as error:
+        call(q, k)
+    assert all(name in str(error.value) for name in names)
