@@ -1,4 +1,6 @@
-r"""Contrastive losses across processes: a gather that keeps gradients, NT-Xent against
+r"""Contrastive losses across processes: gradient-keeping gathers, global NT-Xent, DDP.
+
+Contrastive losses across processes: a gather that keeps gradients, NT-Xent against
 the global batch, and a small DistributedDataParallel (DDP) training path for
 ``torchrun``.
 

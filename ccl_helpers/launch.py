@@ -1,4 +1,6 @@
-"""SimCLR on one or several processes: ``torchrun --nproc_per_node=G -m
+"""SimCLR on one or several processes, from ``torchrun`` or ``python -m``.
+
+SimCLR on one or several processes: ``torchrun --nproc_per_node=G -m
 ccl_helpers.launch [options]``, or ``python -m ccl_helpers.launch``.
 
 It trains an MLP encoder on scikit-learn's 8×8 digits (shipped with the library, so

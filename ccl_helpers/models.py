@@ -1,4 +1,6 @@
-"""Encoders f: inputs → R^d. No BatchNorm, so that seeds can be trained together under
+"""Encoders f: inputs → R^d, without BatchNorm so that seeds train under vmap.
+
+Encoders f: inputs → R^d. No BatchNorm, so that seeds can be trained together under
 vmap.
 
 :class:`MLP`, :class:`ConvNet` and :class:`Classifier` for the experiments on real data;

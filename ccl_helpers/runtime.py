@@ -1,4 +1,6 @@
-"""Run-time set-up: device choice, seeding, determinism, experiment scale, precision,
+"""Run-time set-up: device, seeding, determinism, scale, precision, progress bars.
+
+Run-time set-up: device choice, seeding, determinism, experiment scale, precision,
 progress bars."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""sympy derivations and their torch counterparts: Hessians, smoothness constants,
+"""Symbolic derivations in sympy and their torch counterparts.
+
+sympy derivations and their torch counterparts: Hessians, smoothness constants,
 log-sum-exp.
 
 Chapter 2 (Merad et al., Lemma 3 = Lemma 5 of the appendix). The triplet loss on the

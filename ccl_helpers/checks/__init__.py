@@ -1,4 +1,6 @@
-"""Argument checks shared by the whole package: each raises ``ValueError`` naming the
+"""Argument checks that raise ``ValueError`` naming the argument and its range.
+
+Argument checks shared by the whole package: each raises ``ValueError`` naming the
 argument and the allowed range.
 
 Two layers:

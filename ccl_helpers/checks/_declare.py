@@ -1,4 +1,6 @@
-"""The ``checked`` decorator: a public function's rules, declared once beside its
+"""The ``checked`` decorator: a public function's rules, declared by its signature.
+
+The ``checked`` decorator: a public function's rules, declared once beside its
 signature, checked at each call and read back by the tests."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""The checkers: each returns the checked value or raises ``ValueError`` naming the
+"""The checkers: each returns the value or raises ``ValueError`` naming it.
+
+The checkers: each returns the checked value or raises ``ValueError`` naming the
 argument and the allowed range."""
 
 from __future__ import annotations

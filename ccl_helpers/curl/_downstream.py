@@ -1,4 +1,6 @@
-"""Table 1's downstream classification: AVG-m test accuracies of linear heads and mean
+"""Table 1's downstream AVG-m accuracies: linear heads and mean classifiers.
+
+Table 1's downstream classification: AVG-m test accuracies of linear heads and mean
 classifiers."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""``python -m ccl_helpers.data fetch [--dataset fashion-mnist|mnist] [--root FOLDER]``:
+"""The command ``python -m ccl_helpers.data fetch``: make a data set available.
+
+``python -m ccl_helpers.data fetch [--dataset fashion-mnist|mnist] [--root FOLDER]``:
 make a data set's files available (see :func:`ccl_helpers.data.fetch`) and print
 where they are; exit status 1, with the ways to get them, when that fails (or with
 the error, for a --root that is no folder or a CCL_DATA_MIRROR that is no URL)."""

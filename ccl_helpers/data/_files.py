@@ -1,4 +1,6 @@
-"""Readers of local image files: IDX (MNIST, FashionMNIST) and the python batches of
+"""Readers of local image files: IDX (MNIST, FashionMNIST) and CIFAR batches.
+
+Readers of local image files: IDX (MNIST, FashionMNIST) and the python batches of
 CIFAR-10 and CIFAR-100."""
 
 from __future__ import annotations

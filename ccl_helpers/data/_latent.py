@@ -1,4 +1,6 @@
-"""The latent-class model of contrastive learning, scikit-learn's digits, and fixed
+"""The latent-class model, scikit-learn's digits, and fixed training sets.
+
+The latent-class model of contrastive learning, scikit-learn's digits, and fixed
 training sets.
 
 The latent-class model (Arora et al., 2019): nature has classes c with probabilities

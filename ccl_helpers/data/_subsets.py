@@ -1,4 +1,6 @@
-"""Subsets of a labelled data set, as sorted index tensors: class-balanced, with given
+"""Subsets of a labelled data set, as sorted index tensors.
+
+Subsets of a labelled data set, as sorted index tensors: class-balanced, with given
 class counts, long-tailed, restricted to given classes. Random ones are functions of
 the ``torch.Generator`` they are given (on the labels' device)."""
 

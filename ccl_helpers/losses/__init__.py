@@ -1,4 +1,6 @@
-"""Contrastive losses on embeddings: one loss per module, each formula written out in
+"""Contrastive losses on embeddings, one loss per module with its formula.
+
+Contrastive losses on embeddings: one loss per module, each formula written out in
 its docstring.
 
 - :func:`logistic_loss` — the logistic (triplet) loss of Arora et al. (2019), eq. (1):

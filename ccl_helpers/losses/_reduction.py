@@ -1,4 +1,6 @@
-"""Shared by the losses: the reduction of per-sample losses, their precision, and the
+"""What the losses share: the reduction, its precision, the check of two views.
+
+Shared by the losses: the reduction of per-sample losses, their precision, and the
 check of two views."""
 
 from __future__ import annotations

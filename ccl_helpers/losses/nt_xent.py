@@ -1,4 +1,6 @@
-"""NT-Xent, SimCLR's normalised-temperature cross-entropy over the 2B views of a
+"""NT-Xent: SimCLR's normalised-temperature cross-entropy over 2B views.
+
+NT-Xent, SimCLR's normalised-temperature cross-entropy over the 2B views of a
 batch."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Chapter 2: multiple negatives — Merad, Yu, Bacry, Gaïffas, *About contrastive
+"""Chapter 2: Merad et al. (2020), multiple negatives, Section 3.
+
+Chapter 2: multiple negatives — Merad, Yu, Bacry, Gaïffas, *About contrastive
 unsupervised representation learning for classification and its convergence* (arXiv
 2012.01064), Section 3.
 

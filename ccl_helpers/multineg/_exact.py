@@ -1,4 +1,6 @@
-"""Exact supervised quantities on a finite labelled set: L^µ_sup,k over all tasks, the
+"""Exact supervised quantities on a finite labelled set, over all tasks.
+
+Exact supervised quantities on a finite labelled set: L^µ_sup,k over all tasks, the
 best linear classifier's loss, the range of the output norms."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Per-seed summaries of the runs: lazy widths, sweep endpoints, the lag between two
+"""Per-seed summaries of the runs and tables of mean ± s.e.
+
+Per-seed summaries of the runs: lazy widths, sweep endpoints, the lag between two
 losses, tables of mean ± s.e."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Training with N negatives (Section 3, Figures 1–3): batches from a shared pool, the
+"""Training with N negatives (Section 3, Figures 1–3).
+
+Training with N negatives (Section 3, Figures 1–3): batches from a shared pool, the
 loss, the evaluator and the runs."""
 
 from __future__ import annotations

@@ -1,4 +1,6 @@
-"""Analysis of Algorithm 1's histories: running averages, descent constants, Lemma
+"""Analysis of Algorithm 1's histories: averages, constants, ratios, slopes.
+
+Analysis of Algorithm 1's histories: running averages, descent constants, Lemma
 4.3's ratios, late slopes."""
 
 from __future__ import annotations

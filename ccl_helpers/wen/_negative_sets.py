@@ -1,4 +1,6 @@
-"""The negative sets of eq. (3.2): every k-subset of the others of every anchor, and
+"""The negative sets of eq. (3.2): every k-subset of each anchor's others.
+
+The negative sets of eq. (3.2): every k-subset of the others of every anchor, and
 the logits over them."""
 
 from __future__ import annotations

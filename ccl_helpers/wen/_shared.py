@@ -1,4 +1,6 @@
-"""Chapter 2's single shared encoder on the same data: all the triplets, their loss and
+"""Chapter 2's single shared encoder on the same data: triplets, loss, loss vectors.
+
+Chapter 2's single shared encoder on the same data: all the triplets, their loss and
 its loss vectors."""
 
 from __future__ import annotations
