@@ -119,3 +119,27 @@ def test_the_rule_catches_violations(tmp_path, monkeypatch):
     fake.write_text("from .losses._reduction import reduce\n")
     with pytest.raises(AssertionError, match="private module"):
         test_imports_follow_the_rule(fake)
+
+
+LINE_LENGTH = 88
+"""ruff's line length: the first docstring line, quotes included, fits in it."""
+
+
+@pytest.mark.parametrize("path", MODULES, ids=lambda p: str(p.relative_to(PACKAGE)))
+def test_every_module_states_its_purpose_in_one_line(path):
+    """A module docstring opens with one sentence on one line, then a blank line."""
+    tree = ast.parse(path.read_text(), filename=str(path))
+    docstring = ast.get_docstring(tree, clean=False)
+    assert docstring, f"{path.name} has no module docstring"
+    lines = docstring.splitlines()
+    first = lines[0]
+    assert first.strip() == first and first.endswith("."), (
+        f"{module_name(path)}: the first docstring line is no sentence: {first!r}"
+    )
+    assert len('"""' + first) <= LINE_LENGTH, (
+        f"{module_name(path)}: the first docstring line is longer than {LINE_LENGTH}"
+    )
+    assert len(lines) == 1 or lines[1] == "", (
+        f"{module_name(path)}: the first sentence wraps onto a second line: "
+        f"{lines[1]!r}"
+    )
