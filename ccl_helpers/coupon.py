@@ -1,7 +1,6 @@
 """The coupon collector of Merad et al. (2020): the classes that N negatives cover.
 
-The coupon collector of Merad et al. (2020), Lemma 2 and Proposition 1: which classes
-N negatives drawn i.i.d. from ρ cover.
+Lemma 2 and Proposition 1: which classes N negatives drawn i.i.d. from ρ cover.
 
 With I_1, …, I_N ~ ρ^{⊗N} the negatives' classes and J = {I_1, …, I_N}:
 

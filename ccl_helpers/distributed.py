@@ -1,8 +1,7 @@
 r"""Contrastive losses across processes: gradient-keeping gathers, global NT-Xent, DDP.
 
-Contrastive losses across processes: a gather that keeps gradients, NT-Xent against
-the global batch, and a small DistributedDataParallel (DDP) training path for
-``torchrun``.
+The gather keeps gradients; NT-Xent runs against the global batch; a small
+DistributedDataParallel (DDP) training path serves ``torchrun``.
 
 With data parallelism over :math:`W` ranks, rank :math:`r` holds a local batch
 :math:`x_r` of :math:`b` samples and their embeddings :math:`z_r = f(x_r)`. A

@@ -1,7 +1,7 @@
 """SimCLR on one or several processes, from ``torchrun`` or ``python -m``.
 
-SimCLR on one or several processes: ``torchrun --nproc_per_node=G -m
-ccl_helpers.launch [options]``, or ``python -m ccl_helpers.launch``.
+Run it as ``torchrun --nproc_per_node=G -m ccl_helpers.launch [options]``, or as
+``python -m ccl_helpers.launch``.
 
 It trains an MLP encoder on scikit-learn's 8×8 digits (shipped with the library, so
 it runs anywhere without a download; 32-dimensional output) with NT-Xent, the loss of

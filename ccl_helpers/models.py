@@ -1,7 +1,4 @@
-"""Encoders f: inputs → R^d, without BatchNorm so that seeds train under vmap.
-
-Encoders f: inputs → R^d. No BatchNorm, so that seeds can be trained together under
-vmap.
+"""Encoders f: inputs → R^d, without BatchNorm so that seeds train together under vmap.
 
 :class:`MLP`, :class:`ConvNet` and :class:`Classifier` for the experiments on real data;
 :class:`DeepReLU`, the bias-free deep ReLU network with the Allen-Zhu et al. (2019)

@@ -1,7 +1,6 @@
 """Symbolic derivations in sympy and their torch counterparts.
 
-sympy derivations and their torch counterparts: Hessians, smoothness constants,
-log-sum-exp.
+The derivations are Hessians, smoothness constants and log-sum-exp.
 
 Chapter 2 (Merad et al., Lemma 3 = Lemma 5 of the appendix). The triplet loss on the
 outputs z = (z₁, z₂, z₃) ∈ (R^d)³ (anchor, positive, negative), flattened block by block

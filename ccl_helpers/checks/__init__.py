@@ -1,7 +1,7 @@
 """Argument checks that raise ``ValueError`` naming the argument and its range.
 
-Argument checks shared by the whole package: each raises ``ValueError`` naming the
-argument and the allowed range.
+Shared by the whole package: each error message names the argument and the allowed
+range.
 
 Two layers:
 

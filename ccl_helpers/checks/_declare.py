@@ -1,7 +1,7 @@
 """The ``checked`` decorator: a public function's rules, declared by its signature.
 
-The ``checked`` decorator: a public function's rules, declared once beside its
-signature, checked at each call and read back by the tests."""
+The rules are declared once beside the signature, checked at each call and read back
+by the tests."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Rules: the constraint on one argument, and the values it must reject.
 
-Rules: one argument's constraint, which checks a value and lists the values it must
-reject (each with the argument names the error message must show)."""
+A rule checks a value and lists the values it must reject, each with the argument
+names the error message must show."""
 
 from __future__ import annotations
 

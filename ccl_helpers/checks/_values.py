@@ -1,7 +1,7 @@
 """The checkers: each returns the value or raises ``ValueError`` naming it.
 
-The checkers: each returns the checked value or raises ``ValueError`` naming the
-argument and the allowed range."""
+Each checker returns the checked value, or raises ``ValueError`` naming the argument
+and the allowed range."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Blocks of similar points: Monte Carlo estimates of the block loss and its bound.
 
-Blocks of similar points: paired Monte Carlo estimates of the block loss, and an
-evaluator of the block bound along training."""
+The estimates are paired; the bound is evaluated along training."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Table 1's downstream AVG-m accuracies: linear heads and mean classifiers.
 
-Table 1's downstream classification: AVG-m test accuracies of linear heads and mean
-classifiers."""
+The accuracies are test accuracies of downstream classification."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """The k-negative lemma of Arora et al. (2019): its collision terms and both sides.
 
-The k-negative lemma: its collision terms, the exact tuple loss, and both sides on a
+Besides the collision terms: the exact tuple loss, and both sides of the lemma on a
 finite distribution."""
 
 from __future__ import annotations

@@ -1,7 +1,6 @@
 """The simple lemma of Arora et al. (2019): its right-hand side and three sides.
 
-The simple lemma of Arora et al. (2019): its right-hand side, and its three sides on
-a finite distribution."""
+Its three sides are computed on a finite distribution."""
 
 from __future__ import annotations
 

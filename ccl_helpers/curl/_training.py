@@ -1,7 +1,7 @@
 """Training the encoders that Table 1 compares, tuned and early-stopped.
 
-Training the encoders that Table 1 compares: their losses and batches, validation
-scores, and one tuned, early-stopped procedure."""
+It holds their losses and batches, the validation scores, and one tuned,
+early-stopped procedure."""
 
 from __future__ import annotations
 

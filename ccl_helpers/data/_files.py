@@ -1,7 +1,6 @@
 """Readers of local image files: IDX (MNIST, FashionMNIST) and CIFAR batches.
 
-Readers of local image files: IDX (MNIST, FashionMNIST) and the python batches of
-CIFAR-10 and CIFAR-100."""
+The CIFAR batches are the python batches of CIFAR-10 and CIFAR-100."""
 
 from __future__ import annotations
 

@@ -1,8 +1,8 @@
 """Subsets of a labelled data set, as sorted index tensors.
 
-Subsets of a labelled data set, as sorted index tensors: class-balanced, with given
-class counts, long-tailed, restricted to given classes. Random ones are functions of
-the ``torch.Generator`` they are given (on the labels' device)."""
+They are class-balanced, with given class counts, long-tailed, or restricted to given
+classes. Random ones are functions of the ``torch.Generator`` they are given (on the
+labels' device)."""
 
 from __future__ import annotations
 

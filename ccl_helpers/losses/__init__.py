@@ -1,7 +1,6 @@
 """Contrastive losses on embeddings, one loss per module with its formula.
 
-Contrastive losses on embeddings: one loss per module, each formula written out in
-its docstring.
+Each formula is written out in its module's docstring.
 
 - :func:`logistic_loss` — the logistic (triplet) loss of Arora et al. (2019), eq. (1):
   one negative, unnormalised inner products (InfoNCE with ``N = 1``); :func:`softplus`,

@@ -1,6 +1,6 @@
-"""What the losses share: the reduction, its precision, the check of two views.
+"""What the losses share: their reduction and precision, and the check of two views.
 
-Shared by the losses: the reduction of per-sample losses, their precision, and the
+They are the reduction of per-sample losses, the precision of those losses, and the
 check of two views."""
 
 from __future__ import annotations

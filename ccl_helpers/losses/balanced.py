@@ -1,7 +1,6 @@
 """The balanced contrastive loss of Lee (2025), eq. (17), and its NT-Xent variant.
 
-The balanced contrastive loss of Lee (2025), eq. (17), and its generalized NT-Xent
-variant."""
+The variant is a generalized NT-Xent."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The loss derived from the upper bounds of Lee (2025), eq. (12)–(13).
 
-The loss derived from the upper bounds of Lee (2025), eq. (12)–(13), with the
-prototype-norm factor ν."""
+It carries the prototype-norm factor ν."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """InfoNCE with N explicit negatives and unnormalised inner products.
 
-InfoNCE with N explicit negatives and unnormalised inner products (the theory's
-loss)."""
+It is the theory's loss."""
 
 from __future__ import annotations
 

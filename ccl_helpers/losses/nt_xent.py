@@ -1,7 +1,6 @@
 """NT-Xent: SimCLR's normalised-temperature cross-entropy over 2B views.
 
-NT-Xent, SimCLR's normalised-temperature cross-entropy over the 2B views of a
-batch."""
+The 2B views are the two views of each of the B samples of a batch."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """Chapter 4: Ren & Li (2023), contrastive loss in multimodal learning.
 
-Chapter 4: Ren & Li, *On the Importance of Contrastive Loss in Multimodal Learning*
+The paper: Ren & Li, *On the Importance of Contrastive Loss in Multimodal Learning*
 (arXiv 2304.03717).
 
 The model is written out in the book's appendix, *The multimodal model of Chapter 4*

@@ -1,8 +1,7 @@
 """Chapter 2: Merad et al. (2020), multiple negatives, Section 3.
 
-Chapter 2: multiple negatives — Merad, Yu, Bacry, Gaïffas, *About contrastive
-unsupervised representation learning for classification and its convergence* (arXiv
-2012.01064), Section 3.
+The paper: Merad, Yu, Bacry, Gaïffas, *About contrastive unsupervised representation
+learning for classification and its convergence* (arXiv 2012.01064), Section 3.
 
 The setting is the latent-class model of :mod:`ccl_helpers.data`: classes c with
 probabilities ρ(c) > 0 over a set C of N_C classes, D_c one distribution per class, (x,

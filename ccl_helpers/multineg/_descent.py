@@ -1,7 +1,6 @@
 """Section 4: gradient descent on fixed triplets toward Theorem 1's targets.
 
-Section 4: gradient descent on fixed triplets, the steps to Theorem 1's targets and
-Lemma 4's quantities."""
+It takes the steps to Theorem 1's targets and computes Lemma 4's quantities."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Exact supervised quantities on a finite labelled set, over all tasks.
 
-Exact supervised quantities on a finite labelled set: L^µ_sup,k over all tasks, the
-best linear classifier's loss, the range of the output norms."""
+They are L^µ_sup,k over all tasks, the best linear classifier's loss, and the range
+of the output norms."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Lemmas 1 and 2 of Merad et al. (2020): right-hand sides and training records.
 
-Lemmas 1 and 2: their right-hand sides, in nats, and the records of training runs
-with them."""
+The right-hand sides are in nats; the records are of training runs with them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """Proposition 1 of Merad et al. (2020): its factor, bounds, both sides.
 
-Proposition 1: its factor and its bounds, in nats and as printed, and both sides on
-a k × N grid."""
+The bounds are in nats and as printed; both sides are computed on a k × N grid."""
 
 from __future__ import annotations
 

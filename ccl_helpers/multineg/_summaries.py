@@ -1,7 +1,6 @@
 """Per-seed summaries of the runs and tables of mean ± s.e.
 
-Per-seed summaries of the runs: lazy widths, sweep endpoints, the lag between two
-losses, tables of mean ± s.e."""
+The summaries are lazy widths, sweep endpoints and the lag between two losses."""
 
 from __future__ import annotations
 

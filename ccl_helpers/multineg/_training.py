@@ -1,7 +1,6 @@
 """Training with N negatives (Section 3, Figures 1–3).
 
-Training with N negatives (Section 3, Figures 1–3): batches from a shared pool, the
-loss, the evaluator and the runs."""
+It holds the batches from a shared pool, the loss, the evaluator and the runs."""
 
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """Chapter 5: Lee (2025), contrastive learning through supervised objectives.
 
-What only Chapter 5 needs: Lee (2025), *Understanding Self-supervised Contrastive
-Learning through Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
+What only Chapter 5 needs, from Lee (2025), *Understanding Self-supervised
+Contrastive Learning through Supervised Objectives* (TMLR 2025, arXiv 2510.10572).
 
 - The augmentations T are :func:`ccl_helpers.data.augment`'s strategies, by name
   (:data:`ccl_helpers.data.STRATEGIES`), with parameters drawn per image or shared along

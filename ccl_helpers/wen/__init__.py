@@ -1,6 +1,6 @@
 """Chapter 3: Wen (2020), convergence of end-to-end contrastive training.
 
-Chapter 3: Wen, *Convergence of End-to-End Training in Deep Unsupervised Contrastive
+The paper: Wen, *Convergence of End-to-End Training in Deep Unsupervised Contrastive
 Learning* (arXiv 2002.06979).
 
 Setting. A training set S = {x_1 … x_n} on the unit sphere (Assumption 1) with

@@ -1,7 +1,6 @@
 """Algorithm 1 of Wen (2020): two encoders trained end to end by gradient descent.
 
-Algorithm 1: the two encoders of Definitions 3.1–3.2 trained end to end by gradient
-descent, and its history."""
+The two encoders are those of Definitions 3.1–3.2; the algorithm records its history."""
 
 from __future__ import annotations
 

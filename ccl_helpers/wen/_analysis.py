@@ -1,7 +1,6 @@
 """Analysis of Algorithm 1's histories: averages, constants, ratios, slopes.
 
-Analysis of Algorithm 1's histories: running averages, descent constants, Lemma
-4.3's ratios, late slopes."""
+Running averages, descent constants, Lemma 4.3's ratios and late slopes."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """L_S of eq. (3.2): the exact expectation over the negative sets, computed two ways.
 
-L_S of eq. (3.2): the exact expectation over the negative sets, vectorised and by the
-direct loop."""
+One way is vectorised, the other the direct loop."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The loss vectors of Definition 4.1: Facts 1 and 2 in closed form.
 
-The loss vectors of Definition 4.1: the closed forms of Facts 1 and 2, as printed and
-corrected, against autograd."""
+The closed forms are given as printed and as corrected, and checked against autograd."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
 """The negative sets of eq. (3.2): every k-subset of each anchor's others.
 
-The negative sets of eq. (3.2): every k-subset of the others of every anchor, and
-the logits over them."""
+It also gives the logits over them."""
 
 from __future__ import annotations
 

@@ -1,7 +1,4 @@
-"""The sizes of Theorem 4.2 and the radii of Lemmas 4.3–4.4, constants set to 1.
-
-The sizes of Theorem 4.2 and of the radii of Lemmas 4.3–4.4, every hidden constant
-set to 1."""
+"""The sizes of Theorem 4.2 and radii of Lemmas 4.3–4.4, hidden constants set to 1."""
 
 from __future__ import annotations
 

@@ -1,7 +1,6 @@
-"""Chapter 2's single shared encoder on the same data: triplets, loss, loss vectors.
+"""Chapter 2's single shared encoder on the same data.
 
-Chapter 2's single shared encoder on the same data: all the triplets, their loss and
-its loss vectors."""
+All the triplets, their loss and its loss vectors."""
 
 from __future__ import annotations
 
