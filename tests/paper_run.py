@@ -64,14 +64,14 @@ def display(*objects, **_) -> None:
         repr(item)
 
 
-VERDICTS = str(ROOT / "ccl_helpers" / "verdicts.py")
+VERDICTS = ROOT / "ccl_helpers" / "verdicts"
 
 
 def _from_verdicts(error: BaseException) -> bool:
     """Whether ``error`` was raised inside a call into ``ccl_helpers.verdicts`` (the
     statistics of trained per-seed values)."""
     frames = traceback.extract_tb(error.__traceback__)
-    return any(frame.filename == VERDICTS for frame in frames)
+    return any(Path(frame.filename).parent == VERDICTS for frame in frames)
 
 
 def _stored_names(statement: ast.stmt) -> set[str]:
