@@ -10,9 +10,53 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_positive_or_scalar_tensor, check_tensor
+from ..checks import (
+    UNKNOWN,
+    BadValue,
+    Optional,
+    PositiveOrScalarTensor,
+    Rule,
+    TensorOf,
+    check_tensor,
+    checked,
+)
 
 
+class Mask(Rule):
+    """A boolean mask broadcastable to the shape of the argument ``like`` (shapes and
+    dtype only: safe on a per-step path)."""
+
+    def __init__(self, like: str):
+        self.like = like
+
+    def check(self, name, value, arguments):
+        check_tensor(name, value)
+        if value.dtype != torch.bool:
+            raise ValueError(f"{name} must be a boolean mask, got {value.dtype}")
+        shape = arguments[self.like].shape
+        try:
+            broadcast = torch.broadcast_shapes(value.shape, shape)
+        except RuntimeError:
+            broadcast = None
+        if broadcast != shape:
+            raise ValueError(
+                f"{name} must broadcast to the shape {tuple(shape)} of {self.like}, "
+                f"got {tuple(value.shape)}"
+            )
+        return value
+
+    def bad_values(self, valid):
+        if not isinstance(valid, torch.Tensor):
+            return [BadValue("not a tensor", UNKNOWN)]
+        wider = valid.new_zeros((*valid.shape[:-1], valid.shape[-1] + 1))
+        return [
+            BadValue("not a tensor", valid.tolist()),
+            BadValue("not boolean", valid.float()),
+            BadValue(f"shape mismatch with {self.like}", wider, (self.like,)),
+        ]
+
+
+@checked(logits=TensorOf(min_ndim=1, floating=True), excluded=Optional(Mask("logits")))
 def masked_logsumexp(
     logits: torch.Tensor, excluded: torch.Tensor | None = None
 ) -> torch.Tensor:
@@ -20,28 +64,7 @@ def masked_logsumexp(
     over the last dimension: logits (..., n) → (...); ``excluded`` a boolean mask
     broadcastable to ``logits`` (its entries leave the sum), or None (every entry).
     A row with every entry excluded gives −∞."""
-    check_tensor("logits", logits, min_ndim=1, floating=True)
-    _check_mask(excluded, logits.shape)
     return _masked_logsumexp(logits, excluded)
-
-
-def _check_mask(excluded: torch.Tensor | None, shape: torch.Size) -> None:
-    """ValueError unless ``excluded`` is None or a boolean mask broadcastable to
-    ``shape`` (shapes and dtype only)."""
-    if excluded is None:
-        return
-    check_tensor("excluded", excluded)
-    if excluded.dtype != torch.bool:
-        raise ValueError(f"excluded must be a boolean mask, got {excluded.dtype}")
-    try:
-        broadcast = torch.broadcast_shapes(excluded.shape, shape)
-    except RuntimeError:
-        broadcast = None
-    if broadcast != shape:
-        raise ValueError(
-            f"excluded must broadcast to the shape {tuple(shape)} of the similarities, "
-            f"got {tuple(excluded.shape)}"
-        )
 
 
 def _masked_logsumexp(
@@ -52,6 +75,13 @@ def _masked_logsumexp(
     return torch.logsumexp(logits, dim=-1)
 
 
+@checked(
+    sims=TensorOf(min_ndim=2, floating=True),
+    alpha=PositiveOrScalarTensor(),
+    lam=PositiveOrScalarTensor(),
+    excluded=Optional(Mask("sims")),
+    positive=Optional(TensorOf(floating=True)),
+)
 def balanced_terms(
     sims: torch.Tensor,
     alpha,
@@ -71,9 +101,6 @@ def balanced_terms(
     similarities (..., n); None: two stacked views :math:`(z^{(1)}_1, \dots,
     z^{(1)}_m, z^{(2)}_1, \dots, z^{(2)}_m)`, ``sims`` (..., 2m, 2m) and
     :math:`\operatorname{pos}(i) = i \pm m`. Returns (..., n)."""
-    check_tensor("sims", sims, min_ndim=2, floating=True)
-    check_positive_or_scalar_tensor("alpha", alpha)
-    check_positive_or_scalar_tensor("lam", lam)
     if positive is None:
         n = sims.shape[-1]
         if sims.shape[-2] != n or n % 2:
@@ -82,13 +109,11 @@ def balanced_terms(
                 f"positive is given, got shape {tuple(sims.shape)}"
             )
         positive = _two_view_positive(sims)
-    check_tensor("positive", positive, floating=True)
     if positive.shape != sims.shape[:-1]:
         raise ValueError(
             f"positive must have shape {tuple(sims.shape[:-1])} (sims without its "
             f"last dimension), got {tuple(positive.shape)}"
         )
-    _check_mask(excluded, sims.shape)
     return _balanced_terms(sims, positive, alpha, lam, excluded)
 
 

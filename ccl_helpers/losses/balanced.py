@@ -6,17 +6,24 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_choice, check_positive_or_scalar_tensor
+from ..checks import Choice, PositiveOrScalarTensor, TensorOf, checked
 from ._masked import _balanced_terms, _two_view_positive
-from ._reduction import REDUCTIONS, check_two_views, reduce, result_dtype
-from ._similarity import pairwise_similarity
+from ._reduction import REDUCTIONS, batch_of_two_views, reduce, result_dtype
+from ._similarity import SIMILARITIES, pairwise_similarity
+
+_TWO_VIEW_RULES = dict(
+    z1=TensorOf(min_ndim=2, floating=True),
+    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
+    alpha=PositiveOrScalarTensor(),
+    lam=PositiveOrScalarTensor(),
+    similarity=Choice(SIMILARITIES),
+    reduction=Choice(REDUCTIONS),
+)
+"""The rules of both losses' arguments (shapes, dtypes and scalars: no value read)."""
 
 
 def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
-    check_positive_or_scalar_tensor("alpha", alpha)
-    check_positive_or_scalar_tensor("lam", lam)
-    check_choice("reduction", reduction, REDUCTIONS)
-    batch_size = check_two_views(z1, z2)
+    batch_size = batch_of_two_views(z1)
     views = torch.cat([z1, z2], dim=-2)  # (..., 2m, d)
     sims = pairwise_similarity(views, views, similarity)  # (..., 2m, 2m)
     eye = torch.eye(2 * batch_size, dtype=torch.bool, device=sims.device)
@@ -25,6 +32,7 @@ def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
     return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
+@checked(**_TWO_VIEW_RULES)
 def balanced_contrastive_loss(
     z1: torch.Tensor,
     z2: torch.Tensor,
@@ -75,6 +83,7 @@ def balanced_contrastive_loss(
     return _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive=False)
 
 
+@checked(**_TWO_VIEW_RULES)
 def generalized_nt_xent_loss(
     z1: torch.Tensor,
     z2: torch.Tensor,

@@ -6,12 +6,21 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import check_choice, check_positive_or_scalar_tensor, check_tensor
+from ..checks import Choice, PositiveOrScalarTensor, TensorOf, checked
 from ._masked import _balanced_terms
 from ._reduction import REDUCTIONS, reduce, result_dtype
-from ._similarity import pairwise_similarity
+from ._similarity import SIMILARITIES, pairwise_similarity
 
 
+@checked(
+    anchors=TensorOf(min_ndim=2, floating=True),
+    views=TensorOf(min_ndim=3, floating=True),
+    alpha=PositiveOrScalarTensor(),
+    lam=PositiveOrScalarTensor(),
+    nu=PositiveOrScalarTensor(),
+    similarity=Choice(SIMILARITIES),
+    reduction=Choice(REDUCTIONS),
+)
 def bound_derived_loss(
     anchors: torch.Tensor,
     views: torch.Tensor,
@@ -59,8 +68,6 @@ def bound_derived_loss(
     Reference:
         S. Lee, TMLR 2025 (arXiv 2510.10572), Section 4.3, eq. (12)–(14).
     """
-    check_tensor("anchors", anchors, min_ndim=2, floating=True)
-    check_tensor("views", views, min_ndim=3, floating=True)
     if views.shape[:-3] != anchors.shape[:-2] or views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
             "views must have shape (..., K, m, d) with (..., m, d) = the shape of "
@@ -73,9 +80,6 @@ def bound_derived_loss(
             "anchors must hold m >= 2 samples (shape (..., m, d)), got "
             f"shape {tuple(anchors.shape)}"
         )
-    for name, value in (("alpha", alpha), ("lam", lam), ("nu", nu)):
-        check_positive_or_scalar_tensor(name, value)
-    check_choice("reduction", reduction, REDUCTIONS)
     sims = pairwise_similarity(
         anchors.unsqueeze(-3), views, similarity
     )  # (..., K, m, m)
