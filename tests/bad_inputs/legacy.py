@@ -28,12 +28,6 @@ ANY_DTYPE = {
 # Per-callable values of a hot path: a loss's values are not checked (no device
 # synchronisation per step), so NaN and inf propagate, as their docstrings say.
 HOT_PATHS = {
-    "losses.balanced_contrastive_loss",
-    "losses.generalized_nt_xent_loss",
-    "losses.bound_derived_loss",
-    # their shared terms (every step of the losses above, and of Chapter 5's members)
-    "losses.masked_logsumexp",
-    "losses.balanced_terms",
     "distributed.nt_xent_loss_distributed",
     "distributed.local_shard",
     "distributed.gather_with_grad",
