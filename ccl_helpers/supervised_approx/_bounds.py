@@ -20,17 +20,21 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..checks import (
-    check_callable,
+    Callable,
+    Choice,
+    Instance,
+    Int,
+    Positive,
+    TensorOf,
     check_finite,
-    check_int,
-    check_labels,
-    check_positive,
     check_tensor,
+    checked,
 )
-from ..data import BASE, augment, pipeline
+from ..data import BASE, STRATEGIES, augment, pipeline
 from ..losses import masked_logsumexp
 from ..metrics import encode
 from ..train import Forward
+from ._rules import LabelsOf, images
 
 
 def _normalise(z: Tensor) -> Tensor:
@@ -81,6 +85,10 @@ class AttractingTerms(NamedTuple):
     gap_stderr: Tensor
 
 
+@checked(
+    anchors=TensorOf(min_ndim=2, floating=True),
+    views=TensorOf(min_ndim=3, floating=True),
+)
 def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     """Theorem 4.4 on representations: anchors f(t(x)) (..., n, d), views f(t_k(x))
     (..., K, n, d), K ≥ 2.
@@ -90,8 +98,6 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     ``hemisphere ≥ 0``), and the sides estimate their population values with the stated
     jackknife standard error.
     """
-    check_tensor("anchors", anchors, min_ndim=2, floating=True)
-    check_tensor("views", views, min_ndim=3, floating=True)
     if views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
             "views must have shape (..., K, n, d) with (..., n, d) = the shape of "
@@ -126,6 +132,13 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     )
 
 
+@checked(
+    encoder=Callable(),
+    images=images(),
+    strategy=Choice(STRATEGIES),
+    generator=Instance(torch.Generator),
+    n_transforms=Int(2),
+)
 def attracting_bound(
     encoder: Forward,
     images: Tensor,
@@ -137,9 +150,6 @@ def attracting_bound(
     """Theorem 4.4 for every image x of ``images`` (n, C, H, W): the anchor view t(x)
     and K = ``n_transforms`` independent views t_k(x), all drawn from ``strategy``; see
     :func:`attracting_terms`."""
-    check_callable("encoder", encoder)
-    _check_images("images", images)
-    check_int("n_transforms", n_transforms, 2)
     views = augment(images.expand(n_transforms + 1, *images.shape), strategy, generator)
     z = _encode_views(encoder, views)  # (..., K+1, n, d)
     return attracting_terms(z[..., 0, :, :], z[..., 1:, :, :])
@@ -171,6 +181,18 @@ class RepellingTerms(NamedTuple):
     gap_stderr: Tensor
 
 
+_REPELLING_RULES = dict(
+    anchors=TensorOf(min_ndim=2, floating=True),
+    views=TensorOf(min_ndim=3, floating=True),
+    anchor_labels=LabelsOf(("anchors", -2)),
+    view_labels=LabelsOf(("views", -2)),
+    alpha=Positive(convert=True),
+)
+"""The rules of Theorem 4.6's representations (their values are not read: a diverged
+member gives NaN terms)."""
+
+
+@checked(**_REPELLING_RULES)
 def repelling_terms(
     anchors: Tensor,
     anchor_labels: Tensor,
@@ -189,16 +211,11 @@ def repelling_terms(
             classes.
         alpha: α > 0.
     """
-    alpha = check_positive("alpha", alpha)
-    check_tensor("anchors", anchors, min_ndim=2, floating=True)
-    check_tensor("views", views, min_ndim=3, floating=True)
     if views.shape[-1] != anchors.shape[-1] or views.shape[:-3] != anchors.shape[:-2]:
         raise ValueError(
             "views must have shape (..., K, M, d) with (..., n, d) = the shape of "
             f"anchors, {tuple(anchors.shape)}, got {tuple(views.shape)}"
         )
-    check_labels("anchor_labels", anchor_labels, n=anchors.shape[-2])
-    check_labels("view_labels", view_labels, n=views.shape[-2])
     n_classes = int(max(anchor_labels.max(), view_labels.max())) + 1
     counts = torch.bincount(view_labels, minlength=n_classes)
     present = counts > 0
@@ -291,6 +308,7 @@ class RepellingChain(NamedTuple):
         }
 
 
+@checked(**_REPELLING_RULES)
 def repelling_chain(
     anchors: Tensor,
     anchor_labels: Tensor,
@@ -361,6 +379,17 @@ def eq10_counterexample() -> tuple[Tensor, Tensor, Tensor, Tensor, float]:
     )
 
 
+@checked(
+    encoder=Callable(),
+    images=images(),
+    labels=LabelsOf(("images", 0)),
+    pool_images=images(),
+    pool_labels=LabelsOf(("pool_images", 0)),
+    strategy=Choice(STRATEGIES),
+    generator=Instance(torch.Generator),
+    alpha=Positive(),
+    n_transforms=Int(1),
+)
 def repelling_bound(
     encoder: Forward,
     images: Tensor,
@@ -378,12 +407,6 @@ def repelling_bound(
     (M,) (balanced for Assumption 4.5, see :func:`ccl_helpers.data.balanced_subset`); T'
     uniform over K = ``n_transforms`` transformations drawn from ``strategy``, each
     applied to the whole pool. See :func:`repelling_terms`."""
-    check_callable("encoder", encoder)
-    _check_images("images", images)
-    _check_images("pool_images", pool_images)
-    check_labels("labels", labels, n=images.shape[0])
-    check_labels("pool_labels", pool_labels, n=pool_images.shape[0])
-    check_int("n_transforms", n_transforms, 1)
     anchors = _encode_views(encoder, augment(images.unsqueeze(0), strategy, generator))[
         ..., 0, :, :
     ]
@@ -402,6 +425,15 @@ def repelling_bound(
 # representation bias
 
 
+@checked(
+    encoder=Callable(),
+    images=images(),
+    labels=LabelsOf(("images", 0)),
+    strategy=Choice(STRATEGIES),
+    generator=Instance(torch.Generator),
+    method=Choice(("eq51", "plugin")),
+    n_transforms=Int(1),
+)
 def prototype_bias(
     encoder: Forward,
     images: Tensor,
@@ -424,12 +456,6 @@ def prototype_bias(
     expectations replaced by K = ``n_transforms`` views per image: ‖µ̂_{y_i} − m̂_i‖
     averaged over i, µ̂ the class mean of all views. Representations are normalised.
     """
-    check_callable("encoder", encoder)
-    _check_images("images", images)
-    check_labels("labels", labels, n=images.shape[0])
-    if method not in ("eq51", "plugin"):
-        raise ValueError(f"method must be 'eq51' or 'plugin', got {method!r}")
-    check_int("n_transforms", n_transforms, 1)
     if method == "eq51":
         return _eq51_bias(encoder, images, labels, strategy, generator)
     surrogate, prototypes = _plugin_prototypes(
@@ -513,6 +539,14 @@ def _plugin_prototypes(
     return surrogate, prototypes
 
 
+@checked(
+    encoder=Callable(),
+    images=images(),
+    labels=LabelsOf(("images", 0)),
+    strategy=Choice(STRATEGIES),
+    generator=Instance(torch.Generator),
+    n_transforms=Int(1),
+)
 def prototype_spread(
     encoder: Forward,
     images: Tensor,
@@ -527,10 +561,6 @@ def prototype_spread(
     ``n_transforms`` views per image (normalised representations), as in
     :func:`prototype_bias`'s plug-in: the scale against which that bias can be read
     (every class present in ``labels``)."""
-    check_callable("encoder", encoder)
-    _check_images("images", images)
-    check_labels("labels", labels, n=images.shape[0])
-    check_int("n_transforms", n_transforms, 1)
     if bool((torch.bincount(labels) == 0).any()) or int(labels.max()) < 1:
         raise ValueError("labels must hold every class 0..C-1, at least two classes")
     _, prototypes = _plugin_prototypes(
