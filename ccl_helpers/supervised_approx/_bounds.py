@@ -34,7 +34,7 @@ from ..data import BASE, STRATEGIES, augment, pipeline
 from ..losses import masked_logsumexp
 from ..metrics import encode
 from ..train import Forward
-from ._rules import LabelsOf, images
+from ._rules import LabelsOf, finite_images
 
 
 def _normalise(z: Tensor) -> Tensor:
@@ -134,7 +134,7 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
 
 @checked(
     encoder=Callable(),
-    images=images(),
+    images=finite_images(),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
     n_transforms=Int(2),
@@ -381,9 +381,9 @@ def eq10_counterexample() -> tuple[Tensor, Tensor, Tensor, Tensor, float]:
 
 @checked(
     encoder=Callable(),
-    images=images(),
+    images=finite_images(),
     labels=LabelsOf(("images", 0)),
-    pool_images=images(),
+    pool_images=finite_images(),
     pool_labels=LabelsOf(("pool_images", 0)),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
@@ -427,7 +427,7 @@ def repelling_bound(
 
 @checked(
     encoder=Callable(),
-    images=images(),
+    images=finite_images(),
     labels=LabelsOf(("images", 0)),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
@@ -541,7 +541,7 @@ def _plugin_prototypes(
 
 @checked(
     encoder=Callable(),
-    images=images(),
+    images=finite_images(),
     labels=LabelsOf(("images", 0)),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),

@@ -17,13 +17,15 @@ import torch
 from torch import Tensor
 
 from ..checks import (
-    check_callable,
-    check_choice,
+    Callable,
+    Choice,
+    Instance,
+    Int,
+    Optional,
     check_frame,
-    check_instance,
     check_int,
-    check_labels,
     check_positive,
+    checked,
 )
 from ..data import STRATEGIES, augment
 from ..metrics import (
@@ -39,7 +41,6 @@ from ._bounds import (
     AttractingTerms,
     RepellingChain,
     RepellingTerms,
-    _check_images,
     _encode_views,
     _eq51_bias,
     _plugin_bias,
@@ -49,6 +50,7 @@ from ._bounds import (
     repelling_chain,
     repelling_terms,
 )
+from ._rules import LabelsOf, finite_images
 
 FASHION_MNIST_CLASSES = (
     "T-shirt/top",
@@ -65,6 +67,15 @@ FASHION_MNIST_CLASSES = (
 """FashionMNIST's class names, by label."""
 
 
+@checked(
+    encoder=Callable(),
+    fit_images=finite_images(min_ndim=2),
+    fit_labels=LabelsOf(("fit_images", 0)),
+    test_images=finite_images(min_ndim=2),
+    test_labels=LabelsOf(("test_images", 0)),
+    max_iter=Int(1),
+    chunk_size=Int(1),
+)
 def downstream(
     encoder: Forward,
     fit_images: Tensor,
@@ -89,12 +100,6 @@ def downstream(
     if not isinstance(per_class, bool):
         raise ValueError(f"per_class must be True or False, got {per_class!r}")
 
-    for name, images, labels in (
-        ("fit", fit_images, fit_labels),
-        ("test", test_images, test_labels),
-    ):
-        _check_images(f"{name}_images", images, min_ndim=2)
-        check_labels(f"{name}_labels", labels, n=images.shape[0])
     fit = encode(encoder, fit_images, chunk_size=chunk_size)
     test = encode(encoder, test_images, chunk_size=chunk_size)
     if fit.ndim == 2:
@@ -140,6 +145,13 @@ def downstream(
     return table.rename_axis("member")
 
 
+@checked(
+    model=Instance(StackedModel),
+    images=finite_images(),
+    labels=LabelsOf(("images", 0)),
+    seed=Int(0),
+    n_transforms=Int(1),
+)
 def bias_by_member(
     model,
     runs: pd.DataFrame,
@@ -156,12 +168,7 @@ def bias_by_member(
     class prototypes (:func:`prototype_spread`, ``prototype_spread``, on the plug-in's
     views). The members of one strategy share the draws (a generator seeded by
     ``seed``)."""
-    check_instance("model", model, StackedModel)
     check_frame("runs", runs, ["strategy"])
-    _check_images("images", images)
-    check_labels("labels", labels, n=images.shape[0])
-    check_int("seed", seed, 0)
-    check_int("n_transforms", n_transforms, 1)
     frames = []
     for name, rows in runs.groupby("strategy", sort=False):
         encoder = model.subset(rows.index.tolist())
@@ -193,6 +200,16 @@ def bias_by_member(
     return pd.concat(frames).sort_index().rename_axis("member")
 
 
+@checked(
+    images=finite_images(),
+    labels=LabelsOf(("images", 0)),
+    pool_images=finite_images(),
+    pool_labels=LabelsOf(("pool_images", 0)),
+    strategy=Choice(STRATEGIES),
+    seed=Int(0),
+    n_transforms_attract=Int(2),
+    n_transforms_repel=Int(1),
+)
 def bound_evaluator(
     members: Sequence[int],
     alphas: Sequence[float],
@@ -224,16 +241,6 @@ def bound_evaluator(
             f"{len(members)} and {len(alphas)}"
         )
     alphas = torch.tensor([check_positive("alphas[i]", a) for a in alphas])
-    for name, images_, labels_ in (
-        ("", images, labels),
-        ("pool_", pool_images, pool_labels),
-    ):
-        _check_images(f"{name}images", images_)
-        check_labels(f"{name}labels", labels_, n=images_.shape[0])
-    check_choice("strategy", strategy, STRATEGIES)
-    check_int("seed", seed, 0)
-    check_int("n_transforms_attract", n_transforms_attract, 2)
-    check_int("n_transforms_repel", n_transforms_repel, 1)
     if norm_members is not None:
         norm_members = [check_int("norm_members[i]", m, 0) for m in norm_members]
         if not norm_members:
@@ -280,6 +287,17 @@ def bound_evaluator(
 # (trained encoders)
 
 
+@checked(
+    encoder=Callable(),
+    images=finite_images(),
+    labels=LabelsOf(("images", 0)),
+    pool_images=finite_images(),
+    pool_labels=LabelsOf(("pool_images", 0)),
+    strategy=Choice(STRATEGIES),
+    generator=Instance(torch.Generator),
+    n_transforms_attract=Int(2),
+    n_transforms_repel=Int(1),
+)
 def bound_terms(
     encoder: Forward,
     images: Tensor,
@@ -307,13 +325,6 @@ def bound_terms(
     """
     if not isinstance(chain, bool):
         raise ValueError(f"chain must be True or False, got {chain!r}")
-    check_callable("encoder", encoder)
-    _check_images("images", images)
-    _check_images("pool_images", pool_images)
-    check_labels("labels", labels, n=images.shape[0])
-    check_labels("pool_labels", pool_labels, n=pool_images.shape[0])
-    check_int("n_transforms_attract", n_transforms_attract, 2)
-    check_int("n_transforms_repel", n_transforms_repel, 1)
     draws = _Draws(
         images,
         labels,
@@ -405,6 +416,11 @@ def _bound_terms(
     return (attract, repel, steps) if chain else (attract, repel)
 
 
+@checked(
+    attract=Instance(AttractingTerms),
+    repel=Instance(RepellingTerms),
+    chain=Optional(Instance(RepellingChain)),
+)
 def summarise_bounds(
     attract: AttractingTerms,
     repel: RepellingTerms,
@@ -418,10 +434,6 @@ def summarise_bounds(
     same draws), the mean slack of each step of the repelling bound,
     ``repel_slack_<step>`` (:meth:`RepellingChain.slacks`; they sum to ``repel_gap``).
     """
-    check_instance("attract", attract, AttractingTerms)
-    check_instance("repel", repel, RepellingTerms)
-    if chain is not None:
-        check_instance("chain", chain, RepellingChain)
     holds = attract.hemisphere >= 0
     slacks = {} if chain is None else chain.slacks()
     return {

@@ -9,7 +9,7 @@ from __future__ import annotations
 from ..checks import BadValue, Labels, TensorOf, check_labels
 
 
-def images(min_ndim: int = 3) -> TensorOf:
+def finite_images(min_ndim: int = 3) -> TensorOf:
     """A floating tensor (n, C, H, W) (≥ ``min_ndim`` dimensions) with finite
     entries."""
     return TensorOf(min_ndim=min_ndim, floating=True, finite=True)
