@@ -26,8 +26,6 @@ from ..checks import (
     Int,
     Positive,
     TensorOf,
-    check_finite,
-    check_tensor,
     checked,
 )
 from ..data import BASE, STRATEGIES, augment, pipeline
@@ -39,14 +37,6 @@ from ._rules import LabelsOf, finite_images
 
 def _normalise(z: Tensor) -> Tensor:
     return F.normalize(z, dim=-1, eps=1e-12)
-
-
-def _check_images(name: str, images: Tensor, min_ndim: int = 3) -> Tensor:
-    """``images`` if it is a floating tensor (n, C, H, W) (≥ ``min_ndim`` dimensions)
-    with finite entries (read once per call: an evaluation, not a training step); else
-    ValueError."""
-    check_tensor(name, images, min_ndim=min_ndim, floating=True)
-    return check_finite(name, images)
 
 
 ENCODE_CHUNK = 8192

@@ -14,15 +14,20 @@ import pandas as pd
 import torch
 from torch import Tensor
 
+from ..checks import Callable as CallableRule
 from ..checks import (
+    Instance,
+    Int,
+    Optional,
+    PositiveOrScalarTensor,
+    TensorOf,
     check_batch,
-    check_callable,
     check_choice,
     check_frame,
     check_int,
-    check_positive_or_scalar_tensor,
     check_same_shape,
     check_tensor,
+    checked,
 )
 from ..data import STRATEGIES, augment
 from ..losses import (
@@ -32,9 +37,16 @@ from ..losses import (
     result_dtype,
 )
 from ..train import Forward, StackedModel, train
-from ._bounds import _check_images
+from ._rules import finite_images
 
 
+@checked(
+    images=finite_images(),
+    n_models=Int(1),
+    batch_size=Int(2),
+    generator=Instance(torch.Generator),
+    n_streams=Optional(Int(1)),
+)
 def two_view_batches(
     images: Tensor,
     n_models: int,
@@ -53,9 +65,7 @@ def two_view_batches(
     :meth:`~ccl_helpers.train.StackedModel.tiled`. ``strategy`` may be a list with one
     strategy name (:data:`ccl_helpers.data.STRATEGIES`) per stream.
     """
-    _check_images("images", images)
-    check_int("n_models", n_models)
-    n_streams = n_models if n_streams is None else check_int("n_streams", n_streams)
+    n_streams = n_models if n_streams is None else n_streams
     if n_models % n_streams:
         raise ValueError(
             f"n_streams must divide n_models = {n_models}, got {n_streams}"
@@ -100,6 +110,14 @@ among the negatives), the balanced loss eq. (17) and eq. (14) (negatives from th
 view only)."""
 
 
+@checked(
+    z1=TensorOf(min_ndim=2, floating=True),
+    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
+    alpha=PositiveOrScalarTensor(),
+    lam=PositiveOrScalarTensor(),
+    loss_code=TensorOf(ndim=0, integer=True),
+    similarity_code=TensorOf(ndim=0, integer=True),
+)
 def member_loss(
     z1: Tensor, z2: Tensor, alpha, lam, loss_code: Tensor, similarity_code: Tensor
 ) -> Tensor:
@@ -132,13 +150,6 @@ def member_loss(
     Returns the mean loss, 0-dim, in the dtype of z1 (float32 for float16; similarities
     and log-sum-exp in at least float32, as the losses').
     """
-    check_tensor("z1", z1, min_ndim=2, floating=True)
-    check_tensor("z2", z2, min_ndim=2, floating=True)
-    check_same_shape("z2", z2, "z1", z1)
-    check_positive_or_scalar_tensor("alpha", alpha)
-    check_positive_or_scalar_tensor("lam", lam)
-    check_tensor("loss_code", loss_code, ndim=0, integer=True)
-    check_tensor("similarity_code", similarity_code, ndim=0, integer=True)
     return _member_loss(z1, z2, alpha, lam, loss_code, similarity_code)
 
 
@@ -178,6 +189,7 @@ def _step_seed(*keys: int) -> int:
     return int(state >> np.uint64(1))
 
 
+@checked(batch_size=Int(2), seed=Int(0))
 def run_batches(
     pools: Mapping[str, Tensor], runs: pd.DataFrame, batch_size: int, seed: int = 0
 ) -> Callable[[int], tuple[Tensor, ...]]:
@@ -199,8 +211,6 @@ def run_batches(
     if not isinstance(pools, Mapping) or not pools:
         raise ValueError(f"pools must map names to image pools, got {pools!r}")
     check_frame("runs", runs, RUN_COLUMNS)
-    check_int("batch_size", batch_size, 2)
-    check_int("seed", seed, 0)
     shapes = {tuple(pool.shape[1:]) for pool in pools.values()}
     if len(shapes) > 1:
         raise ValueError(f"pools must hold images of one shape, got {sorted(shapes)}")
@@ -278,12 +288,12 @@ def run_batches(
     return sample
 
 
+@checked(forward=CallableRule())
 def run_loss(forward: Forward, batch: tuple[Tensor, ...]) -> Tensor:
     """The training loss of one member on its slice of a :func:`run_batches` batch
     (view1, view2, α, λ, loss_code, similarity_code): :func:`member_loss` of
     f(view1), f(view2) (m, d). A ``loss_fn`` for :func:`~ccl_helpers.train.train`
     (shape checks only: it runs under vmap)."""
-    check_callable("forward", forward)
     view1, view2, *rest = check_batch(
         "batch", batch, ("floating",) * 4 + ("integer",) * 2
     )
@@ -292,6 +302,7 @@ def run_loss(forward: Forward, batch: tuple[Tensor, ...]) -> Tensor:
     return _member_loss(z1, z2, *rest)
 
 
+@checked(make_module=CallableRule(), batch_size=Int(2), seed=Int(0))
 def train_runs(
     runs: pd.DataFrame,
     pools: Mapping[str, Tensor],
