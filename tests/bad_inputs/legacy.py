@@ -45,28 +45,12 @@ HOT_PATHS |= {
     # Lemma A.1's bounds: smooth_max's values are not read
     "symbolic.smooth_max_bounds",
     # Chapter 5's per-step loss of every stacked member (vmapped)
-    "supervised_approx.member_loss",
     "supervised_approx.run_loss",
 }
 VALUES_UNCHECKED = {
     "verdicts.holm.p_values": "NaN marks a test not made (a claim without a margin): "
     "left out of the family, by design",
-    "supervised_approx.attracting_terms.anchors": "evaluated on every member: a "
-    "diverged one gives NaN terms",
-    "supervised_approx.attracting_terms.views": "evaluated on every member: a "
-    "diverged one gives NaN terms",
     "checks.check_tensor.value": "checks shapes and dtypes only, by design",
-    **{
-        f"supervised_approx.{function}.{argument}": "evaluated on every member: a "
-        "diverged one gives NaN terms"
-        for function in ("repelling_terms", "repelling_chain")
-        for argument in ("anchors", "views")
-    },
-    **{
-        f"supervised_approx.member_loss.{code}": "a per-step loss under vmap: its "
-        "codes' values are not read (run_batches checks them)"
-        for code in ("loss_code", "similarity_code")
-    },
     **{
         f"multimodal.balance_lower_bound.{argument}": "recorded along training: NaN "
         "propagates"
