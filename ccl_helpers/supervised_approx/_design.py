@@ -17,18 +17,22 @@ import pandas as pd
 from scipy import stats
 from torch import Tensor
 
-from ..checks import check_frame, check_instance, check_int
+from ..checks import Int, check_instance, checked
 from ..verdicts import estimate
+from ._rules import Frame
 from ._training import RUN_COLUMNS
 
+_ARM_KEYS = tuple(c for c in RUN_COLUMNS if c != "seed")
+"""The columns that define an arm: every column of a run but its seed."""
 
+
+@checked(results=Frame())
 def arm_values(results: pd.DataFrame, metric: str, arm: Mapping) -> np.ndarray:
     """The values of ``metric`` of the members of one arm, one per seed in seed order.
 
     results: one row per member with the columns :data:`RUN_COLUMNS` and ``metric``;
     arm: column → value for the columns that define the arm (the others are free, but
     the arm must hold one member per seed)."""
-    check_frame("results", results)
     unknown = set(arm) - set(results.columns)
     if unknown or metric not in results.columns:
         raise ValueError(
@@ -46,6 +50,7 @@ def arm_values(results: pd.DataFrame, metric: str, arm: Mapping) -> np.ndarray:
     return chosen.sort_values("seed")[metric].to_numpy(dtype=np.float64)
 
 
+@checked(results=Frame())
 def seed_matrix(
     results: pd.DataFrame, metric: str, arms: Sequence[Mapping]
 ) -> np.ndarray:
@@ -53,7 +58,6 @@ def seed_matrix(
     must hold the same seeds."""
     if not arms:
         raise ValueError("arms must hold at least one arm")
-    check_frame("results", results)
     seeds = [arm_values(results, "seed", arm) for arm in arms]
     if any(not np.array_equal(seeds[0], other) for other in seeds[1:]):
         raise ValueError(f"the arms must hold the same seeds, got {seeds}")
@@ -89,6 +93,7 @@ def arm_contrast(
     return coefficients @ matrix
 
 
+@checked(results=Frame())
 def contrast_values(
     results: pd.DataFrame,
     contrasts: Mapping[str, Sequence[tuple[Mapping, float]]],
@@ -108,7 +113,6 @@ def contrast_values(
         raise ValueError(
             f"metrics must be a non-empty list of columns, got {metrics!r}"
         )
-    check_frame("results", results)
     unknown = [m for m in metrics if m not in results.columns]
     if unknown:
         raise ValueError(f"metrics must name columns of results, got {unknown}")
@@ -124,11 +128,11 @@ def contrast_values(
     return frame
 
 
+@checked(values=Frame())
 def estimates_table(values: pd.DataFrame) -> pd.DataFrame:
     """:func:`ccl_helpers.verdicts.estimate` of each row of ``values`` (one value per
     seed in each column, e.g. :func:`contrast_values`): a frame with the same index
     and the columns estimate, se, low, high (the 95 % t interval) and n."""
-    check_frame("values", values)
     found = [estimate(row.to_numpy(dtype=np.float64)) for _, row in values.iterrows()]
     columns = ["estimate", "se", "low", "high", "n"]
     table = pd.DataFrame([[getattr(f, c) for c in columns] for f in found])
@@ -224,6 +228,7 @@ def curve_shape(curves, *, first: int = 0, settle_from: int = -2) -> CurveShape:
     )
 
 
+@checked(n_seeds=Int(1), map_seeds=Int(1))
 def design_runs(
     arms: Mapping[str, Mapping],
     n_seeds: int,
@@ -236,8 +241,6 @@ def design_runs(
     ``cells`` (e.g. an (α, λ) map) with seeds 0 … ``map_seeds`` − 1, unless an arm
     already runs it. Columns: ``arm`` (the arm's name, "map" for a cell), then
     :data:`RUN_COLUMNS`; the index is the member of the stacked model."""
-    n_seeds = check_int("n_seeds", n_seeds)
-    map_seeds = check_int("map_seeds", map_seeds)
     if not arms:
         raise ValueError("arms must hold at least one arm")
     keys = [c for c in RUN_COLUMNS if c != "seed"]
@@ -261,12 +264,12 @@ def design_runs(
     return pd.DataFrame(rows, columns=["arm", *RUN_COLUMNS]).rename_axis("member")
 
 
+@checked(results=Frame(_ARM_KEYS))
 def pooled_seed_sd(results: pd.DataFrame, metric: str) -> tuple[float, int]:
     """The standard deviation of one run's ``metric`` pooled over the arms run with
     several seeds (arms: equal values in every column of :data:`RUN_COLUMNS` but
     ``seed``), and its degrees of freedom Σ (n_arm − 1)."""
-    keys = [c for c in RUN_COLUMNS if c != "seed"]
-    check_frame("results", results, keys)
+    keys = list(_ARM_KEYS)
     if metric not in results.columns:
         raise ValueError(
             f"metric must name a column of results, got {metric!r} (columns "

@@ -22,7 +22,6 @@ from ..checks import (
     Instance,
     Int,
     Optional,
-    check_frame,
     check_int,
     check_positive,
     checked,
@@ -50,7 +49,7 @@ from ._bounds import (
     repelling_chain,
     repelling_terms,
 )
-from ._rules import LabelsOf, finite_images
+from ._rules import Frame, LabelsOf, finite_images
 
 FASHION_MNIST_CLASSES = (
     "T-shirt/top",
@@ -147,6 +146,7 @@ def downstream(
 
 @checked(
     model=Instance(StackedModel),
+    runs=Frame(["strategy"]),
     images=finite_images(),
     labels=LabelsOf(("images", 0)),
     seed=Int(0),
@@ -168,7 +168,6 @@ def bias_by_member(
     class prototypes (:func:`prototype_spread`, ``prototype_spread``, on the plug-in's
     views). The members of one strategy share the draws (a generator seeded by
     ``seed``)."""
-    check_frame("runs", runs, ["strategy"])
     frames = []
     for name, rows in runs.groupby("strategy", sort=False):
         encoder = model.subset(rows.index.tolist())

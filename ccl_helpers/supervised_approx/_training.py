@@ -23,7 +23,6 @@ from ..checks import (
     TensorOf,
     check_batch,
     check_choice,
-    check_frame,
     check_int,
     check_same_shape,
     check_tensor,
@@ -37,7 +36,7 @@ from ..losses import (
     result_dtype,
 )
 from ..train import Forward, StackedModel, train
-from ._rules import finite_images
+from ._rules import Frame, finite_images
 
 
 @checked(
@@ -189,7 +188,7 @@ def _step_seed(*keys: int) -> int:
     return int(state >> np.uint64(1))
 
 
-@checked(batch_size=Int(2), seed=Int(0))
+@checked(runs=Frame(RUN_COLUMNS), batch_size=Int(2), seed=Int(0))
 def run_batches(
     pools: Mapping[str, Tensor], runs: pd.DataFrame, batch_size: int, seed: int = 0
 ) -> Callable[[int], tuple[Tensor, ...]]:
@@ -210,7 +209,6 @@ def run_batches(
     """
     if not isinstance(pools, Mapping) or not pools:
         raise ValueError(f"pools must map names to image pools, got {pools!r}")
-    check_frame("runs", runs, RUN_COLUMNS)
     shapes = {tuple(pool.shape[1:]) for pool in pools.values()}
     if len(shapes) > 1:
         raise ValueError(f"pools must hold images of one shape, got {sorted(shapes)}")
