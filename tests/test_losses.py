@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from ccl_helpers import losses
+from ccl_helpers.checks import declarations
 from ccl_helpers.losses import (
     REDUCTIONS,
     info_nce_loss,
@@ -978,3 +979,28 @@ def test_balanced_terms_are_the_balanced_losses_per_anchor():
         losses.balanced_terms(sims, 2.0, 3.0, excluded[:7, :7])
     with pytest.raises(ValueError, match="alpha"):
         losses.balanced_terms(sims, -1.0, 3.0)
+
+
+@pytest.mark.parametrize(
+    "loss",
+    [
+        losses.balanced_contrastive_loss,
+        losses.generalized_nt_xent_loss,
+        losses.bound_derived_loss,
+        losses.masked_logsumexp,
+        losses.balanced_terms,
+    ],
+)
+def test_balanced_family_rules_read_no_values(loss):
+    # every training step calls them: shapes, dtypes and scalars only
+    rules = declarations(loss)
+    assert rules
+    assert not any(rule.reads_values for rule in rules.values())
+
+
+def test_a_mask_that_does_not_broadcast_names_the_logits():
+    logits = torch.randn(3, 4)
+    with pytest.raises(ValueError, match="excluded.*logits"):
+        losses.masked_logsumexp(logits, torch.zeros(3, 5, dtype=torch.bool))
+    with pytest.raises(ValueError, match="boolean"):
+        losses.masked_logsumexp(logits, torch.zeros(3, 4))

@@ -14,6 +14,7 @@ import torch.nn.functional as F
 
 from ccl_helpers import data, metrics, models, train
 from ccl_helpers import supervised_approx as sa
+from ccl_helpers.checks import declarations
 from ccl_helpers.losses import nt_xent_loss
 from ccl_helpers.losses.balanced import (
     balanced_contrastive_loss,
@@ -474,6 +475,35 @@ def test_prototype_bias_zero_for_a_constant_encoder():
                 torch.rand(4, 1, 8, 8), 4, 8, data.BASE, torch.Generator()
             ),
             "batch_size",
+        ),
+        (
+            lambda: sa.prototype_spread(
+                lambda x: x.flatten(1),
+                torch.rand(4, 1, 8, 8),
+                torch.arange(3) % 2,
+                data.BASE,
+                torch.Generator(),
+            ),
+            "labels must hold one label per example of images",
+        ),
+        (
+            lambda: sa.pooled_seed_sd(
+                sa.design_runs(
+                    {
+                        "a": dict(
+                            pool="train",
+                            strategy=data.BASE,
+                            loss="balanced",
+                            similarity="cosine",
+                            alpha=1.0,
+                            lam=1.0,
+                        )
+                    },
+                    2,
+                ).drop(columns="loss"),
+                "alpha",
+            ),
+            "results lacks the columns",
         ),
     ],
 )
@@ -1287,3 +1317,9 @@ def test_bound_evaluator_fills_the_chosen_members_and_every_norm():
         sa.bound_evaluator([1], [2.0, 4.0], images, labels, images, labels, "base", 0)
     with pytest.raises(ValueError, match="alphas"):
         sa.bound_evaluator([1], [0.0], images, labels, images, labels, "base", 0)
+
+
+@pytest.mark.parametrize("function", [sa.member_loss, sa.run_loss])
+def test_per_step_rules_read_no_values(function):
+    # every member's loss at every training step, under vmap
+    assert not any(rule.reads_values for rule in declarations(function).values())

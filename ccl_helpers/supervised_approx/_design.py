@@ -64,6 +64,7 @@ def seed_matrix(
     return np.stack([arm_values(results, metric, arm) for arm in arms])
 
 
+@checked(results=Frame())
 def arm_contrast(
     results: pd.DataFrame, metric: str, terms: Sequence[tuple[Mapping, float]]
 ) -> np.ndarray:
