@@ -1,5 +1,4 @@
-"""The argument rules shared by Chapter 5's functions: images, labels of the same
-examples, and tables of runs.
+"""The argument rules shared by Chapter 5's functions.
 
 Images are read once per call (finite entries: an evaluation, not a training step);
 labels are an integer vector with one class per example of another argument; a table
