@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import Choice, TensorOf, check_same_shape, check_tensor, checked
+from ..checks import Choice, TensorOf, checked
 
 REDUCTIONS = ("mean", "sum", "none")
 """The allowed values of every loss's ``reduction`` argument."""
@@ -76,15 +76,6 @@ def result_dtype(tensor: torch.Tensor) -> torch.dtype:
     if tensor.dtype == torch.float16 or autocast_state(tensor.device.type)[1]:
         return torch.promote_types(tensor.dtype, torch.float32)
     return tensor.dtype
-
-
-def check_two_views(z1: torch.Tensor, z2: torch.Tensor) -> int:
-    """Validate two views (..., B, d) of one batch (floating point, same shape, B ≥ 2);
-    return B."""
-    check_tensor("z1", z1, min_ndim=2, floating=True)
-    check_tensor("z2", z2, min_ndim=2, floating=True)
-    check_same_shape("z2", z2, "z1", z1)
-    return batch_of_two_views(z1)
 
 
 def batch_of_two_views(z1: torch.Tensor) -> int:
