@@ -20,8 +20,6 @@ BAD = "bogus"
 
 # Tensors of any dtype (a shard of labels is a shard): no "integer tensor" case.
 ANY_DTYPE = {
-    "distributed.local_shard",
-    "distributed.gather_with_grad",
     "checks.check_finite",
 }
 
@@ -34,10 +32,6 @@ HOT_PATHS = {
     # their shared terms (every step of the losses above, and of Chapter 5's members)
     "losses.masked_logsumexp",
     "losses.balanced_terms",
-    "distributed.nt_xent_loss_distributed",
-    "distributed.local_shard",
-    "distributed.gather_with_grad",
-    "distributed.ddp_train_step",
     # the per-step losses of one seed (under vmap): their batch's dtypes are checked
     "curl.block_contrastive_loss",
     "curl.cross_entropy_loss",
