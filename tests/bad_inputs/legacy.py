@@ -85,7 +85,6 @@ NON_NEGATIVE_INTS = {
     "padding",
     "depth",
     "checks.check_frame.min_rows",
-    "train.loop.n_steps",
     "symbolic.smoothness_table.n_steps",
 }
 """Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
