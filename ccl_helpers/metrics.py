@@ -21,9 +21,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .checks import (
-    Callable as CallableRule,
-)
-from .checks import (
+    UNKNOWN,
+    BadValue,
     Device,
     FloatingDtype,
     Instance,
@@ -31,6 +30,7 @@ from .checks import (
     Optional,
     Positive,
     Probabilities,
+    Rule,
     TensorOf,
     check_classes,
     check_feature_dims,
@@ -42,11 +42,48 @@ from .checks import (
     check_tensor,
     checked,
 )
+from .checks import (
+    Callable as CallableRule,
+)
 from .coupon import probability_vector
 
 MAX_TASKS = 100_000
 CHUNK_ELEMENTS = 2**22
 """Elements per chunk of the memory-bounded loops (about 32 MiB in float64)."""
+
+
+class _Features(Rule):
+    """The rule of features f(x) (..., n, d), of a floating dtype with finite entries,
+    of the examples whose labels (n,) are the argument ``labels`` (an integer vector of
+    classes ≥ 0) (:func:`~ccl_helpers.checks.check_features`; reads the values: for
+    evaluations only)."""
+
+    reads_values = True
+
+    def __init__(self, labels: str = "labels"):
+        self.labels = labels
+
+    def check(self, name, value, arguments):
+        if self.labels in arguments:
+            check_features(name, value, arguments[self.labels], self.labels)
+        return value
+
+    def bad_values(self, valid):
+        if not isinstance(valid, Tensor):
+            return [BadValue("not a tensor", UNKNOWN)]
+        nan = valid.clone()
+        nan.view(-1)[0] = math.nan
+        return [
+            BadValue("not a tensor", valid.tolist()),
+            BadValue("integer tensor", valid.round().long()),
+            BadValue("too few dimensions", valid[..., 0, :]),
+            BadValue("nan entry", nan),
+            BadValue(
+                f"one row fewer than {self.labels}",
+                valid.narrow(-2, 0, valid.shape[-2] - 1),
+                (self.labels,),
+            ),
+        ]
 
 
 @checked(n_classes=Int(2), device=Device())
@@ -86,12 +123,12 @@ def class_frequencies(labels: Tensor, n_classes: int | None = None) -> Tensor:
     return torch.bincount(labels, minlength=n_classes or 0).double() / labels.numel()
 
 
+@checked(features=_Features())
 def class_means(
     features: Tensor, labels: Tensor, n_classes: int | None = None
 ) -> Tensor:
     """µ_c = mean of f(x) over the examples of class c: features (..., n, d) → (...,
     N_C, d)."""
-    check_features("features", features, labels)
     if n_classes is None:
         n_classes = int(labels.max()) + 1
     check_labels("labels", labels, n_classes=n_classes)
@@ -213,7 +250,7 @@ def _task_terms(
     return ce, correct, weight
 
 
-@checked(classifier=TensorOf(min_ndim=2, floating=True))
+@checked(features=_Features(), classifier=TensorOf(min_ndim=2, floating=True))
 def task_loss_and_accuracy(
     features: Tensor,
     labels: Tensor,
@@ -234,7 +271,6 @@ def task_loss_and_accuracy(
             its examples; default 1/n_c (each class of a task weighs 1/m).
     Returns: loss (...), accuracy (...).
     """
-    check_features("features", features, labels)
     _check_tasks(
         tasks, class_probs.numel() if isinstance(class_probs, Tensor) else None
     )
@@ -262,6 +298,7 @@ def task_loss_and_accuracy(
 
 
 @checked(
+    features=_Features(),
     init=Optional(TensorOf(floating=True)),
     dtype=FloatingDtype(),
     max_iter=Int(),
@@ -298,7 +335,6 @@ def fit_linear_classifiers(
         max_iter: L-BFGS iterations ≥ 1; tolerance: > 0.
     Returns: rows (..., T, m, d) in the features' dtype.
     """
-    check_features("features", features, labels)
     _check_tasks(tasks)
     shape = (*features.shape[:-2], *tasks.shape, features.shape[-1])
     if init is None:
@@ -342,7 +378,7 @@ def fit_linear_classifiers(
     return rows.detach().to(features.dtype)
 
 
-@checked(class_probs=Optional(Probabilities()), chunk_size=Int())
+@checked(features=_Features(), class_probs=Optional(Probabilities()), chunk_size=Int())
 def exact_unsupervised_loss(
     features: Tensor,
     labels: Tensor,
@@ -357,7 +393,6 @@ def exact_unsupervised_loss(
     ``chunk_size`` anchors to bound memory. features (..., n, d), labels (n,),
     ρ (N_C,) defaulting to the label frequencies → (...).
     """
-    check_features("features", features, labels)
     members, counts = class_members(labels)
     if bool((counts == 0).any()):
         raise ValueError("every class 0..max(labels) must have at least one example")
@@ -663,7 +698,11 @@ def linear_probe(
     )
 
 
-@checked(block=Int())
+@checked(
+    train_features=_Features("train_labels"),
+    eval_features=_Features("eval_labels"),
+    block=Int(),
+)
 def knn_accuracy(
     train_features: Tensor,
     train_labels: Tensor,
@@ -681,8 +720,6 @@ def knn_accuracy(
     dimensions (e.g. seeds); evaluated in blocks of ``block`` evaluation points to bound
     memory.
     """
-    check_features("train_features", train_features, train_labels, "train_labels")
-    check_features("eval_features", eval_features, eval_labels, "eval_labels")
     check_feature_dims("eval_features", eval_features, "train_features", train_features)
     k = check_int("k", k, 1, train_labels.numel())
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
