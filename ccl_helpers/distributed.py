@@ -60,12 +60,22 @@ from torch.distributed import _functional_collectives as functional_collectives
 
 from . import runtime
 from .checks import (
-    check_choice,
-    check_device,
+    BadValue,
+    Choice,
+    Device,
+    Instance,
+    Int,
+    Optional,
+    Positive,
+    Rule,
+    TensorOf,
     check_int,
-    check_positive,
     check_same_shape,
     check_tensor,
+    checked,
+)
+from .checks import (
+    Callable as CallableRule,
 )
 from .losses import REDUCTIONS, nt_xent_per_anchor, reduce, result_dtype
 from .train import Evaluation, loop
@@ -111,15 +121,32 @@ def world_size() -> int:
     return dist.get_world_size() if is_distributed() else 1
 
 
-def _check_tensor_and_dim(tensor: Tensor, dim: int) -> int:
-    """Validate a tensor of 1 to :data:`MAX_DIMS` dimensions and one of its dimensions
-    (negative counts from the end); return the dimension as a non-negative int."""
-    check_tensor("tensor", tensor, min_ndim=1)
-    if tensor.ndim > MAX_DIMS:
-        raise ValueError(
-            f"tensor must have 1 to {MAX_DIMS} dimensions, got {tuple(tensor.shape)}"
-        )
-    return check_int("dim", dim, -tensor.ndim, tensor.ndim - 1) % tensor.ndim
+class _Dim(Rule):
+    """The rule of a dimension of the tensor argument ``of`` (declared before it, 1 to
+    :data:`MAX_DIMS` dimensions): an int in −ndim … ndim − 1 (negative counts from the
+    end), passed on as ``int``."""
+
+    converts = True
+
+    def __init__(self, of: str):
+        self.of = of
+
+    def check(self, name, value, arguments):
+        tensor = arguments[self.of]
+        if tensor.ndim > MAX_DIMS:
+            raise ValueError(
+                f"{self.of} must have 1 to {MAX_DIMS} dimensions, got "
+                f"{tuple(tensor.shape)}"
+            )
+        return check_int(name, value, -tensor.ndim, tensor.ndim - 1)
+
+    def bad_values(self, valid):
+        return [
+            BadValue("float", 2.5),
+            BadValue("bool", True),
+            BadValue("out of range", MAX_DIMS + 1),
+            BadValue("below the range", -MAX_DIMS - 2),
+        ]
 
 
 def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
@@ -143,6 +170,7 @@ def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
         )
 
 
+@checked(batch=TensorOf(min_ndim=1), dim=_Dim("batch"))
 def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
     r"""This rank's shard of a global batch: block :math:`r` of :math:`W` equal
     contiguous blocks along ``dim``.
@@ -162,7 +190,7 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
         Rows :math:`r b, \dots, r b + b - 1` along ``dim``, :math:`b = B / W`, as a view
         (the whole batch when not distributed).
     """
-    dim = _check_tensor_and_dim(batch, dim)
+    dim %= batch.ndim
     total, n_ranks = batch.shape[dim], world_size()
     if total % n_ranks:
         raise ValueError(
@@ -180,6 +208,7 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
 # The gather
 
 
+@checked(tensor=TensorOf(min_ndim=1), dim=_Dim("tensor"))
 def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
     r"""Concatenate every rank's ``tensor`` along ``dim``, keeping gradients to every
     rank's input.
@@ -218,7 +247,7 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
         ``tensor`` itself when ``torch.distributed`` is not initialised or :math:`W =
         1`.
     """
-    dim = _check_tensor_and_dim(tensor, dim)
+    dim %= tensor.ndim
     if world_size() == 1:
         return tensor
     _check_same_shape_on_all_ranks(tensor)
@@ -237,6 +266,12 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
 # The loss
 
 
+@checked(
+    z1=TensorOf(min_ndim=2, floating=True),
+    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
+    temperature=Positive(),
+    reduction=Choice(REDUCTIONS),
+)
 def nt_xent_loss_distributed(
     z1: Tensor, z2: Tensor, temperature: float = 0.5, reduction: str = "mean"
 ) -> Tensor:
@@ -288,8 +323,6 @@ def nt_xent_loss_distributed(
         rows]``, if ``reduction="none"``; otherwise a 0-dim tensor (this rank's
         :math:`L_r`).
     """
-    check_positive("temperature", temperature)
-    check_choice("reduction", reduction, REDUCTIONS)
     return _nt_xent_distributed(z1, z2, temperature, reduction)
 
 
@@ -332,6 +365,7 @@ def _nt_xent_distributed(
 # DDP training under torchrun
 
 
+@checked(backend=Optional(Choice(("nccl", "gloo"))), timeout_s=Positive())
 def init_from_env(
     backend: str | None = None, timeout_s: float = 1800.0
 ) -> torch.device:
@@ -351,9 +385,6 @@ def init_from_env(
     Returns:
         ``cuda:LOCAL_RANK`` (made the current CUDA device) with NCCL, the CPU with gloo.
     """
-    if backend is not None and backend not in ("nccl", "gloo"):
-        raise ValueError(f"backend must be 'nccl', 'gloo' or None, got {backend!r}")
-    check_positive("timeout_s", timeout_s)
     if "WORLD_SIZE" not in os.environ:
         return runtime.device()
     if backend is None:
@@ -376,6 +407,7 @@ def cleanup() -> None:
         dist.destroy_process_group()
 
 
+@checked(model=Instance(nn.Module), device=Optional(Device()))
 def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.Module:
     """Move ``model`` to ``device`` and wrap it in DistributedDataParallel; unchanged
     when not distributed.
@@ -388,12 +420,9 @@ def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.M
         device: where to put it (default: its current device); a CUDA device is passed
             to DDP as ``device_ids``.
     """
-    if not isinstance(model, nn.Module):
-        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not any(p.requires_grad for p in model.parameters()):
         raise ValueError("model must have at least one parameter that requires grad")
     if device is not None:
-        device = check_device("device", device)
         model = model.to(device)
     if not is_distributed():
         return model
@@ -408,6 +437,13 @@ def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.M
     return nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
 
 
+@checked(
+    model=Instance(nn.Module),
+    optimizer=Instance(torch.optim.Optimizer),
+    x1=TensorOf(min_ndim=1, floating=True),
+    x2=TensorOf(min_ndim=1, floating=True, like="x1"),
+    temperature=Positive(),
+)
 def ddp_train_step(
     model: nn.Module,
     optimizer: torch.optim.Optimizer,
@@ -437,16 +473,6 @@ def ddp_train_step(
         The global loss (the mean of the ranks' losses, the same on every rank), a
         detached 0-dim tensor.
     """
-    if not isinstance(model, nn.Module):
-        raise ValueError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if not isinstance(optimizer, torch.optim.Optimizer):
-        raise ValueError(
-            f"optimizer must be a torch.optim.Optimizer, got {type(optimizer).__name__}"
-        )
-    for name, x in (("x1", x1), ("x2", x2)):
-        check_tensor(name, x, min_ndim=1, floating=True)
-    check_same_shape("x2", x2, "x1", x1)
-    check_positive("temperature", temperature)
     loss = _ddp_backward(model, x1, x2, temperature)
     optimizer.step()
     return loss
@@ -468,6 +494,13 @@ def _ddp_backward(
     return total / world_size()
 
 
+@checked(
+    model=Instance(nn.Module),
+    sample_views=CallableRule(),
+    n_steps=Int(),
+    temperature=Positive(),
+    lr=Positive(),
+)
 def ddp_train(
     model: nn.Module,
     sample_views: Callable[[int], tuple[Tensor, Tensor]],
@@ -507,14 +540,6 @@ def ddp_train(
         (quantity ``"loss"``) of every step 0 … n_steps − 1, one run (seed 0),
         identical on all ranks.
     """
-    n_steps = check_int("n_steps", n_steps)
-    check_positive("lr", lr)
-    if not callable(sample_views):
-        raise ValueError(
-            "sample_views must be callable (step ↦ (x1, x2)), got "
-            f"{type(sample_views).__name__}"
-        )
-    check_positive("temperature", temperature)
     wrapped = wrap_ddp(model, device)
     params = dict(wrapped.named_parameters())
     target = next(iter(params.values())).device

@@ -33,13 +33,16 @@ from torch import Tensor
 
 from . import coupon, curl, metrics, multineg, plotting, supervised_approx
 from .checks import (
-    check_callable,
-    check_choice,
+    Callable as CallableRule,
+)
+from .checks import (
+    Choice,
+    Int,
+    Positive,
+    TensorOf,
     check_frame,
     check_inputs,
-    check_int,
-    check_positive,
-    check_tensor,
+    checked,
 )
 from .data import BASE, STRATEGIES
 from .verdicts import format_estimate
@@ -166,6 +169,17 @@ def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
     return features
 
 
+@checked(
+    encoder=CallableRule(),
+    images=TensorOf(ndim=4, floating=True),
+    n_negatives=Int(),
+    strategy=Choice(STRATEGIES),
+    alpha=Positive(convert=True),
+    n_samples=Int(2),
+    n_transforms_attract=Int(2),
+    n_transforms_repel=Int(1),
+    seed=Int(0),
+)
 def report(
     encoder: Callable[[Tensor], Tensor],
     images: Tensor,
@@ -209,17 +223,8 @@ def report(
         (:func:`ccl_helpers.metrics.linear_probe`, features standardised on that half)
         and scored on the other half (binomial standard error).
     """
-    check_callable("encoder", encoder)
-    check_tensor("images", images, ndim=4, floating=True)
     check_inputs("images", images, labels)
     counts = _class_counts(labels)
-    n_negatives = check_int("n_negatives", n_negatives)
-    check_choice("strategy", strategy, STRATEGIES)
-    alpha = check_positive("alpha", alpha)
-    n_samples = check_int("n_samples", n_samples, 2)
-    check_int("n_transforms_attract", n_transforms_attract, 2)
-    check_int("n_transforms_repel", n_transforms_repel, 1)
-    seed = check_int("seed", seed, 0)
     generator = torch.Generator(device=images.device).manual_seed(seed)
     with _evaluation_mode(encoder):
         features = _embeddings(encoder, images).double()

@@ -121,11 +121,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return options
 
 
+@checks.checked(options=checks.Instance(argparse.Namespace), world_size=checks.Int())
 def check_options(options: argparse.Namespace, world_size: int) -> None:
     """Raise ``ValueError`` naming the option unless every option is in range for
     ``world_size`` processes."""
-    checks.check_instance("options", options, argparse.Namespace)
-    world_size = checks.check_int("world_size", world_size)
     checks.check_int("--steps", options.steps)
     if options.batch_size < 2 or options.batch_size % world_size:
         raise ValueError(

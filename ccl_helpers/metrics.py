@@ -21,20 +21,29 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .checks import (
-    check_callable,
+    UNKNOWN,
+    BadValue,
+    Device,
+    FloatingDtype,
+    Instance,
+    Int,
+    Optional,
+    Positive,
+    Probabilities,
+    Rule,
+    TensorOf,
     check_classes,
-    check_device,
     check_feature_dims,
     check_features,
     check_finite,
-    check_floating_dtype,
-    check_instance,
     check_int,
     check_labels,
-    check_positive,
-    check_probabilities,
     check_same_shape,
     check_tensor,
+    checked,
+)
+from .checks import (
+    Callable as CallableRule,
 )
 from .coupon import probability_vector
 
@@ -43,14 +52,47 @@ CHUNK_ELEMENTS = 2**22
 """Elements per chunk of the memory-bounded loops (about 32 MiB in float64)."""
 
 
+class _Features(Rule):
+    """The rule of features f(x) (..., n, d), of a floating dtype with finite entries,
+    of the examples whose labels (n,) are the argument ``labels`` (an integer vector of
+    classes ≥ 0) (:func:`~ccl_helpers.checks.check_features`; reads the values: for
+    evaluations only)."""
+
+    reads_values = True
+
+    def __init__(self, labels: str = "labels"):
+        self.labels = labels
+
+    def check(self, name, value, arguments):
+        if self.labels in arguments:
+            check_features(name, value, arguments[self.labels], self.labels)
+        return value
+
+    def bad_values(self, valid):
+        if not isinstance(valid, Tensor):
+            return [BadValue("not a tensor", UNKNOWN)]
+        nan = valid.clone()
+        nan.view(-1)[0] = math.nan
+        return [
+            BadValue("not a tensor", valid.tolist()),
+            BadValue("integer tensor", valid.round().long()),
+            BadValue("too few dimensions", valid[..., 0, :]),
+            BadValue("nan entry", nan),
+            BadValue(
+                f"one row fewer than {self.labels}",
+                valid.narrow(-2, 0, valid.shape[-2] - 1),
+                (self.labels,),
+            ),
+        ]
+
+
+@checked(n_classes=Int(2), device=Device())
 def all_tasks(
     n_classes: int, task_size: int, device: torch.device | str = "cpu"
 ) -> Tensor:
     """Every set of ``task_size`` distinct classes out of ``n_classes``, in
     lexicographic order → (T, m)."""
-    n_classes = check_int("n_classes", n_classes, 2)
     task_size = check_int("task_size", task_size, 2, n_classes)
-    device = check_device("device", device)
     if math.comb(n_classes, task_size) > MAX_TASKS:
         raise ValueError(
             f"C({n_classes}, {task_size}) tasks exceed {MAX_TASKS}: too "
@@ -66,10 +108,10 @@ def _check_tasks(tasks: Tensor, n_classes: int | None = None) -> Tensor:
     return check_classes("tasks", tasks, ndim=2, n_classes=n_classes)
 
 
+@checked(class_probs=Probabilities())
 def task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:
     """P(T) ∝ Π_{c∈T} ρ(c) for tasks (T, m) drawn from ρ^m conditioned on distinct
     classes → (T,)."""
-    check_probabilities("class_probs", class_probs)
     _check_tasks(tasks, class_probs.numel())
     weight = class_probs.to(tasks.device)[tasks].prod(-1)
     return weight / weight.sum()
@@ -81,12 +123,12 @@ def class_frequencies(labels: Tensor, n_classes: int | None = None) -> Tensor:
     return torch.bincount(labels, minlength=n_classes or 0).double() / labels.numel()
 
 
+@checked(features=_Features())
 def class_means(
     features: Tensor, labels: Tensor, n_classes: int | None = None
 ) -> Tensor:
     """µ_c = mean of f(x) over the examples of class c: features (..., n, d) → (...,
     N_C, d)."""
-    check_features("features", features, labels)
     if n_classes is None:
         n_classes = int(labels.max()) + 1
     check_labels("labels", labels, n_classes=n_classes)
@@ -134,13 +176,12 @@ def labelled_set_sizes(
     return n_classes, counts
 
 
+@checked(n_classes=Int(), counts=TensorOf(ndim=1, integer=True))
 def class_weights(
     class_probs, n_classes: int, counts: Tensor, uniform_default: bool
 ) -> Tensor:
     """ρ on the labels' device (float64): the given one, else uniform or the label
     frequencies ``counts`` (N_C,), integers ≥ 0."""
-    n_classes = check_int("n_classes", n_classes)
-    check_tensor("counts", counts, ndim=1, integer=True)
     if counts.numel() != n_classes:
         raise ValueError(
             f"counts must hold n_classes = {n_classes} entries, got {counts.numel()}"
@@ -209,6 +250,7 @@ def _task_terms(
     return ce, correct, weight
 
 
+@checked(features=_Features(), classifier=TensorOf(min_ndim=2, floating=True))
 def task_loss_and_accuracy(
     features: Tensor,
     labels: Tensor,
@@ -229,11 +271,9 @@ def task_loss_and_accuracy(
             its examples; default 1/n_c (each class of a task weighs 1/m).
     Returns: loss (...), accuracy (...).
     """
-    check_features("features", features, labels)
     _check_tasks(
         tasks, class_probs.numel() if isinstance(class_probs, Tensor) else None
     )
-    check_tensor("classifier", classifier, min_ndim=2, floating=True)
     if classifier.shape[-1] != features.shape[-1]:
         raise ValueError(
             f"classifier must have the feature dimension d of features (..., n, d) = "
@@ -257,6 +297,13 @@ def task_loss_and_accuracy(
     ).sum(-1)
 
 
+@checked(
+    features=_Features(),
+    init=Optional(TensorOf(floating=True)),
+    dtype=FloatingDtype(),
+    max_iter=Int(),
+    tolerance=Positive(convert=True),
+)
 def fit_linear_classifiers(
     features: Tensor,
     labels: Tensor,
@@ -288,16 +335,11 @@ def fit_linear_classifiers(
         max_iter: L-BFGS iterations ≥ 1; tolerance: > 0.
     Returns: rows (..., T, m, d) in the features' dtype.
     """
-    check_features("features", features, labels)
     _check_tasks(tasks)
-    dtype = check_floating_dtype("dtype", dtype)
-    max_iter = check_int("max_iter", max_iter)
-    tolerance = check_positive("tolerance", tolerance)
     shape = (*features.shape[:-2], *tasks.shape, features.shape[-1])
     if init is None:
         init = torch.zeros((), dtype=dtype, device=features.device)
     else:
-        check_tensor("init", init, floating=True)
         try:
             torch.broadcast_shapes(init.shape, shape)
         except RuntimeError:
@@ -336,6 +378,7 @@ def fit_linear_classifiers(
     return rows.detach().to(features.dtype)
 
 
+@checked(features=_Features(), class_probs=Optional(Probabilities()), chunk_size=Int())
 def exact_unsupervised_loss(
     features: Tensor,
     labels: Tensor,
@@ -350,16 +393,10 @@ def exact_unsupervised_loss(
     ``chunk_size`` anchors to bound memory. features (..., n, d), labels (n,),
     ρ (N_C,) defaulting to the label frequencies → (...).
     """
-    check_features("features", features, labels)
-    chunk_size = check_int("chunk_size", chunk_size)
     members, counts = class_members(labels)
     if bool((counts == 0).any()):
         raise ValueError("every class 0..max(labels) must have at least one example")
-    rho = (
-        class_frequencies(labels)
-        if class_probs is None
-        else check_probabilities("class_probs", class_probs).double()
-    )
+    rho = class_frequencies(labels) if class_probs is None else class_probs.double()
     if rho.numel() != counts.numel():
         raise ValueError(
             f"class_probs must have one entry per class ({counts.numel()}), "
@@ -397,6 +434,7 @@ class UnsupervisedSamples(NamedTuple):
     negatives: Tensor  #: (M, N) x⁻_1 … x⁻_N
 
 
+@checked(n_negatives=Int(), n_samples=Int(2))
 def draw_unsupervised_samples(
     labels: Tensor,
     n_negatives: int,
@@ -419,8 +457,7 @@ def draw_unsupervised_samples(
             frequencies.
     Returns: :class:`UnsupervisedSamples` on the labels' device.
     """
-    n = check_int("n_negatives", n_negatives)
-    m = check_int("n_samples", n_samples, 2)
+    n, m = n_negatives, n_samples
     n_classes, counts = labelled_set_sizes(torch.zeros(labels.numel(), 1), labels)
     rho = class_weights(class_probs, n_classes, counts, uniform_default=False)
     if generator is None:
@@ -440,6 +477,10 @@ def draw_unsupervised_samples(
     return UnsupervisedSamples(anchor, positive, negatives)
 
 
+@checked(
+    features=TensorOf(min_ndim=2, floating=True),
+    samples=Instance(UnsupervisedSamples),
+)
 def unsupervised_loss_curve(
     features: Tensor, samples: UnsupervisedSamples
 ) -> tuple[Tensor, Tensor]:
@@ -460,9 +501,7 @@ def unsupervised_loss_curve(
     Returns: estimate (..., N_max) and standard error (..., N_max), float64; column N −
     1 is L^N_un. Computed in float64 in memory-bounded chunks of draws.
     """
-    check_instance("samples", samples, UnsupervisedSamples)
     anchor, positive, negatives = samples
-    check_tensor("features", features, min_ndim=2, floating=True)
     if (
         negatives.ndim != 2
         or anchor.shape != positive.shape
@@ -510,6 +549,7 @@ def unsupervised_loss_curve(
     return mean + shift, (variance / m).sqrt()
 
 
+@checked(n_negatives=Int(), n_samples=Int(2))
 def unsupervised_loss_monte_carlo(
     features: Tensor,
     labels: Tensor,
@@ -573,6 +613,7 @@ def _evaluate(
     return {"loss": loss, "accuracy": accuracy}
 
 
+@checked(task_size=Optional(Int(2)))
 def mean_classifier(
     train_features: Tensor,
     train_labels: Tensor,
@@ -626,6 +667,7 @@ def mean_classifier(
     )
 
 
+@checked(task_size=Optional(Int(2)), max_iter=Int())
 def linear_probe(
     train_features: Tensor,
     train_labels: Tensor,
@@ -656,6 +698,11 @@ def linear_probe(
     )
 
 
+@checked(
+    train_features=_Features("train_labels"),
+    eval_features=_Features("eval_labels"),
+    block=Int(),
+)
 def knn_accuracy(
     train_features: Tensor,
     train_labels: Tensor,
@@ -673,11 +720,8 @@ def knn_accuracy(
     dimensions (e.g. seeds); evaluated in blocks of ``block`` evaluation points to bound
     memory.
     """
-    check_features("train_features", train_features, train_labels, "train_labels")
-    check_features("eval_features", eval_features, eval_labels, "eval_labels")
     check_feature_dims("eval_features", eval_features, "train_features", train_features)
     k = check_int("k", k, 1, train_labels.numel())
-    block = check_int("block", block)
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
     train_n = torch.nn.functional.normalize(train_features, dim=-1, eps=1e-12)
     eval_n = torch.nn.functional.normalize(eval_features, dim=-1, eps=1e-12)
@@ -703,15 +747,16 @@ def knn_accuracy(
     return torch.cat(correct, -1).mean(-1)
 
 
+@checked(
+    encoder=CallableRule(),
+    images=TensorOf(min_ndim=2, floating=True, finite=True),
+    chunk_size=Int(),
+)
 def encode(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
     """f(x) of ``images`` (n, ...) without gradients, in chunks of ``chunk_size`` images
     (one call on many images through a vmapped stack of models is memory-bound and
     several times slower), concatenated along the sample axis: (..., n, d) for an
     encoder with leading dimensions (a StackedModel gives (S, n, d))."""
-    check_callable("encoder", encoder)
-    check_tensor("images", images, min_ndim=2, floating=True)
-    check_finite("images", images)
-    chunk_size = check_int("chunk_size", chunk_size)
     with torch.no_grad():
         return torch.cat(
             [
@@ -722,13 +767,12 @@ def encode(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
         )
 
 
+@checked(fit=TensorOf(min_ndim=2, floating=True, finite=True))
 def standardise(fit: Tensor, *others: Tensor) -> tuple[Tensor, ...]:
     """(x − μ)/σ for ``fit`` and each of ``others``, with μ, σ the per-dimension mean
     and standard deviation of ``fit`` over its sample axis (features (..., n, d); σ
     clamped at 1e-12): a linear probe on the result does not depend on the features'
     scale."""
-    check_tensor("fit", fit, min_ndim=2, floating=True)
-    check_finite("fit", fit)
     mean = fit.mean(-2, keepdim=True)
     scale = fit.std(-2, keepdim=True).clamp_min(1e-12)
     for i, other in enumerate(others):

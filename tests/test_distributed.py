@@ -482,7 +482,7 @@ Z = torch.randn(4, 3)
         (lambda: distributed.gather_with_grad(Z, dim=-3), "dim"),
         (lambda: distributed.gather_with_grad(Z, dim=True), "dim"),
         (lambda: distributed.gather_with_grad(Z, dim=0.0), "dim"),
-        (lambda: distributed.local_shard([1.0, 2.0]), "tensor"),
+        (lambda: distributed.local_shard([1.0, 2.0]), "batch"),
         (lambda: distributed.local_shard(Z, dim=2), "dim"),
         (lambda: distributed.nt_xent_loss_distributed(Z.long(), Z), "z1"),
         (lambda: distributed.nt_xent_loss_distributed(Z, Z[:3]), "z2"),

@@ -18,11 +18,19 @@ import torch
 from torch import Tensor
 
 from ..checks import (
-    check_callable,
+    BadValue,
+    Choice,
+    Int,
+    Positive,
+    Rule,
     check_frame,
     check_int,
     check_positive,
     check_steps,
+    checked,
+)
+from ..checks import (
+    Callable as CallableRule,
 )
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
@@ -44,6 +52,34 @@ class Evaluation(NamedTuple):
 
 
 Stages = Sequence[tuple[float, int]]  # [(value, steps), …], stage by stage
+
+
+class Seeds(Rule):
+    """The rule of a list of seeds (or member indices): ints ≥ 0, passed on as a
+    ``list``; with ``sequence``, a non-empty sequence (not a string), else any
+    iterable."""
+
+    converts = True
+
+    def __init__(self, *, sequence: bool = True):
+        self.sequence = sequence
+
+    def check(self, name, value, arguments):
+        if self.sequence and (
+            isinstance(value, str | bytes)
+            or not isinstance(value, Sequence)
+            or not value
+        ):
+            raise ValueError(
+                f"{name} must be a non-empty sequence of ints ≥ 0, got {value!r}"
+            )
+        return [check_int(f"{name}[{i}]", s, 0) for i, s in enumerate(value)]
+
+    def bad_values(self, valid):
+        bad = [BadValue("negative entry", [-1]), BadValue("float entry", [0.5])]
+        if self.sequence:
+            bad += [BadValue("empty", []), BadValue("string", "0")]
+        return bad
 
 
 def check_stages(name: str, stages: Stages) -> list[tuple[float, int]]:
@@ -219,6 +255,13 @@ def _check_finite(seeds: Sequence[int], first: Tensor) -> None:
     )
 
 
+@checked(
+    gradient=CallableRule(),
+    n_steps=Int(0),
+    seeds=Seeds(sequence=False),
+    optimizer=Choice(OPTIMIZERS),
+    weight_decay=Positive(allow_zero=True, convert=True),
+)
 def loop(
     params: Mapping[str, Tensor],
     gradient: Callable[[int, float], Evaluation],
@@ -292,16 +335,8 @@ def loop(
     The steps read nothing back from the device (no host synchronisation) except
     with a ``target`` (twice a step) and at the checkpoints.
     """
-    n_steps = check_int("n_steps", n_steps, 0)
     if not isinstance(params, Mapping) or not params:
         raise ValueError(f"params must map names to trained tensors, got {params!r}")
-    check_callable("gradient", gradient)
-    if optimizer not in OPTIMIZERS:
-        raise ValueError(
-            f"optimizer must be one of {sorted(OPTIMIZERS)}, got {optimizer!r}"
-        )
-    weight_decay = check_positive("weight_decay", weight_decay, allow_zero=True)
-    seeds = [check_int(f"seeds[{i}]", s, 0) for i, s in enumerate(seeds)]
     if configuration is not None:
         check_frame("configuration", configuration)
         taken = {"step", "beta", "seed", "quantity", "value"} & set(configuration)

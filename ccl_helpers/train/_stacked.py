@@ -15,19 +15,12 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from ..checks import check_callable, check_device, check_int, check_tensor
+from ..checks import Callable as CallableRule
+from ..checks import Device, Int, check_tensor, checked
+from ._loop import Seeds
 
 Forward = Callable[[Tensor], Tensor]
 """An encoder or a forward pass: inputs (n, ...) → outputs (..., n, d)."""
-
-
-def _check_seed_list(name: str, seeds: Sequence[int]) -> list[int]:
-    """``seeds`` as a list of ints ≥ 0, not empty; else ValueError."""
-    if isinstance(seeds, str | bytes) or not isinstance(seeds, Sequence) or not seeds:
-        raise ValueError(
-            f"{name} must be a non-empty sequence of ints ≥ 0, got {seeds!r}"
-        )
-    return [check_int(f"{name}[{i}]", s, 0) for i, s in enumerate(seeds)]
 
 
 class StackedModel:
@@ -39,6 +32,7 @@ class StackedModel:
     (S, ...); ``seeds``: the seed of each member, the labels of the training history.
     """
 
+    @checked(make_module=CallableRule(), n_seeds=Int(), device=Device())
     def __init__(
         self,
         make_module: Callable[[], nn.Module],
@@ -46,9 +40,6 @@ class StackedModel:
         seed: int = 0,
         device: torch.device | str = "cpu",
     ):
-        check_callable("make_module", make_module)
-        n_seeds = check_int("n_seeds", n_seeds)
-        device = check_device("device", device)
         self._build(make_module, list(range(seed, seed + n_seeds)), device)
 
     def _build(
@@ -69,6 +60,7 @@ class StackedModel:
         self.seeds = seeds
 
     @classmethod
+    @checked(make_module=CallableRule(), seeds=Seeds(), device=Device())
     def from_seeds(
         cls,
         make_module: Callable[[], nn.Module],
@@ -79,13 +71,12 @@ class StackedModel:
         (``make_module()`` right after ``torch.manual_seed(seeds[i])``, as a single run
         with that seed): members given one seed start equal, so configurations can be
         paired by seed. Its ``seeds`` are ``seeds``."""
-        check_callable("make_module", make_module)
-        seeds = _check_seed_list("seeds", seeds)
         model = cls.__new__(cls)
-        model._build(make_module, seeds, check_device("device", device))
+        model._build(make_module, seeds, device)
         return model
 
     @classmethod
+    @checked(n_seeds=Int(), n_configs=Int())
     def tiled(
         cls,
         make_module: Callable[[], nn.Module],
@@ -96,16 +87,14 @@ class StackedModel:
         """:meth:`from_seeds` of ``n_configs × n_seeds`` copies, config-major: copy
         ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so the
         configurations share their starts."""
-        seeds = list(range(check_int("n_seeds", n_seeds)))
-        return cls.from_seeds(
-            make_module, seeds * check_int("n_configs", n_configs), device
-        )
+        seeds = list(range(n_seeds))
+        return cls.from_seeds(make_module, seeds * n_configs, device)
 
+    @checked(indices=Seeds())
     def subset(self, indices: Sequence[int]) -> StackedModel:
         """The members ``indices`` (in that order) as a stacked model of their own: a
         copy of their parameters and buffers as they are now, with their seeds (a
         model x ↦ (len(indices), n, d) that evaluates only those)."""
-        indices = _check_seed_list("indices", indices)
         if max(indices) >= self.n_seeds:
             raise ValueError(
                 f"indices must be model indices in 0..{self.n_seeds - 1}, got {indices}"

@@ -18,12 +18,16 @@ from torch import Tensor
 from torch.utils._pytree import tree_leaves
 
 from ..checks import (
-    check_callable,
+    Callable as CallableRule,
+)
+from ..checks import (
+    Instance,
+    Int,
     check_finite,
     check_frame,
-    check_instance,
     check_int,
     check_steps,
+    checked,
 )
 from ..losses import at_least_float32
 from ..runtime import autocast, progress
@@ -57,6 +61,7 @@ def _check_seed_axis(batch, n_seeds: int) -> None:
             )
 
 
+@checked(model=Instance(StackedModel), loss_fn=CallableRule(), data=CallableRule())
 def stacked_gradient(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -75,9 +80,6 @@ def stacked_gradient(
     float32. ``grad_norm``: also the per-step quantity ``grad_norm`` ‖∇L_s‖₂ over all
     trained tensors.
     """
-    check_instance("model", model, StackedModel)
-    check_callable("loss_fn", loss_fn)
-    check_callable("data", data)
     names = list(model.params)
     batched_loss = _batched_loss(model, loss_fn, None if shared else 0)
     device = next(iter(model.params.values())).device
@@ -101,6 +103,7 @@ def stacked_gradient(
     return gradient
 
 
+@checked(sample_batch=CallableRule(), n_steps=Int())
 def train(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -139,9 +142,7 @@ def train(
     ``evaluate`` runs outside autocast, in full precision. For full-batch gradient
     descent on a fixed training set, see :func:`gradient_descent`.
     """
-    n_steps = check_int("n_steps", n_steps)
     eval_steps = check_steps("eval_steps", eval_steps, n_steps)
-    check_callable("sample_batch", sample_batch)
     gradient = stacked_gradient(
         model, loss_fn, lambda t: sample_batch(t + 1), mixed_precision=True
     )
@@ -161,12 +162,11 @@ def train(
     )
 
 
+@checked(n_steps=Int(), n_points=Int())
 def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
     """About ``n_points`` integer steps in [0, n_steps], log-spaced: 0, then the
     distinct roundings of geomspace(1, n_steps, n_points − 1); always contains 0, 1 and
     n_steps (for n_points ≥ 3)."""
-    n_steps = check_int("n_steps", n_steps)
-    n_points = check_int("n_points", n_points)
     inner = (
         np.geomspace(1, n_steps, max(n_points - 1, 1)) if n_points > 1 else np.array([])
     )
@@ -237,6 +237,7 @@ def _check_data(name: str, data: Any) -> None:
         check_finite(name, v)
 
 
+@checked(model=Instance(StackedModel), loss_fn=CallableRule(), max_steps=Int())
 def gradient_descent(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -290,9 +291,6 @@ def gradient_descent(
     Raises FloatingPointError when a loss or gradient becomes non-finite (step size too
     large).
     """
-    max_steps = check_int("max_steps", max_steps)
-    check_instance("model", model, StackedModel)
-    check_callable("loss_fn", loss_fn)
     names = list(model.params)
     if target is not None and not (
         isinstance(target, tuple) and len(target) == 2 and target[0] in TARGETS

@@ -20,18 +20,12 @@ BAD = "bogus"
 
 # Tensors of any dtype (a shard of labels is a shard): no "integer tensor" case.
 ANY_DTYPE = {
-    "distributed.local_shard",
-    "distributed.gather_with_grad",
     "checks.check_finite",
 }
 
 # Per-callable values of a hot path: a loss's values are not checked (no device
 # synchronisation per step), so NaN and inf propagate, as their docstrings say.
 HOT_PATHS = {
-    "distributed.nt_xent_loss_distributed",
-    "distributed.local_shard",
-    "distributed.gather_with_grad",
-    "distributed.ddp_train_step",
     # the per-step losses of one seed (under vmap): their batch's dtypes are checked
     "curl.block_contrastive_loss",
     "curl.cross_entropy_loss",
@@ -56,8 +50,6 @@ VALUES_UNCHECKED = {
         "propagates"
         for argument in ("kappa", "noise")
     },
-    "metrics.task_loss_and_accuracy.classifier": "fitted rows that did not converge "
-    "give a NaN loss, not an error",
 }
 """Arguments (callable.argument) whose values are not checked, with the reason."""
 
@@ -69,7 +61,6 @@ NON_NEGATIVE_INTS = {
     "padding",
     "depth",
     "checks.check_frame.min_rows",
-    "train.loop.n_steps",
     "symbolic.smoothness_table.n_steps",
 }
 """Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
