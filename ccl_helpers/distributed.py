@@ -63,6 +63,7 @@ from .checks import (
     BadValue,
     Choice,
     Device,
+    Function,
     Instance,
     Int,
     Optional,
@@ -73,9 +74,6 @@ from .checks import (
     check_same_shape,
     check_tensor,
     checked,
-)
-from .checks import (
-    Callable as CallableRule,
 )
 from .losses import REDUCTIONS, nt_xent_per_anchor, reduce, result_dtype
 from .train import Evaluation, loop
@@ -496,7 +494,7 @@ def _ddp_backward(
 
 @checked(
     model=Instance(nn.Module),
-    sample_views=CallableRule(),
+    sample_views=Function(),
     n_steps=Int(),
     temperature=Positive(),
     lr=Positive(),

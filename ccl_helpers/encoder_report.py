@@ -33,10 +33,8 @@ from torch import Tensor
 
 from . import coupon, curl, metrics, multineg, plotting, supervised_approx
 from .checks import (
-    Callable as CallableRule,
-)
-from .checks import (
     Choice,
+    Function,
     Int,
     Positive,
     TensorOf,
@@ -170,7 +168,7 @@ def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
 
 
 @checked(
-    encoder=CallableRule(),
+    encoder=Function(),
     images=TensorOf(ndim=4, floating=True),
     n_negatives=Int(),
     strategy=Choice(STRATEGIES),

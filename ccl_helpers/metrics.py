@@ -25,6 +25,7 @@ from .checks import (
     BadValue,
     Device,
     FloatingDtype,
+    Function,
     Instance,
     Int,
     Optional,
@@ -41,9 +42,6 @@ from .checks import (
     check_same_shape,
     check_tensor,
     checked,
-)
-from .checks import (
-    Callable as CallableRule,
 )
 from .coupon import probability_vector
 
@@ -748,7 +746,7 @@ def knn_accuracy(
 
 
 @checked(
-    encoder=CallableRule(),
+    encoder=Function(),
     images=TensorOf(min_ndim=2, floating=True, finite=True),
     chunk_size=Int(),
 )

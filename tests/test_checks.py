@@ -398,7 +398,7 @@ def test_sizes_checks_each_entry():
     [
         (checks.PositiveOrScalarTensor(), torch.tensor(0.5)),
         (checks.Probabilities(), torch.tensor([0.25, 0.75])),
-        (checks.Callable(), len),
+        (checks.Function(), len),
         (checks.Instance(checks.BadValue), checks.BadValue("a", 1)),
         (checks.Device(), "cpu"),
         (checks.FloatingDtype(), torch.float32),
@@ -407,6 +407,7 @@ def test_sizes_checks_each_entry():
         (checks.OpenUnit(), 0.95),
         (checks.TensorOf(ndim=2, floating=True, finite=True), torch.zeros(2, 3)),
         (checks.Optional(checks.Int(0, 5)), 3),
+        (checks.Frame(["step"]), pd.DataFrame({"step": [0, 1], "value": [1.0, 2.0]})),
     ],
     ids=repr,
 )

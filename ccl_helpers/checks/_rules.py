@@ -17,6 +17,7 @@ from ._values import (
     check_device,
     check_finite,
     check_floating_dtype,
+    check_frame,
     check_instance,
     check_int,
     check_labels,
@@ -309,7 +310,7 @@ class Device(Rule):
         return [BadValue("unknown device", UNKNOWN), BadValue("number", 1.5)]
 
 
-class Callable(Rule):
+class Function(Rule):
     """Something callable: a function, a module, a model (:func:`check_callable`)."""
 
     def check(self, name, value, arguments):
@@ -317,6 +318,28 @@ class Callable(Rule):
 
     def bad_values(self, valid):
         return [BadValue("not callable", UNKNOWN)]
+
+
+class Frame(Rule):
+    """A pandas DataFrame with at least one row and the ``columns``
+    (:func:`check_frame`); a history, a table of runs or of results."""
+
+    def __init__(self, columns=()):
+        self.columns = tuple(columns)
+
+    def check(self, name, value, arguments):
+        return check_frame(name, value, self.columns)
+
+    def bad_values(self, valid):
+        if not hasattr(valid, "iloc"):
+            return [BadValue("not a DataFrame", UNKNOWN)]
+        bad = [
+            BadValue("no rows", valid.iloc[:0]),
+            BadValue("not a DataFrame", valid.to_dict("list")),
+        ]
+        if self.columns:
+            bad.append(BadValue("no columns", valid.iloc[:, :0]))
+        return bad
 
 
 class Instance(Rule):

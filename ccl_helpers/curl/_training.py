@@ -14,8 +14,8 @@ from torch import Tensor
 
 from .. import metrics, train
 from ..checks import (
-    Callable,
     Device,
+    Function,
     Instance,
     Int,
     Labels,
@@ -33,7 +33,7 @@ from ..losses import at_least_float32, logistic_loss, result_dtype
 from ..train import Forward, StackedModel
 
 
-@checked(forward=Callable())
+@checked(forward=Function())
 def block_contrastive_loss(
     forward: Forward, batch: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
@@ -62,7 +62,7 @@ def block_contrastive_loss(
     return logistic_loss(forward(anchor), positive_mean, negative_mean)
 
 
-@checked(forward=Callable())
+@checked(forward=Function())
 def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor:
     """Supervised training loss: mean cross-entropy of logits forward(x) (B, N_C)
     against labels (B,); its log-softmax in at least float32, the result in the logits'
@@ -238,15 +238,15 @@ class _EarlyStopping:
 
 
 @checked(
-    make_model=Callable(),
-    loss_fn=Callable(),
-    batches=Callable(),
-    score=Callable(),
+    make_model=Function(),
+    loss_fn=Function(),
+    batches=Function(),
+    score=Function(),
     n_seeds=Int(1),
     n_steps=Int(1),
     search_seeds=Int(1),
     seed=Int(0),
-    evaluate=Optional(Callable()),
+    evaluate=Optional(Function()),
     tolerance=Positive(allow_zero=True, convert=True),
     device=Device(),
 )

@@ -18,8 +18,8 @@ from torch import Tensor
 from ..checks import (
     UNKNOWN,
     BadValue,
-    Callable,
     FloatingDtype,
+    Function,
     Instance,
     Int,
     Optional,
@@ -103,7 +103,7 @@ def _long_history(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     n_align=Int(0),
     align_every=Int(1),
     similarity_dtype=Optional(FloatingDtype()),
-    progress=Optional(Callable()),
+    progress=Optional(Function()),
 )
 def train(
     model: DataModel,

@@ -11,8 +11,8 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ..checks import Callable as CallableRule
 from ..checks import (
+    Function,
     Int,
     Positive,
     Sizes,
@@ -27,7 +27,7 @@ from ..models import DeepReLU
 from ..train import Forward, StackedModel, gradient_descent, wide
 
 
-@checked(forward=CallableRule())
+@checked(forward=Function())
 def triplet_objective(
     forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
@@ -224,7 +224,7 @@ def descent_to_targets(
     return TargetDescent(steps, outcome.history)
 
 
-@checked(case=CallableRule())
+@checked(case=Function())
 def descent_sweep(
     parameter: str,
     values: Sequence[float],

@@ -11,8 +11,8 @@ import torch
 from torch import Tensor
 
 from .. import metrics, train
-from ..checks import Callable as CallableRule
 from ..checks import (
+    Function,
     Instance,
     Int,
     Labels,
@@ -86,7 +86,7 @@ def contrastive_batches(
     return sample
 
 
-@checked(forward=CallableRule())
+@checked(forward=Function())
 def contrastive_loss(
     forward: Forward, batch: tuple[Tensor, Tensor, Tensor, Tensor]
 ) -> Tensor:
@@ -188,7 +188,7 @@ def make_evaluator(
 
 
 @checked(
-    make_encoder=CallableRule(),
+    make_encoder=Function(),
     train_set=Instance(LatentClassModel),
     eval_labels=Labels(),
     eval_inputs=TensorOf(

@@ -20,8 +20,8 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from ..checks import (
-    Callable,
     Choice,
+    Function,
     Instance,
     Int,
     Positive,
@@ -123,7 +123,7 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
 
 
 @checked(
-    encoder=Callable(),
+    encoder=Function(),
     images=finite_images(),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
@@ -370,7 +370,7 @@ def eq10_counterexample() -> tuple[Tensor, Tensor, Tensor, Tensor, float]:
 
 
 @checked(
-    encoder=Callable(),
+    encoder=Function(),
     images=finite_images(),
     labels=LabelsOf(("images", 0)),
     pool_images=finite_images(),
@@ -416,7 +416,7 @@ def repelling_bound(
 
 
 @checked(
-    encoder=Callable(),
+    encoder=Function(),
     images=finite_images(),
     labels=LabelsOf(("images", 0)),
     strategy=Choice(STRATEGIES),
@@ -530,7 +530,7 @@ def _plugin_prototypes(
 
 
 @checked(
-    encoder=Callable(),
+    encoder=Function(),
     images=finite_images(),
     labels=LabelsOf(("images", 0)),
     strategy=Choice(STRATEGIES),

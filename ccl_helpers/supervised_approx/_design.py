@@ -17,9 +17,8 @@ import pandas as pd
 from scipy import stats
 from torch import Tensor
 
-from ..checks import Int, check_instance, checked
+from ..checks import Frame, Int, check_instance, checked
 from ..verdicts import estimate
-from ._rules import Frame
 from ._training import RUN_COLUMNS
 
 _ARM_KEYS = tuple(c for c in RUN_COLUMNS if c != "seed")

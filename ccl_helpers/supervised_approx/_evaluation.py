@@ -17,8 +17,9 @@ import torch
 from torch import Tensor
 
 from ..checks import (
-    Callable,
     Choice,
+    Frame,
+    Function,
     Instance,
     Int,
     Optional,
@@ -49,7 +50,7 @@ from ._bounds import (
     repelling_chain,
     repelling_terms,
 )
-from ._rules import Frame, LabelsOf, finite_images
+from ._rules import LabelsOf, finite_images
 
 FASHION_MNIST_CLASSES = (
     "T-shirt/top",
@@ -67,7 +68,7 @@ FASHION_MNIST_CLASSES = (
 
 
 @checked(
-    encoder=Callable(),
+    encoder=Function(),
     fit_images=finite_images(min_ndim=2),
     fit_labels=LabelsOf(("fit_images", 0)),
     test_images=finite_images(min_ndim=2),
@@ -287,7 +288,7 @@ def bound_evaluator(
 
 
 @checked(
-    encoder=Callable(),
+    encoder=Function(),
     images=finite_images(),
     labels=LabelsOf(("images", 0)),
     pool_images=finite_images(),

@@ -1,18 +1,15 @@
 """The argument rules shared by Chapter 5's functions.
 
 Images are read once per call (finite entries: an evaluation, not a training step);
-labels are an integer vector with one class per example of another argument; a table
-is a DataFrame with rows and the columns a function reads."""
+labels are an integer vector with one class per example of another argument. Tables
+are :class:`~ccl_helpers.checks.Frame`."""
 
 from __future__ import annotations
 
 from ..checks import (
-    UNKNOWN,
     BadValue,
     Labels,
-    Rule,
     TensorOf,
-    check_frame,
     check_labels,
 )
 
@@ -51,26 +48,4 @@ class LabelsOf(Labels):
                     f"one label fewer than {self.like[0]}", valid[:-1], self.like[:1]
                 )
             )
-        return bad
-
-
-class Frame(Rule):
-    """A pandas DataFrame with at least one row and the ``columns``
-    (:func:`check_frame`)."""
-
-    def __init__(self, columns=()):
-        self.columns = tuple(columns)
-
-    def check(self, name, value, arguments):
-        return check_frame(name, value, self.columns)
-
-    def bad_values(self, valid):
-        if not hasattr(valid, "iloc"):
-            return [BadValue("not a DataFrame", UNKNOWN)]
-        bad = [
-            BadValue("no rows", valid.iloc[:0]),
-            BadValue("not a DataFrame", valid.to_dict("list")),
-        ]
-        if self.columns:
-            bad.append(BadValue("no columns", valid.iloc[:, :0]))
         return bad

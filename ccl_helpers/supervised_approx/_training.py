@@ -14,8 +14,9 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ..checks import Callable as CallableRule
 from ..checks import (
+    Frame,
+    Function,
     Instance,
     Int,
     Optional,
@@ -36,7 +37,7 @@ from ..losses import (
     result_dtype,
 )
 from ..train import Forward, StackedModel, train
-from ._rules import Frame, finite_images
+from ._rules import finite_images
 
 
 @checked(
@@ -286,7 +287,7 @@ def run_batches(
     return sample
 
 
-@checked(forward=CallableRule())
+@checked(forward=Function())
 def run_loss(forward: Forward, batch: tuple[Tensor, ...]) -> Tensor:
     """The training loss of one member on its slice of a :func:`run_batches` batch
     (view1, view2, α, λ, loss_code, similarity_code): :func:`member_loss` of
@@ -300,7 +301,7 @@ def run_loss(forward: Forward, batch: tuple[Tensor, ...]) -> Tensor:
     return _member_loss(z1, z2, *rest)
 
 
-@checked(make_module=CallableRule(), batch_size=Int(2), seed=Int(0))
+@checked(make_module=Function(), batch_size=Int(2), seed=Int(0))
 def train_runs(
     runs: pd.DataFrame,
     pools: Mapping[str, Tensor],

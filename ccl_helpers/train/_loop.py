@@ -20,6 +20,7 @@ from torch import Tensor
 from ..checks import (
     BadValue,
     Choice,
+    Function,
     Int,
     Positive,
     Rule,
@@ -28,9 +29,6 @@ from ..checks import (
     check_positive,
     check_steps,
     checked,
-)
-from ..checks import (
-    Callable as CallableRule,
 )
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
@@ -256,7 +254,7 @@ def _check_finite(seeds: Sequence[int], first: Tensor) -> None:
 
 
 @checked(
-    gradient=CallableRule(),
+    gradient=Function(),
     n_steps=Int(0),
     seeds=Seeds(sequence=False),
     optimizer=Choice(OPTIMIZERS),

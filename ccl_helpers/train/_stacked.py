@@ -15,8 +15,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from ..checks import Callable as CallableRule
-from ..checks import Device, Int, check_tensor, checked
+from ..checks import Device, Function, Int, check_tensor, checked
 from ._loop import Seeds
 
 Forward = Callable[[Tensor], Tensor]
@@ -32,7 +31,7 @@ class StackedModel:
     (S, ...); ``seeds``: the seed of each member, the labels of the training history.
     """
 
-    @checked(make_module=CallableRule(), n_seeds=Int(), device=Device())
+    @checked(make_module=Function(), n_seeds=Int(), device=Device())
     def __init__(
         self,
         make_module: Callable[[], nn.Module],
@@ -60,7 +59,7 @@ class StackedModel:
         self.seeds = seeds
 
     @classmethod
-    @checked(make_module=CallableRule(), seeds=Seeds(), device=Device())
+    @checked(make_module=Function(), seeds=Seeds(), device=Device())
     def from_seeds(
         cls,
         make_module: Callable[[], nn.Module],

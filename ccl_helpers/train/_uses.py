@@ -18,13 +18,11 @@ from torch import Tensor
 from torch.utils._pytree import tree_leaves
 
 from ..checks import (
-    Callable as CallableRule,
-)
-from ..checks import (
+    Frame,
+    Function,
     Instance,
     Int,
     check_finite,
-    check_frame,
     check_int,
     check_steps,
     checked,
@@ -61,7 +59,7 @@ def _check_seed_axis(batch, n_seeds: int) -> None:
             )
 
 
-@checked(model=Instance(StackedModel), loss_fn=CallableRule(), data=CallableRule())
+@checked(model=Instance(StackedModel), loss_fn=Function(), data=Function())
 def stacked_gradient(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -103,7 +101,7 @@ def stacked_gradient(
     return gradient
 
 
-@checked(sample_batch=CallableRule(), n_steps=Int())
+@checked(sample_batch=Function(), n_steps=Int())
 def train(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -237,7 +235,7 @@ def _check_data(name: str, data: Any) -> None:
         check_finite(name, v)
 
 
-@checked(model=Instance(StackedModel), loss_fn=CallableRule(), max_steps=Int())
+@checked(model=Instance(StackedModel), loss_fn=Function(), max_steps=Int())
 def gradient_descent(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -337,12 +335,12 @@ def gradient_descent(
     return Descent(history, first.rename("first_step"), int(history.step.max()))
 
 
+@checked(history=Frame(["step", "quantity", "value"]))
 def wide(history: pd.DataFrame) -> pd.DataFrame:
-    """The long history (step, seed or run, quantity, value, configuration columns) as
+    """The long history (step, [beta], seed, quantity, value, configuration columns) as
     one row per (step, seed, configuration), one column per quantity, rows in their
     order of first appearance; a quantity missing at a step (recorded only at the
     checkpoints) is NaN there."""
-    check_frame("history", history, ["step", "quantity", "value"])
     keys = [c for c in history.columns if c not in ("quantity", "value")]
     table = history.pivot_table(
         index=keys, columns="quantity", values="value", sort=False

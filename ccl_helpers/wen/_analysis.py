@@ -10,38 +10,16 @@ import numpy as np
 import pandas as pd
 
 from ..checks import (
-    BadValue,
+    Frame,
     Int,
     Positive,
-    Rule,
     check_frame,
     checked,
 )
 from ..verdicts import power_law_fit
 
 
-class _History(Rule):
-    """The rule of a history (:func:`algorithm1`'s frame): a DataFrame with ≥ 1 row and
-    the ``columns`` (the columns named by other arguments are checked by the
-    function)."""
-
-    def __init__(self, *columns: str):
-        self.columns = columns
-
-    def check(self, name, value, arguments):
-        return check_frame(name, value, self.columns)
-
-    def bad_values(self, valid):
-        if not isinstance(valid, pd.DataFrame):
-            return [BadValue("not a DataFrame", {})]
-        return [
-            BadValue("no rows", valid.iloc[:0]),
-            BadValue("no columns", valid.iloc[:, :0]),
-            BadValue("not a DataFrame", valid.to_dict("list")),
-        ]
-
-
-@checked(history=_History("step"))
+@checked(history=Frame(["step"]))
 def running_average(
     history: pd.DataFrame,
     column: str = "loss_norm",
@@ -56,7 +34,7 @@ def running_average(
     return (sums / (ordered["step"] + 1)).reindex(history.index)
 
 
-@checked(history=_History("loss", "loss_norm", "step"))
+@checked(history=Frame(["loss", "loss_norm", "step"]))
 def descent_constant(
     history: pd.DataFrame, by: Sequence[str] = ("width", "seed")
 ) -> pd.Series:
@@ -79,8 +57,8 @@ def descent_constant(
 
 
 @checked(
-    history=_History(
-        "grad_W_sq", "tilde_sq", "grad_theta_sq", "hat_sq", "width", "out_features"
+    history=Frame(
+        ["grad_W_sq", "tilde_sq", "grad_theta_sq", "hat_sq", "width", "out_features"]
     )
 )
 def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
@@ -99,7 +77,7 @@ def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
 
 
 @checked(
-    history=_History("step"),
+    history=Frame(["step"]),
     decades=Positive(convert=True),
     offset=Positive(allow_zero=True, convert=True),
     n_points=Int(3),

@@ -8,8 +8,8 @@ import torch
 from torch import Tensor
 
 from ..checks import (
-    Callable,
     Device,
+    Function,
     Int,
     Optional,
     TensorOf,
@@ -37,7 +37,7 @@ def all_triplets(n: int, device: torch.device | str = "cpu") -> Tensor:
     return torch.stack([anchors, anchors, pairs], dim=1)
 
 
-@checked(forward=Callable())
+@checked(forward=Function())
 def triplet_loss(forward: Forward, data: tuple[Tensor, Tensor]) -> Tensor:
     """Merad et al.'s eq. (11) for one encoder f, divided by the number of triplets:
     (1/M) Σ_t log(1 + exp(f(x_t)ᵀ(f(x_t⁻) − f(x_t⁺))))
