@@ -358,3 +358,35 @@ def test_check_probabilities_on_anything(value):
     out = accepted_or_named(checks.check_probabilities, "arg", value)
     if out is not None:
         assert bool((out >= 0).all()) and abs(float(out.sum()) - 1) <= 1e-5
+
+
+def test_every_name_keyed_entry_serves_an_undeclared_argument():
+    """Each entry of the name-keyed sets names an argument that some baseline passes and
+    no rule declares: a bare name, an argument of that name; a "callable.argument", that
+    callable's argument. A renamed or newly declared parameter thus fails here instead
+    of silently leaving its cases."""
+    from bad_inputs import legacy
+
+    undeclared = {
+        (name, argument)
+        for name, baseline in BASELINES.items()
+        for argument in baseline()[0]
+        if argument not in checks.declarations(PUBLIC[name])
+    }
+    served = {argument for _, argument in undeclared} | {
+        f"{name}.{argument}" for name, argument in undeclared
+    }
+    stale = [
+        key
+        for names in (
+            legacy.VALUES_UNCHECKED,
+            legacy.NON_NEGATIVE_INTS,
+            legacy.POSITIVE_REALS,
+            legacy.NON_NEGATIVE_REALS,
+            legacy.FREE_STRINGS,
+            legacy.COUNT_NAMES,
+        )
+        for key in names
+        if key not in served
+    ]
+    assert not stale, stale

@@ -53,7 +53,7 @@ VALUES_UNCHECKED = {
 }
 """Arguments (callable.argument) whose values are not checked, with the reason."""
 
-COUNT_NAMES = {"k", "block", "total", "largest", "smallest", "width", "depth", "dim"}
+COUNT_NAMES = {"k", "total", "largest", "depth", "dim"}
 """Integer arguments (besides ``n_*`` and ``*_size``) for which 0 is not allowed."""
 NON_NEGATIVE_INTS = {
     "seed",
@@ -66,36 +66,12 @@ NON_NEGATIVE_INTS = {
 """Integer arguments that may be 0 (or, for ``dim``, negative: a Python index); a name,
 or callable.name."""
 POSITIVE_REALS = {
-    "temperature",
     "alpha",
-    "lam",
-    "nu",
     "beta",
     "imbalance_ratio",
-    "atol",
-    "rtol",
-    "beta_1",
-    "beta_2",
-    "delta",
-    "epsilon",
-    "eta",
-    "gamma",
-    "kappa_m",
     "lr",
-    "lr_constant",
-    "margin",
     "noise_std",
     "radius",
-    "scale",
-    "sd",
-    "size_pt",
-    "width_in",
-    "step_scale",
-    "tau",
-    "threshold",
-    "tolerance",
-    "test_fraction",
-    "confidence",
     "checks.check_positive.value",
     "checks.check_positive_or_scalar_tensor.value",
 }
