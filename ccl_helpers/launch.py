@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import sys
 import time
 from pathlib import Path
 
@@ -135,6 +136,22 @@ def check_options(options: argparse.Namespace, world_size: int) -> None:
     for name in ("temperature", "lr"):
         checks.check_positive(f"--{name}", getattr(options, name))
     checks.check_int("--seed", options.seed, minimum=0)
+    _check_out(getattr(options, "out", None))
+
+
+def _check_out(out: Path | None) -> None:
+    """Raise ``ValueError`` naming ``--out`` unless it is a file path in an existing
+    folder (checked before the run, not after it)."""
+    if out is None:
+        return
+    out = Path(out)
+    if out.is_dir():
+        raise ValueError(f"--out must be a file path, got the folder {str(out)!r}")
+    if not out.parent.is_dir():
+        raise ValueError(
+            f"--out must be a file path in an existing folder, got {str(out)!r} "
+            f"(no folder {str(out.parent)!r})"
+        )
 
 
 def _evaluate(
@@ -263,5 +280,17 @@ def main(argv: list[str] | None = None) -> dict | None:
     return results
 
 
+def _command(argv: list[str] | None = None) -> int:
+    """``python -m ccl_helpers.launch``: :func:`main`; exit status 1 with the message
+    of a bad option or environment variable (the ``ValueError`` raised before the
+    run), 0 otherwise."""
+    try:
+        main(argv)
+    except ValueError as error:
+        print(f"python -m ccl_helpers.launch: {error}", file=sys.stderr)
+        return 1
+    return 0
+
+
 if __name__ == "__main__":
-    main()
+    sys.exit(_command())

@@ -85,19 +85,54 @@ def evals(*, smoke, standard, paper):
 def device() -> torch.device:
     """The fastest available device: CUDA, then Apple MPS, then the CPU.
 
-    ``CCL_DEVICE`` (e.g. ``cpu``) overrides the choice.
+    ``CCL_DEVICE`` (e.g. ``cpu``) overrides the choice; ValueError, naming the
+    variable and the devices available, when it names one this machine lacks.
     """
     forced = os.environ.get("CCL_DEVICE")
     if forced:
-        return torch.device(forced)
+        return _forced_device(forced)
     if torch.cuda.is_available():
         return torch.device("cuda")
-    if (
-        getattr(torch.backends, "mps", None) is not None
-        and torch.backends.mps.is_available()
-    ):
+    if _mps_available():
         return torch.device("mps")
     return torch.device("cpu")
+
+
+def _mps_available() -> bool:
+    return (
+        getattr(torch.backends, "mps", None) is not None
+        and torch.backends.mps.is_available()
+    )
+
+
+def _forced_device(forced: str) -> torch.device:
+    """The device ``CCL_DEVICE`` names; ValueError unless it is available here (the
+    CPU, CUDA or MPS when present, with an index below the CUDA device count; ``meta``,
+    the device without data, is accepted too)."""
+    available = ["cpu"]
+    if torch.cuda.is_available():
+        count = torch.cuda.device_count()
+        available.append(f"cuda (indices 0..{count - 1})" if count > 1 else "cuda")
+    if _mps_available():
+        available.append("mps")
+    message = (
+        f"CCL_DEVICE must name a device available on this machine "
+        f"({', '.join(available)}), got {forced!r}"
+    )
+    try:
+        chosen = torch.device(forced.strip())
+    except RuntimeError:
+        raise ValueError(message) from None
+    usable = {
+        "cpu": True,
+        "meta": True,
+        "cuda": torch.cuda.is_available()
+        and (chosen.index is None or chosen.index < torch.cuda.device_count()),
+        "mps": _mps_available(),
+    }
+    if not usable.get(chosen.type, False):
+        raise ValueError(message)
+    return chosen
 
 
 def precision() -> str:
@@ -160,6 +195,7 @@ def setup(
     """
     if not isinstance(quiet, bool):
         raise ValueError(f"quiet must be True or False, got {quiet!r}")
+    chosen = device()  # a CCL_DEVICE this machine lacks fails before any set-up
     if threads is None:
         default = (os.cpu_count() or 1) if scale() == "paper" else 1
         threads = os.environ.get("CCL_THREADS", default)
@@ -185,7 +221,6 @@ def setup(
     from .plotting import use_style
 
     use_style()
-    chosen = device()
     if not quiet:
         print(
             f"ccl_helpers.setup: scale {scale()}, device {chosen.type}, seed {seed}, "

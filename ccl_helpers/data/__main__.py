@@ -3,7 +3,8 @@
 ``python -m ccl_helpers.data fetch [--dataset fashion-mnist|mnist] [--root FOLDER]``:
 make a data set's files available (see :func:`ccl_helpers.data.fetch`) and print
 where they are; exit status 1, with the ways to get them, when that fails (or with
-the error, for a --root that is no folder or a CCL_DATA_MIRROR that is no URL)."""
+the error, for a --root that is no folder, a found file that is truncated or corrupt,
+or a CCL_DATA_MIRROR that is no URL)."""
 
 from __future__ import annotations
 
@@ -19,7 +20,9 @@ CCL_DATA_MIRROR variable names a mirror; otherwise download the four files into 
 download cache, from the URL in CCL_DATA_MIRROR if set, then the official mirrors, and
 check the MD5 sums of their contents. Folders searched, in order: --root, the
 CCL_DATA_DIR variable, {DEBIAN_FASHION_MNIST} (or the CCL_DEBIAN_DATA_DIR variable),
-the download cache. Exit status 1, with the ways to get the files, when none works."""
+the download cache; the files of the folder found are checked against the same MD5
+sums. Exit status 1, with the ways to get the files, when none works, or naming the
+file when a found one is truncated or corrupt."""
 """The fetch command's description in plain words (``--help``)."""
 
 
@@ -49,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     options = parser.parse_args(argv)
     try:
         folder = fetch(options.dataset, options.root)
-    except ValueError as error:  # DataNotFoundError, a bad --root or CCL_DATA_MIRROR
+    except ValueError as error:  # not found, a bad file, --root or CCL_DATA_MIRROR
         print(error, file=sys.stderr)
         return 1
     print(f"{SOURCES[options.dataset].title}: {folder}")

@@ -130,17 +130,23 @@ def _copy_file_url(url: str, output_file: str, _pooch: object) -> None:
     )
 
 
+def _content(path: Path) -> str:
+    """``"md5 <hex>"`` of ``path``'s content (decompressed if its name ends in
+    ``.gz``), or ``"unreadable (<why>)"`` for a truncated or corrupt file."""
+    digest = hashlib.md5()
+    try:
+        with (gzip.open if path.suffix == ".gz" else open)(path, "rb") as stream:
+            while block := stream.read(1 << 20):
+                digest.update(block)
+    except (OSError, EOFError, zlib.error) as error:  # not gzip, truncated, corrupt
+        return f"unreadable ({error})"
+    return f"md5 {digest.hexdigest()}"
+
+
 def _check_content(path: Path, md5: str) -> None:
     """Keep the gzipped ``path`` only if the md5 of its decompressed content is ``md5``;
     else remove it and raise ValueError."""
-    digest = hashlib.md5()
-    try:
-        with gzip.open(path, "rb") as stream:
-            while block := stream.read(1 << 20):
-                digest.update(block)
-        found = f"md5 {digest.hexdigest()}"
-    except (OSError, EOFError, zlib.error) as error:  # not gzip, truncated, corrupt
-        found = f"unreadable ({error})"
+    found = _content(path)
     if found != f"md5 {md5}":
         path.unlink()
         raise ValueError(
@@ -210,6 +216,27 @@ def not_found_message(dataset: str, what: str, places: list[Path]) -> str:
         f"{source.title} {what} not found; looked in:{looked}\n"
         f"Get the files in one of {len(ways)} ways:{listed}"
     )
+
+
+def verify_folder(dataset: str, folder: str | os.PathLike) -> Path:
+    """``folder`` if each of ``dataset``'s files in it (``name`` or ``name.gz``) has
+    the official content (the md5 of the decompressed file, as :func:`download`
+    checks); ValueError naming the first file that is truncated, corrupt or another
+    file. Files absent from ``folder`` are not checked."""
+    source, folder = _source(dataset), Path(folder)
+    for name, md5 in source.content_md5.items():
+        path = _file_in(folder, name)
+        if path is None:
+            continue
+        found = _content(path)
+        if found != f"md5 {md5}":
+            raise ValueError(
+                f"{source.title} file {path} is damaged: its content is {found}, not "
+                f"the official md5 {md5} (truncated or corrupt); replace it, or "
+                f"remove the folder's files and run {FETCH_COMMAND} --dataset "
+                f"{source.name}"
+            )
+    return folder
 
 
 def find_split(
@@ -374,18 +401,22 @@ def fetch(
 ) -> Path:
     """Make ``dataset``'s files available → the folder that holds them.
 
-    If found (:func:`search_path`), nothing is done; else, unless ``CCL_DATA_MIRROR``
+    If found (:func:`search_path`), the files are checked (:func:`verify_folder`) and
+    nothing else is done; else, unless ``CCL_DATA_MIRROR``
     names a mirror, where ``apt-get`` exists and the user is root, the Debian package
     is installed (FashionMNIST only); else the files are downloaded (:func:`download`).
-    Raises DataNotFoundError, naming every way, when none works; ValueError for a
+    Raises DataNotFoundError, naming every way, when none works; ValueError naming the
+    file when a found folder holds a truncated or corrupt one, or for a
     ``CCL_DATA_MIRROR`` that is no http(s) or file URL.
     """
     source = _source(dataset)
     mirror = _env_mirror()
     try:
-        return find_split(dataset, "train", root)[0].parent
+        found = find_split(dataset, "train", root)[0].parent
     except DataNotFoundError:
         pass
+    else:
+        return verify_folder(dataset, found)
     if (
         mirror is None
         and source.debian_package

@@ -8,6 +8,7 @@ import gzip
 import os
 import pickle
 import struct
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -54,8 +55,11 @@ def load_idx(path: str | os.PathLike, device: torch.device | str = "cpu") -> Ten
     if raw[:2] == b"\x1f\x8b":
         try:
             raw = gzip.decompress(raw)
-        except (OSError, EOFError) as error:
-            raise ValueError(f"path {path} is a corrupt gzip file: {error}") from error
+        except (OSError, EOFError, zlib.error) as error:  # truncated or damaged
+            raise ValueError(
+                f"path {path} is a truncated or corrupt gzip file ({error}); replace "
+                "it (python -m ccl_helpers.data fetch checks a data set's files)"
+            ) from error
     if len(raw) < 4 or raw[:2] != b"\x00\x00" or raw[2] not in _IDX_TYPES:
         raise ValueError(
             f"path {path} is not an IDX file (bad magic number {raw[:4].hex()})"
