@@ -88,6 +88,25 @@ def test_load_idx_bad_files(tmp_path):
         load_idx(tmp_path / "bad.gz")
 
 
+@pytest.mark.parametrize("damage", ["truncated", "corrupt"])
+def test_load_idx_names_a_damaged_gzip_file(tmp_path, damage):
+    """A truncated gzip stream (EOFError) and a damaged one (zlib's "invalid ..."
+    error) are both a ValueError naming the file, not gzip's or zlib's own error."""
+    array = np.random.default_rng(0).integers(0, 256, (50, 28, 28), dtype=np.uint8)
+    raw = write_idx(tmp_path / "images.gz", array, compress=True).read_bytes()
+    middle = len(raw) // 2
+    damaged = (
+        raw[:middle]
+        if damage == "truncated"
+        else raw[:middle]
+        + bytes(b ^ 0xFF for b in raw[middle : middle + 64])
+        + raw[middle + 64 :]
+    )
+    (tmp_path / "images.gz").write_bytes(damaged)
+    with pytest.raises(ValueError, match=r"images\.gz is a truncated or corrupt gzip"):
+        load_idx(tmp_path / "images.gz")
+
+
 def write_cifar(directory, names, per_batch=3, seed=0):
     directory.mkdir(exist_ok=True)
     rng = np.random.default_rng(seed)
@@ -201,6 +220,20 @@ def test_fashion_mnist_from_debian_files(split, n, monkeypatch):
     # values are k/255: the uint8 pixels, unchanged
     pixels = images[:50] * 255
     torch.testing.assert_close(pixels, pixels.round(), atol=1e-4, rtol=0)
+
+
+@debian
+def test_a_folder_of_truncated_copies_is_reported_not_found(tmp_path, monkeypatch):
+    """The Debian files cut to their first kilobyte: fetch names the first damaged
+    file (exit status 1 from the command line) and loading names a damaged one."""
+    for path in data.DEBIAN_FASHION_MNIST.glob("*-ubyte.gz"):
+        with open(path, "rb") as handle:
+            (tmp_path / path.name).write_bytes(handle.read(1000))
+    monkeypatch.setenv("CCL_DATA_DIR", str(tmp_path))
+    with pytest.raises(ValueError, match=r"train-images-idx3-ubyte\.gz is damaged"):
+        data.fetch()
+    with pytest.raises(ValueError, match=r"t10k-images-idx3-ubyte\.gz is a truncated"):
+        data.fashion_mnist("test")
 
 
 @debian
@@ -544,11 +577,51 @@ def system(places, monkeypatch):
     return state
 
 
-def test_fetch_does_nothing_when_the_files_are_there(places, system, capsys):
+def accept_as_official(folder, monkeypatch, dataset="fashion-mnist"):
+    """Make the small files in ``folder`` the official contents of ``dataset`` (their
+    md5s replace the published ones for the test)."""
+    content_md5 = data.SOURCES[dataset].content_md5
+    for path in folder.iterdir():
+        raw = path.read_bytes()
+        raw = gzip.decompress(raw) if path.suffix == ".gz" else raw
+        name = path.name.removesuffix(".gz")
+        monkeypatch.setitem(content_md5, name, hashlib.md5(raw).hexdigest())
+
+
+def test_fetch_does_nothing_when_the_files_are_there(
+    places, system, capsys, monkeypatch
+):
     write_split(places["env"], "train")
+    accept_as_official(places["env"], monkeypatch)
     assert data_main(["fetch"]) == 0
     assert str(places["env"]) in capsys.readouterr().out
     assert system["commands"] == [] and system["downloads"] == 0
+
+
+@pytest.mark.parametrize("damage", ["truncated", "corrupt", "other content"])
+def test_fetch_checks_the_files_it_finds(places, system, capsys, monkeypatch, damage):
+    """A found folder whose file is truncated, corrupt or not the official one is no
+    found folder: exit status 1 naming the file; nothing installed or downloaded."""
+    write_split(places["env"], "train")
+    write_split(places["env"], "test", compress=False)
+    accept_as_official(places["env"], monkeypatch)
+    damaged = {
+        "truncated": places["env"] / "train-labels-idx1-ubyte.gz",
+        "corrupt": places["env"] / "train-images-idx3-ubyte.gz",
+        "other content": places["env"] / "t10k-labels-idx1-ubyte",
+    }[damage]
+    raw = damaged.read_bytes()
+    damaged.write_bytes(
+        raw[: len(raw) // 2]
+        if damage == "truncated"
+        else raw[:8] + bytes(b ^ 0xFF for b in raw[8:])
+    )
+    assert data_main(["fetch"]) == 1
+    err = capsys.readouterr().err
+    assert f"{damaged} is damaged" in err and "md5" in err
+    assert system["commands"] == [] and system["downloads"] == 0
+    with pytest.raises(ValueError, match=damaged.name):
+        data.fetch()
 
 
 def test_fetch_installs_the_debian_package_as_root(places, system):

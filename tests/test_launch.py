@@ -162,6 +162,29 @@ def test_bad_options_raise(argv, world_size, message):
         launch.check_options(launch.parse_args(["--scale", "smoke", *argv]), world_size)
 
 
+@pytest.mark.parametrize("out", ["missing/results.json", "."])
+def test_a_bad_out_fails_before_the_run(tmp_path, monkeypatch, capsys, out):
+    """--out into a missing folder (or onto a folder) is a ValueError naming --out,
+    raised before any training; the command exits 1 with it."""
+    monkeypatch.setattr(launch, "_run", lambda *args: pytest.fail("the run started"))
+    argv = ["--scale", "smoke", "--out", str(tmp_path / out)]
+    with pytest.raises(ValueError, match="--out must be a file path"):
+        launch.main(argv)
+    assert launch._command(argv) == 1
+    assert "--out must be a file path" in capsys.readouterr().err
+
+
+def test_a_ccl_device_this_machine_lacks_fails_at_once(monkeypatch, capsys):
+    monkeypatch.setattr(launch, "_run", lambda *args: pytest.fail("the run started"))
+    monkeypatch.delenv("WORLD_SIZE", raising=False)
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    monkeypatch.setenv("CCL_DEVICE", "cuda")
+    assert launch._command(["--scale", "smoke"]) == 1
+    err = capsys.readouterr().err
+    assert "CCL_DEVICE must name a device available on this machine (cpu)" in err
+
+
 def test_good_options_pass():
     launch.check_options(
         launch.parse_args(["--scale", "smoke", "--batch-size", "12"]), 4

@@ -135,6 +135,38 @@ def test_device_honours_ccl_device(monkeypatch):
     assert runtime.device() == torch.device("meta")
 
 
+@pytest.mark.parametrize("forced", ["cuda", "cuda:0", "mps", "tpu", "gpu please"])
+def test_device_rejects_a_ccl_device_this_machine_lacks(
+    restore_torch_state, monkeypatch, forced
+):
+    """Without CUDA and MPS, CCL_DEVICE=cuda (or mps, or no device at all) is a
+    ValueError naming the variable and what is available, from device() and from
+    setup() before it seeds anything."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    monkeypatch.setenv("CCL_DEVICE", forced)
+    message = rf"CCL_DEVICE must name a device available on this machine \(cpu\), got '{forced}'"
+    with pytest.raises(ValueError, match=message):
+        runtime.device()
+    state = torch.get_rng_state()
+    with pytest.raises(ValueError, match=message):
+        runtime.setup(seed=5, quiet=True)
+    assert torch.equal(torch.get_rng_state(), state)  # nothing seeded
+
+
+def test_device_names_cuda_and_mps_when_present(monkeypatch):
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: True)
+    monkeypatch.setattr(torch.cuda, "device_count", lambda: 2)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: True)
+    monkeypatch.setenv("CCL_DEVICE", "cuda:1")
+    assert runtime.device() == torch.device("cuda", 1)
+    monkeypatch.setenv("CCL_DEVICE", "mps")
+    assert runtime.device() == torch.device("mps")
+    monkeypatch.setenv("CCL_DEVICE", "cuda:2")
+    with pytest.raises(ValueError, match=r"\(cpu, cuda \(indices 0\.\.1\), mps\)"):
+        runtime.device()
+
+
 def test_device_default_prefers_cuda_then_mps_then_cpu(monkeypatch):
     monkeypatch.delenv("CCL_DEVICE", raising=False)
     if torch.cuda.is_available():
