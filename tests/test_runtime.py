@@ -145,7 +145,10 @@ def test_device_rejects_a_ccl_device_this_machine_lacks(
     monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
     monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
     monkeypatch.setenv("CCL_DEVICE", forced)
-    message = rf"CCL_DEVICE must name a device available on this machine \(cpu\), got '{forced}'"
+    message = (
+        r"CCL_DEVICE must name a device available on this machine \(cpu\), "
+        rf"got '{forced}'"
+    )
     with pytest.raises(ValueError, match=message):
         runtime.device()
     state = torch.get_rng_state()
