@@ -616,3 +616,21 @@ def test_hard_negatives_bad_arguments_raise():
     parallel = triplets._replace(negative=triplets.positive.clone())
     with pytest.raises(ValueError, match="parallel"):
         hard_negatives(parallel, 0.1)
+
+
+def test_sample_given_rejects_a_class_out_of_range_and_negative_separation():
+    latent = GaussianClasses.random(3, 2)
+    for classes in (torch.tensor([-1, 0]), torch.tensor([3])):
+        with pytest.raises(ValueError, match=r"classes must hold classes in 0\.\.N_C"):
+            latent.sample_given(classes, gen())
+    for bad in (math.nan, math.inf, -1.0):
+        with pytest.raises(ValueError, match="separation"):
+            GaussianClasses.random(3, 2, separation=bad)
+
+
+def test_sample_sim_draws_as_sample_given_does():
+    latent = GaussianClasses.random(3, 2, seed=1)
+    x, _, classes = latent.sample_sim((5,), gen(3))
+    again = gen(3)
+    latent.sample_classes((5,), again)
+    assert torch.equal(x, latent.sample_given(classes, again))

@@ -91,6 +91,11 @@ def test_class_subset_restricts_and_relabels():
         (lambda: data.class_subset(LABELS, [1, 1]), "classes"),
         (lambda: data.class_subset(LABELS, []), "classes"),
         (lambda: data.class_subset(LABELS, [0.5]), "classes"),
+        (lambda: data.class_subset(LABELS, [0, 7]), r"classes.*\[7\] absent"),
+        (
+            lambda: data.subset_with_counts(LABELS, torch.tensor([1, 1]), gen()),
+            "counts must give one count per class 0..4",
+        ),
     ],
 )
 def test_bad_arguments_raise_value_error(call, argument):

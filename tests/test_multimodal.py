@@ -674,6 +674,11 @@ def test_balance_lower_bound_holds_and_is_tight():
         assert tight.item() == pytest.approx(r)
     with pytest.raises(ValueError, match="kappa and noise"):
         mm.balance_lower_bound(kappa, noise[:3], r)
+    for bad in (0.5, math.inf, -math.inf):
+        with pytest.raises(ValueError, match="kappa must hold condition numbers κ ≥ 1"):
+            mm.balance_lower_bound(torch.tensor([bad]), torch.zeros(1), r)
+    # NaN (a value not recorded) propagates
+    assert mm.balance_lower_bound(torch.tensor([math.nan]), torch.zeros(1), r).isnan()
 
 
 def population_nc_loss(W_A, W_B, model):

@@ -820,6 +820,8 @@ def test_proposition1_grid():
             assert abs(row.L_un - float(exact[row.seed])) < 4 * row.L_un_se
     with pytest.raises(ValueError, match="n_negatives"):
         multineg.proposition1_grid(features, labels, [])
+    with pytest.raises(ValueError, match="features must hold at least one seed"):
+        multineg.proposition1_grid(features[..., :0, :, :], labels, [1])
 
 
 # ---------------------------------------------------------------- Section 4: fixed
@@ -1280,3 +1282,10 @@ def test_progress_gap_against_a_hand_computation():
         multineg.progress_gap(runs.assign(L_mu=1.0))
     with pytest.raises(ValueError, match="3 checkpoints"):
         multineg.progress_gap(runs[runs.step < 10])
+
+
+def test_descent_to_targets_needs_a_trained_layer():
+    with pytest.raises(ValueError, match="depth must be an integer ≥ 1, got 0"):
+        multineg.descent_to_targets(
+            _sphere_triplets(), 8, lr_constant=1.0, epsilons=[0.1], max_steps=2, depth=0
+        )

@@ -714,6 +714,47 @@ def test_run_loss_is_member_loss_of_the_encoded_views():
         assert got == sa.member_loss(encoder(view1), encoder(view2), *rest)
     with pytest.raises(ValueError, match=r"batch\[4\] must be an integer"):
         sa.run_loss(encoder, (view1, view2, *rest[:2], rest[2].float(), rest[3]))
+    with pytest.raises(ValueError, match=r"batch\[4\] \(loss_code\) must be one of"):
+        sa.run_loss(encoder, (view1, view2, *rest[:2], torch.tensor(3), rest[3]))
+
+
+@pytest.mark.parametrize(
+    "codes, match",
+    [
+        ((5, 0), r"loss_code must be one of the codes 0 \(generalized\).*got 5"),
+        ((-1, 0), "loss_code .* got -1"),
+        ((0, 3), r"similarity_code must be one of the codes 0 \(cosine\).*got 3"),
+    ],
+)
+def test_member_loss_rejects_unknown_codes(codes, match):
+    z = torch.randn(4, 3, generator=torch.Generator().manual_seed(0))
+    with pytest.raises(ValueError, match=match):
+        sa.member_loss(z, z, 1.0, 1.0, *map(torch.tensor, codes))
+
+
+@pytest.mark.parametrize(
+    "column, value",
+    [
+        ("loss", "bogus"),
+        ("strategy", "bogus"),
+        ("similarity", "bogus"),
+        ("alpha", -1.0),
+        ("lam", math.inf),
+    ],
+)
+def test_design_runs_rejects_unknown_kinds_and_non_positive_scales(column, value):
+    arm = dict(
+        pool="train",
+        strategy=data.BASE,
+        loss="balanced",
+        similarity="cosine",
+        alpha=1.0,
+        lam=1.0,
+    )
+    with pytest.raises(ValueError, match=rf"arms\['a'\]\['{column}'\]"):
+        sa.design_runs({"a": {**arm, column: value}}, 2)
+    with pytest.raises(ValueError, match=rf"cells\['{column}'\]"):
+        sa.design_runs({"a": arm}, 2, [{**arm, column: value}])
 
 
 @pytest.mark.parametrize(

@@ -61,6 +61,13 @@ def test_stacked_seed_i_is_the_module_built_after_manual_seed(seed):
     )
 
 
+def test_seed_module_rejects_an_index_out_of_range():
+    model = StackedModel(lambda: nn.Linear(2, 2), 3)
+    for index in (-1, 3, 1.5):
+        with pytest.raises(ValueError, match=r"index must be an integer 0\.\.2"):
+            model.seed_module(index)
+
+
 def test_stacked_forward_shared_equals_loop_over_seed_modules():
     model = StackedModel(make_mlp, n_seeds=4, seed=2)
     x = randn(7, IN, seed=1)

@@ -72,7 +72,8 @@ def _block(classes: Tensor, block_size: int | None) -> Tensor:
 class LatentClassModel:
     """Base of the latent-class model: ρ plus a sampler of x ~ D_c for given classes.
 
-    Subclasses set ``class_probs`` (N_C,) and implement :meth:`sample_given`.
+    Subclasses set ``class_probs`` (N_C,) and implement ``_sample_given`` (the
+    sampler of :meth:`sample_given` on trusted classes).
     """
 
     class_probs: Tensor
@@ -89,7 +90,21 @@ class LatentClassModel:
         return coupon.tau_plus(1, self.class_probs)
 
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
-        """x ~ D_c for every entry c of ``classes`` (shape S) → (*S, *input_shape)."""
+        """x ~ D_c for every entry c of ``classes`` (shape S) → (*S, *input_shape);
+        ``classes`` an integer tensor of classes in 0..N_C − 1 (no negative index; its
+        values are read)."""
+        check_tensor("classes", classes, integer=True)
+        if classes.numel() and (
+            int(classes.min()) < 0 or int(classes.max()) >= self.n_classes
+        ):
+            raise ValueError(
+                f"classes must hold classes in 0..N_C − 1 = {self.n_classes - 1}, got "
+                f"entries from {int(classes.min())} to {int(classes.max())}"
+            )
+        return self._sample_given(classes, generator)
+
+    def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
+        """:meth:`sample_given` on classes drawn from ρ (trusted)."""
         raise NotImplementedError
 
     def sample_classes(
@@ -115,8 +130,8 @@ class LatentClassModel:
         ``block_size`` b, a block of b positives (*shape, b, *input) all from c⁺ — and
         c⁺ (*shape)."""
         classes = self.sample_classes(shape, generator)
-        anchor = self.sample_given(classes, generator)
-        positive = self.sample_given(_block(classes, block_size), generator)
+        anchor = self._sample_given(classes, generator)
+        positive = self._sample_given(_block(classes, block_size), generator)
         return anchor, positive, classes
 
     def sample_neg(
@@ -128,7 +143,7 @@ class LatentClassModel:
         """(x⁻, c⁻) ~ D_neg: x⁻ (*shape, *input) — or a block (*shape, b, *input) from
         one class c⁻ — and c⁻ (*shape)."""
         classes = self.sample_classes(shape, generator)
-        return self.sample_given(_block(classes, block_size), generator), classes
+        return self._sample_given(_block(classes, block_size), generator), classes
 
 
 @dataclass
@@ -151,6 +166,7 @@ class GaussianClasses(LatentClassModel):
         check_positive("noise_std", self.noise_std)
 
     @classmethod
+    @checked(separation=Positive(allow_zero=True))
     def random(
         cls,
         n_classes: int,
@@ -162,8 +178,8 @@ class GaussianClasses(LatentClassModel):
         seed: int = 0,
         device: torch.device | str = "cpu",
     ) -> GaussianClasses:
-        """Class means drawn i.i.d. N(0, separation²/dim · I), so ‖m_c‖ ≈ separation; ρ
-        uniform by default."""
+        """Class means drawn i.i.d. N(0, separation²/dim · I), so ‖m_c‖ ≈ separation
+        (finite, ≥ 0); ρ uniform by default."""
         if n_classes < 2 or dim < 1:
             raise ValueError(
                 f"need n_classes ≥ 2 and dim ≥ 1, got n_classes={n_classes}, dim={dim}"
@@ -177,7 +193,7 @@ class GaussianClasses(LatentClassModel):
         )
         return cls(probs.float().to(device), means.to(device), float(noise_std))
 
-    def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
+    def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         noise = torch.randn(
             *classes.shape,
             self.means.shape[1],
@@ -221,7 +237,7 @@ class EmpiricalClasses(LatentClassModel):
         self.order = torch.argsort(labels, stable=True)
         self.starts = torch.cumsum(counts, 0) - counts
 
-    def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
+    def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         uniform = torch.rand(classes.shape, generator=generator, device=classes.device)
         within = (
             (uniform * self.counts[classes]).long().clamp_max(self.counts[classes] - 1)

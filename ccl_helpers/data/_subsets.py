@@ -25,9 +25,16 @@ def subset_with_counts(
 ) -> Tensor:
     """Indices (Σ_c counts[c],) of a uniformly random subset with ``counts[c]`` examples
     of class c, drawn without replacement, sorted; ``counts`` (C,) may live on another
-    device than ``labels`` (n,)."""
+    device than ``labels`` (n,), with one entry per class 0..max(labels) at least (0
+    leaves a class out)."""
     counts = torch.as_tensor(counts, device=labels.device)
     available = torch.bincount(labels, minlength=counts.numel())
+    if counts.ndim == 1 and counts.numel() < available.numel():
+        raise ValueError(
+            f"counts must give one count per class 0..{available.numel() - 1} of "
+            f"labels ({available.numel()} entries; 0 leaves a class out), got "
+            f"{counts.numel()}: {counts.tolist()}"
+        )
     if (
         counts.ndim != 1
         or counts.is_floating_point()
@@ -123,7 +130,8 @@ def class_subset(
 ) -> tuple[Tensor, Tensor]:
     """The examples of the given classes (e.g. held out for unseen-class experiments)
     → (indices (m,) sorted, their labels (m,)); with ``relabel`` the labels become
-    0..k−1 in the order of ``classes`` (k distinct classes)."""
+    0..k−1 in the order of ``classes`` (k distinct classes, each present in
+    ``labels``)."""
     classes = torch.as_tensor(classes, device=labels.device)
     if (
         classes.ndim != 1
@@ -137,6 +145,12 @@ def class_subset(
             f"{classes.tolist()}"
         )
     match = labels[:, None] == classes[None, :]  # (n, k)
+    missing = classes[~match.any(0)]
+    if missing.numel():
+        raise ValueError(
+            f"classes must be present in labels (classes {labels.unique().tolist()}), "
+            f"got {missing.tolist()} absent"
+        )
     index = torch.nonzero(match.any(1)).flatten()
     new = match[index].int().argmax(1) if relabel else labels[index]
     return index, new.to(labels.dtype)

@@ -259,6 +259,11 @@ def balance_lower_bound(
             f"kappa and noise must have one shape, got {tuple(kappa.shape)} and "
             f"{tuple(noise.shape)}"
         )
+    if bool((kappa < 1).any()) or bool(kappa.isinf().any()):
+        raise ValueError(
+            f"kappa must hold condition numbers κ ≥ 1, finite (NaN passes: a value not "
+            f"recorded), got {kappa.tolist() if kappa.numel() <= 8 else kappa}"
+        )
     power = 4 if variant == "fro" else 2
     return (1 + (r - 1) * kappa.pow(-power)) / (1 + r * noise).pow(power // 2)
 

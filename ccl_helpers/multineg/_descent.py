@@ -168,7 +168,7 @@ def _check_thresholds(
     lr_constant=Positive(convert=True),
     max_steps=Int(1),
     n_seeds=Int(1),
-    depth=Sizes(0),
+    depth=Int(1),
     out_features=Sizes(),
     seed=Int(0),
 )

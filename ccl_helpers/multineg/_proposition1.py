@@ -147,6 +147,11 @@ def proposition1_grid(
     if not values:
         raise ValueError("n_negatives must hold at least one value ≥ 1")
     n_classes, _ = metrics.labelled_set_sizes(features, labels)
+    if features.numel() == 0:
+        raise ValueError(
+            f"features must hold at least one seed and one dimension, got shape "
+            f"{tuple(features.shape)}"
+        )
     features = features.double().reshape(-1, *features.shape[-2:])  # (S, n, d)
     rho = torch.full(
         (n_classes,), 1.0 / n_classes, dtype=torch.float64, device=labels.device

@@ -17,9 +17,11 @@ import pandas as pd
 from scipy import stats
 from torch import Tensor
 
-from ..checks import Frame, Int, check_instance, checked
+from ..checks import Frame, Int, check_choice, check_instance, check_positive, checked
+from ..data import STRATEGIES
+from ..losses import SIMILARITIES
 from ..verdicts import estimate
-from ._training import RUN_COLUMNS
+from ._training import MEMBER_LOSSES, RUN_COLUMNS
 
 _ARM_KEYS = tuple(c for c in RUN_COLUMNS if c != "seed")
 """The columns that define an arm: every column of a run but its seed."""
@@ -228,6 +230,10 @@ def curve_shape(curves, *, first: int = 0, settle_from: int = -2) -> CurveShape:
     )
 
 
+_CHOICES = {"strategy": STRATEGIES, "loss": MEMBER_LOSSES, "similarity": SIMILARITIES}
+"""The columns of a run that name one of a few kinds, and the kinds."""
+
+
 @checked(n_seeds=Int(1), map_seeds=Int(1))
 def design_runs(
     arms: Mapping[str, Mapping],
@@ -240,7 +246,9 @@ def design_runs(
     :data:`RUN_COLUMNS` but ``seed``) with seeds 0 … ``n_seeds`` − 1, then each of
     ``cells`` (e.g. an (α, λ) map) with seeds 0 … ``map_seeds`` − 1, unless an arm
     already runs it. Columns: ``arm`` (the arm's name, "map" for a cell), then
-    :data:`RUN_COLUMNS`; the index is the member of the stacked model."""
+    :data:`RUN_COLUMNS`; the index is the member of the stacked model. The strategy,
+    loss and similarity must be known kinds, α and λ finite and > 0 (``ValueError``
+    naming the arm and the column)."""
     if not arms:
         raise ValueError("arms must hold at least one arm")
     keys = [c for c in RUN_COLUMNS if c != "seed"]
@@ -249,6 +257,11 @@ def design_runs(
             raise ValueError(
                 f"arm {name!r} must set exactly the columns {keys}, got {sorted(arm)}"
             )
+        where = "cells" if name == "map" else f"arms[{name!r}]"
+        for column, kinds in _CHOICES.items():
+            check_choice(f"{where}[{column!r}]", arm[column], kinds)
+        for column in ("alpha", "lam"):
+            check_positive(f"{where}[{column!r}]", arm[column])
     rows = [
         {"arm": name, **arm, "seed": seed}
         for name, arm in arms.items()

@@ -6,11 +6,15 @@ are :class:`~ccl_helpers.checks.Frame`."""
 
 from __future__ import annotations
 
+import torch
+
 from ..checks import (
     BadValue,
     Labels,
+    Rule,
     TensorOf,
     check_labels,
+    check_tensor,
 )
 
 
@@ -49,3 +53,38 @@ class LabelsOf(Labels):
                 )
             )
         return bad
+
+
+def check_code(name: str, value, kinds: tuple[str, ...]):
+    """``value`` if it is a 0-dim integer tensor in 0..len(kinds)−1, the code of
+    ``kinds[value]``; else ``ValueError`` naming ``name``, the code and the known ones.
+    The value is read (one device synchronisation) except inside a ``torch.func``
+    transform (``vmap``, ``grad``): there the codes were checked where the batch was
+    built (:func:`~ccl_helpers.supervised_approx.run_batches`)."""
+    check_tensor(name, value, ndim=0, integer=True)
+    if not torch._C._functorch.is_functorch_wrapped_tensor(value):
+        code = int(value)
+        if not 0 <= code < len(kinds):
+            known = ", ".join(f"{i} ({kind})" for i, kind in enumerate(kinds))
+            raise ValueError(f"{name} must be one of the codes {known}, got {code}")
+    return value
+
+
+class Code(Rule):
+    """A 0-dim integer tensor, the code of one of ``kinds`` (:func:`check_code`): read
+    outside ``torch.func`` transforms only."""
+
+    def __init__(self, kinds):
+        self.kinds = tuple(kinds)
+
+    def check(self, name, value, arguments):
+        return check_code(name, value, self.kinds)
+
+    def bad_values(self, valid):
+        return [
+            BadValue("not a tensor", 0),
+            BadValue("floating tensor", torch.tensor(0.0)),
+            BadValue("vector", torch.zeros(1, dtype=torch.long)),
+            BadValue("negative code", torch.tensor(-1)),
+            BadValue("unknown code", torch.tensor(len(self.kinds))),
+        ]

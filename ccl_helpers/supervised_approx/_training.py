@@ -37,7 +37,7 @@ from ..losses import (
     result_dtype,
 )
 from ..train import Forward, StackedModel, train
-from ._rules import finite_images
+from ._rules import Code, check_code, finite_images
 
 
 @checked(
@@ -115,8 +115,8 @@ view only)."""
     z2=TensorOf(min_ndim=2, floating=True, like="z1"),
     alpha=PositiveOrScalarTensor(),
     lam=PositiveOrScalarTensor(),
-    loss_code=TensorOf(ndim=0, integer=True),
-    similarity_code=TensorOf(ndim=0, integer=True),
+    loss_code=Code(MEMBER_LOSSES),
+    similarity_code=Code(SIMILARITIES),
 )
 def member_loss(
     z1: Tensor, z2: Tensor, alpha, lam, loss_code: Tensor, similarity_code: Tensor
@@ -138,10 +138,10 @@ def member_loss(
     ``torch.where``, so that the codes may be batched under vmap and grad) before the
     log-sum-exp (:func:`~ccl_helpers.losses.balanced_terms`, the losses' own), so an
     unselected similarity never enters the loss or its gradient;
-    codes' values are not checked here (no data-dependent control flow under vmap): a
-    code out of range selects the last kind or similarity. :func:`run_batches` checks
-    them. Shapes, dtypes and real α, λ are checked (a tensor's value only outside
-    vmap and grad).
+    a code out of range is a ``ValueError`` naming it and the known codes, checked
+    outside ``torch.func`` transforms only (no data-dependent control flow under vmap:
+    there :func:`run_batches` checked them where the batch was built). Shapes, dtypes
+    and real α, λ are checked (a tensor's value only outside vmap and grad).
 
     Args:
         alpha, lam: α, λ > 0 (reals or 0-dim tensors).
@@ -292,10 +292,15 @@ def run_loss(forward: Forward, batch: tuple[Tensor, ...]) -> Tensor:
     """The training loss of one member on its slice of a :func:`run_batches` batch
     (view1, view2, α, λ, loss_code, similarity_code): :func:`member_loss` of
     f(view1), f(view2) (m, d). A ``loss_fn`` for :func:`~ccl_helpers.train.train`
-    (shape checks only: it runs under vmap)."""
+    (shape checks only: it runs under vmap, at every step; the codes are checked once,
+    by :func:`run_batches`, which builds them from the names; a direct call outside
+    vmap checks them too)."""
     view1, view2, *rest = check_batch(
         "batch", batch, ("floating",) * 4 + ("integer",) * 2
     )
+    if rest[2].ndim == 0:
+        check_code("batch[4] (loss_code)", rest[2], MEMBER_LOSSES)
+        check_code("batch[5] (similarity_code)", rest[3], SIMILARITIES)
     z1, z2 = forward(view1), forward(view2)
     check_same_shape("z2", z2, "z1", z1)
     return _member_loss(z1, z2, *rest)

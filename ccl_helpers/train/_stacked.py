@@ -15,7 +15,7 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from ..checks import Device, Function, Int, check_tensor, checked
+from ..checks import Device, Function, Int, check_int, check_tensor, checked
 from ._loop import Seeds
 
 Forward = Callable[[Tensor], Tensor]
@@ -145,7 +145,9 @@ class StackedModel:
         )
 
     def seed_module(self, index: int) -> nn.Module:
-        """A stand-alone module holding the parameters of seed ``index`` (a copy)."""
+        """A stand-alone module holding the parameters of seed ``index`` (a copy),
+        ``index`` in 0..n_seeds − 1 (no negative index)."""
+        index = check_int("index", index, 0, self.n_seeds - 1)
         module = copy.deepcopy(self.template)
         module.load_state_dict(
             {k: v[index] for k, v in {**self.params, **self.buffers}.items()}
