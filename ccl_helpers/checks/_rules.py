@@ -439,7 +439,8 @@ class Labels(Rule):
             BadValue("negative entry", negative),
         ]
         if self.min_size:
-            bad.append(BadValue("too few entries", valid[: self.min_size - 1]))
+            label = "empty set" if self.min_size == 1 else "too few entries"
+            bad.append(BadValue(label, valid[: self.min_size - 1]))
         return bad
 
 
