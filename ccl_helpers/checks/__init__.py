@@ -37,7 +37,7 @@ Where checks run:
 Dtypes: tensors that enter one computation (a loss's embeddings, a probe's training
 and evaluation features) must share a dtype; nothing is promoted. A mixture raises a
 ``ValueError`` at the entry naming both arguments and their dtypes (a metadata check:
-``TensorOf(same_dtype_as=...)``, :func:`check_same_dtype`).
+``TensorOf(same_dtype_as=...)``).
 
 Empty sets: an evaluation needs at least one example; ``Labels(min_size=1)`` or
 ``TensorOf(min_size=1)`` (the size along the sample axis) rejects an empty set at the
@@ -87,11 +87,9 @@ from ._values import (
     check_instance,
     check_int,
     check_labels,
-    check_min_size,
     check_positive,
     check_positive_or_scalar_tensor,
     check_probabilities,
-    check_same_dtype,
     check_same_shape,
     check_steps,
     check_tensor,
@@ -131,11 +129,9 @@ __all__ = [
     "check_instance",
     "check_int",
     "check_labels",
-    "check_min_size",
     "check_positive",
     "check_positive_or_scalar_tensor",
     "check_probabilities",
-    "check_same_dtype",
     "check_same_shape",
     "check_steps",
     "check_tensor",

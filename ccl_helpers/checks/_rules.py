@@ -187,9 +187,9 @@ class TensorOf(Rule):
     only); with ``finite``, no NaN or inf entry (:func:`check_finite`: reads the values,
     never on a hot path). ``like`` relates it to another argument: its name (the same
     shape, :func:`check_same_shape`) or (name, dim) (the same size along ``dim``).
-    ``same_dtype_as`` names the argument whose dtype it must share (no promotion:
-    :func:`check_same_dtype`). ``min_size`` is the fewest examples it may hold along
-    ``sample_dim``, its sample axis (1: not an empty set)."""
+    ``same_dtype_as`` names the argument whose dtype it must share (no promotion).
+    ``min_size`` is the fewest examples it may hold along ``sample_dim``, its sample
+    axis (1: not an empty set)."""
 
     def __init__(
         self,
