@@ -1023,3 +1023,10 @@ def test_losses_reject_mixed_dtypes_naming_both_arguments(loss, arguments, secon
     loss(first, *rest)  # one dtype: valid
     with pytest.raises(ValueError, match=f"{second} must have the dtype of .*float64"):
         loss(first.double(), *rest)
+
+
+def test_mixed_dtypes_are_allowed_under_autocast():
+    anchor = torch.randn(4, 3, dtype=torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = losses.info_nce_loss(anchor, anchor, torch.randn(4, 5, 3))
+    assert torch.isfinite(loss)

@@ -35,7 +35,8 @@ Where checks run:
   (:attr:`Rule.reads_values`) and is declared on evaluations and samplers only.
 
 Dtypes: tensors that enter one computation (a loss's embeddings, a probe's training
-and evaluation features) must share a dtype; nothing is promoted. A mixture raises a
+and evaluation features) must share a dtype; nothing is promoted, except under
+``torch.autocast``, which chooses the computation's dtype itself. A mixture raises a
 ``ValueError`` at the entry naming both arguments and their dtypes (a metadata check:
 ``TensorOf(same_dtype_as=...)``).
 
