@@ -588,8 +588,7 @@ _TRAIN_EVAL_RULES = dict(
         TensorOf(min_ndim=2, floating=True, same_dtype_as="train_features")
     ),
 )
-"""The rules of a classifier's training and evaluation sets: at least one example
-each, and features of one dtype (checked before anything is fitted)."""
+"""A classifier's sets: ≥ 1 example each, features of one dtype (before fitting)."""
 
 
 def _evaluate(
