@@ -584,9 +584,7 @@ _TRAIN_EVAL_RULES = dict(
     train_labels=Labels(min_size=1),
     eval_labels=Optional(Labels(min_size=1)),
     train_features=TensorOf(min_ndim=2, floating=True),
-    eval_features=Optional(
-        TensorOf(min_ndim=2, floating=True, same_dtype_as="train_features")
-    ),
+    eval_features=Optional(TensorOf(floating=True, same_dtype_as="train_features")),
 )
 """A classifier's sets: ≥ 1 example each, features of one dtype (before fitting)."""
 
