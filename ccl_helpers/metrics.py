@@ -28,6 +28,7 @@ from .checks import (
     Function,
     Instance,
     Int,
+    Labels,
     Optional,
     Positive,
     Probabilities,
@@ -137,6 +138,7 @@ def class_means(
     return torch.einsum("nc,...nd->...cd", one_hot / counts, features)
 
 
+@checked(labels=Labels(min_size=1))
 def class_members(
     labels: Tensor, n_classes: int | None = None
 ) -> tuple[Tensor, Tensor]:
@@ -578,6 +580,15 @@ def unsupervised_loss_monte_carlo(
     return estimate[..., -1], standard_error[..., -1]
 
 
+_TRAIN_EVAL_RULES = dict(
+    train_labels=Labels(min_size=1),
+    eval_labels=Optional(Labels(min_size=1)),
+    train_features=TensorOf(min_ndim=2, floating=True),
+    eval_features=Optional(TensorOf(floating=True, same_dtype_as="train_features")),
+)
+"""A classifier's sets: ≥ 1 example each, features of one dtype (before fitting)."""
+
+
 def _evaluate(
     train_features: Tensor,
     train_labels: Tensor,
@@ -611,7 +622,7 @@ def _evaluate(
     return {"loss": loss, "accuracy": accuracy}
 
 
-@checked(task_size=Optional(Int(2)))
+@checked(**_TRAIN_EVAL_RULES, task_size=Optional(Int(2)))
 def mean_classifier(
     train_features: Tensor,
     train_labels: Tensor,
@@ -665,7 +676,7 @@ def mean_classifier(
     )
 
 
-@checked(task_size=Optional(Int(2)), max_iter=Int())
+@checked(**_TRAIN_EVAL_RULES, task_size=Optional(Int(2)), max_iter=Int())
 def linear_probe(
     train_features: Tensor,
     train_labels: Tensor,
@@ -697,6 +708,8 @@ def linear_probe(
 
 
 @checked(
+    train_labels=Labels(min_size=1),
+    eval_labels=Labels(min_size=1),
     train_features=_Features("train_labels"),
     eval_features=_Features("eval_labels"),
     block=Int(),

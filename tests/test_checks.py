@@ -406,6 +406,7 @@ def test_sizes_checks_each_entry():
         (checks.Labels(min_size=1), torch.tensor([0, 1, 1])),
         (checks.OpenUnit(), 0.95),
         (checks.TensorOf(ndim=2, floating=True, finite=True), torch.zeros(2, 3)),
+        (checks.TensorOf(min_ndim=2, floating=True, min_size=1), torch.zeros(2, 3)),
         (checks.Optional(checks.Int(0, 5)), 3),
         (checks.Frame(["step"]), pd.DataFrame({"step": [0, 1], "value": [1.0, 2.0]})),
     ],
@@ -417,3 +418,31 @@ def test_each_rule_accepts_its_valid_value_and_rejects_its_bad_values(rule, vali
     for bad in rule.bad_values(valid):
         with pytest.raises(ValueError, match="arg"):
             rule.check("arg", bad.value, {})
+
+
+def test_tensor_of_same_dtype_as_names_both_arguments_and_their_dtypes():
+    rule = checks.TensorOf(floating=True, same_dtype_as="anchor")
+    anchor = torch.zeros(3, dtype=torch.float64)
+    positive = torch.ones(3, dtype=torch.float64)
+    assert rule.check("positive", positive, {"anchor": anchor}) is positive
+    with pytest.raises(ValueError, match="positive.*anchor.*float64.*float32"):
+        rule.check("positive", torch.ones(3), {"anchor": anchor})
+    (bad,) = [bad for bad in rule.bad_values(anchor) if bad.label == "other dtype"]
+    assert bad.value.dtype == torch.float32 and bad.also == ("anchor",)
+    assert rule.check("positive", torch.ones(3), {"anchor": None}) is not None
+
+
+def test_tensor_of_min_size_rejects_an_empty_set_along_the_sample_axis():
+    rule = checks.TensorOf(min_ndim=2, min_size=1, sample_dim=-2)
+    rule.check("features", torch.zeros(1, 3), {})
+    with pytest.raises(ValueError, match="features must hold at least 1 example"):
+        rule.check("features", torch.zeros(0, 3), {})
+    (bad,) = [
+        bad for bad in rule.bad_values(torch.zeros(4, 3)) if bad.label == "empty set"
+    ]
+    assert bad.value.shape == (0, 3)
+
+
+def test_labels_min_size_rejects_no_labels():
+    with pytest.raises(ValueError, match="labels must hold at least 1 example"):
+        checks.Labels(min_size=1).check("labels", torch.zeros(0, dtype=torch.long), {})

@@ -1004,3 +1004,29 @@ def test_a_mask_that_does_not_broadcast_names_the_logits():
         losses.masked_logsumexp(logits, torch.zeros(3, 5, dtype=torch.bool))
     with pytest.raises(ValueError, match="boolean"):
         losses.masked_logsumexp(logits, torch.zeros(3, 4))
+
+
+@pytest.mark.parametrize(
+    "loss, arguments, second",
+    [
+        (losses.nt_xent_loss, ((4, 3), (4, 3)), "z2"),
+        (losses.balanced_contrastive_loss, ((4, 3), (4, 3)), "z2"),
+        (losses.generalized_nt_xent_loss, ((4, 3), (4, 3)), "z2"),
+        (losses.info_nce_loss, ((4, 3), (4, 3), (4, 5, 3)), "positive"),
+        (losses.logistic_loss, ((4, 3), (4, 3), (4, 3)), "positive"),
+        (losses.bound_derived_loss, ((4, 3), (2, 4, 3)), "views"),
+    ],
+    ids=lambda value: getattr(value, "__name__", None),
+)
+def test_losses_reject_mixed_dtypes_naming_both_arguments(loss, arguments, second):
+    first, *rest = (torch.randn(*shape) for shape in arguments)
+    loss(first, *rest)  # one dtype: valid
+    with pytest.raises(ValueError, match=f"{second} must have the dtype of .*float64"):
+        loss(first.double(), *rest)
+
+
+def test_mixed_dtypes_are_allowed_under_autocast():
+    anchor = torch.randn(4, 3, dtype=torch.bfloat16)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        loss = losses.info_nce_loss(anchor, anchor, torch.randn(4, 5, 3))
+    assert torch.isfinite(loss)

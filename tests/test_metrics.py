@@ -879,3 +879,32 @@ def test_standardise_moments_and_shapes():
     torch.testing.assert_close(other_s, expected)
     with pytest.raises(ValueError, match="others\\[0\\]"):
         metrics.standardise(fit, other[..., :3])
+
+
+EMPTY_FEATURES, NO_LABELS = torch.zeros(0, 3), torch.zeros(0, dtype=torch.long)
+
+
+@pytest.mark.parametrize(
+    "evaluate",
+    [
+        lambda: metrics.knn_accuracy(
+            randn(6, 3), torch.arange(6) % 2, EMPTY_FEATURES, NO_LABELS, k=3
+        ),
+        lambda: metrics.mean_classifier(
+            randn(6, 3), torch.arange(6) % 2, EMPTY_FEATURES, NO_LABELS
+        ),
+        lambda: metrics.linear_probe(
+            randn(6, 3), torch.arange(6) % 2, EMPTY_FEATURES, NO_LABELS
+        ),
+        lambda: metrics.class_members(NO_LABELS, 2),
+    ],
+)
+def test_evaluations_reject_an_empty_set(evaluate):
+    with pytest.raises(ValueError, match="labels must hold at least 1 example"):
+        evaluate()
+
+
+def test_linear_probe_rejects_mixed_dtypes_before_fitting():
+    features, labels = randn(6, 3).double(), torch.arange(6) % 2
+    with pytest.raises(ValueError, match="eval_features.*train_features.*float64"):
+        metrics.linear_probe(features, labels, features.float(), labels, max_iter=10**9)

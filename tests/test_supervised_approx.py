@@ -1364,3 +1364,16 @@ def test_bound_evaluator_fills_the_chosen_members_and_every_norm():
 def test_per_step_rules_read_no_values(function):
     # every member's loss at every training step, under vmap
     assert not any(rule.reads_values for rule in declarations(function).values())
+
+
+@pytest.mark.parametrize("method", ["eq51", "plugin"])
+def test_prototype_bias_rejects_no_images(method):
+    with pytest.raises(ValueError, match="images must hold at least 1 example"):
+        sa.prototype_bias(
+            torch.nn.Flatten(),
+            torch.zeros(0, 1, 8, 8),
+            torch.zeros(0, dtype=torch.long),
+            data.STRATEGIES[0],
+            torch.Generator().manual_seed(0),
+            method=method,
+        )

@@ -34,6 +34,16 @@ Where checks run:
   values (:class:`TensorOf` with ``finite=True``, :class:`Probabilities`) says so
   (:attr:`Rule.reads_values`) and is declared on evaluations and samplers only.
 
+Dtypes: tensors that enter one computation (a loss's embeddings, a probe's training
+and evaluation features) must share a dtype; nothing is promoted, except under
+``torch.autocast``, which chooses the computation's dtype itself. A mixture raises a
+``ValueError`` at the entry naming both arguments and their dtypes (a metadata check:
+``TensorOf(same_dtype_as=...)``).
+
+Empty sets: an evaluation needs at least one example; ``Labels(min_size=1)`` or
+``TensorOf(min_size=1)`` (the size along the sample axis) rejects an empty set at the
+entry with "must hold at least 1 example".
+
 A new kind of bad input is one rule: a size estimated against a memory limit before
 anything is allocated, an empty set, a negative index, an unknown code, a mixture of
 dtypes each become a :class:`Rule` subclass (or one more entry of a rule's

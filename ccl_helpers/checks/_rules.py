@@ -21,9 +21,11 @@ from ._values import (
     check_instance,
     check_int,
     check_labels,
+    check_min_size,
     check_positive,
     check_positive_or_scalar_tensor,
     check_probabilities,
+    check_same_dtype,
     check_same_shape,
     check_tensor,
 )
@@ -184,7 +186,10 @@ class TensorOf(Rule):
     ``floating``, of an integer one with ``integer`` (:func:`check_tensor`: metadata
     only); with ``finite``, no NaN or inf entry (:func:`check_finite`: reads the values,
     never on a hot path). ``like`` relates it to another argument: its name (the same
-    shape, :func:`check_same_shape`) or (name, dim) (the same size along ``dim``)."""
+    shape, :func:`check_same_shape`) or (name, dim) (the same size along ``dim``).
+    ``same_dtype_as`` names the argument whose dtype it must share (no promotion).
+    ``min_size`` is the fewest examples it may hold along ``sample_dim``, its sample
+    axis (1: not an empty set)."""
 
     def __init__(
         self,
@@ -195,11 +200,15 @@ class TensorOf(Rule):
         integer: bool = False,
         finite: bool = False,
         like: str | tuple[str, int] | None = None,
+        same_dtype_as: str | None = None,
+        min_size: int = 0,
+        sample_dim: int = 0,
     ):
         self.ndim, self.min_ndim = ndim, min_ndim
         self.floating, self.integer = floating, integer
         self.reads_values = self.finite = finite
-        self.like = like
+        self.like, self.same_dtype_as = like, same_dtype_as
+        self.min_size, self.sample_dim = min_size, sample_dim
 
     def check(self, name, value, arguments):
         check_tensor(
@@ -210,6 +219,14 @@ class TensorOf(Rule):
             floating=self.floating,
             integer=self.integer,
         )
+        if self.same_dtype_as is not None and isinstance(
+            arguments.get(self.same_dtype_as), torch.Tensor
+        ):
+            check_same_dtype(
+                name, value, self.same_dtype_as, arguments[self.same_dtype_as]
+            )
+        if self.min_size:
+            check_min_size(name, value, self.min_size, self.sample_dim)
         if isinstance(self.like, str) and self.like in arguments:
             check_same_shape(name, value, self.like, arguments[self.like])
         elif self.like is not None and self.like[0] in arguments:
@@ -238,6 +255,16 @@ class TensorOf(Rule):
         elif self.min_ndim > 0 and valid.numel():
             bad.append(
                 BadValue("too few dimensions", _leading_entry(valid, self.min_ndim - 1))
+            )
+        if self.same_dtype_as is not None and valid.is_floating_point():
+            other = torch.float32 if valid.dtype == torch.float64 else torch.float64
+            bad.append(BadValue("other dtype", valid.to(other), (self.same_dtype_as,)))
+        if self.min_size and valid.ndim:
+            bad.append(
+                BadValue(
+                    "empty set" if self.min_size == 1 else "too few examples",
+                    valid.narrow(self.sample_dim, 0, self.min_size - 1),
+                )
             )
         if self.finite and self.floating and valid.numel():
             nan = valid.clone()
@@ -412,7 +439,8 @@ class Labels(Rule):
             BadValue("negative entry", negative),
         ]
         if self.min_size:
-            bad.append(BadValue("too few entries", valid[: self.min_size - 1]))
+            label = "empty set" if self.min_size == 1 else "too few entries"
+            bad.append(BadValue(label, valid[: self.min_size - 1]))
         return bad
 
 

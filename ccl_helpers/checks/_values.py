@@ -105,6 +105,40 @@ def check_same_shape(
         )
 
 
+def _under_autocast(device_type: str) -> bool:
+    """Whether ``torch.autocast`` is on for ``device_type`` (off for a type autocast
+    does not know; under ``torch.compile`` the availability check is skipped)."""
+    if not torch.compiler.is_compiling() and not torch.amp.is_autocast_available(
+        device_type
+    ):
+        return False
+    return torch.is_autocast_enabled(device_type)
+
+
+def check_same_dtype(
+    name: str, tensor: torch.Tensor, reference_name: str, reference: torch.Tensor
+) -> None:
+    """``ValueError`` naming both arguments unless ``tensor`` has the dtype of
+    ``reference``: tensors that enter one computation share a dtype (no promotion),
+    except under ``torch.autocast``, which chooses the computation's dtype itself."""
+    if tensor.dtype != reference.dtype and not _under_autocast(tensor.device.type):
+        raise ValueError(
+            f"{name} must have the dtype of {reference_name}, {reference.dtype}, got "
+            f"{tensor.dtype}: convert one of them (tensors that enter one computation "
+            "share a dtype)"
+        )
+
+
+def check_min_size(name: str, tensor: torch.Tensor, min_size: int, dim: int = 0):
+    """``ValueError`` unless ``tensor`` holds at least ``min_size`` examples along its
+    sample axis ``dim``."""
+    if tensor.shape[dim] < min_size:
+        raise ValueError(
+            f"{name} must hold at least {min_size} example(s) along dimension {dim}, "
+            f"got shape {tuple(tensor.shape)}"
+        )
+
+
 def check_choice(name: str, value, choices):
     """``value`` if it is one of ``choices``; else ``ValueError`` listing them."""
     if value not in choices:

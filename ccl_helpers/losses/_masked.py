@@ -80,7 +80,7 @@ def _masked_logsumexp(
     alpha=PositiveOrScalarTensor(),
     lam=PositiveOrScalarTensor(),
     excluded=Optional(Mask("sims")),
-    positive=Optional(TensorOf(floating=True)),
+    positive=Optional(TensorOf(floating=True, same_dtype_as="sims")),
 )
 def balanced_terms(
     sims: torch.Tensor,

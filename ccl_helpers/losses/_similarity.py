@@ -24,7 +24,7 @@ at a = b)."""
 @checked(
     similarity=Choice(SIMILARITIES),
     a=TensorOf(min_ndim=2, floating=True),
-    b=TensorOf(min_ndim=2, floating=True, like=("a", -1)),
+    b=TensorOf(min_ndim=2, floating=True, like=("a", -1), same_dtype_as="a"),
 )
 def pairwise_similarity(
     a: torch.Tensor, b: torch.Tensor, similarity: str

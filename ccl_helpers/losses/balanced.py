@@ -13,7 +13,7 @@ from ._similarity import SIMILARITIES, pairwise_similarity
 
 _TWO_VIEW_RULES = dict(
     z1=TensorOf(min_ndim=2, floating=True),
-    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
+    z2=TensorOf(min_ndim=2, floating=True, like="z1", same_dtype_as="z1"),
     alpha=PositiveOrScalarTensor(),
     lam=PositiveOrScalarTensor(),
     similarity=Choice(SIMILARITIES),

@@ -14,7 +14,7 @@ from ._similarity import SIMILARITIES, pairwise_similarity
 
 @checked(
     anchors=TensorOf(min_ndim=2, floating=True),
-    views=TensorOf(min_ndim=3, floating=True),
+    views=TensorOf(min_ndim=3, floating=True, same_dtype_as="anchors"),
     alpha=PositiveOrScalarTensor(),
     lam=PositiveOrScalarTensor(),
     nu=PositiveOrScalarTensor(),

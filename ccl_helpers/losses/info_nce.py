@@ -21,8 +21,10 @@ from ._reduction import (
 
 @checked(
     anchor=TensorOf(min_ndim=1, floating=True),
-    positive=TensorOf(min_ndim=1, floating=True, like="anchor"),
-    negatives=TensorOf(min_ndim=2, floating=True, like=("anchor", -1)),
+    positive=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
+    negatives=TensorOf(
+        min_ndim=2, floating=True, like=("anchor", -1), same_dtype_as="anchor"
+    ),
     temperature=Positive(),
     reduction=Choice(REDUCTIONS),
     chunk_size=Optional(Int(1)),

@@ -20,8 +20,8 @@ SOFTPLUS_THRESHOLD = 20.0
 
 @checked(
     anchor=TensorOf(min_ndim=1, floating=True),
-    positive=TensorOf(min_ndim=1, floating=True, like="anchor"),
-    negative=TensorOf(min_ndim=1, floating=True, like="anchor"),
+    positive=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
+    negative=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
     reduction=Choice(REDUCTIONS),
 )
 def logistic_loss(

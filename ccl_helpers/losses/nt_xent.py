@@ -25,7 +25,7 @@ NaN)."""
 
 @checked(
     z1=TensorOf(min_ndim=2, floating=True),
-    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
+    z2=TensorOf(min_ndim=2, floating=True, like="z1", same_dtype_as="z1"),
     temperature=Positive(),
     reduction=Choice(REDUCTIONS),
 )
