@@ -122,8 +122,8 @@ class PositiveOrScalarTensor(Positive):
 
 
 class Int(Rule):
-    """An integer (not a bool) in ``minimum``..``maximum`` (≥ ``minimum`` without
-    ``maximum``): a count, a size, an index (:func:`check_int`); passed on as
+    """An integer (not a bool) from ``minimum`` to ``maximum`` inclusive (≥ ``minimum``
+    without ``maximum``): a count, a size, an index (:func:`check_int`); passed on as
     ``int``."""
 
     converts = True

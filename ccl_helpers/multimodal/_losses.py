@@ -55,7 +55,7 @@ def _contrastive_from_similarities(
 
 PAIR_OUTPUTS = {
     "f_A": TensorOf(min_ndim=2, floating=True),
-    "f_B": TensorOf(min_ndim=2, floating=True, like="f_A"),
+    "f_B": TensorOf(min_ndim=2, floating=True, like="f_A", same_dtype_as="f_A"),
 }
 """The rules of the features f_A, f_B (..., n, m): floating, one shape (shapes and
 dtypes only: a loss)."""

@@ -55,7 +55,7 @@ class NegativeCount(Int):
 
 OUTPUTS = {
     "q": TensorOf(min_ndim=2, floating=True),
-    "k": TensorOf(min_ndim=2, floating=True, like="q"),
+    "k": TensorOf(min_ndim=2, floating=True, like="q", same_dtype_as="q"),
 }
 """The rules of the outputs q, k (..., n, d) of the two encoders: floating tensors of
 one shape (metadata only: a per-step loss's values are not read)."""
