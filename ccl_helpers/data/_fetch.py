@@ -401,7 +401,7 @@ def fetch(
 ) -> Path:
     """Make ``dataset``'s files available → the folder that holds them.
 
-    If found (:func:`search_path`), the files are checked (:func:`verify_folder`) and
+    If found (:func:`search_path`), the files are checked against their content md5 and
     nothing else is done; else, unless ``CCL_DATA_MIRROR``
     names a mirror, where ``apt-get`` exists and the user is root, the Debian package
     is installed (FashionMNIST only); else the files are downloaded (:func:`download`).
