@@ -417,7 +417,7 @@ def repelling_bound(
 
 @checked(
     encoder=Function(),
-    images=TensorOf(min_ndim=3, floating=True, finite=True, min_size=1),
+    images=finite_images(min_size=1),
     labels=LabelsOf(("images", 0)),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),

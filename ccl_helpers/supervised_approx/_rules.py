@@ -18,10 +18,10 @@ from ..checks import (
 )
 
 
-def finite_images(min_ndim: int = 3) -> TensorOf:
+def finite_images(min_ndim: int = 3, min_size: int = 0) -> TensorOf:
     """A floating tensor (n, C, H, W) (≥ ``min_ndim`` dimensions) with finite
-    entries."""
-    return TensorOf(min_ndim=min_ndim, floating=True, finite=True)
+    entries and n ≥ ``min_size``."""
+    return TensorOf(min_ndim=min_ndim, floating=True, finite=True, min_size=min_size)
 
 
 class LabelsOf(Labels):
