@@ -45,16 +45,24 @@ def by_scale(*, smoke: T, standard: T, paper: T) -> T:
 
 
 def _paper_cap() -> int | None:
-    """``CCL_PAPER_STEPS`` as an int ≥ 1 at the paper scale; None elsewhere or unset."""
+    """``CCL_PAPER_STEPS`` as an int ≥ 1 at the paper scale; None elsewhere or unset
+    (blank). A value that is no integer ≥ 1 raises ValueError at every scale."""
     cap = os.environ.get("CCL_PAPER_STEPS", "").strip()
-    if not cap or scale() != "paper":
+    if not cap:
         return None
+    value = _positive_integer("CCL_PAPER_STEPS", cap)
+    return value if scale() == "paper" else None
+
+
+def _positive_integer(variable: str, text: str) -> int:
+    """The integer ≥ 1 that the environment variable ``variable`` holds as ``text``;
+    else ValueError naming the variable."""
     try:
-        value = int(cap)
+        value = int(text)
     except ValueError:
         value = 0
     if value < 1:
-        raise ValueError(f"CCL_PAPER_STEPS must be an integer ≥ 1, got {cap!r}")
+        raise ValueError(f"{variable} must be an integer ≥ 1, got {text!r}")
     return value
 
 
@@ -198,13 +206,10 @@ def setup(
     chosen = device()  # a CCL_DEVICE this machine lacks fails before any set-up
     if threads is None:
         default = (os.cpu_count() or 1) if scale() == "paper" else 1
-        threads = os.environ.get("CCL_THREADS", default)
-        try:
-            threads = int(threads)
-        except ValueError:
-            raise ValueError(
-                f"CCL_THREADS must be an integer ≥ 1, got {threads!r}"
-            ) from None
+        threads = os.environ.get("CCL_THREADS")
+        threads = (
+            default if threads is None else _positive_integer("CCL_THREADS", threads)
+        )
     threads = check_int("threads", threads)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     random.seed(seed)
