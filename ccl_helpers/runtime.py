@@ -15,6 +15,7 @@ import numpy as np
 import torch
 
 from .checks import Device, Int, check_int, checked
+from .checks._devices import available_devices, is_available, mps_available
 
 SCALES = ("smoke", "standard", "paper")
 """The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
@@ -101,45 +102,25 @@ def device() -> torch.device:
         return _forced_device(forced)
     if torch.cuda.is_available():
         return torch.device("cuda")
-    if _mps_available():
+    if mps_available():
         return torch.device("mps")
     return torch.device("cpu")
-
-
-def _mps_available() -> bool:
-    return (
-        getattr(torch.backends, "mps", None) is not None
-        and torch.backends.mps.is_available()
-    )
 
 
 def _forced_device(forced: str) -> torch.device:
     """The device ``CCL_DEVICE`` names; ValueError unless it is available here (the
     CPU, CUDA or MPS when present, with an index below the CUDA device count; ``meta``,
-    the device without data, is accepted too)."""
-    available = ["cpu"]
-    if torch.cuda.is_available():
-        count = torch.cuda.device_count()
-        available.append(f"cuda (indices 0..{count - 1})" if count > 1 else "cuda")
-    if _mps_available():
-        available.append("mps")
-    message = (
-        f"CCL_DEVICE must name a device available on this machine "
-        f"({', '.join(available)}), got {forced!r}"
-    )
+    the device without data, is accepted too: :func:`~ccl_helpers.checks.Device`'s
+    rule)."""
     try:
         chosen = torch.device(forced.strip())
     except RuntimeError:
-        raise ValueError(message) from None
-    usable = {
-        "cpu": True,
-        "meta": True,
-        "cuda": torch.cuda.is_available()
-        and (chosen.index is None or chosen.index < torch.cuda.device_count()),
-        "mps": _mps_available(),
-    }
-    if not usable.get(chosen.type, False):
-        raise ValueError(message)
+        chosen = None
+    if chosen is None or not is_available(chosen):
+        raise ValueError(
+            f"CCL_DEVICE must name a device available on this machine "
+            f"({', '.join(available_devices())}), got {forced!r}"
+        )
     return chosen
 
 

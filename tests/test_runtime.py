@@ -3,6 +3,7 @@ detection, progress bars."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 
@@ -168,6 +169,19 @@ def test_device_names_cuda_and_mps_when_present(monkeypatch):
     monkeypatch.setenv("CCL_DEVICE", "cuda:2")
     with pytest.raises(ValueError, match=r"\(cpu, cuda \(indices 0\.\.1\), mps\)"):
         runtime.device()
+
+
+def test_a_device_argument_this_machine_lacks_is_named(monkeypatch):
+    """The Device rule of every device argument: autocast("cuda") on a machine without
+    CUDA raises, naming the argument and the devices available (bf16 is not dropped
+    silently)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    message = r"device must name a device available on this machine \(cpu\), got"
+    for lacking in ("cuda", "cuda:0", torch.device("mps")):
+        with pytest.raises(ValueError, match=message):
+            runtime.autocast(lacking)
+    assert isinstance(runtime.autocast("meta"), contextlib.nullcontext)
 
 
 def test_device_default_prefers_cuda_then_mps_then_cpu(monkeypatch):

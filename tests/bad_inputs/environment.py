@@ -14,10 +14,9 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-import torch
-
 import ccl_helpers
 from ccl_helpers import _cpu_kernels, data, distributed, results, runtime
+from ccl_helpers.checks._devices import lacking_device, mps_available
 
 BASELINES = {}
 """No callable baselines here (this module holds the environment's table)."""
@@ -75,20 +74,6 @@ VARIABLES = (
 )
 """Every variable the package (or torch under ``distributed.init_from_env``) reads:
 unset before each case."""
-
-
-def lacking_device() -> str:
-    """A CUDA device this machine lacks: ``cuda`` without CUDA, else the index past
-    the last GPU."""
-    if not torch.cuda.is_available():
-        return "cuda"
-    return f"cuda:{torch.cuda.device_count()}"
-
-
-def _mps_available() -> bool:
-    return getattr(torch.backends, "mps", None) is not None and (
-        torch.backends.mps.is_available()
-    )
 
 
 class Case(NamedTuple):
@@ -284,7 +269,7 @@ def cases(tmp_path) -> list[Case]:
             for label, value in (("unknown word", "first"), ("negative", "-1"))
         ),
     ]
-    if not _mps_available():
+    if not mps_available():
         table.append(
             Case("CCL_DEVICE", "mps on a machine without it", "mps", ("device",))
         )
