@@ -14,8 +14,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from .checks import Device, Int, check_int, checked
-from .checks._devices import available_devices, is_available, mps_available
+from .checks import Device, Int, check_available, check_int, checked, mps_available
 
 SCALES = ("smoke", "standard", "paper")
 """The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
@@ -116,12 +115,7 @@ def _forced_device(forced: str) -> torch.device:
         chosen = torch.device(forced.strip())
     except RuntimeError:
         chosen = None
-    if chosen is None or not is_available(chosen):
-        raise ValueError(
-            f"CCL_DEVICE must name a device available on this machine "
-            f"({', '.join(available_devices())}), got {forced!r}"
-        )
-    return chosen
+    return check_available("CCL_DEVICE", chosen, forced)
 
 
 def precision() -> str:

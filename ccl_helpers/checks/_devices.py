@@ -30,10 +30,13 @@ def available_devices() -> list[str]:
     return available
 
 
-def is_available(device: torch.device) -> bool:
+def is_available(device: torch.device | None) -> bool:
     """Whether this machine has ``device``: the CPU and ``meta`` (the device without
     data) always; CUDA when present, with an index below the device count; MPS when
-    present; another type when its torch module says it is available."""
+    present; another type when its torch module says it is available; None (no
+    device) never."""
+    if device is None:
+        return False
     if device.type in ("cpu", "meta"):
         return True
     if device.type == "cuda":
@@ -46,9 +49,10 @@ def is_available(device: torch.device) -> bool:
     return bool(getattr(backend, "is_available", lambda: False)())
 
 
-def check_available(name: str, device: torch.device, given=None) -> torch.device:
+def check_available(name: str, device: torch.device | None, given=None) -> torch.device:
     """``device`` if this machine has it (:func:`is_available`); else ValueError naming
-    ``name`` and the devices available (``given``: the value as the user wrote it)."""
+    ``name`` and the devices available (``given``: the value as the user wrote it;
+    ``device`` None where it names no device)."""
     if not is_available(device):
         raise ValueError(
             f"{name} must name a device available on this machine "
