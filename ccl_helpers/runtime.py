@@ -93,11 +93,12 @@ def evals(*, smoke, standard, paper):
 def device() -> torch.device:
     """The fastest available device: CUDA, then Apple MPS, then the CPU.
 
-    ``CCL_DEVICE`` (e.g. ``cpu``) overrides the choice; ValueError, naming the
-    variable and the devices available, when it names one this machine lacks.
+    ``CCL_DEVICE`` (e.g. ``cpu``) overrides the choice (unset or blank: the fastest);
+    ValueError, naming the variable and the devices available, when it names one this
+    machine lacks.
     """
-    forced = os.environ.get("CCL_DEVICE")
-    if forced:
+    forced = os.environ.get("CCL_DEVICE", "")
+    if forced.strip():
         return _forced_device(forced)
     if torch.cuda.is_available():
         return torch.device("cuda")

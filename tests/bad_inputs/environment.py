@@ -153,23 +153,9 @@ def cases(tmp_path) -> list[Case]:
                 ("an index past the last GPU", "cuda:99"),
             )
         ),
-        Case(
-            "CCL_DEVICE",
-            "blank",
-            "",
-            DEVICE_READERS[:1] + DEVICE_READERS[2:],
-            accepted="blank is unset: the fastest available device",
-        ),
         *(
             Case("CCL_PRECISION", label, value, PRECISION_READERS)
             for label, value in (("unknown word", "fp8"), ("fp16", "fp16"))
-        ),
-        Case(
-            "CCL_PRECISION",
-            "blank",
-            " ",
-            PRECISION_READERS,
-            accepted="blank is unset: the default precision",
         ),
         *(
             Case("CCL_THREADS", label, value, ("setup",))
@@ -183,12 +169,18 @@ def cases(tmp_path) -> list[Case]:
         ),
         Case("CCL_DATA_DIR", "missing folder", missing, DATA_READERS),
         Case("CCL_DATA_DIR", "a file, not a folder", a_file, DATA_READERS),
-        Case(
-            "CCL_DATA_DIR",
-            "blank",
-            "",
-            DATA_READERS,
-            accepted="blank is unset: the other places are searched",
+        *(
+            Case(variable, "blank", value, readers, accepted=f"blank is unset: {why}")
+            for variable, value, readers, why in (
+                (
+                    "CCL_DEVICE",
+                    " ",
+                    DEVICE_READERS[:1] + DEVICE_READERS[2:],
+                    "the fastest available device",
+                ),
+                ("CCL_PRECISION", " ", PRECISION_READERS, "the default precision"),
+                ("CCL_DATA_DIR", "", DATA_READERS, "the other places are searched"),
+            )
         ),
         Case(
             "CCL_DEBIAN_DATA_DIR",
