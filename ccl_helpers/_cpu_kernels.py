@@ -10,7 +10,8 @@ checked on has, for about 5 % more time per conv-net step. It must happen before
 torch runs its first kernel; a variable already set is left as it is, and other CPUs
 ignore them. ``CCL_CPU_KERNELS=native`` leaves all three unset, so torch uses the
 machine's own kernels (e.g. AVX-512): the check that the book's verdicts do not depend
-on the last bits of a machine runs the chapters that way.
+on the last bits of a machine runs the chapters that way; any other value but blank is
+an error.
 """
 
 import os
@@ -22,6 +23,20 @@ CPU_KERNELS = {
 }
 """The environment variables set, unless already set, on importing ccl_helpers."""
 
-if os.environ.get("CCL_CPU_KERNELS", "").strip().lower() != "native":
+
+def native_kernels() -> bool:
+    """Whether ``CCL_CPU_KERNELS`` asks for the machine's own kernels (``native``, any
+    case); False when it is unset or blank. Any other value raises ValueError naming
+    the variable (on importing :mod:`ccl_helpers`)."""
+    value = os.environ.get("CCL_CPU_KERNELS", "").strip().lower()
+    if value not in ("", "native"):
+        raise ValueError(
+            f"CCL_CPU_KERNELS must be 'native' (the machine's own kernels) or unset "
+            f"(AVX2), got {os.environ['CCL_CPU_KERNELS']!r}"
+        )
+    return value == "native"
+
+
+if not native_kernels():
     for _name, _value in CPU_KERNELS.items():
         os.environ.setdefault(_name, _value)

@@ -385,9 +385,10 @@ def init_from_env(
     """
     if "WORLD_SIZE" not in os.environ:
         return runtime.device()
+    _torchrun_integer("WORLD_SIZE", 1)
+    local_rank = _torchrun_integer("LOCAL_RANK", 0)
     if backend is None:
         backend = "nccl" if torch.cuda.is_available() else "gloo"
-    local_rank = int(os.environ.get("LOCAL_RANK", 0))
     if backend == "nccl":
         torch.cuda.set_device(local_rank)
         device = torch.device("cuda", local_rank)
@@ -396,6 +397,22 @@ def init_from_env(
     if not is_distributed():
         dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
     return device
+
+
+def _torchrun_integer(variable: str, minimum: int) -> int:
+    """The integer ≥ ``minimum`` in the environment variable ``variable`` (0 if unset);
+    else ValueError naming the variable."""
+    text = os.environ.get(variable, "0")
+    try:
+        value = int(text)
+    except ValueError:
+        value = minimum - 1
+    if value < minimum:
+        raise ValueError(
+            f"{variable} must be an integer ≥ {minimum} (as torchrun sets it), got "
+            f"{text!r}"
+        )
+    return value
 
 
 def cleanup() -> None:

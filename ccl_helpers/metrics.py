@@ -55,16 +55,20 @@ class _Features(Rule):
     """The rule of features f(x) (..., n, d), of a floating dtype with finite entries,
     of the examples whose labels (n,) are the argument ``labels`` (an integer vector of
     classes ≥ 0) (:func:`~ccl_helpers.checks.check_features`; reads the values: for
-    evaluations only)."""
+    evaluations only); of the dtype of the argument ``same_dtype_as`` where given (the
+    package's rule for mixed dtypes: ``TensorOf(same_dtype_as=...)``)."""
 
     reads_values = True
 
-    def __init__(self, labels: str = "labels"):
+    def __init__(self, labels: str = "labels", same_dtype_as: str | None = None):
         self.labels = labels
+        self.dtype_rule = same_dtype_as and TensorOf(same_dtype_as=same_dtype_as)
 
     def check(self, name, value, arguments):
         if self.labels in arguments:
             check_features(name, value, arguments[self.labels], self.labels)
+        if self.dtype_rule:
+            self.dtype_rule.check(name, value, arguments)
         return value
 
     def bad_values(self, valid):
@@ -81,6 +85,13 @@ class _Features(Rule):
                 f"one row fewer than {self.labels}",
                 valid.narrow(-2, 0, valid.shape[-2] - 1),
                 (self.labels,),
+            ),
+            *(
+                bad
+                for bad in (
+                    self.dtype_rule.bad_values(valid) if self.dtype_rule else []
+                )
+                if bad.label == "other dtype"
             ),
         ]
 
@@ -711,7 +722,7 @@ def linear_probe(
     train_labels=Labels(min_size=1),
     eval_labels=Labels(min_size=1),
     train_features=_Features("train_labels"),
-    eval_features=_Features("eval_labels"),
+    eval_features=_Features("eval_labels", same_dtype_as="train_features"),
     block=Int(),
 )
 def knn_accuracy(

@@ -21,6 +21,8 @@ numbers, :class:`ccl_helpers.verdicts.Verdicts`) goes to :func:`records_dir`:
 numbers) or ``_build/results/smoke`` in the book's root, or under the working directory
 where the package is installed without the book. At ``paper`` it goes to
 ``records/`` inside the results folder, beside the chapter's numbers, not over them.
+A missing folder is created by the first record; either variable naming a file raises
+ValueError.
 """
 
 from __future__ import annotations
@@ -58,11 +60,25 @@ def _root() -> Path:
     return BOOK_ROOT if (BOOK_ROOT / "_toc.yml").is_file() else Path.cwd()
 
 
+def _folder_of(variable: str) -> Path | None:
+    """The folder the environment variable ``variable`` names (created by the first
+    record if missing); None if unset or blank; ValueError naming the variable if it
+    names something that is no folder (a file)."""
+    if not os.environ.get(variable):
+        return None
+    folder = Path(os.environ[variable])
+    if folder.exists() and not folder.is_dir():
+        raise ValueError(
+            f"{variable} must name a folder (an existing one, or a missing one that "
+            f"the first record creates), got the file {str(folder)!r}"
+        )
+    return folder
+
+
 def results_dir() -> Path:
     """The folder of the paper-scale results (see the module's docstring)."""
-    if os.environ.get("CCL_RESULTS_DIR"):
-        return Path(os.environ["CCL_RESULTS_DIR"])
-    return _root() / "results" / "paper"
+    folder = _folder_of("CCL_RESULTS_DIR")
+    return _root() / "results" / "paper" if folder is None else folder
 
 
 def records_dir() -> Path:
@@ -70,8 +86,9 @@ def records_dir() -> Path:
     at ``paper``, ``records/`` in :func:`results_dir`."""
     if scale() == "paper":
         return results_dir() / "records"
-    if os.environ.get("CCL_RECORDS_DIR"):
-        return Path(os.environ["CCL_RECORDS_DIR"])
+    folder = _folder_of("CCL_RECORDS_DIR")
+    if folder is not None:
+        return folder
     if scale() == "standard":
         return _root() / "results" / "standard"
     return _root() / "_build" / "results" / scale()

@@ -14,7 +14,7 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from .checks import Device, Int, check_int, checked
+from .checks import Device, Int, check_available, check_int, checked, mps_available
 
 SCALES = ("smoke", "standard", "paper")
 """The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
@@ -45,16 +45,24 @@ def by_scale(*, smoke: T, standard: T, paper: T) -> T:
 
 
 def _paper_cap() -> int | None:
-    """``CCL_PAPER_STEPS`` as an int ≥ 1 at the paper scale; None elsewhere or unset."""
+    """``CCL_PAPER_STEPS`` as an int ≥ 1 at the paper scale; None elsewhere or unset
+    (blank). A value that is no integer ≥ 1 raises ValueError at every scale."""
     cap = os.environ.get("CCL_PAPER_STEPS", "").strip()
-    if not cap or scale() != "paper":
+    if not cap:
         return None
+    value = _positive_integer("CCL_PAPER_STEPS", cap)
+    return value if scale() == "paper" else None
+
+
+def _positive_integer(variable: str, text: str) -> int:
+    """The integer ≥ 1 that the environment variable ``variable`` holds as ``text``;
+    else ValueError naming the variable."""
     try:
-        value = int(cap)
+        value = int(text)
     except ValueError:
         value = 0
     if value < 1:
-        raise ValueError(f"CCL_PAPER_STEPS must be an integer ≥ 1, got {cap!r}")
+        raise ValueError(f"{variable} must be an integer ≥ 1, got {text!r}")
     return value
 
 
@@ -85,54 +93,30 @@ def evals(*, smoke, standard, paper):
 def device() -> torch.device:
     """The fastest available device: CUDA, then Apple MPS, then the CPU.
 
-    ``CCL_DEVICE`` (e.g. ``cpu``) overrides the choice; ValueError, naming the
-    variable and the devices available, when it names one this machine lacks.
+    ``CCL_DEVICE`` (e.g. ``cpu``) overrides the choice (unset or blank: the fastest);
+    ValueError, naming the variable and the devices available, when it names one this
+    machine lacks.
     """
-    forced = os.environ.get("CCL_DEVICE")
-    if forced:
+    forced = os.environ.get("CCL_DEVICE", "")
+    if forced.strip():
         return _forced_device(forced)
     if torch.cuda.is_available():
         return torch.device("cuda")
-    if _mps_available():
+    if mps_available():
         return torch.device("mps")
     return torch.device("cpu")
-
-
-def _mps_available() -> bool:
-    return (
-        getattr(torch.backends, "mps", None) is not None
-        and torch.backends.mps.is_available()
-    )
 
 
 def _forced_device(forced: str) -> torch.device:
     """The device ``CCL_DEVICE`` names; ValueError unless it is available here (the
     CPU, CUDA or MPS when present, with an index below the CUDA device count; ``meta``,
-    the device without data, is accepted too)."""
-    available = ["cpu"]
-    if torch.cuda.is_available():
-        count = torch.cuda.device_count()
-        available.append(f"cuda (indices 0..{count - 1})" if count > 1 else "cuda")
-    if _mps_available():
-        available.append("mps")
-    message = (
-        f"CCL_DEVICE must name a device available on this machine "
-        f"({', '.join(available)}), got {forced!r}"
-    )
+    the device without data, is accepted too: :func:`~ccl_helpers.checks.Device`'s
+    rule)."""
     try:
         chosen = torch.device(forced.strip())
     except RuntimeError:
-        raise ValueError(message) from None
-    usable = {
-        "cpu": True,
-        "meta": True,
-        "cuda": torch.cuda.is_available()
-        and (chosen.index is None or chosen.index < torch.cuda.device_count()),
-        "mps": _mps_available(),
-    }
-    if not usable.get(chosen.type, False):
-        raise ValueError(message)
-    return chosen
+        chosen = None
+    return check_available("CCL_DEVICE", chosen, forced)
 
 
 def precision() -> str:
@@ -198,13 +182,10 @@ def setup(
     chosen = device()  # a CCL_DEVICE this machine lacks fails before any set-up
     if threads is None:
         default = (os.cpu_count() or 1) if scale() == "paper" else 1
-        threads = os.environ.get("CCL_THREADS", default)
-        try:
-            threads = int(threads)
-        except ValueError:
-            raise ValueError(
-                f"CCL_THREADS must be an integer ≥ 1, got {threads!r}"
-            ) from None
+        threads = os.environ.get("CCL_THREADS")
+        threads = (
+            default if threads is None else _positive_integer("CCL_THREADS", threads)
+        )
     threads = check_int("threads", threads)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     random.seed(seed)

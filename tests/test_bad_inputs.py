@@ -390,3 +390,103 @@ def test_every_name_keyed_entry_serves_an_undeclared_argument():
         if key not in served
     ]
     assert not stale, stale
+
+
+# ------------------------------------------------------------ the environment variables
+
+
+def environment_outcome(case, call) -> tuple[str, str]:
+    """("clear" | "accepted" | "cryptic" | "silent", the problem) of one call under
+    ``case`` (:mod:`bad_inputs.environment`)."""
+    from bad_inputs.environment import ALLOWED
+
+    function, kwargs = call
+    try:
+        function(**kwargs)
+    except ValueError as error:
+        if case.accepted:
+            return "cryptic", f"raised on an accepted value: {error}"
+        shown = (case.variable, ALLOWED[case.variable])
+        if all(text in str(error) for text in shown):
+            return "clear", ""
+        return "cryptic", f"message without {shown}: {error}"
+    except Exception as error:  # noqa: BLE001 - the point: a cryptic error
+        return "cryptic", f"{type(error).__name__}: {error}"
+    if case.accepted:
+        return "accepted", ""
+    return "silent", "returned silently"
+
+
+def test_environment_variables_fail_clearly(monkeypatch, tmp_path):
+    """Every variable the package reads × its bad values × the public callables that
+    read it (``tests/bad_inputs/environment.py``): a ValueError naming the variable
+    and what is allowed, or, for a value legitimately taken, a return (run with ``-s``
+    to see the counts)."""
+    from bad_inputs.environment import CALLS, VARIABLES, cases
+
+    state = (
+        torch.get_num_threads(),
+        torch.are_deterministic_algorithms_enabled(),
+        torch.get_rng_state(),
+    )
+    counts = collections.Counter(clear=0, accepted=0, cryptic=0, silent=0)
+    problems = []
+    try:
+        for case in cases(tmp_path):
+            for name in case.callables:
+                with monkeypatch.context() as patch:
+                    for variable in VARIABLES:
+                        patch.delenv(variable, raising=False)
+                    for variable, value in {
+                        **case.also,
+                        case.variable: case.value,
+                    }.items():
+                        patch.setenv(variable, value)
+                    outcome, problem = environment_outcome(case, CALLS[name])
+                counts[outcome] += 1
+                if problem:
+                    where = f"{case.variable}={case.value!r} ({case.label}), {name}"
+                    problems.append(f"{where}: {problem}")
+    finally:
+        torch.set_num_threads(state[0])
+        torch.use_deterministic_algorithms(state[1])
+        torch.set_rng_state(state[2])
+    print(
+        f"\nenvironment: {sum(counts.values())} cases: {counts['clear']} clear, "
+        f"{counts['accepted']} accepted (the table says why), {counts['cryptic']} "
+        f"cryptic, {counts['silent']} silent"
+    )
+    assert not problems, "\n".join(problems)
+
+
+# ------------------------------------------------------------- the methods' indices
+
+
+def test_method_indices_fail_clearly(monkeypatch):
+    """The public methods taking a member's index (``bad_inputs.train.METHODS``), run
+    as the callables are (:func:`outcomes_of`, their bound method the callable): their
+    declared rules' bad values (negative, bool, float, out of range) raise a ValueError
+    naming the argument; so does the index one past the model's last member (run with
+    ``-s`` to see the counts)."""
+    from bad_inputs.train import METHODS
+
+    totals = collections.Counter()
+    problems = []
+    for name, baseline in METHODS.items():
+        method, kwargs, out_of_range = baseline()
+        monkeypatch.setitem(PUBLIC, name, method)
+        monkeypatch.setitem(BASELINES, name, lambda kwargs=kwargs: (kwargs, ()))
+        counts, found = outcomes_of(name)
+        totals += counts
+        problems += [f"{name}: {problem}" for problem in found]
+        for arg, _, value in out_of_range:
+            with pytest.raises(ValueError, match=arg):
+                method(**{**kwargs, arg: value})
+            totals["clear"] += 1
+    print(
+        f"\nmethods: {len(METHODS)} methods, {sum(totals.values())} cases: "
+        f"{totals['clear']} clear, {totals['cryptic']} cryptic, {totals['silent']} "
+        "silent"
+    )
+    assert not problems, "\n".join(problems)
+    assert sum(totals.values()) >= 10

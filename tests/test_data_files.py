@@ -264,6 +264,7 @@ def places(tmp_path, monkeypatch):
     """Empty root, CCL_DATA_DIR, Debian and cache folders, wired into the search."""
     folders = {name: tmp_path / name for name in ("root", "env", "debian", "cache")}
     folders["root"].mkdir()
+    folders["env"].mkdir()
     monkeypatch.setenv("CCL_DATA_DIR", str(folders["env"]))
     monkeypatch.setattr(_fetch, "DEBIAN_FASHION_MNIST", folders["debian"])
     monkeypatch.setattr(_fetch, "cache_dir", lambda dataset: folders["cache"] / dataset)

@@ -474,6 +474,77 @@ def test_half_precision_nt_xent_at_low_temperature(dtype):
     )
 
 
+# -------------------------------------------- float16 gradients (the documented limit)
+# Autograd returns a tensor's gradient in the tensor's dtype: float16 embeddings get the
+# float32 gradient the loss computes, rounded to float16, inf past its range.
+
+FLOAT16_OVERFLOW = torch.finfo(torch.float16).max + 16  # 65520: rounds to inf
+"""The magnitude from which a float32 value rounds to inf in float16: its maximum
+65504 plus half the spacing there (32)."""
+
+
+def gradients(loss_fn, tensors, dtype):
+    """(the loss, the gradients of ``tensors``) with the tensors in ``dtype``, a sum
+    over the batch (each anchor's own gradient, unscaled by the batch size)."""
+    leaves = [tensor.to(dtype).requires_grad_() for tensor in tensors]
+    loss = loss_fn(*leaves, reduction="sum")
+    loss.backward()
+    return loss, [leaf.grad for leaf in leaves]
+
+
+def at_norm(norm, *shape, seed):
+    return norm * F.normalize(draw(*shape, seed=seed), dim=-1)
+
+
+def test_float16_info_nce_gradient_overflows_where_the_float32_one_exceeds_its_range():
+    """Norm 1e4, t = 0.05: the anchor's gradient (Σ softmax-weighted keys − p)/t
+    reaches 2.7e5. In float16 the loss is finite (float32), the gradients inf exactly
+    where the float32 gradient of the same inputs rounds past float16's maximum, equal
+    to it rounded elsewhere; bfloat16 (float32's range) gives finite gradients."""
+    tensors = at_norm(1e4, 16, 8, seed=1), at_norm(1e4, 16, 8, seed=2)
+    tensors += (at_norm(1e4, 16, 4, 8, seed=3),)
+    info_nce = partial(info_nce_loss, temperature=0.05)
+    loss16, grads16 = gradients(info_nce, tensors, torch.float16)
+    same_inputs = [tensor.half().float() for tensor in tensors]
+    loss32, grads32 = gradients(info_nce, same_inputs, torch.float32)
+    assert loss16.dtype == torch.float32 and torch.isfinite(loss16)
+    assert loss16 == loss32
+    for grad16, grad32 in zip(grads16, grads32, strict=True):
+        assert grad16.dtype == torch.float16 and torch.isfinite(grad32).all()
+        beyond = grad32.abs() >= FLOAT16_OVERFLOW
+        assert beyond.any() and not beyond.all()
+        assert torch.equal(grad16.isinf(), beyond)
+        assert torch.equal(grad16[~beyond], grad32[~beyond].half())
+    assert max(float(g.abs().max()) for g in grads32) > 2e5
+    _, grads_bf16 = gradients(info_nce, tensors, torch.bfloat16)
+    assert all(torch.isfinite(grad).all() for grad in grads_bf16)
+
+
+FLOAT16_FINITE_AT_NORM_1E4 = {
+    "nt_xent (cosine, ~1/(t‖z‖))": (partial(nt_xent_loss, temperature=0.05), 2),
+    "balanced, dot (~‖z‖)": (
+        partial(losses.balanced_contrastive_loss, alpha=20.0, similarity="dot"),
+        2,
+    ),
+    "generalized_nt_xent, dot (~‖z‖)": (
+        partial(losses.generalized_nt_xent_loss, alpha=20.0, similarity="dot"),
+        2,
+    ),
+    "logistic (~‖z‖)": (logistic_loss, 3),
+}
+
+
+@pytest.mark.parametrize("name", FLOAT16_FINITE_AT_NORM_1E4)
+def test_float16_gradients_without_a_one_over_t_stay_finite_at_norm_1e4(name):
+    """The losses whose gradient has no factor 1/t (the package's text): at norm 1e4
+    and t = 0.05 (α = 20), their float16 gradients are finite."""
+    loss_fn, n_tensors = FLOAT16_FINITE_AT_NORM_1E4[name]
+    tensors = [at_norm(1e4, 16, 8, seed=seed) for seed in range(n_tensors)]
+    loss16, grads16 = gradients(loss_fn, tensors, torch.float16)
+    assert torch.isfinite(loss16)
+    assert all(torch.isfinite(grad).all() for grad in grads16)
+
+
 # ---------------------------------------------------------------- gradients
 
 

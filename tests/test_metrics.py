@@ -904,6 +904,22 @@ def test_evaluations_reject_an_empty_set(evaluate):
         evaluate()
 
 
+def test_knn_accuracy_checks_its_dtypes():
+    """Floating features of one dtype (no promotion), integer labels: a ValueError
+    naming the arguments, not torch's matrix-product error."""
+    features, labels = randn(6, 3).float(), torch.arange(6) % 2
+    with pytest.raises(ValueError, match="eval_features.*train_features.*float64"):
+        metrics.knn_accuracy(features.double(), labels, features, labels, k=3)
+    with pytest.raises(ValueError, match="eval_features.*train_features.*float32"):
+        metrics.knn_accuracy(features, labels, features.double(), labels, k=3)
+    with pytest.raises(ValueError, match="train_features must be a floating-point"):
+        metrics.knn_accuracy(features.long(), labels, features.long(), labels, k=3)
+    with pytest.raises(ValueError, match="eval_labels must be an integer"):
+        metrics.knn_accuracy(features, labels, features, labels.double(), k=3)
+    wide = metrics.knn_accuracy(features.double(), labels, features.double(), labels)
+    assert wide.dtype == torch.float64
+
+
 def test_linear_probe_rejects_mixed_dtypes_before_fitting():
     features, labels = randn(6, 3).double(), torch.arange(6) % 2
     with pytest.raises(ValueError, match="eval_features.*train_features.*float64"):

@@ -3,6 +3,7 @@ detection, progress bars."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 
@@ -170,6 +171,19 @@ def test_device_names_cuda_and_mps_when_present(monkeypatch):
         runtime.device()
 
 
+def test_a_device_argument_this_machine_lacks_is_named(monkeypatch):
+    """The Device rule of every device argument: autocast("cuda") on a machine without
+    CUDA raises, naming the argument and the devices available (bf16 is not dropped
+    silently)."""
+    monkeypatch.setattr(torch.cuda, "is_available", lambda: False)
+    monkeypatch.setattr(torch.backends.mps, "is_available", lambda: False)
+    message = r"device must name a device available on this machine \(cpu\), got"
+    for lacking in ("cuda", "cuda:0", torch.device("mps")):
+        with pytest.raises(ValueError, match=message):
+            runtime.autocast(lacking)
+    assert isinstance(runtime.autocast("meta"), contextlib.nullcontext)
+
+
 def test_device_default_prefers_cuda_then_mps_then_cpu(monkeypatch):
     monkeypatch.delenv("CCL_DEVICE", raising=False)
     if torch.cuda.is_available():
@@ -321,10 +335,10 @@ def test_setup_rejects_bad_threads(restore_torch_state, threads):
         runtime.setup(0, threads=threads)
 
 
-@pytest.mark.parametrize("value", ["two", "0", "1.5"])
+@pytest.mark.parametrize("value", ["two", "0", "-2", "1.5", ""])
 def test_setup_rejects_bad_ccl_threads(restore_torch_state, monkeypatch, value):
     monkeypatch.setenv("CCL_THREADS", value)
-    with pytest.raises(ValueError, match="CCL_THREADS|threads"):
+    with pytest.raises(ValueError, match="CCL_THREADS must be an integer ≥ 1"):
         runtime.setup(0)
 
 

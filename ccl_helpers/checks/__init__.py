@@ -52,6 +52,7 @@ change of its own.
 """
 
 from ._declare import checked, declarations
+from ._devices import check_available, mps_available
 from ._rules import (
     UNKNOWN,
     BadValue,
@@ -115,6 +116,7 @@ __all__ = [
     "Rule",
     "Sizes",
     "TensorOf",
+    "check_available",
     "check_batch",
     "check_callable",
     "check_choice",
@@ -138,4 +140,5 @@ __all__ = [
     "check_tensor",
     "checked",
     "declarations",
+    "mps_available",
 ]

@@ -11,6 +11,7 @@ from typing import Any, NamedTuple
 
 import torch
 
+from ._devices import check_available, lacking_device
 from ._values import (
     check_callable,
     check_choice,
@@ -325,16 +326,21 @@ class FloatingDtype(Rule):
 
 
 class Device(Rule):
-    """A ``torch.device`` or a device string (:func:`check_device`); passed on as a
-    ``torch.device``."""
+    """A ``torch.device`` or a device string (:func:`check_device`) naming a device
+    this machine has (:func:`~ccl_helpers.checks._devices.check_available`: else the
+    message lists the devices available); passed on as a ``torch.device``."""
 
     converts = True
 
     def check(self, name, value, arguments):
-        return check_device(name, value)
+        return check_available(name, check_device(name, value), value)
 
     def bad_values(self, valid):
-        return [BadValue("unknown device", UNKNOWN), BadValue("number", 1.5)]
+        return [
+            BadValue("unknown device", UNKNOWN),
+            BadValue("number", 1.5),
+            BadValue("a device this machine lacks", lacking_device()),
+        ]
 
 
 class Function(Rule):

@@ -164,13 +164,15 @@ def cache_dir(dataset: str) -> Path:
 
 def search_path(dataset: str, root: str | os.PathLike | None = None) -> list[Path]:
     """The folders searched for ``dataset``'s files, in order (see the module text). A
-    ``root`` that is not a folder raises ValueError (the data would otherwise come
-    silently from another place)."""
+    ``root`` or a ``CCL_DATA_DIR`` that is not a folder raises ValueError (the data
+    would otherwise come silently from another place)."""
     source = _source(dataset)
-    if root is not None and not Path(root).expanduser().is_dir():
-        raise ValueError(f"root must be an existing folder, got {str(root)!r}")
+    environment = os.environ.get("CCL_DATA_DIR") or None
+    for name, folder in (("root", root), ("CCL_DATA_DIR", environment)):
+        if folder is not None and not Path(folder).expanduser().is_dir():
+            raise ValueError(f"{name} must be an existing folder, got {str(folder)!r}")
     places = []
-    for base in (root, os.environ.get("CCL_DATA_DIR") or None):
+    for base in (root, environment):
         if base is not None:
             base = Path(base).expanduser()
             places += [base, *(base / folder for folder in source.folders)]

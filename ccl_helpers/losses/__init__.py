@@ -36,6 +36,28 @@ synchronises with the device: a NaN in the inputs propagates to the loss); and r
 ``ValueError`` naming the argument on bad input, and on an empty batch with
 ``reduction="mean"``.
 
+Gradients of float16 inputs are float16, and the loss cannot make them float32:
+autograd returns a tensor's gradient in the tensor's own dtype, so the float32 gradient
+the loss computes is rounded to float16 on its way back, and an entry beyond float16's
+maximum (65504) becomes inf while the loss stays finite. Their sizes:
+
+- :func:`info_nce_loss`, unnormalised products divided by t: the anchor's gradient
+  (Σ_j w_j k_j − p)/t (w the softmax weights of the keys k, positive included) is up
+  to 2‖z‖/t, 4·10⁵ at norm 10⁴ and t = 0.05: inf in float16, exactly where the float32
+  gradient of the same inputs rounds past 65504;
+- :func:`nt_xent_loss`, through its cosines: of order 1/(t‖z‖), finite at large
+  norms, overflowing only for embeddings of norm near 0;
+- :func:`logistic_loss`, and the balanced and bound-derived losses (their 1/α cancels
+  the α of the scores): of order ‖z‖ at most (``"dot"``; 1/‖z‖ with ``"cosine"``),
+  finite at norm 10⁴.
+
+What to do where it overflows: train in bfloat16, which has float32's range
+(``CCL_PRECISION=bf16``; :func:`~ccl_helpers.runtime.precision` offers fp32 and bf16,
+not float16); normalise the embeddings (cosine similarity); or, under a float16
+``torch.autocast`` with float32 parameters, scale the loss with
+``torch.amp.GradScaler``, which skips a step whose gradients overflowed and lowers its
+scale (below 1 if need be) until they fit.
+
 To find where a NaN enters, run the step under
 ``torch.autograd.detect_anomaly(check_nan=True)``: the backward pass then raises a
 ``RuntimeError`` naming the first operation whose gradient is NaN, with the forward

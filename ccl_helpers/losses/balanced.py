@@ -61,7 +61,10 @@ def balanced_contrastive_loss(
     attraction and repulsion.
     The similarities and the log-sum-exp run in at least float32: finite for embeddings
     of norm up to 1e4 (``dot``: similarities up to 1e8). Returned in the inputs' dtype,
-    float32 for float16 inputs.
+    float32 for float16 inputs. The gradients of float16 inputs are float16 (autograd
+    returns a tensor's gradient in its dtype): of order 1/‖z‖ with ``cosine`` and ‖z‖
+    with ``dot`` (the 1/α cancels the α of the scores), finite at norm 1e4 (the
+    package's text).
 
     Args:
         z1, z2: the two views' embeddings, shape ``(..., m, d)``, ``m >= 2``.

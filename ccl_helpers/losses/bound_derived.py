@@ -63,7 +63,8 @@ def bound_derived_loss(
     Returns:
         Per-anchor losses ``(..., m)`` if ``reduction="none"``, else 0-dim; in the
         inputs' dtype, float32 for float16 inputs (similarities and log-sum-exp in at
-        least float32).
+        least float32). The gradients of float16 inputs are float16, of order ‖z‖ at
+        most (the 1/α cancels the α of the scores; the package's text).
 
     Reference:
         S. Lee, TMLR 2025 (arXiv 2510.10572), Section 4.3, eq. (12)–(14).

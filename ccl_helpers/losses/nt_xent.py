@@ -58,7 +58,9 @@ def nt_xent_loss(
     Precision: the normalisation, the division by :math:`t`, the log-sum-exp and the
     reduction run in at least float32, the similarities in the inputs' dtype (float16
     in float32); the result is cast back to the inputs' dtype, float32 for float16
-    inputs.
+    inputs. The gradients of float16 inputs are float16 (autograd returns a tensor's
+    gradient in its dtype); through the cosines they are of order 1/(t‖z‖): finite at
+    large norms, overflowing only for embeddings of norm near 0 (the package's text).
 
     Args:
         z1: the first views, shape ``(..., B, d)`` with ``B >= 2``.

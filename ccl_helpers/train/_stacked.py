@@ -15,11 +15,34 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from ..checks import Device, Function, Int, check_int, check_tensor, checked
+from ..checks import (
+    BadValue,
+    Device,
+    Function,
+    Int,
+    check_int,
+    check_tensor,
+    checked,
+)
 from ._loop import Seeds
 
 Forward = Callable[[Tensor], Tensor]
 """An encoder or a forward pass: inputs (n, ...) → outputs (..., n, d)."""
+
+
+class _MemberIndex(Int):
+    """The rule of a member's index: an integer in 0..n_seeds − 1 of the model (the
+    call's ``self``); no negative index (−1 is not "the last")."""
+
+    def __init__(self):
+        super().__init__(0)
+
+    def check(self, name, value, arguments):
+        return check_int(name, value, 0, arguments["self"].n_seeds - 1)
+
+    def bad_values(self, valid):
+        # no stacked model holds 10⁹ members: out of range for every model
+        return [*super().bad_values(valid), BadValue("out of range", 10**9)]
 
 
 class StackedModel:
@@ -144,10 +167,10 @@ class StackedModel:
             self.params, self.buffers, x
         )
 
+    @checked(index=_MemberIndex())
     def seed_module(self, index: int) -> nn.Module:
         """A stand-alone module holding the parameters of seed ``index`` (a copy),
         ``index`` in 0..n_seeds − 1 (no negative index)."""
-        index = check_int("index", index, 0, self.n_seeds - 1)
         module = copy.deepcopy(self.template)
         module.load_state_dict(
             {k: v[index] for k, v in {**self.params, **self.buffers}.items()}

@@ -16,6 +16,10 @@ EXCLUDED = {
     "evals": "returns one of its three arguments, of any type (as by_scale): nothing "
     "to check",
     "setup": "sets global state (seeds, threads) for the whole session",
+    "checks.mps_available": "no argument",
+    "checks.check_available": "the availability half of the Device rule and of "
+    "CCL_DEVICE, given a parsed device: every declared device argument tries a device "
+    "this machine lacks, and the environment's table CCL_DEVICE's",
     "distributed.cleanup": "no argument",
     "distributed.is_distributed": "no argument",
     "distributed.rank": "no argument",

@@ -60,3 +60,21 @@ BASELINES = {
     ),
     "train.wide": lambda: (dict(history=long_history()), ()),
 }
+
+
+METHODS = {
+    "train.StackedModel.seed_module": lambda: (
+        stacked(2).seed_module,
+        dict(index=1),
+        [("index", "one past the last", 2)],
+    ),
+    "train.StackedModel.subset": lambda: (
+        stacked(2).subset,
+        dict(indices=[1, 0]),
+        [("indices", "one past the last", [0, 2])],
+    ),
+}
+"""The public methods that take a member's index: name → (the bound method of a
+fresh two-member model, the keyword arguments of a valid call, [(argument, label, a
+value out of this model's range)]); the API-wide test tries their declared rules'
+bad values and these (``test_method_indices_fail_clearly``)."""
