@@ -31,8 +31,10 @@ import torch
 from torch import Tensor
 
 from .checks import (
+    Estimate,
     Int,
     Optional,
+    Sized,
     check_device,
     check_probabilities,
     check_tensor,
@@ -432,7 +434,41 @@ def chebyshev_tail_bound(beta, n_classes: int, *, as_printed: bool = False) -> T
     return variance / (betas * n_classes) ** 2
 
 
-@checked(n_samples=Int(1), block=Optional(Int(1)))
+def _n_classes_of(class_probs) -> int | None:
+    """N_C, the length of ρ (a vector or a sequence; ``None`` for anything else: the
+    body says why)."""
+    if isinstance(class_probs, Tensor):
+        return class_probs.shape[0] if class_probs.ndim == 1 else None
+    try:
+        return len(class_probs)
+    except TypeError:
+        return None
+
+
+def _collection_bytes(arguments: dict) -> int | None:
+    """The bytes of :func:`sample_collection_time`'s first round, its largest: per
+    sample, the block's uniforms and draws (8 + 8 bytes each), its one-hot hits as
+    bool and uint8 (2 N_C bytes each), and the first draws of each class (2 × 8 N_C
+    bytes)."""
+    n_classes = _n_classes_of(arguments["class_probs"])
+    if n_classes is None or n_classes < 2:
+        return None
+    block = arguments["block"]
+    if block is None:
+        block = math.ceil(collection_time_mean(n_classes))
+    return arguments["n_samples"] * (block * (16 + 2 * n_classes) + 16 * n_classes)
+
+
+COLLECTION_DRAWS = Estimate(
+    "coupon.sample_collection_time's draws", ("n_samples", "block"), _collection_bytes
+)
+"""The memory of :func:`sample_collection_time`'s first round of draws."""
+
+
+@checked(
+    n_samples=Sized(Int(1), COLLECTION_DRAWS),
+    block=Optional(Sized(Int(1), COLLECTION_DRAWS)),
+)
 def sample_collection_time(
     n_samples: int,
     class_probs: Tensor | Sequence[float],

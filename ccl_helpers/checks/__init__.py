@@ -58,7 +58,7 @@ dtypes each become a :class:`Rule` subclass (or one more entry of a rule's
 change of its own.
 """
 
-from ._declare import checked, declarations
+from ._declare import checked, declarations, estimated_bytes
 from ._memory import (
     MEMORY_LIMIT_VARIABLE,
     Estimate,
@@ -157,6 +157,7 @@ __all__ = [
     "checked",
     "declarations",
     "element_size",
+    "estimated_bytes",
     "format_bytes",
     "memory_limit",
 ]

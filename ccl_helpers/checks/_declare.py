@@ -90,3 +90,23 @@ def declarations(obj) -> dict[str, Rule]:
     if inspect.isclass(obj):
         obj = obj.__init__
     return dict(getattr(obj, "__checked__", {}))
+
+
+def estimated_bytes(obj, *args, **kwargs) -> int:
+    """The bytes the declared estimates of ``obj`` (a function, or a class for its
+    ``__init__``) give for a call with these arguments, summed over its distinct
+    estimates, without calling it (0 where none is declared): what a call's
+    :class:`~.Estimate` compares with the memory limit."""
+    function = obj.__init__ if inspect.isclass(obj) else obj
+    if inspect.isclass(obj):
+        args = (None, *args)
+    bound = inspect.signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    estimates = {
+        id(rule.estimate): rule.estimate
+        for rule in declarations(obj).values()
+        if rule.estimate is not None
+    }
+    return sum(
+        estimate.bytes_of(bound.arguments) or 0 for estimate in estimates.values()
+    )

@@ -101,13 +101,21 @@ class Estimate:
     ``bytes_of(arguments)`` receives the call's arguments (defaults included) after
     their own rules checked them, and returns the bytes (a Python int, exact at any
     size) or ``None`` where it cannot tell; it reads sizes, shapes and dtypes only,
-    never a tensor's values. ``what`` says what is allocated ("the parameters of
-    models.MLP"): the message names it, the arguments and the bytes."""
+    never a tensor's values. ``what`` says what is allocated ("models.MLP's
+    parameters"): the message names it, the arguments and the bytes. ``verb`` is
+    "allocate", or "compute" for an O(n²) computation done in blocks, whose bytes
+    measure its time."""
 
     def __init__(
-        self, what: str, names: Sequence[str], bytes_of: Callable[[dict], int | None]
+        self,
+        what: str,
+        names: Sequence[str],
+        bytes_of: Callable[[dict], int | None],
+        *,
+        verb: str = "allocate",
     ):
         self.what, self.names, self.bytes_of = what, tuple(names), bytes_of
+        self.verb = verb
 
     def check(self, arguments: dict) -> None:
         """``ValueError`` naming the arguments and the bytes if the estimate exceeds
@@ -122,8 +130,9 @@ class Estimate:
             if name in arguments
         )
         raise ValueError(
-            f"{self.what}: {sizes} would allocate {format_bytes(nbytes)}, above the "
-            f"memory limit of {format_bytes(limit)}; lower {' or '.join(self.names)}, "
+            f"{self.what}: {sizes} would {self.verb} {format_bytes(nbytes)}, above the "
+            f"memory limit of {format_bytes(limit)}; use a smaller "
+            f"{' or '.join(self.names)}, "
             f"or lift the limit with the environment variable {MEMORY_LIMIT_VARIABLE} "
             f"(e.g. {MEMORY_LIMIT_VARIABLE}=1TB)"
         )

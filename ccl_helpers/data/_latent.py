@@ -30,12 +30,14 @@ from .. import coupon
 from ..checks import (
     Choice,
     Device,
+    Estimate,
     FloatingDtype,
     Instance,
     Int,
     Labels,
     OpenUnit,
     Positive,
+    Sized,
     TensorOf,
     check_finite,
     check_inputs,
@@ -358,7 +360,26 @@ def duplicate_rows(x: Tensor) -> Tensor:
     return torch.stack([first[inverse][later], index[later]], dim=1)
 
 
-@checked(block_elements=Int(1))
+def _pairs_bytes(arguments: dict) -> int:
+    """The bytes of the n × n squared distances :func:`separation` computes (in
+    blocks): its time is the time of n² distances."""
+    x = arguments["x"]
+    return x.shape[0] ** 2 * x.element_size()
+
+
+PAIRWISE_DISTANCES = Estimate(
+    "data.separation's n × n distances (computed in blocks)",
+    ("x",),
+    _pairs_bytes,
+    verb="compute",
+)
+"""The size of :func:`separation`'s O(n²) computation, in bytes."""
+
+
+@checked(
+    x=Sized(TensorOf(min_ndim=1, floating=True), PAIRWISE_DISTANCES),
+    block_elements=Int(1),
+)
 def separation(
     x: Tensor, *, return_pair: bool = False, block_elements: int = 2**24
 ) -> Tensor | tuple[Tensor, Tensor]:

@@ -18,6 +18,7 @@ from torch import Tensor
 from ..checks import (
     UNKNOWN,
     BadValue,
+    Estimate,
     FloatingDtype,
     Function,
     Instance,
@@ -25,6 +26,7 @@ from ..checks import (
     Optional,
     Positive,
     Rule,
+    Sized,
     check_steps,
     checked,
 )
@@ -89,13 +91,27 @@ def _long_history(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return history.astype({"value": "float64"})
 
 
+def _batch_bytes(arguments: dict) -> int:
+    """The bytes of one step's batch in :func:`train`, for every run: the latent and
+    noise signs and the inputs of both modalities, 2 (r + d_ξ + d) entries per pair,
+    and the contrastive n×n block (its logits, two softmaxes and their gradient: 4 n
+    entries per pair)."""
+    model, n = arguments["model"], arguments["batch_size"]
+    per_pair = 2 * (model.latent_dim + model.noise_dim + model.input_dim) + 4 * n
+    return model.n_runs * n * per_pair * model.M_A.dtype.itemsize
+
+
+BATCH = Estimate("multimodal.train's batches", ("batch_size",), _batch_bytes)
+"""The memory of one step of :func:`train`."""
+
+
 @checked(
     model=Instance(DataModel),
     **weight_pair(finite=True),
     schedule=Schedule(),
     loss=LOSS_OPTIONS["loss"],
     lr=Positive(convert=True),
-    batch_size=Int(2),
+    batch_size=Sized(Int(2), BATCH),
     tau=LOSS_OPTIONS["tau"],
     form=LOSS_OPTIONS["form"],
     normalisation=LOSS_OPTIONS["normalisation"],
