@@ -14,7 +14,12 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from .checks import Choice, Estimate, Sized, Sizes, check_int, checked, element_size
+from .checks import Choice, Estimate, Sized, Sizes, check_int, checked
+
+
+def _element_size() -> int:
+    """Bytes per entry of a new parameter: torch's default dtype's."""
+    return torch.get_default_dtype().itemsize
 
 
 def _widths(size) -> list[int]:
@@ -29,7 +34,7 @@ def _mlp_bytes(arguments: dict) -> int:
         *_widths(arguments["hidden"]),
         *_widths(arguments["out_features"]),
     ]
-    return element_size() * sum(
+    return _element_size() * sum(
         (fan_in + 1) * fan_out for fan_in, fan_out in zip(widths[:-1], widths[1:])
     )
 
@@ -104,7 +109,7 @@ def _convnet_bytes(arguments: dict) -> int | None:
         fan_in = fan_out
     if size < 1:
         return None
-    return element_size() * (
+    return _element_size() * (
         total + (fan_in * size * size + 1) * arguments["out_features"]
     )
 
@@ -190,7 +195,7 @@ def _classifier_bytes(arguments: dict) -> int | None:
     d = getattr(arguments["encoder"], "out_features", None)
     if not isinstance(d, int):
         return None
-    return element_size() * (d + 1) * arguments["n_classes"]
+    return _element_size() * (d + 1) * arguments["n_classes"]
 
 
 CLASSIFIER_HEAD = Estimate(
@@ -229,7 +234,7 @@ def _deep_relu_bytes(arguments: dict) -> int | None:
     if not all(isinstance(arguments[name], int) for name in names):
         return None
     m = arguments["width"]
-    return element_size() * (
+    return _element_size() * (
         m * arguments["in_features"]
         + arguments["depth"] * m * m
         + arguments["out_features"] * m

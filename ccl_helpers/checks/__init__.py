@@ -62,8 +62,6 @@ from ._declare import checked, declarations, estimated_bytes
 from ._memory import (
     MEMORY_LIMIT_VARIABLE,
     Estimate,
-    element_size,
-    format_bytes,
     memory_limit,
 )
 from ._rules import (
@@ -156,8 +154,6 @@ __all__ = [
     "check_tensor",
     "checked",
     "declarations",
-    "element_size",
     "estimated_bytes",
-    "format_bytes",
     "memory_limit",
 ]

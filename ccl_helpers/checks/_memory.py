@@ -82,11 +82,6 @@ def format_bytes(n: float) -> str:
     return f"{n:.3g} bytes" if n >= 1000 else f"{int(n)} bytes"
 
 
-def element_size(dtype: torch.dtype | None = None) -> int:
-    """Bytes per entry of ``dtype`` (default: torch's default dtype)."""
-    return (dtype or torch.get_default_dtype()).itemsize
-
-
 def _shown(value) -> str:
     """An argument as the message shows it: a tensor's shape, else its repr."""
     if isinstance(value, torch.Tensor):

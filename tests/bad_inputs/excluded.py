@@ -17,6 +17,7 @@ EXCLUDED = {
     "to check",
     "setup": "sets global state (seeds, threads) for the whole session",
     "distributed.cleanup": "no argument",
+    "checks.memory_limit": "no argument (a bad CCL_MEMORY_LIMIT: tests/test_checks.py)",
     "distributed.is_distributed": "no argument",
     "distributed.rank": "no argument",
     "distributed.world_size": "no argument",
@@ -150,6 +151,9 @@ EXCLUDED |= dict.fromkeys(
         "checks.Frame",
         "checks.Labels",
         "checks.OpenUnit",
+        "checks.Sized",
+        "checks.Estimate",
+        "checks.estimated_bytes",
     ),
     "a rule and its declaration: written beside the code, not called by a user; each "
     "rule's bad values are checked against the rule (test_declared_rules_name_their_"
