@@ -35,6 +35,7 @@ from ._data_model import (
     GENERATOR,
     DataModel,
     _check_input_dim,
+    _pairs_bytes,
     _reparametrise,
     _sample_pairs,
     weight_pair,
@@ -97,8 +98,8 @@ def _batch_bytes(arguments: dict) -> int:
     and the contrastive n×n block (its logits, two softmaxes and their gradient: 4 n
     entries per pair)."""
     model, n = arguments["model"], arguments["batch_size"]
-    per_pair = 2 * (model.latent_dim + model.noise_dim + model.input_dim) + 4 * n
-    return model.n_runs * n * per_pair * model.M_A.dtype.itemsize
+    block = model.n_runs * 4 * n * n * model.M_A.dtype.itemsize
+    return _pairs_bytes(model, n) + block
 
 
 BATCH = Estimate("multimodal.train's batches", ("batch_size",), _batch_bytes)
