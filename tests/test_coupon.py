@@ -519,3 +519,21 @@ def test_simulated_collection_time_is_deterministic_under_a_seed():
 def test_collection_time_functions_reject_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_sample_collection_time_estimate(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    rho = uniform(4)
+    # the first round: uniforms and draws (8 + 8 bytes), the hits as bool and uint8
+    # (2 N_C bytes) per draw; the first draws of each class (2 × 8 N_C bytes) per sample
+    assert estimated_bytes(coupon.sample_collection_time, 5, rho, block=3) == 5 * (
+        3 * (16 + 2 * 4) + 16 * 4
+    )
+    block = math.ceil(coupon.collection_time_mean(4))
+    assert estimated_bytes(coupon.sample_collection_time, 5, rho) == 5 * (
+        block * 24 + 64
+    )
+    with pytest.raises(ValueError, match="n_samples=1000000000000"):
+        coupon.sample_collection_time(10**12, rho)

@@ -857,3 +857,28 @@ def test_bad_sigmas_are_named(sigmas):
 def test_bad_schedules_are_named(schedule):
     with pytest.raises(ValueError, match="schedule"):
         mm.integrate_ode([2.0, 1.0], 0.3, 2, schedule)
+
+
+def test_size_estimates_are_the_bytes_of_the_results(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    model = mm.make_data_model(torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen())
+    pairs = mm.sample_pairs(model, 7, gen(1))
+    nominal = sum(t.numel() * t.element_size() for t in pairs)
+    assert checks.estimated_bytes(mm.sample_pairs, model, 7, gen()) == nominal
+    weights = mm.init_weights(3, 5, 6, gen())
+    assert checks.estimated_bytes(mm.init_weights, 3, 5, 6, gen()) == sum(
+        w.numel() * w.element_size() for w in weights
+    )
+    haar = mm.haar_orthogonal(3, 6, gen())
+    assert checks.estimated_bytes(mm.haar_orthogonal, 3, 6, gen()) == 3 * haar.nbytes
+    estimate = checks.estimated_bytes(
+        mm.make_data_model, torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen()
+    )
+    assert estimate == 4 * haar.nbytes  # U_A and U_B, the QR factors of one
+    W_A, W_B = weights
+    step = checks.estimated_bytes(
+        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, generator=gen()
+    )
+    assert step == nominal + 4 * 3 * 7 * 7 * 8  # the pairs and the n × n block
+    with pytest.raises(ValueError, match="batch_size=1000000000"):
+        mm.train(model, W_A, W_B, [(1.0, 1)], batch_size=10**9, generator=gen())

@@ -1289,3 +1289,16 @@ def test_descent_to_targets_needs_a_trained_layer():
         multineg.descent_to_targets(
             _sphere_triplets(), 8, lr_constant=1.0, epsilons=[0.1], max_steps=2, depth=0
         )
+
+
+def test_contrastive_batches_estimate_is_the_bytes_of_a_batch(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    latent, _, _ = indexed_latent()
+    args = (latent, 2, 5, 7, torch.Generator().manual_seed(0))
+    batch = multineg.contrastive_batches(*args)(1)
+    nominal = sum(t.numel() * t.element_size() for t in batch)
+    assert estimated_bytes(multineg.contrastive_batches, *args) == nominal
+    with pytest.raises(ValueError, match="batch_size=10000000000"):
+        multineg.contrastive_batches(latent, 2, 10**10, 7, torch.Generator())

@@ -1377,3 +1377,17 @@ def test_prototype_bias_rejects_no_images(method):
             torch.Generator().manual_seed(0),
             method=method,
         )
+
+
+def test_two_view_batches_estimate_covers_the_views(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    from ccl_helpers.checks import estimated_bytes
+
+    images = torch.rand(20, 1, 8, 8)
+    args = (images, 6, 4, data.BASE, torch.Generator().manual_seed(0))
+    views = sa.two_view_batches(*args, n_streams=2)(1)
+    keys = 12 * 2 * 20  # the streams' permutation keys: rand (4 bytes), argsort (8)
+    estimate = estimated_bytes(sa.two_view_batches, *args, n_streams=2)
+    assert estimate == keys + sum(v.numel() * v.element_size() for v in views)
+    with pytest.raises(ValueError, match="n_models=10000000000"):
+        sa.two_view_batches(images, 10**10, 4, data.BASE, torch.Generator())

@@ -1221,3 +1221,19 @@ def test_loop_records_the_configuration_columns_on_every_record():
                 desc=None,
                 configuration=bad,
             )
+
+
+def test_stacked_members_are_estimated_on_the_meta_device(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    make = partial(MLP, 5, (4,), 3)
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    estimate = estimated_bytes(StackedModel, make, 3)
+    assert torch.equal(torch.random.get_rng_state(), state)  # nothing drawn
+    model = StackedModel(make, 3)
+    assert estimate == sum(p.numel() * p.element_size() for p in model.params.values())
+    assert estimated_bytes(StackedModel.tiled, make, 2, 3) == 2 * estimate
+    with pytest.raises(ValueError, match="n_seeds=10000000.*11.3 TB"):
+        StackedModel(partial(MLP, 784), 10**7)

@@ -291,9 +291,9 @@ class Pairs(NamedTuple):
 
 
 def _pairs_bytes(model: DataModel, n: int) -> int:
-    """The bytes of n pairs per run: z, ξ_A, ξ_B, x_A, x_B (2 (r + d_ξ + d) entries
+    """The bytes of n pairs per run: z, ξ_A, ξ_B, x_A, x_B (r + 2 (d_ξ + d) entries
     per pair)."""
-    per_pair = 2 * (model.latent_dim + model.noise_dim + model.input_dim)
+    per_pair = model.latent_dim + 2 * (model.noise_dim + model.input_dim)
     return model.n_runs * n * per_pair * model.M_A.dtype.itemsize
 
 

@@ -94,7 +94,7 @@ def _long_history(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
 
 def _batch_bytes(arguments: dict) -> int:
     """The bytes of one step's batch in :func:`train`, for every run: the latent and
-    noise signs and the inputs of both modalities, 2 (r + d_ξ + d) entries per pair,
+    noise signs and the inputs of both modalities, r + 2 (d_ξ + d) entries per pair,
     and the contrastive n×n block (its logits, two softmaxes and their gradient: 4 n
     entries per pair)."""
     model, n = arguments["model"], arguments["batch_size"]
