@@ -78,7 +78,8 @@ def format_bytes(n: float) -> str:
         if n >= size:
             if math.isinf(n):
                 return "no limit"
-            return f"{n / size:.3g} {unit}"
+            value = n / size
+            return f"{value:,.0f} {unit}" if value >= 1000 else f"{value:.3g} {unit}"
     return f"{n:.3g} bytes" if n >= 1000 else f"{int(n)} bytes"
 
 
