@@ -882,3 +882,16 @@ def test_size_estimates_are_the_bytes_of_the_results(monkeypatch):
     assert step == nominal + 4 * 3 * 7 * 7 * 8  # the pairs and the n × n block
     with pytest.raises(ValueError, match="batch_size=1000000000"):
         mm.train(model, W_A, W_B, [(1.0, 1)], batch_size=10**9, generator=gen())
+
+
+def test_alignment_estimate_and_huge_sample_counts(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    S_A, Xi_A, S_B, Xi_B = (
+        torch.randn(3, 8, k, dtype=torch.float64) for k in (2, 1, 2, 1)
+    )
+    # per sample: z, z⁻ (2r = 4), ξ_A, ξ_B, ξ⁻ (3), features k = min(8, 6) = 6 (× 4), 4
+    expected = 3 * 10 * (4 + 3 + 24 + 4) * 8
+    args = (S_A, Xi_A, S_B, Xi_B, 10, gen())
+    assert checks.estimated_bytes(mm.alignment_score, *args) == expected
+    with pytest.raises(ValueError, match="n_samples=10000000000"):
+        mm.alignment_score(S_A, Xi_A, S_B, Xi_B, 10**10, gen())
