@@ -1302,3 +1302,20 @@ def test_contrastive_batches_estimate_is_the_bytes_of_a_batch(monkeypatch):
     assert estimated_bytes(multineg.contrastive_batches, *args) == nominal
     with pytest.raises(ValueError, match="batch_size=10000000000"):
         multineg.contrastive_batches(latent, 2, 10**10, 7, torch.Generator())
+
+
+def test_proposition1_grid_estimate_is_three_times_its_draws(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    labels = labels_with_counts((3, 4, 2), seed=2)
+    samples = metrics.draw_unsupervised_samples(labels, 5, 11)
+    drawn = sum(t.numel() * t.element_size() for t in samples)  # int64 indices
+    features = randn(9, 3)
+    # with the uniforms and the classes drawn alongside them: 3 × 8 bytes per example
+    estimate = estimated_bytes(
+        multineg.proposition1_grid, features, labels, [2, 5], n_samples=11
+    )
+    assert estimate == 3 * drawn
+    with pytest.raises(ValueError, match="n_samples=10000000000.*n_negatives"):
+        multineg.proposition1_grid(features, labels, [2, 5], n_samples=10**10)

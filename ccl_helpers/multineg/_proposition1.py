@@ -13,10 +13,12 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
+    Estimate,
     Instance,
     Int,
     Optional,
     Positive,
+    Sized,
     check_finite_real,
     check_int,
     checked,
@@ -111,8 +113,31 @@ def proposition1_part1_bound_as_printed(
     return (task_size - 1) * (loss - tau) / (1 - tau)
 
 
+def _draws_bytes(arguments: dict) -> int | None:
+    """The bytes of :func:`proposition1_grid`'s M draws with max(N) negatives: per
+    example an int64 index, a float64 uniform and an int64 class (``None`` for
+    ``n_negatives`` that are not integers: the body says why)."""
+    negatives = arguments["n_negatives"]
+    if (
+        isinstance(negatives, (str, bytes))
+        or not hasattr(negatives, "__iter__")
+        or not all(isinstance(n, int) for n in negatives)
+        or not negatives
+    ):
+        return None
+    return 24 * arguments["n_samples"] * (max(negatives) + 2)
+
+
+GRID_DRAWS = Estimate(
+    "multineg.proposition1_grid's Monte Carlo draws",
+    ("n_samples", "n_negatives"),
+    _draws_bytes,
+)
+"""The memory of :func:`proposition1_grid`'s draws of (x, x⁺, x⁻_1 … x⁻_N)."""
+
+
 @checked(
-    n_samples=Int(2),
+    n_samples=Sized(Int(2), GRID_DRAWS),
     generator=Optional(Instance(torch.Generator)),
     confidence=Positive(allow_zero=True, convert=True),
 )
