@@ -34,9 +34,11 @@ from torch import Tensor
 from . import coupon, curl, metrics, multineg, plotting, supervised_approx
 from .checks import (
     Choice,
+    Estimate,
     Function,
     Int,
     Positive,
+    Sized,
     TensorOf,
     check_frame,
     check_inputs,
@@ -167,13 +169,22 @@ def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
     return features
 
 
+DRAWS = Estimate(
+    "report's Monte Carlo draws of L^N_un",
+    ("n_negatives", "n_samples"),
+    lambda arguments: 24 * arguments["n_samples"] * (arguments["n_negatives"] + 2),
+)
+"""The memory of :func:`report`'s draws of (x, x⁺, x⁻_1 … x⁻_N): per example an int64
+index, a float64 uniform and an int64 class."""
+
+
 @checked(
     encoder=Function(),
     images=TensorOf(ndim=4, floating=True),
-    n_negatives=Int(),
+    n_negatives=Sized(Int(), DRAWS),
     strategy=Choice(STRATEGIES),
     alpha=Positive(convert=True),
-    n_samples=Int(2),
+    n_samples=Sized(Int(2), DRAWS),
     n_transforms_attract=Int(2),
     n_transforms_repel=Int(1),
     seed=Int(0),

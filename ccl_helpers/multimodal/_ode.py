@@ -23,6 +23,7 @@ from ..checks import (
     Int,
     Optional,
     Positive,
+    Sized,
     check_positive,
     checked,
 )
@@ -37,7 +38,14 @@ from ._data_model import (
 )
 from ._losses import LOSS_OPTIONS
 from ._scores import _alignment_score, _scores
-from ._training import Schedule, _check_record_steps, _long_history, _train, record_grid
+from ._training import (
+    BATCH,
+    Schedule,
+    _check_record_steps,
+    _long_history,
+    _train,
+    record_grid,
+)
 
 
 class ODEState(NamedTuple):
@@ -316,7 +324,7 @@ def stage_one_gap(
     steps=Int(1),
     lr=REAL,
     tau=REAL,
-    batch_size=Int(2),
+    batch_size=Sized(Int(2), BATCH),
     seed=Int(0),
     similarity_dtype=Optional(FloatingDtype()),
 )

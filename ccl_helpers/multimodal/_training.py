@@ -103,7 +103,8 @@ def _batch_bytes(arguments: dict) -> int:
 
 
 BATCH = Estimate("multimodal.train's batches", ("batch_size",), _batch_bytes)
-"""The memory of one step of :func:`train`."""
+"""The memory of one step of :func:`train` (and of the runs of
+:func:`stage_one_gap_finite_width`)."""
 
 
 @checked(
