@@ -311,7 +311,17 @@ def _uniform(n_classes: int) -> Tensor:
     return torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
 
 
-@checked(n_classes=Int(2))
+TERMS = Estimate(
+    "coupon's per-class terms",
+    ("n_classes",),
+    lambda arguments: 72 * arguments["n_classes"],
+)
+"""The memory of :func:`collection_time_mean`'s and :func:`collection_time_variance`'s
+N_C terms: float64 tensors of them (at most 5) and their Python floats (32 bytes each
+with the list's pointer), 72 bytes per class."""
+
+
+@checked(n_classes=Sized(Int(2), TERMS))
 def collection_time_mean(n_classes: int) -> float:
     r"""E[T] = N_C H_{N_C} = Σ_{k=1}^{N_C} N_C/k: the expected number of i.i.d. uniform
     draws T until all N_C classes are drawn (Section 3.1, after Lemma 2).
@@ -326,7 +336,7 @@ def collection_time_mean(n_classes: int) -> float:
     return math.fsum((n_classes / k).tolist())
 
 
-@checked(n_classes=Int(2))
+@checked(n_classes=Sized(Int(2), TERMS))
 def collection_time_variance(n_classes: int) -> float:
     r"""Var T = Σ_{i=1}^{N_C} (1 − p_i)/p_i², p_i = (N_C − i + 1)/N_C, i.e.
     Σ_{k=1}^{N_C} N_C(N_C − k)/k² = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} (uniform ρ).
