@@ -34,7 +34,6 @@ from torch import Tensor
 from . import coupon, curl, metrics, multineg, plotting, supervised_approx
 from .checks import (
     Choice,
-    Estimate,
     Function,
     Int,
     Positive,
@@ -169,22 +168,13 @@ def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
     return features
 
 
-DRAWS = Estimate(
-    "report's Monte Carlo draws of L^N_un",
-    ("n_negatives", "n_samples"),
-    lambda arguments: 24 * arguments["n_samples"] * (arguments["n_negatives"] + 2),
-)
-"""The memory of :func:`report`'s draws of (x, x⁺, x⁻_1 … x⁻_N): per example an int64
-index, a float64 uniform and an int64 class."""
-
-
 @checked(
     encoder=Function(),
     images=TensorOf(ndim=4, floating=True),
-    n_negatives=Sized(Int(), DRAWS),
+    n_negatives=Sized(Int(), metrics.DRAWS),
     strategy=Choice(STRATEGIES),
     alpha=Positive(convert=True),
-    n_samples=Sized(Int(2), DRAWS),
+    n_samples=Sized(Int(2), metrics.DRAWS),
     n_transforms_attract=Int(2),
     n_transforms_repel=Int(1),
     seed=Int(0),

@@ -114,9 +114,9 @@ def proposition1_part1_bound_as_printed(
 
 
 def _draws_bytes(arguments: dict) -> int | None:
-    """The bytes of :func:`proposition1_grid`'s M draws with max(N) negatives: per
-    example an int64 index, a float64 uniform and an int64 class (``None`` for
-    ``n_negatives`` that are not integers: the body says why)."""
+    """The bytes of :func:`proposition1_grid`'s M draws with max(N) negatives
+    (:data:`ccl_helpers.metrics.DRAWS`; ``None`` for ``n_negatives`` that are not
+    integers: the body says why)."""
     negatives = arguments["n_negatives"]
     if (
         isinstance(negatives, (str, bytes))
@@ -125,7 +125,8 @@ def _draws_bytes(arguments: dict) -> int | None:
         or not negatives
     ):
         return None
-    return 24 * arguments["n_samples"] * (max(negatives) + 2)
+    largest = {"n_samples": arguments["n_samples"], "n_negatives": max(negatives)}
+    return metrics.DRAWS.bytes_of(largest)
 
 
 GRID_DRAWS = Estimate(
