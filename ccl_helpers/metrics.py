@@ -436,13 +436,23 @@ class UnsupervisedSamples(NamedTuple):
     negatives: Tensor  #: (M, N) x⁻_1 … x⁻_N
 
 
+def _draws_bytes(arguments: dict) -> int | None:
+    """M = n_samples draws of (x, x⁺, x⁻_1 … x⁻_N), N = n_negatives or the largest of
+    a list of them (``None`` for N that are not integers: the body says why)."""
+    negatives = arguments["n_negatives"]
+    negatives = [negatives] if isinstance(negatives, int) else negatives
+    if not isinstance(negatives, (list, tuple)) or not negatives:
+        return None
+    if not all(isinstance(n, int) for n in negatives):
+        return None
+    return 24 * arguments["n_samples"] * (max(negatives) + 2)
+
+
 DRAWS = Estimate(
-    "the Monte Carlo draws of L^N_un",
-    ("n_negatives", "n_samples"),
-    lambda a: 24 * a["n_samples"] * (a["n_negatives"] + 2),
+    "the Monte Carlo draws of L^N_un", ("n_negatives", "n_samples"), _draws_bytes
 )
-"""The memory of M = n_samples draws of (x, x⁺, x⁻_1 … x⁻_N): per example an int64
-index, a float64 uniform and an int64 class."""
+"""The memory of M draws of (x, x⁺, x⁻_1 … x⁻_N): per example an int64 index, a float64
+uniform and an int64 class."""
 _DRAWN = {"n_negatives": Sized(Int(), DRAWS), "n_samples": Sized(Int(2), DRAWS)}
 
 

@@ -1317,3 +1317,21 @@ def test_tuple_loss_does_not_overflow_on_large_features():
 def test_tuple_mean_classifier_loss_bad_inputs_raise(features, labels, k, match):
     with pytest.raises(ValueError, match=match):
         curl.tuple_mean_classifier_loss(features, labels, k)
+
+
+def test_size_estimates_of_the_draws_and_the_counts(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    labels = torch.tensor([0, 0, 1, 1, 2, 2, 2])
+    samples = curl.draw_block_samples(labels, 3, 9)
+    drawn = sum(t.numel() * t.element_size() for t in samples)  # int64 indices
+    # each drawn index with its uniform (or class) and its position: 3 × 8 bytes
+    assert estimated_bytes(curl.draw_block_samples, labels, 3, 9) == 3 * drawn
+    counts = curl.negative_counts(4, 3)
+    # each count also a Python int in a list (8 + 32 bytes) before the float64 tensor
+    assert estimated_bytes(curl.negative_counts, 4, 3) == 6 * counts.nbytes
+    with pytest.raises(ValueError, match="n_negatives=100, n_classes=100"):
+        curl.negative_counts(100, 100)  # C(199, 99) ≈ 4.5e58 rows
+    with pytest.raises(ValueError, match="block_size=3, n_samples=10000000000"):
+        curl.draw_block_samples(labels, 3, 10**10)

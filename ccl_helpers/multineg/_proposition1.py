@@ -13,7 +13,6 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
-    Estimate,
     Instance,
     Int,
     Optional,
@@ -113,32 +112,8 @@ def proposition1_part1_bound_as_printed(
     return (task_size - 1) * (loss - tau) / (1 - tau)
 
 
-def _draws_bytes(arguments: dict) -> int | None:
-    """The bytes of :func:`proposition1_grid`'s M draws with max(N) negatives
-    (:data:`ccl_helpers.metrics.DRAWS`; ``None`` for ``n_negatives`` that are not
-    integers: the body says why)."""
-    negatives = arguments["n_negatives"]
-    if (
-        isinstance(negatives, (str, bytes))
-        or not hasattr(negatives, "__iter__")
-        or not all(isinstance(n, int) for n in negatives)
-        or not negatives
-    ):
-        return None
-    largest = {"n_samples": arguments["n_samples"], "n_negatives": max(negatives)}
-    return metrics.DRAWS.bytes_of(largest)
-
-
-GRID_DRAWS = Estimate(
-    "multineg.proposition1_grid's Monte Carlo draws",
-    ("n_samples", "n_negatives"),
-    _draws_bytes,
-)
-"""The memory of :func:`proposition1_grid`'s draws of (x, x⁺, x⁻_1 … x⁻_N)."""
-
-
 @checked(
-    n_samples=Sized(Int(2), GRID_DRAWS),
+    n_samples=Sized(Int(2), metrics.DRAWS),
     generator=Optional(Instance(torch.Generator)),
     confidence=Positive(allow_zero=True, convert=True),
 )
