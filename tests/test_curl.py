@@ -1335,3 +1335,20 @@ def test_size_estimates_of_the_draws_and_the_counts(monkeypatch):
         curl.negative_counts(100, 100)  # C(199, 99) ≈ 4.5e58 rows
     with pytest.raises(ValueError, match="block_size=3, n_samples=10000000000"):
         curl.draw_block_samples(labels, 3, 10**10)
+
+
+def test_batch_estimates_are_the_bytes_of_a_batch(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    latent = GaussianClasses.random(3, 4, seed=1)
+    args = (latent, 2, 5, torch.Generator().manual_seed(0))
+    batch = curl.contrastive_batches(*args, block_size=3)(0)
+    nominal = sum(t.numel() * t.element_size() for t in batch)
+    assert estimated_bytes(curl.contrastive_batches, *args, block_size=3) == nominal
+    inputs, labels = randn(7, 4), torch.tensor([0, 0, 1, 1, 2, 2, 2])
+    args = (inputs, labels, 2, 5, torch.Generator().manual_seed(0))
+    x, y = curl.labelled_batches(*args)(0)
+    index = y.numel() * 8  # the drawn indices (int64)
+    expected = x.nbytes + y.nbytes + index
+    assert estimated_bytes(curl.labelled_batches, *args) == expected
