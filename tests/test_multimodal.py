@@ -895,3 +895,21 @@ def test_alignment_estimate_and_huge_sample_counts(monkeypatch):
     assert checks.estimated_bytes(mm.alignment_score, *args) == expected
     with pytest.raises(ValueError, match="n_samples=10000000000"):
         mm.alignment_score(S_A, Xi_A, S_B, Xi_B, 10**10, gen())
+
+
+def test_sigmas_and_trainings_alignment_estimates(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    sigmas = mm.geometric_sigmas(4.0, 5)
+    # the exponents (linspace) and the σ, float64
+    assert checks.estimated_bytes(mm.geometric_sigmas, 4.0, 5) == 2 * sigmas.nbytes
+    model = mm.make_data_model(torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen())
+    W_A, W_B = mm.init_weights(3, 5, 6, gen())
+    parts = mm.reparametrise(W_A, W_B, model)
+    alignment = checks.estimated_bytes(mm.scores, parts, n_align=40, generator=gen())
+    step = checks.estimated_bytes(
+        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, generator=gen()
+    )
+    with_alignment = checks.estimated_bytes(
+        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, n_align=40, generator=gen()
+    )
+    assert with_alignment == step + alignment  # the recorded scores' draws

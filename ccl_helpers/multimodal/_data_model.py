@@ -111,7 +111,15 @@ class Sigmas(Rule):
         return bad
 
 
-@checked(kappa_m=Positive(convert=True), latent_dim=Int(1))
+SIGMAS = Estimate(
+    "multimodal.geometric_sigmas's σ",
+    ("latent_dim",),
+    lambda arguments: 2 * 8 * arguments["latent_dim"],
+)
+"""The memory of :func:`geometric_sigmas`: the exponents and the σ (float64)."""
+
+
+@checked(kappa_m=Positive(convert=True), latent_dim=Sized(Int(1), SIGMAS))
 def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     """σ_p = κ_M^{(r−p)/(r−1)} (A.5): geometric from κ_M down to 1, float64, CPU."""
     if kappa_m < 1:

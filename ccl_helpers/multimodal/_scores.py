@@ -124,18 +124,23 @@ def _balance(S: Tensor, Xi: Tensor, variant: str) -> Tensor:
 
 
 def _align_bytes(S_A: Tensor, Xi_A: Tensor, n_samples: int) -> int:
+    """The bytes of the Monte Carlo alignment's draws for S_A (..., m, r) and Ξ_A
+    (..., m, d_ξ)."""
+    *leading, m, r = S_A.shape
+    return _align_draw_bytes(
+        math.prod(leading), m, r, Xi_A.shape[-1], n_samples, S_A.element_size()
+    )
+
+
+def _align_draw_bytes(
+    n_runs: int, width: int, r: int, dxi: int, n_samples: int, item: int
+) -> int:
     """The bytes of the Monte Carlo alignment's draws, for every run: per sample z and
     z⁻ (2r), ξ_A, ξ_B, ξ⁻ (3 d_ξ), the k-dimensional features and their differences
-    (4k, k = min(m, 2r + 2d_ξ)) and the two distances, the win and its cast (4)."""
-    *leading, m, r = S_A.shape
-    dxi = Xi_A.shape[-1]
-    k = min(m, 2 * r + 2 * dxi)
-    return (
-        math.prod(leading)
-        * n_samples
-        * (2 * r + 3 * dxi + 4 * k + 4)
-        * S_A.element_size()
-    )
+    (4k, k = min(m, 2r + 2d_ξ)) and the two distances, the win and its cast (4), of
+    ``item`` bytes each."""
+    k = min(width, 2 * r + 2 * dxi)
+    return n_runs * n_samples * (2 * r + 3 * dxi + 4 * k + 4) * item
 
 
 ALIGNMENT_DRAWS = Estimate(

@@ -41,7 +41,7 @@ from ._data_model import (
     weight_pair,
 )
 from ._losses import LOSS_OPTIONS, _gram_loss_and_gradients, _loss_and_gradients
-from ._scores import SCORES, _check_runs, _scores
+from ._scores import SCORES, _align_draw_bytes, _check_runs, _scores
 
 
 @checked(
@@ -107,6 +107,21 @@ BATCH = Estimate("multimodal.train's batches", ("batch_size",), _batch_bytes)
 :func:`stage_one_gap_finite_width`)."""
 
 
+ALIGNMENT = Estimate(
+    "multimodal.train's alignment draws",
+    ("n_align",),
+    lambda a: _align_draw_bytes(
+        a["model"].n_runs,
+        a["W_A"].shape[-2],
+        a["model"].latent_dim,
+        a["model"].noise_dim,
+        a["n_align"],
+        a["W_A"].element_size(),
+    ),
+)
+"""The memory of :func:`train`'s Monte Carlo alignment at a recorded step."""
+
+
 @checked(
     model=Instance(DataModel),
     **weight_pair(finite=True),
@@ -118,7 +133,7 @@ BATCH = Estimate("multimodal.train's batches", ("batch_size",), _batch_bytes)
     form=LOSS_OPTIONS["form"],
     normalisation=LOSS_OPTIONS["normalisation"],
     generator=GENERATOR,
-    n_align=Int(0),
+    n_align=Sized(Int(0), ALIGNMENT),
     align_every=Int(1),
     similarity_dtype=Optional(FloatingDtype()),
     progress=Optional(Function()),
