@@ -8,6 +8,7 @@ import math
 
 import pytest
 import torch
+from conftest import nominal_bytes
 
 import ccl_helpers as ccl
 from ccl_helpers import coupon, curl, encoder_report, multineg, supervised_approx
@@ -243,7 +244,7 @@ def test_the_monte_carlo_draws_are_estimated_before_anything_runs(monkeypatch):
     monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
     encoder, images, labels = tiny_set()
     samples = metrics.draw_unsupervised_samples(labels, 6, 50)
-    drawn = sum(t.numel() * t.element_size() for t in samples)  # int64 indices
+    drawn = nominal_bytes(samples)  # int64 indices
     estimate = estimated_bytes(
         ccl.report, encoder, images, labels, n_negatives=6, n_samples=50
     )

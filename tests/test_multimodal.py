@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import sympy as sp
 import torch
+from conftest import nominal_bytes
 
 from ccl_helpers import checks, train
 from ccl_helpers import multimodal as mm
@@ -863,7 +864,7 @@ def test_size_estimates_are_the_bytes_of_the_results(monkeypatch):
     monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
     model = mm.make_data_model(torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen())
     pairs = mm.sample_pairs(model, 7, gen(1))
-    nominal = sum(t.numel() * t.element_size() for t in pairs)
+    nominal = nominal_bytes(pairs)
     assert checks.estimated_bytes(mm.sample_pairs, model, 7, gen()) == nominal
     weights = mm.init_weights(3, 5, 6, gen())
     assert checks.estimated_bytes(mm.init_weights, 3, 5, 6, gen()) == sum(

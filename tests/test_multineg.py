@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import labels_with_counts, randn, uniform
+from conftest import labels_with_counts, nominal_bytes, randn, uniform
 
 from ccl_helpers import coupon, curl, losses, metrics, multineg, train, wen
 from ccl_helpers.data import EmpiricalClasses
@@ -1298,7 +1298,7 @@ def test_contrastive_batches_estimate_is_the_bytes_of_a_batch(monkeypatch):
     latent, _, _ = indexed_latent()
     args = (latent, 2, 5, 7, torch.Generator().manual_seed(0))
     batch = multineg.contrastive_batches(*args)(1)
-    nominal = sum(t.numel() * t.element_size() for t in batch)
+    nominal = nominal_bytes(batch)
     assert estimated_bytes(multineg.contrastive_batches, *args) == nominal
     with pytest.raises(ValueError, match="batch_size=10000000000"):
         multineg.contrastive_batches(latent, 2, 10**10, 7, torch.Generator())
@@ -1310,7 +1310,7 @@ def test_proposition1_grid_estimate_is_three_times_its_draws(monkeypatch):
     monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
     labels = labels_with_counts((3, 4, 2), seed=2)
     samples = metrics.draw_unsupervised_samples(labels, 5, 11)
-    drawn = sum(t.numel() * t.element_size() for t in samples)  # int64 indices
+    drawn = nominal_bytes(samples)  # int64 indices
     features = randn(9, 3)
     # with the uniforms and the classes drawn alongside them: 3 × 8 bytes per example
     estimate = estimated_bytes(

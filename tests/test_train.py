@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import nominal_bytes
 from conftest import randn as randn64
 from torch import nn
 
@@ -1233,7 +1234,7 @@ def test_stacked_members_are_estimated_on_the_meta_device(monkeypatch):
     estimate = estimated_bytes(StackedModel, make, 3)
     assert torch.equal(torch.random.get_rng_state(), state)  # nothing drawn
     model = StackedModel(make, 3)
-    assert estimate == sum(p.numel() * p.element_size() for p in model.params.values())
+    assert estimate == nominal_bytes(model.params.values())
     assert estimated_bytes(StackedModel.tiled, make, 2, 3) == 2 * estimate
     with pytest.raises(ValueError, match="n_seeds=10000000.*11.3 TB"):
         StackedModel(partial(MLP, 784), 10**7)

@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import randn
+from conftest import nominal_bytes, randn
 
 from ccl_helpers import checks, train, wen
 from ccl_helpers.train import StackedModel
@@ -682,7 +682,7 @@ def test_the_negative_count_is_below_the_number_of_points(call, names):
 def test_two_encoders_estimate_is_the_bytes_of_their_parameters(monkeypatch):
     monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
     model = wen.TwoEncoders(5, 8, 3, 4)
-    actual = sum(p.numel() * p.element_size() for p in model.parameters())
+    actual = nominal_bytes(model.parameters())
     assert checks.estimated_bytes(wen.TwoEncoders, 5, 8, 3, 4) == actual
     x = torch.randn(4, 5)
     assert (
