@@ -7,6 +7,7 @@ without a device synchronisation): a NaN propagates to the loss."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -45,14 +46,12 @@ from ._rules import Code, check_code, finite_images
 def _views_bytes(arguments: dict) -> int:
     """The bytes of one step of :func:`two_view_batches`: the random keys of every
     stream's permutation (4 + 8 bytes per image) and the two views of every model
-    (batch_size images each)."""
+    (batch_size images each, at most all of them)."""
     images, n_models = arguments["images"], arguments["n_models"]
     n_streams = arguments["n_streams"] or n_models
-    image = images[0].numel() * images.element_size() if len(images) else 0
-    return (
-        12 * n_streams * images.shape[0]
-        + 2 * n_models * arguments["batch_size"] * image
-    )
+    image = math.prod(images.shape[1:]) * images.element_size()
+    batch = min(arguments["batch_size"], images.shape[0])  # more: the body says why
+    return 12 * n_streams * images.shape[0] + 2 * n_models * batch * image
 
 
 VIEWS = Estimate(
