@@ -1319,3 +1319,14 @@ def test_proposition1_grid_estimate_is_three_times_its_draws(monkeypatch):
     assert estimate == 3 * drawn
     with pytest.raises(ValueError, match="n_samples=10000000000.*n_negatives"):
         multineg.proposition1_grid(features, labels, [2, 5], n_samples=10**10)
+
+
+def test_uniform_rho_estimate(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    rho = torch.full((7,), 1 / 7, dtype=torch.float64)
+    # ρ, its power and the terms of τ⁺_N = Σ_c ρ(c)^{N+1}
+    assert estimated_bytes(multineg.proposition1_factor, 3, 2, 7) == 3 * rho.nbytes
+    with pytest.raises(ValueError, match="n_classes=100000000000"):
+        multineg.proposition1_factor(3, 2, 10**11)

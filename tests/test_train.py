@@ -1238,3 +1238,19 @@ def test_stacked_members_are_estimated_on_the_meta_device(monkeypatch):
     assert estimated_bytes(StackedModel.tiled, make, 2, 3) == 2 * estimate
     with pytest.raises(ValueError, match="n_seeds=10000000.*11.3 TB"):
         StackedModel(partial(MLP, 784), 10**7)
+
+
+def test_step_grid_estimate(monkeypatch):
+    import sys
+
+    import numpy as np
+
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    spacing = np.geomspace(1, 1000, 12)
+    # per point a float64 of the spacing and a Python int in a set (28 + 28 bytes)
+    per_point = spacing.itemsize + 2 * sys.getsizeof(1000)
+    assert estimated_bytes(log_spaced_steps, 1000, 12) == 12 * per_point
+    with pytest.raises(ValueError, match="n_points=10000000000"):
+        log_spaced_steps(1000, 10**10)

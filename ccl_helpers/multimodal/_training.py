@@ -30,7 +30,7 @@ from ..checks import (
     check_steps,
     checked,
 )
-from ..train import Evaluation, check_stages, loop
+from ..train import STEP_GRID, Evaluation, check_stages, loop
 from ._data_model import (
     GENERATOR,
     DataModel,
@@ -405,7 +405,7 @@ def population_descent(
     return _long_history(table, ["step", "seed"])
 
 
-@checked(total=Int(0), n_points=Int(2))
+@checked(total=Int(0), n_points=Sized(Int(2), STEP_GRID))
 def record_grid(total: int, n_points: int = 60) -> list[int]:
     """About ``n_points`` recording steps in 0..total: dense early (geometric), then
     evenly spaced."""
