@@ -55,13 +55,13 @@ for _info in pkgutil.iter_modules(bad_inputs.__path__):
     if _info.name not in SHARED:
         BASELINES |= importlib.import_module(f"bad_inputs.{_info.name}").BASELINES
 
-FLOOR = {"callables": 306, "cases": 3210, "huge sizes": 71}
+FLOOR = {"callables": 306, "cases": 3227, "huge sizes": 88}
 """The coverage the test must keep. Before the rules were declared: 307 callables, 2,227
 cases. Since: the timing of the exact expectation is a benchmark (its bad inputs in
 tests/test_benchmarks.py), the three model-stacking functions are StackedModel's
 ``from_seeds``, ``tiled`` and ``subset`` (tests/test_train.py); the losses' shared
 masked terms and ``verdicts.Claim`` joined. With the size estimates (``checks.Sized``):
-3,210 cases, 71 of them a huge size."""
+3,227 cases, 88 of them a huge size."""
 
 
 CASE_SECONDS = 2.0

@@ -914,3 +914,16 @@ def test_sigmas_and_trainings_alignment_estimates(monkeypatch):
         mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, n_align=40, generator=gen()
     )
     assert with_alignment == step + alignment  # the recorded scores' draws
+
+
+def test_ode_matrices_estimate(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    a = torch.rand(3, 4, 2, dtype=torch.float64) + 0.5
+    rho, noise = torch.rand(3, 4, 2, dtype=torch.float64), torch.rand(3, 4).double()
+    parts = mm.ode_matrices(a, rho, noise, 3)
+    identity = torch.eye(2 * 2 + 2 * 3, dtype=torch.float64)
+    # the identity, and the four matrices of every state with one temporary each
+    expected = identity.nbytes + 2 * nominal_bytes(parts[:4])
+    assert checks.estimated_bytes(mm.ode_matrices, a, rho, noise, 3) == expected
+    with pytest.raises(ValueError, match="noise_dim=1000000"):
+        mm.ode_matrices(a, rho, noise, 10**6)
