@@ -31,8 +31,10 @@ import torch
 from torch import Tensor
 
 from .checks import (
+    Estimate,
     Int,
     Optional,
+    Sized,
     check_device,
     check_probabilities,
     check_tensor,
@@ -309,7 +311,17 @@ def _uniform(n_classes: int) -> Tensor:
     return torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
 
 
-@checked(n_classes=Int(2))
+TERMS = Estimate(
+    "coupon's per-class terms",
+    ("n_classes",),
+    lambda arguments: 72 * arguments["n_classes"],
+)
+"""The memory of :func:`collection_time_mean`'s and :func:`collection_time_variance`'s
+N_C terms: float64 tensors of them (at most 5) and their Python floats (32 bytes each
+with the list's pointer), 72 bytes per class."""
+
+
+@checked(n_classes=Sized(Int(2), TERMS))
 def collection_time_mean(n_classes: int) -> float:
     r"""E[T] = N_C H_{N_C} = Σ_{k=1}^{N_C} N_C/k: the expected number of i.i.d. uniform
     draws T until all N_C classes are drawn (Section 3.1, after Lemma 2).
@@ -324,7 +336,7 @@ def collection_time_mean(n_classes: int) -> float:
     return math.fsum((n_classes / k).tolist())
 
 
-@checked(n_classes=Int(2))
+@checked(n_classes=Sized(Int(2), TERMS))
 def collection_time_variance(n_classes: int) -> float:
     r"""Var T = Σ_{i=1}^{N_C} (1 − p_i)/p_i², p_i = (N_C − i + 1)/N_C, i.e.
     Σ_{k=1}^{N_C} N_C(N_C − k)/k² = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} (uniform ρ).
@@ -432,7 +444,41 @@ def chebyshev_tail_bound(beta, n_classes: int, *, as_printed: bool = False) -> T
     return variance / (betas * n_classes) ** 2
 
 
-@checked(n_samples=Int(1), block=Optional(Int(1)))
+def _n_classes_of(class_probs) -> int | None:
+    """N_C, the length of ρ (a vector or a sequence; ``None`` for anything else: the
+    body says why)."""
+    if isinstance(class_probs, Tensor):
+        return class_probs.shape[0] if class_probs.ndim == 1 else None
+    try:
+        return len(class_probs)
+    except TypeError:
+        return None
+
+
+def _collection_bytes(arguments: dict) -> int | None:
+    """The bytes of :func:`sample_collection_time`'s first round, its largest: per
+    sample, the block's uniforms and draws (8 + 8 bytes each), its one-hot hits as
+    bool and uint8 (2 N_C bytes each), and the first draws of each class (2 × 8 N_C
+    bytes)."""
+    n_classes = _n_classes_of(arguments["class_probs"])
+    if n_classes is None or n_classes < 2:
+        return None
+    block = arguments["block"]
+    if block is None:
+        block = math.ceil(collection_time_mean(n_classes))
+    return arguments["n_samples"] * (block * (16 + 2 * n_classes) + 16 * n_classes)
+
+
+COLLECTION_DRAWS = Estimate(
+    "coupon.sample_collection_time's draws", ("n_samples", "block"), _collection_bytes
+)
+"""The memory of :func:`sample_collection_time`'s first round of draws."""
+
+
+@checked(
+    n_samples=Sized(Int(1), COLLECTION_DRAWS),
+    block=Optional(Sized(Int(1), COLLECTION_DRAWS)),
+)
 def sample_collection_time(
     n_samples: int,
     class_probs: Tensor | Sequence[float],

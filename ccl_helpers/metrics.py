@@ -24,6 +24,7 @@ from .checks import (
     UNKNOWN,
     BadValue,
     Device,
+    Estimate,
     FloatingDtype,
     Function,
     Instance,
@@ -33,6 +34,7 @@ from .checks import (
     Positive,
     Probabilities,
     Rule,
+    Sized,
     TensorOf,
     check_classes,
     check_feature_dims,
@@ -445,7 +447,27 @@ class UnsupervisedSamples(NamedTuple):
     negatives: Tensor  #: (M, N) x⁻_1 … x⁻_N
 
 
-@checked(n_negatives=Int(), n_samples=Int(2))
+def _draws_bytes(arguments: dict) -> int | None:
+    """M = n_samples draws of (x, x⁺, x⁻_1 … x⁻_N), N = n_negatives or the largest of
+    a list of them (``None`` for N that are not integers: the body says why)."""
+    negatives = arguments["n_negatives"]
+    negatives = [negatives] if isinstance(negatives, int) else negatives
+    if not isinstance(negatives, (list, tuple)) or not negatives:
+        return None
+    if not all(isinstance(n, int) for n in negatives):
+        return None
+    return 24 * arguments["n_samples"] * (max(negatives) + 2)
+
+
+DRAWS = Estimate(
+    "the Monte Carlo draws of L^N_un", ("n_negatives", "n_samples"), _draws_bytes
+)
+"""The memory of M draws of (x, x⁺, x⁻_1 … x⁻_N): per example an int64 index, a float64
+uniform and an int64 class."""
+_DRAWN = {"n_negatives": Sized(Int(), DRAWS), "n_samples": Sized(Int(2), DRAWS)}
+
+
+@checked(**_DRAWN)
 def draw_unsupervised_samples(
     labels: Tensor,
     n_negatives: int,
@@ -560,7 +582,7 @@ def unsupervised_loss_curve(
     return mean + shift, (variance / m).sqrt()
 
 
-@checked(n_negatives=Int(), n_samples=Int(2))
+@checked(**_DRAWN)
 def unsupervised_loss_monte_carlo(
     features: Tensor,
     labels: Tensor,

@@ -56,9 +56,11 @@ from torch import Tensor
 from .checks import (
     BadValue,
     Device,
+    Estimate,
     Int,
     Optional,
     Positive,
+    Sized,
     TensorOf,
     check_positive,
     checked,
@@ -396,7 +398,16 @@ def _uniform_ball_points(
     )
 
 
-@checked(radius=_Radius(), points=Int(16), rounds=Int(0, 50))
+GRID = Estimate(
+    "symbolic.smoothness_sup_exact's grid",
+    ("points",),
+    lambda arguments: 16 * 8 * arguments["points"],
+)
+"""The memory of :func:`smoothness_sup_exact`'s grid: the points and the formula's
+temporaries, at most 16 float64 per point."""
+
+
+@checked(radius=_Radius(), points=Sized(Int(16), GRID), rounds=Int(0, 50))
 def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> float:
     """sup_{z ∈ B₃} ‖∇²ℓ(z)‖ = max_{0 ≤ u ≤ 2C²} φ(u, 6C²) (d ≥ 2), by a grid refined
     ``rounds`` times.
@@ -423,10 +434,24 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     return best
 
 
+def _search_bytes(arguments: dict) -> int:
+    """The bytes of :func:`smoothness_sup_search`'s starts: per start, the triplet z
+    (3d) and its Hessian (3d × 3d), each with a gradient, an Adam state of two moments
+    and a temporary: 8 float64 copies."""
+    entries = 3 * arguments["dim"]
+    return 8 * 8 * arguments["n_starts"] * (entries + entries**2)
+
+
+STARTS = Estimate(
+    "symbolic.smoothness_sup_search's starts", ("dim", "n_starts"), _search_bytes
+)
+"""The memory of :func:`smoothness_sup_search`."""
+
+
 @checked(
     radius=_Radius(),
-    dim=Int(1),
-    n_starts=Int(1),
+    dim=Sized(Int(1), STARTS),
+    n_starts=Sized(Int(1), STARTS),
     n_steps=Int(0),
     seed=Int(0),
     device=Optional(Device()),

@@ -54,3 +54,9 @@ def naive_unsupervised_loss(features, labels, rho):
                 weight = rho[c] / counts[c] / counts[c] * rho[c_neg] / counts[c_neg]
                 total += weight * math.log1p(math.exp(dot(x, x_neg) - dot(x, x_pos)))
     return total
+
+
+def nominal_bytes(tensors) -> int:
+    """The bytes of tensors as their shapes say (an expanded view counted in full): what
+    a size estimate is compared with."""
+    return sum(t.numel() * t.element_size() for t in tensors)

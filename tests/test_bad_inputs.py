@@ -4,7 +4,12 @@ baseline (``tests/bad_inputs/<module>.py``); each argument of it is then replace
 at a time, by each bad value, and the call must raise a ``ValueError`` or ``TypeError``
 whose message names the argument (both arguments for a shape mismatch). A call that
 returns is *silent*; one that raises another error, or a message without the name, is
-*cryptic*.
+*cryptic*. Each case must raise within :data:`CASE_SECONDS` (2 s): a "huge size" (the
+bad value of every argument declared with ``checks.Sized``) must fail at the entry,
+before anything is allocated; a longer case is a problem, interrupted by a timer, and
+:data:`HARD_SECONDS` after its start a case still running (a size check missing before a
+long computation in C, which no timer interrupts) ends the run with the stacks printed,
+so that no case hangs the suite.
 
 Where the bad values come from:
 
@@ -21,10 +26,14 @@ test checks it). Hypothesis feeds the shared checkers anything.
 from __future__ import annotations
 
 import collections
+import contextlib
+import faulthandler
 import importlib
 import inspect
 import math
 import pkgutil
+import signal
+import time
 
 import bad_inputs
 import numpy as np
@@ -46,12 +55,49 @@ for _info in pkgutil.iter_modules(bad_inputs.__path__):
     if _info.name not in SHARED:
         BASELINES |= importlib.import_module(f"bad_inputs.{_info.name}").BASELINES
 
-FLOOR = {"callables": 306, "cases": 2227}
+FLOOR = {"callables": 306, "cases": 3227, "huge sizes": 88}
 """The coverage the test must keep. Before the rules were declared: 307 callables, 2,227
 cases. Since: the timing of the exact expectation is a benchmark (its bad inputs in
 tests/test_benchmarks.py), the three model-stacking functions are StackedModel's
 ``from_seeds``, ``tiled`` and ``subset`` (tests/test_train.py); the losses' shared
-masked terms and ``verdicts.Claim`` joined."""
+masked terms and ``verdicts.Claim`` joined. With the size estimates (``checks.Sized``):
+3,227 cases, 88 of them a huge size."""
+
+
+CASE_SECONDS = 2.0
+"""The longest a bad call may run before it raises."""
+HARD_SECONDS = 60
+"""After this, a case still running ends the test run (stacks printed)."""
+
+
+class TooSlow(BaseException):
+    """Raised by the timer in a case that runs longer than :data:`CASE_SECONDS` (a
+    ``BaseException``: no ``except Exception`` of the package swallows it)."""
+
+
+@contextlib.contextmanager
+def time_bound():
+    """Interrupt the block with :class:`TooSlow` after :data:`CASE_SECONDS`, and end
+    the process after :data:`HARD_SECONDS`."""
+
+    def interrupt(signum, frame):
+        raise TooSlow
+
+    previous = signal.signal(signal.SIGALRM, interrupt)
+    signal.setitimer(signal.ITIMER_REAL, CASE_SECONDS)
+    faulthandler.dump_traceback_later(HARD_SECONDS, exit=True)
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        faulthandler.cancel_dump_traceback_later()
+        signal.signal(signal.SIGALRM, previous)
+
+
+@pytest.fixture(autouse=True)
+def default_memory_limit(monkeypatch):
+    """The cases run under the default memory limit, whatever the environment says."""
+    monkeypatch.delenv(checks.MEMORY_LIMIT_VARIABLE, raising=False)
 
 
 def shape_mismatch(kwargs, pair):
@@ -109,33 +155,49 @@ def cases_of(name):
     return cases
 
 
+def run_case(fn, kwargs, must_name) -> tuple[str, str]:
+    """The outcome of one bad call ("clear", "cryptic", "silent" or "slow") and what
+    is wrong with it, the call bounded by :func:`time_bound`."""
+    try:
+        with time_bound():
+            fn(**kwargs)
+    except TooSlow:
+        return "slow", f"still running after {CASE_SECONDS} s"
+    except (ValueError, TypeError) as error:
+        if all(n in str(error) for n in must_name):
+            return "clear", ""
+        return "cryptic", f"message without {must_name}: {error}"
+    except Exception as error:  # noqa: BLE001 - the point: a cryptic error
+        return "cryptic", f"{type(error).__name__}: {error}"
+    return "silent", "returned silently"
+
+
 def outcomes_of(name):
-    """({"clear", "cryptic", "silent"}: count, [problem]) over the cases of callable
-    ``name``, after checking that its baseline is a valid call."""
+    """({"clear", "cryptic", "silent", "huge sizes"}: count, [problem], the slowest
+    case (seconds, description)) over the cases of callable ``name``, after checking
+    that its baseline is a valid call. A case that runs longer than
+    :data:`CASE_SECONDS` is a problem ("slow") whatever it ends with."""
     fn = PUBLIC[name]
     kwargs, _ = BASELINES[name]()
     parameters = inspect.signature(fn).parameters
     if not any(p.kind is p.VAR_KEYWORD for p in parameters.values()):
         assert set(kwargs) <= set(parameters), f"unknown arguments in {name}'s baseline"
     fn(**kwargs)  # the baseline is valid
-    counts = collections.Counter(clear=0, cryptic=0, silent=0)
+    counts = collections.Counter(clear=0, cryptic=0, silent=0, slow=0)
     problems = []
+    slowest = (0.0, "")
     for arg, label, call_kwargs, must_name in cases_of(name):
-        try:
-            fn(**call_kwargs)
-        except (ValueError, TypeError) as error:
-            if all(n in str(error) for n in must_name):
-                counts["clear"] += 1
-                continue
-            problems.append(f"{arg}={label}: message without {must_name}: {error}")
-        except Exception as error:  # noqa: BLE001 - the point: a cryptic error
-            problems.append(f"{arg}={label}: {type(error).__name__}: {error}")
-        else:
-            counts["silent"] += 1
-            problems.append(f"{arg}={label}: returned silently")
-            continue
-        counts["cryptic"] += 1
-    return counts, problems
+        counts["huge sizes"] += label == "huge size"
+        start = time.perf_counter()
+        outcome, detail = run_case(fn, call_kwargs, must_name)
+        seconds = time.perf_counter() - start
+        slowest = max(slowest, (seconds, f"{name}({arg}={label})"))
+        if outcome == "clear" and seconds > CASE_SECONDS:
+            outcome, detail = "slow", f"raised after {seconds:.1f} s"
+        if outcome != "clear":
+            problems.append(f"{arg}={label}: {detail}")
+        counts[outcome] += 1
+    return counts, problems, slowest
 
 
 _OUTCOMES = {}
@@ -150,7 +212,7 @@ def outcomes(name):
 
 @pytest.mark.parametrize("name", sorted(BASELINES))
 def test_bad_input_raises_a_clear_error(name):
-    _, problems = outcomes(name)
+    _, problems, _ = outcomes(name)
     assert not problems, f"{name}:\n" + "\n".join(problems)
 
 
@@ -159,16 +221,29 @@ def test_bad_input_counts():
     least the coverage of :data:`FLOOR` (run with ``-s`` to see the counts)."""
     totals = collections.Counter()
     for name in BASELINES:
-        totals += outcomes(name)[0]
+        totals.update(outcomes(name)[0])
+    slowest = max(outcomes(name)[2] for name in BASELINES)
     declared = [name for name in BASELINES if checks.declarations(PUBLIC[name])]
-    cases = sum(totals.values())
+    sized = [
+        name
+        for name in BASELINES
+        if any(
+            rule.estimate is not None
+            for rule in checks.declarations(PUBLIC[name]).values()
+        )
+    ]
+    cases = totals["clear"] + totals["cryptic"] + totals["silent"] + totals["slow"]
     print(
         f"\nbad inputs: {len(BASELINES)} callables ({len(declared)} with declared "
-        f"rules), {cases} cases: {totals['clear']} clear, {totals['cryptic']} "
-        f"cryptic, {totals['silent']} silent"
+        f"rules, {len(sized)} with a size estimate), {cases} cases "
+        f"({totals['huge sizes']} huge sizes): {totals['clear']} clear, "
+        f"{totals['cryptic']} cryptic, {totals['silent']} silent, {totals['slow']} "
+        f"slow; the slowest case {slowest[0]:.2f} s: {slowest[1]}"
     )
-    assert (totals["silent"], totals["cryptic"]) == (0, 0)
+    assert (totals["silent"], totals["cryptic"], totals["slow"]) == (0, 0, 0)
+    assert slowest[0] <= CASE_SECONDS
     assert len(BASELINES) >= FLOOR["callables"] and cases >= FLOOR["cases"]
+    assert totals["huge sizes"] >= FLOOR["huge sizes"]
 
 
 def has_nan(out) -> bool:
@@ -281,14 +356,30 @@ def test_the_name_keyed_choices_name_no_declared_argument():
     assert not stale, stale
 
 
+def defaults(obj) -> dict:
+    """The default of each argument of a function (or of a class's ``__init__``)."""
+    parameters = inspect.signature(
+        obj.__init__ if inspect.isclass(obj) else obj
+    ).parameters
+    return {
+        name: parameter.default
+        for name, parameter in parameters.items()
+        if parameter.default is not parameter.empty
+    }
+
+
 def test_declared_rules_name_their_callables_arguments():
-    """A declared rule's bad values are rejected by the rule itself (with the argument
-    named), and every declared callable's baseline passes its rules."""
+    """A declared rule's bad values are rejected by the rule itself (a huge size by
+    the call's estimate) with the argument named, and every declared callable's
+    baseline passes its rules."""
     for name in BASELINES:
         for arg, rule in checks.declarations(PUBLIC[name]).items():
             for bad in rule.bad_values(BASELINES[name]()[0].get(arg)):
                 with pytest.raises(ValueError, match=arg):
                     rule.check(arg, bad.value, BASELINES[name]()[0])
+                    if bad.label == "huge size":  # rejected by the call's estimate
+                        arguments = {**defaults(PUBLIC[name]), **BASELINES[name]()[0]}
+                        rule.estimate.check({**arguments, arg: bad.value})
 
 
 # ---------------------------------------------------------------- the shared checkers

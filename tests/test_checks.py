@@ -446,3 +446,62 @@ def test_tensor_of_min_size_rejects_an_empty_set_along_the_sample_axis():
 def test_labels_min_size_rejects_no_labels():
     with pytest.raises(ValueError, match="labels must hold at least 1 example"):
         checks.Labels(min_size=1).check("labels", torch.zeros(0, dtype=torch.long), {})
+
+
+# ------------------------------------------------------------- sizes: the memory limit
+
+
+def test_memory_limit_default_and_environment(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    assert checks.memory_limit() == 256 * 2**30
+    for text, limit in [
+        ("1TB", 1e12),
+        ("1 TiB", 2**40),
+        ("2e12", 2e12),
+        ("500gb", 5e11),
+        ("inf", math.inf),
+    ]:
+        monkeypatch.setenv("CCL_MEMORY_LIMIT", text)
+        assert checks.memory_limit() == limit
+    for text in ("lots", "-1GB", "0", "12 parsecs"):
+        monkeypatch.setenv("CCL_MEMORY_LIMIT", text)
+        with pytest.raises(ValueError, match="CCL_MEMORY_LIMIT"):
+            checks.memory_limit()
+
+
+PAIR_BYTES = checks.Estimate(
+    "pair's table", ("n", "width"), lambda a: 8 * a["n"] * a["width"]
+)
+
+
+@checks.checked(
+    n=checks.Sized(checks.Int(), PAIR_BYTES),
+    width=checks.Sized(checks.Int(), PAIR_BYTES),
+)
+def _table(n, width=4):
+    return torch.zeros(n, width, dtype=torch.float64)
+
+
+def test_a_sized_call_is_checked_with_its_defaults_before_its_body(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    assert _table(3).shape == (3, 4)
+    assert checks.estimated_bytes(_table, 3) == 8 * 3 * 4 == _table(3).nbytes
+    with pytest.raises(ValueError) as error:
+        _table(2**40)  # 8.8 TB with the default width 4
+    message = str(error.value)
+    for part in ("pair's table", "n=1099511627776", "width=4", "35.2 TB", "275 GB"):
+        assert part in message
+    assert "CCL_MEMORY_LIMIT" in message
+    monkeypatch.setenv("CCL_MEMORY_LIMIT", "100")
+    with pytest.raises(ValueError, match="above the memory limit of 100 bytes"):
+        _table(4)
+
+
+def test_sized_rules_add_a_huge_size_naming_the_estimates_arguments():
+    rule = checks.declarations(_table)["n"]
+    assert rule.converts and rule.estimate is PAIR_BYTES
+    huge = [bad for bad in rule.bad_values(3) if bad.label == "huge size"]
+    assert huge == [checks.BadValue("huge size", 2**50, ("n", "width"))]
+    assert checks.Optional(rule).estimate is PAIR_BYTES
+    rows = checks.Sized(checks.TensorOf(), PAIR_BYTES).bad_values(torch.ones(2, 3))
+    assert rows[-1].value.shape == (2**20, 3) and rows[-1].value.stride(0) == 0

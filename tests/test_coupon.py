@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import sys
 from fractions import Fraction
 
 import pytest
@@ -519,3 +520,35 @@ def test_simulated_collection_time_is_deterministic_under_a_seed():
 def test_collection_time_functions_reject_bad_input(call, name):
     with pytest.raises(ValueError, match=name):
         call()
+
+
+def test_sample_collection_time_estimate(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    rho = uniform(4)
+    # the first round: uniforms and draws (8 + 8 bytes), the hits as bool and uint8
+    # (2 N_C bytes) per draw; the first draws of each class (2 × 8 N_C bytes) per sample
+    assert estimated_bytes(coupon.sample_collection_time, 5, rho, block=3) == 5 * (
+        3 * (16 + 2 * 4) + 16 * 4
+    )
+    block = math.ceil(coupon.collection_time_mean(4))
+    assert estimated_bytes(coupon.sample_collection_time, 5, rho) == 5 * (
+        block * 24 + 64
+    )
+    with pytest.raises(ValueError, match="n_samples=1000000000000"):
+        coupon.sample_collection_time(10**12, rho)
+
+
+def test_per_class_terms_estimate(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    k = torch.arange(1, 11, dtype=torch.float64)
+    terms = (10 * (10 - k) / k**2).tolist()
+    # the tensors k, 10 − k, k², their product and quotient, and the terms as floats
+    actual = 5 * k.nbytes + sum(sys.getsizeof(t) + 8 for t in terms)
+    assert estimated_bytes(coupon.collection_time_variance, 10) == actual
+    assert estimated_bytes(coupon.collection_time_mean, 10) == actual
+    with pytest.raises(ValueError, match="n_classes=1000000000000"):
+        coupon.collection_time_variance(10**12)

@@ -18,7 +18,7 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import labels_with_counts, naive_unsupervised_loss, randn
+from conftest import labels_with_counts, naive_unsupervised_loss, nominal_bytes, randn
 
 from ccl_helpers import curl, metrics
 from ccl_helpers.data import EmpiricalClasses, GaussianClasses
@@ -1317,3 +1317,37 @@ def test_tuple_loss_does_not_overflow_on_large_features():
 def test_tuple_mean_classifier_loss_bad_inputs_raise(features, labels, k, match):
     with pytest.raises(ValueError, match=match):
         curl.tuple_mean_classifier_loss(features, labels, k)
+
+
+def test_size_estimates_of_the_draws_and_the_counts(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    counts = curl.negative_counts(4, 3)
+    # each count also a Python int in a list (8 + 32 bytes) before the float64 tensor
+    assert estimated_bytes(curl.negative_counts, 4, 3) == 6 * counts.nbytes
+    with pytest.raises(ValueError, match="n_negatives=100, n_classes=100"):
+        curl.negative_counts(100, 100)  # C(199, 99) ≈ 4.5e58 rows
+    labels = labels_with_counts((2, 2, 3), seed=0)
+    # each drawn index with its uniform (or class) and its position: 3 × 8 bytes
+    drawn = nominal_bytes(curl.draw_block_samples(labels, 3, 9))
+    assert estimated_bytes(curl.draw_block_samples, labels, 3, 9) == 3 * drawn
+    with pytest.raises(ValueError, match="block_size=3, n_samples=10000000000"):
+        curl.draw_block_samples(labels, 3, 10**10)
+
+
+def test_batch_estimates_are_the_bytes_of_a_batch(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    latent = GaussianClasses.random(3, 4, seed=1)
+    args = (latent, 2, 5, torch.Generator().manual_seed(0))
+    batch = curl.contrastive_batches(*args, block_size=3)(0)
+    nominal = nominal_bytes(batch)
+    assert estimated_bytes(curl.contrastive_batches, *args, block_size=3) == nominal
+    inputs, labels = randn(7, 4), torch.tensor([0, 0, 1, 1, 2, 2, 2])
+    args = (inputs, labels, 2, 5, torch.Generator().manual_seed(0))
+    x, y = curl.labelled_batches(*args)(0)
+    index = y.numel() * 8  # the drawn indices (int64)
+    expected = x.nbytes + y.nbytes + index
+    assert estimated_bytes(curl.labelled_batches, *args) == expected

@@ -634,3 +634,13 @@ def test_sample_sim_draws_as_sample_given_does():
     again = gen(3)
     latent.sample_classes((5,), again)
     assert torch.equal(x, latent.sample_given(classes, again))
+
+
+def test_separation_estimate_and_huge_inputs(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    x = torch.randn(30, 4)
+    assert estimated_bytes(separation, x) == 30**2 * 4
+    with pytest.raises(ValueError, match=r"x=shape \(1000000, 2\).*4 TB"):
+        separation(torch.zeros(1, 2).expand(10**6, 2))

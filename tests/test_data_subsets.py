@@ -101,3 +101,14 @@ def test_class_subset_restricts_and_relabels():
 def test_bad_arguments_raise_value_error(call, argument):
     with pytest.raises(ValueError, match=argument):
         call()
+
+
+def test_long_tailed_counts_estimate(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    counts = data.long_tailed_counts(5, 100, 10)
+    # the exponents, their quotient, the power, the product, the rounding, the counts
+    assert estimated_bytes(data.long_tailed_counts, 5, 100, 10) == 6 * counts.nbytes
+    with pytest.raises(ValueError, match="n_classes=10000000000"):
+        data.long_tailed_counts(10**10, 100, 10)

@@ -8,6 +8,7 @@ import math
 
 import pytest
 import torch
+from conftest import nominal_bytes
 
 import ccl_helpers as ccl
 from ccl_helpers import coupon, curl, encoder_report, multineg, supervised_approx
@@ -234,3 +235,19 @@ def test_readable_writes_estimates_with_their_errors():
     assert " ± " in text.loc["L_un_N", "value"] and text.loc["L_un", "slack"] == ""
     assert text.loc["lemma2_bound", "value"] == "∞"
     assert (text["bounds"] == found["bounds"]).all()
+
+
+def test_the_monte_carlo_draws_are_estimated_before_anything_runs(monkeypatch):
+    from ccl_helpers import metrics
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    encoder, images, labels = tiny_set()
+    samples = metrics.draw_unsupervised_samples(labels, 6, 50)
+    drawn = nominal_bytes(samples)  # int64 indices
+    estimate = estimated_bytes(
+        ccl.report, encoder, images, labels, n_negatives=6, n_samples=50
+    )
+    assert estimate == 3 * drawn  # with the uniforms and classes drawn alongside
+    with pytest.raises(ValueError, match="n_samples=10000000000"):
+        table(encoder, images, labels, n_samples=10**10)

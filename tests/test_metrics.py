@@ -10,7 +10,7 @@ import math
 import numpy as np
 import pytest
 import torch
-from conftest import labels_with_counts, naive_unsupervised_loss, randn
+from conftest import labels_with_counts, naive_unsupervised_loss, nominal_bytes, randn
 
 from ccl_helpers import metrics
 from ccl_helpers.data import EmpiricalClasses
@@ -924,3 +924,16 @@ def test_linear_probe_rejects_mixed_dtypes_before_fitting():
     features, labels = randn(6, 3).double(), torch.arange(6) % 2
     with pytest.raises(ValueError, match="eval_features.*train_features.*float64"):
         metrics.linear_probe(features, labels, features.float(), labels, max_iter=10**9)
+
+
+def test_monte_carlo_draws_estimate(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    labels = torch.tensor([0, 0, 1, 1, 2, 2, 2])
+    samples = metrics.draw_unsupervised_samples(labels, 4, 9)
+    drawn = nominal_bytes(samples)  # int64 indices
+    # with the uniforms (float64) and the classes (int64) drawn alongside them
+    assert estimated_bytes(metrics.draw_unsupervised_samples, labels, 4, 9) == 3 * drawn
+    with pytest.raises(ValueError, match="n_negatives=4, n_samples=10000000000"):
+        metrics.draw_unsupervised_samples(labels, 4, 10**10)

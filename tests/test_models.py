@@ -396,3 +396,46 @@ def test_deep_relu_rejects_wrong_input_size():
         model(randn(3, 5))
     with pytest.raises(ValueError, match="x must have shape"):
         model(randn(6))
+
+
+def _bytes(module: nn.Module) -> int:
+    """The bytes of a module's parameters and buffers."""
+    return sum(
+        t.numel() * t.element_size() for t in [*module.parameters(), *module.buffers()]
+    )
+
+
+@pytest.mark.parametrize(
+    "cls, args, kwargs",
+    [
+        (MLP, (7, (5, 3), 2), {}),
+        (MLP, (6, (), 4), {}),
+        (ConvNet, (), {}),
+        (ConvNet, (3, 8, (4,), 5), {"kernel_size": 3, "padding": 1}),
+        (DeepReLU, (5, 6, 2, 3), {}),
+        (DeepReLU, (5, 6, 0, 3), {"trainable": "all"}),
+        (Classifier, (MLP(4, (3,), 5), 7), {}),
+    ],
+)
+def test_size_estimates_are_the_bytes_of_the_parameters(cls, args, kwargs):
+    from ccl_helpers.checks import estimated_bytes
+
+    module = cls(*args, **kwargs)
+    expected = _bytes(module) - (_bytes(args[0]) if cls is Classifier else 0)
+    assert estimated_bytes(cls, *args, **kwargs) == expected
+
+
+def test_a_huge_network_fails_at_once_naming_its_sizes(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    with pytest.raises(ValueError) as error:
+        MLP(10**6, (10**5,), 3)
+    message = str(error.value)
+    for part in (
+        "in_features=1000000",
+        "hidden=(100000,)",
+        "400 GB",
+        "CCL_MEMORY_LIMIT",
+    ):
+        assert part in message
+    with pytest.raises(ValueError, match="depth=1000000"):
+        DeepReLU(10, 1000, 10**6, 2)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import sympy as sp
 import torch
+from conftest import nominal_bytes
 
 from ccl_helpers import checks, train
 from ccl_helpers import multimodal as mm
@@ -857,3 +858,72 @@ def test_bad_sigmas_are_named(sigmas):
 def test_bad_schedules_are_named(schedule):
     with pytest.raises(ValueError, match="schedule"):
         mm.integrate_ode([2.0, 1.0], 0.3, 2, schedule)
+
+
+def test_size_estimates_are_the_bytes_of_the_results(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    model = mm.make_data_model(torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen())
+    pairs = mm.sample_pairs(model, 7, gen(1))
+    nominal = nominal_bytes(pairs)
+    assert checks.estimated_bytes(mm.sample_pairs, model, 7, gen()) == nominal
+    weights = mm.init_weights(3, 5, 6, gen())
+    assert checks.estimated_bytes(mm.init_weights, 3, 5, 6, gen()) == sum(
+        w.numel() * w.element_size() for w in weights
+    )
+    haar = mm.haar_orthogonal(3, 6, gen())
+    assert checks.estimated_bytes(mm.haar_orthogonal, 3, 6, gen()) == 3 * haar.nbytes
+    estimate = checks.estimated_bytes(
+        mm.make_data_model, torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen()
+    )
+    assert estimate == 4 * haar.nbytes  # U_A and U_B, the QR factors of one
+    W_A, W_B = weights
+    step = checks.estimated_bytes(
+        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, generator=gen()
+    )
+    assert step == nominal + 4 * 3 * 7 * 7 * 8  # the pairs and the n × n block
+    with pytest.raises(ValueError, match="batch_size=1000000000"):
+        mm.train(model, W_A, W_B, [(1.0, 1)], batch_size=10**9, generator=gen())
+
+
+def test_alignment_estimate_and_huge_sample_counts(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    S_A, Xi_A, S_B, Xi_B = (
+        torch.randn(3, 8, k, dtype=torch.float64) for k in (2, 1, 2, 1)
+    )
+    # per sample: z, z⁻ (2r = 4), ξ_A, ξ_B, ξ⁻ (3), features k = min(8, 6) = 6 (× 4), 4
+    expected = 3 * 10 * (4 + 3 + 24 + 4) * 8
+    args = (S_A, Xi_A, S_B, Xi_B, 10, gen())
+    assert checks.estimated_bytes(mm.alignment_score, *args) == expected
+    with pytest.raises(ValueError, match="n_samples=10000000000"):
+        mm.alignment_score(S_A, Xi_A, S_B, Xi_B, 10**10, gen())
+
+
+def test_sigmas_and_trainings_alignment_estimates(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    sigmas = mm.geometric_sigmas(4.0, 5)
+    # the exponents (linspace) and the σ, float64
+    assert checks.estimated_bytes(mm.geometric_sigmas, 4.0, 5) == 2 * sigmas.nbytes
+    model = mm.make_data_model(torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen())
+    W_A, W_B = mm.init_weights(3, 5, 6, gen())
+    parts = mm.reparametrise(W_A, W_B, model)
+    alignment = checks.estimated_bytes(mm.scores, parts, n_align=40, generator=gen())
+    step = checks.estimated_bytes(
+        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, generator=gen()
+    )
+    with_alignment = checks.estimated_bytes(
+        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, n_align=40, generator=gen()
+    )
+    assert with_alignment == step + alignment  # the recorded scores' draws
+
+
+def test_ode_matrices_estimate(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    a = torch.rand(3, 4, 2, dtype=torch.float64) + 0.5
+    rho, noise = torch.rand(3, 4, 2, dtype=torch.float64), torch.rand(3, 4).double()
+    parts = mm.ode_matrices(a, rho, noise, 3)
+    identity = torch.eye(2 * 2 + 2 * 3, dtype=torch.float64)
+    # the identity, and the four matrices of every state with one temporary each
+    expected = identity.nbytes + 2 * nominal_bytes(parts[:4])
+    assert checks.estimated_bytes(mm.ode_matrices, a, rho, noise, 3) == expected
+    with pytest.raises(ValueError, match="noise_dim=1000000"):
+        mm.ode_matrices(a, rho, noise, 10**6)

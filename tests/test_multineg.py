@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import labels_with_counts, randn, uniform
+from conftest import labels_with_counts, nominal_bytes, randn, uniform
 
 from ccl_helpers import coupon, curl, losses, metrics, multineg, train, wen
 from ccl_helpers.data import EmpiricalClasses
@@ -1289,3 +1289,44 @@ def test_descent_to_targets_needs_a_trained_layer():
         multineg.descent_to_targets(
             _sphere_triplets(), 8, lr_constant=1.0, epsilons=[0.1], max_steps=2, depth=0
         )
+
+
+def test_contrastive_batches_estimate_is_the_bytes_of_a_batch(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    latent, _, _ = indexed_latent()
+    args = (latent, 2, 5, 7, torch.Generator().manual_seed(0))
+    batch = multineg.contrastive_batches(*args)(1)
+    nominal = nominal_bytes(batch)
+    assert estimated_bytes(multineg.contrastive_batches, *args) == nominal
+    with pytest.raises(ValueError, match="batch_size=10000000000"):
+        multineg.contrastive_batches(latent, 2, 10**10, 7, torch.Generator())
+
+
+def test_proposition1_grid_estimate_is_three_times_its_draws(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    labels = labels_with_counts((3, 4, 2), seed=2)
+    samples = metrics.draw_unsupervised_samples(labels, 5, 11)
+    drawn = nominal_bytes(samples)  # int64 indices
+    features = randn(9, 3)
+    # with the uniforms and the classes drawn alongside them: 3 × 8 bytes per example
+    estimate = estimated_bytes(
+        multineg.proposition1_grid, features, labels, [2, 5], n_samples=11
+    )
+    assert estimate == 3 * drawn
+    with pytest.raises(ValueError, match="n_samples=10000000000.*n_negatives"):
+        multineg.proposition1_grid(features, labels, [2, 5], n_samples=10**10)
+
+
+def test_uniform_rho_estimate(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    rho = torch.full((7,), 1 / 7, dtype=torch.float64)
+    # ρ, its power and the terms of τ⁺_N = Σ_c ρ(c)^{N+1}
+    assert estimated_bytes(multineg.proposition1_factor, 3, 2, 7) == 3 * rho.nbytes
+    with pytest.raises(ValueError, match="n_classes=100000000000"):
+        multineg.proposition1_factor(3, 2, 10**11)

@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import nominal_bytes
 
 from ccl_helpers import data, metrics, models, train
 from ccl_helpers import supervised_approx as sa
@@ -1377,3 +1378,30 @@ def test_prototype_bias_rejects_no_images(method):
             torch.Generator().manual_seed(0),
             method=method,
         )
+
+
+def test_two_view_batches_estimate_covers_the_views(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    from ccl_helpers.checks import estimated_bytes
+
+    images = torch.rand(20, 1, 8, 8)
+    args = (images, 6, 4, data.BASE, torch.Generator().manual_seed(0))
+    views = sa.two_view_batches(*args, n_streams=2)(1)
+    keys = 12 * 2 * 20  # the streams' permutation keys: rand (4 bytes), argsort (8)
+    estimate = estimated_bytes(sa.two_view_batches, *args, n_streams=2)
+    assert estimate == keys + nominal_bytes(views)
+    with pytest.raises(ValueError, match="n_models=10000000000"):
+        sa.two_view_batches(images, 10**10, 4, data.BASE, torch.Generator())
+
+
+def test_augmented_views_estimate_is_the_bytes_of_the_views(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    from ccl_helpers.checks import estimated_bytes
+
+    images, generator = torch.rand(6, 1, 8, 8), torch.Generator().manual_seed(0)
+    encoder = torch.nn.Sequential(torch.nn.Flatten(), torch.nn.Linear(64, 3))
+    views = data.augment(images.expand(5, *images.shape), data.BASE, generator)
+    args = (encoder, images, data.BASE, generator)
+    assert estimated_bytes(sa.attracting_bound, *args, n_transforms=4) == views.nbytes
+    with pytest.raises(ValueError, match="n_transforms=10000000000"):
+        sa.attracting_bound(*args, n_transforms=10**10)

@@ -396,3 +396,17 @@ def test_integer_arguments_keep_their_ranges():
         symbolic.smoothness_sup_exact(1.0, points=15)
     with pytest.raises(ValueError, match="n_steps must be an integer ≥ 0"):
         symbolic.smoothness_sup_search(1.0, n_steps=-1)
+
+
+def test_search_and_grid_estimates_cover_their_tensors(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    z = torch.zeros(5, 3, 2, dtype=torch.float64)  # 5 starts in d = 2
+    hessians = torch.zeros(5, 6, 6, dtype=torch.float64)
+    estimate = estimated_bytes(symbolic.smoothness_sup_search, 1.0, 2, 5)
+    assert estimate == 8 * (z.nbytes + hessians.nbytes)
+    grid = torch.linspace(0, 1, 101, dtype=torch.float64)
+    assert estimated_bytes(symbolic.smoothness_sup_exact, 1.0, 101) == 16 * grid.nbytes
+    with pytest.raises(ValueError, match="n_starts=10000000000"):
+        symbolic.smoothness_sup_search(1.0, 2, 10**10)

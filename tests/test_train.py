@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
+from conftest import nominal_bytes
 from conftest import randn as randn64
 from torch import nn
 
@@ -1221,3 +1222,35 @@ def test_loop_records_the_configuration_columns_on_every_record():
                 desc=None,
                 configuration=bad,
             )
+
+
+def test_stacked_members_are_estimated_on_the_meta_device(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    make = partial(MLP, 5, (4,), 3)
+    torch.manual_seed(123)
+    state = torch.random.get_rng_state()
+    estimate = estimated_bytes(StackedModel, make, 3)
+    assert torch.equal(torch.random.get_rng_state(), state)  # nothing drawn
+    model = StackedModel(make, 3)
+    assert estimate == nominal_bytes(model.params.values())
+    assert estimated_bytes(StackedModel.tiled, make, 2, 3) == 2 * estimate
+    with pytest.raises(ValueError, match="n_seeds=10000000.*11.3 TB"):
+        StackedModel(partial(MLP, 784), 10**7)
+
+
+def test_step_grid_estimate(monkeypatch):
+    import sys
+
+    import numpy as np
+
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    spacing = np.geomspace(1, 1000, 12)
+    # per point a float64 of the spacing and a Python int in a set (28 + 28 bytes)
+    per_point = spacing.itemsize + 2 * sys.getsizeof(1000)
+    assert estimated_bytes(log_spaced_steps, 1000, 12) == 12 * per_point
+    with pytest.raises(ValueError, match="n_points=10000000000"):
+        log_spaced_steps(1000, 10**10)

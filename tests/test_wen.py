@@ -16,7 +16,7 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import randn
+from conftest import nominal_bytes, randn
 
 from ccl_helpers import checks, train, wen
 from ccl_helpers.train import StackedModel
@@ -677,3 +677,26 @@ def test_the_negative_count_is_below_the_number_of_points(call, names):
     with pytest.raises(ValueError) as error:
         call(q, k)
     assert all(name in str(error.value) for name in names)
+
+
+def test_two_encoders_estimate_is_the_bytes_of_their_parameters(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    model = wen.TwoEncoders(5, 8, 3, 4)
+    actual = nominal_bytes(model.parameters())
+    assert checks.estimated_bytes(wen.TwoEncoders, 5, 8, 3, 4) == actual
+    x = torch.randn(4, 5)
+    assert (
+        checks.estimated_bytes(
+            wen.run_widths,
+            x,
+            (8, 6),
+            n_layers=3,
+            out_features=4,
+            n_negatives=1,
+            n_steps=1,
+            n_seeds=2,
+        )
+        == 2 * actual
+    )
+    with pytest.raises(ValueError, match="width=10000000"):
+        wen.TwoEncoders(5, 10**7, 3, 4)

@@ -44,6 +44,13 @@ Empty sets: an evaluation needs at least one example; ``Labels(min_size=1)`` or
 ``TensorOf(min_size=1)`` (the size along the sample axis) rejects an empty set at the
 entry with "must hold at least 1 example".
 
+Sizes: where a size argument decides the memory or the time of a call (a number of
+seeds, a batch size, a width, the rows of an O(n²) computation), an :class:`Estimate`
+of the bytes, from the arguments alone, is declared next to the parameters
+(``n_seeds=Sized(Int(), estimate)``) and checked before anything is allocated: above
+:func:`memory_limit` (256 GiB; the environment variable ``CCL_MEMORY_LIMIT`` lifts
+it), the call raises a ``ValueError`` naming the arguments and the bytes.
+
 A new kind of bad input is one rule: a size estimated against a memory limit before
 anything is allocated, an empty set, a negative index, an unknown code, a mixture of
 dtypes each become a :class:`Rule` subclass (or one more entry of a rule's
@@ -51,8 +58,13 @@ dtypes each become a :class:`Rule` subclass (or one more entry of a rule's
 change of its own.
 """
 
-from ._declare import checked, declarations
+from ._declare import checked, declarations, estimated_bytes
 from ._devices import check_available, mps_available
+from ._memory import (
+    MEMORY_LIMIT_VARIABLE,
+    Estimate,
+    memory_limit,
+)
 from ._rules import (
     UNKNOWN,
     BadValue,
@@ -70,6 +82,7 @@ from ._rules import (
     PositiveOrScalarTensor,
     Probabilities,
     Rule,
+    Sized,
     Sizes,
     TensorOf,
 )
@@ -98,10 +111,12 @@ from ._values import (
 )
 
 __all__ = [
+    "MEMORY_LIMIT_VARIABLE",
     "UNKNOWN",
     "BadValue",
     "Choice",
     "Device",
+    "Estimate",
     "FloatingDtype",
     "Frame",
     "Function",
@@ -114,6 +129,7 @@ __all__ = [
     "PositiveOrScalarTensor",
     "Probabilities",
     "Rule",
+    "Sized",
     "Sizes",
     "TensorOf",
     "check_available",
@@ -140,5 +156,7 @@ __all__ = [
     "check_tensor",
     "checked",
     "declarations",
+    "estimated_bytes",
+    "memory_limit",
     "mps_available",
 ]

@@ -25,6 +25,10 @@ def checked(**rules: Rule):
     signature (``functools.wraps``), and its rules are :func:`declarations` of it. A
     misspelt argument name is a ``TypeError`` when the module is imported.
 
+    Sizes: once every rule has passed, each distinct :class:`~.Estimate` of the
+    :class:`~.Sized` rules is checked against the memory limit, with the call's
+    arguments and the defaults it leaves, before the body allocates anything.
+
     Example::
 
         @checked(temperature=Positive(), reduction=Choice(REDUCTIONS))
@@ -43,6 +47,18 @@ def checked(**rules: Rule):
             in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD)
         )
         declared = tuple(rules.items())
+        estimates = tuple(
+            {
+                id(rule.estimate): rule.estimate
+                for rule in rules.values()
+                if rule.estimate is not None
+            }.values()
+        )
+        defaults = {
+            name: parameter.default
+            for name, parameter in parameters.items()
+            if parameter.default is not parameter.empty
+        }
 
         @functools.wraps(function)
         def check_then_call(*args, **kwargs):
@@ -58,6 +74,8 @@ def checked(**rules: Rule):
                         else:
                             index = positional.index(name)
                             args = (*args[:index], value, *args[index + 1 :])
+            for estimate in estimates:
+                estimate.check({**defaults, **arguments})
             return function(*args, **kwargs)
 
         check_then_call.__checked__ = dict(rules)
@@ -72,3 +90,23 @@ def declarations(obj) -> dict[str, Rule]:
     if inspect.isclass(obj):
         obj = obj.__init__
     return dict(getattr(obj, "__checked__", {}))
+
+
+def estimated_bytes(obj, *args, **kwargs) -> int:
+    """The bytes the declared estimates of ``obj`` (a function, or a class for its
+    ``__init__``) give for a call with these arguments, summed over its distinct
+    estimates, without calling it (0 where none is declared): what a call's
+    :class:`~.Estimate` compares with the memory limit."""
+    function = obj.__init__ if inspect.isclass(obj) else obj
+    if inspect.isclass(obj):
+        args = (None, *args)
+    bound = inspect.signature(function).bind(*args, **kwargs)
+    bound.apply_defaults()
+    estimates = {
+        id(rule.estimate): rule.estimate
+        for rule in declarations(obj).values()
+        if rule.estimate is not None
+    }
+    return sum(
+        estimate.bytes_of(bound.arguments) or 0 for estimate in estimates.values()
+    )

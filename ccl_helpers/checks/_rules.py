@@ -12,6 +12,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ._devices import check_available, lacking_device
+from ._memory import Estimate
 from ._values import (
     check_callable,
     check_choice,
@@ -63,6 +64,10 @@ class Rule:
     reads_values = False
     """Whether the check reads a tensor's values (a device synchronisation): never on a
     per-step hot path."""
+
+    estimate: Estimate | None = None
+    """The call's memory estimate that this argument's size enters (:class:`Sized`),
+    checked once all the arguments are."""
 
     def check(self, name: str, value, arguments: dict):
         """The checked value, or ``ValueError`` naming ``name``; ``arguments`` are the
@@ -168,6 +173,7 @@ class Optional(Rule):
     def __init__(self, rule: Rule):
         self.rule = rule
         self.converts, self.reads_values = rule.converts, rule.reads_values
+        self.estimate = rule.estimate
 
     def check(self, name, value, arguments):
         return None if value is None else self.rule.check(name, value, arguments)
@@ -413,6 +419,48 @@ class Sizes(Rule):
         if isinstance(valid, (list, tuple)) and valid:
             bad.append(BadValue("float entry", type(valid)([0.5, *valid[1:]])))
         return bad
+
+
+HUGE = 2**50
+"""The "huge size" every :class:`Sized` argument must reject: 10¹⁵, a size no call can
+allocate."""
+
+HUGE_ROWS = 2**20
+"""The rows of a "huge size" tensor (a view of its first row, nothing allocated): for
+the O(n²) computations, 10¹² pairs."""
+
+
+def huge(valid):
+    """A huge size derived from the ``valid`` one: :data:`HUGE` for an integer, a
+    sequence whose first size is :data:`HUGE`, a tensor of :data:`HUGE_ROWS` rows (its
+    first row, repeated by a view: nothing is allocated)."""
+    if isinstance(valid, torch.Tensor):
+        return valid[:1].expand(HUGE_ROWS, *valid.shape[1:])
+    if isinstance(valid, (list, tuple)) and valid:
+        return type(valid)([HUGE, *valid[1:]])
+    return HUGE
+
+
+class Sized(Rule):
+    """What ``rule`` accepts, a size that decides the memory (or time) of the call: the
+    call's :class:`~ccl_helpers.checks.Estimate` ``estimate`` (declared once, shared by
+    the arguments it reads) is checked against the memory limit after every argument's
+    own rule, before the body runs (:func:`~ccl_helpers.checks.checked`). Its bad values
+    are ``rule``'s and a "huge size" (:func:`huge`, or ``make_huge(valid)``), whose
+    message must name the estimate's arguments."""
+
+    def __init__(self, rule: Rule, estimate: Estimate, make_huge=huge):
+        self.rule, self.estimate, self.make_huge = rule, estimate, make_huge
+        self.converts, self.reads_values = rule.converts, rule.reads_values
+
+    def check(self, name, value, arguments):
+        return self.rule.check(name, value, arguments)
+
+    def bad_values(self, valid):
+        return [
+            *self.rule.bad_values(valid),
+            BadValue("huge size", self.make_huge(valid), self.estimate.names),
+        ]
 
 
 class Labels(Rule):

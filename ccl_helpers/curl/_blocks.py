@@ -12,10 +12,12 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
+    Estimate,
     Instance,
     Int,
     Labels,
     Optional,
+    Sized,
     TensorOf,
     checked,
 )
@@ -32,10 +34,19 @@ class BlockSamples(NamedTuple):
     negatives: Tensor  #: (M, b)
 
 
+BLOCK_DRAWS = Estimate(
+    "curl's block draws",
+    ("block_size", "n_samples"),
+    lambda a: 24 * a["n_samples"] * (2 * a["block_size"] + 1),
+)
+"""The memory of M = n_samples draws of (x, x⁺_1 … x⁺_b, x⁻_1 … x⁻_b): per example an
+int64 index, a float64 uniform or an int64 class, and an int64 position."""
+
+
 @checked(
     labels=Labels(),
-    block_size=Int(1),
-    n_samples=Int(2),
+    block_size=Sized(Int(1), BLOCK_DRAWS),
+    n_samples=Sized(Int(2), BLOCK_DRAWS),
     generator=Optional(Instance(torch.Generator)),
 )
 def draw_block_samples(
@@ -119,8 +130,8 @@ def _block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
 @checked(
     labels=Labels(),
     inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
-    block_size=Int(1),
-    n_samples=Int(2),
+    block_size=Sized(Int(1), BLOCK_DRAWS),
+    n_samples=Sized(Int(2), BLOCK_DRAWS),
     generator=Optional(Instance(torch.Generator)),
 )
 def block_evaluator(

@@ -14,10 +14,12 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
+    Estimate,
     Instance,
     Int,
     Labels,
     Optional,
+    Sized,
     TensorOf,
     check_features,
     check_finite_real,
@@ -52,7 +54,28 @@ def collision_terms(n_negatives: int, class_probs: Tensor) -> tuple[float, float
     return tau, collision
 
 
-@checked(n_negatives=Int(1), n_classes=Int(1))
+def _counts_bytes(arguments: dict) -> float:
+    """The bytes of :func:`negative_counts`: V = C(k + N_C − 1, N_C − 1) rows of N_C
+    counts, each a Python int in a list (8 + 32 bytes) and a float64 (8 bytes); V from
+    log-gamma where it is too large to count exactly."""
+    k, n_classes = arguments["n_negatives"], arguments["n_classes"]
+    if min(k, n_classes - 1) <= 64:
+        rows = math.comb(k + n_classes - 1, n_classes - 1)
+    else:
+        log_rows = (
+            math.lgamma(k + n_classes) - math.lgamma(k + 1) - math.lgamma(n_classes)
+        )
+        rows = math.exp(min(log_rows, 700.0))
+    return 48 * rows * n_classes
+
+
+COUNTS = Estimate(
+    "curl.negative_counts's rows", ("n_negatives", "n_classes"), _counts_bytes
+)
+"""The memory of every way k negatives fall into N_C classes."""
+
+
+@checked(n_negatives=Sized(Int(1), COUNTS), n_classes=Sized(Int(1), COUNTS))
 def negative_counts(n_negatives: int, n_classes: int) -> Tensor:
     """Every way k = ``n_negatives`` negatives can fall into ``n_classes`` classes, as
     counts (V, n_classes), V = C(k + n_classes − 1, n_classes − 1) (stars and bars),
@@ -137,10 +160,21 @@ def k_negative_bound(
     return (unsupervised_loss - collision) / (1 - tau)
 
 
+LEMMA_DRAWS = Estimate(
+    "curl.k_negative_lemma's Monte Carlo draws",
+    ("negatives", "n_samples"),
+    lambda a: metrics.DRAWS.bytes_of(
+        {"n_negatives": a["negatives"], "n_samples": a["n_samples"]}
+    ),
+)
+"""The memory of :func:`k_negative_lemma`'s draws, with the largest k
+(:data:`ccl_helpers.metrics.DRAWS`)."""
+
+
 @checked(
     features=TensorOf(ndim=3, floating=True),
     labels=Labels(),
-    n_samples=Int(2),
+    n_samples=Sized(Int(2), LEMMA_DRAWS),
     generator=Optional(Instance(torch.Generator)),
 )
 def k_negative_lemma(

@@ -5,6 +5,7 @@ early-stopped procedure."""
 
 from __future__ import annotations
 
+import math
 from typing import NamedTuple
 
 import pandas as pd
@@ -15,12 +16,14 @@ from torch import Tensor
 from .. import metrics, train
 from ..checks import (
     Device,
+    Estimate,
     Function,
     Instance,
     Int,
     Labels,
     Optional,
     Positive,
+    Sized,
     TensorOf,
     check_batch,
     check_int,
@@ -72,12 +75,26 @@ def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor
     return F.cross_entropy(at_least_float32(logits), labels).to(result_dtype(logits))
 
 
+CONTRASTIVE_BATCH = Estimate(
+    "curl.contrastive_batches's batches",
+    ("n_seeds", "batch_size", "block_size"),
+    lambda a: (
+        a["n_seeds"]
+        * a["batch_size"]
+        * (1 + 2 * a["block_size"])
+        * a["latent"].example_bytes
+    ),
+)
+"""The memory of one batch of :func:`contrastive_batches`: x and the two blocks of
+every anchor."""
+
+
 @checked(
     latent=Instance(LatentClassModel),
-    n_seeds=Int(1),
-    batch_size=Int(1),
+    n_seeds=Sized(Int(1), CONTRASTIVE_BATCH),
+    batch_size=Sized(Int(1), CONTRASTIVE_BATCH),
     generator=Instance(torch.Generator),
-    block_size=Int(1),
+    block_size=Sized(Int(1), CONTRASTIVE_BATCH),
 )
 def contrastive_batches(
     latent: LatentClassModel,
@@ -101,11 +118,25 @@ def contrastive_batches(
     return sample
 
 
+def _labelled_bytes(arguments: dict) -> int:
+    """The bytes of one batch of :func:`labelled_batches`: per example its row, its
+    label and its index (8 + 8 bytes)."""
+    inputs = arguments["inputs"]
+    row = math.prod(inputs.shape[1:]) * inputs.element_size()
+    return arguments["n_seeds"] * arguments["batch_size"] * (row + 16)
+
+
+LABELLED_BATCH = Estimate(
+    "curl.labelled_batches's batches", ("n_seeds", "batch_size"), _labelled_bytes
+)
+"""The memory of one batch of :func:`labelled_batches`."""
+
+
 @checked(
     labels=Labels(),
     inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
-    n_seeds=Int(1),
-    batch_size=Int(1),
+    n_seeds=Sized(Int(1), LABELLED_BATCH),
+    batch_size=Sized(Int(1), LABELLED_BATCH),
     generator=Instance(torch.Generator),
 )
 def labelled_batches(

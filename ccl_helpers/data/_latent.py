@@ -30,12 +30,14 @@ from .. import coupon
 from ..checks import (
     Choice,
     Device,
+    Estimate,
     FloatingDtype,
     Instance,
     Int,
     Labels,
     OpenUnit,
     Positive,
+    Sized,
     TensorOf,
     check_finite,
     check_inputs,
@@ -88,6 +90,12 @@ class LatentClassModel:
         """τ = P(c⁺ = c⁻) = Σ_c ρ(c)², the chance that a negative shares the positive's
         class."""
         return coupon.tau_plus(1, self.class_probs)
+
+    @property
+    def example_bytes(self) -> int:
+        """The bytes of one example x (its entries × their element size): the unit of
+        the memory a sampler of ``shape`` examples needs."""
+        raise NotImplementedError
 
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         """x ~ D_c for every entry c of ``classes`` (shape S) → (*S, *input_shape);
@@ -193,6 +201,11 @@ class GaussianClasses(LatentClassModel):
         )
         return cls(probs.float().to(device), means.to(device), float(noise_std))
 
+    @property
+    def example_bytes(self) -> int:
+        """The bytes of one example: d entries of the means' dtype."""
+        return self.means.shape[1] * self.means.element_size()
+
     def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         noise = torch.randn(
             *classes.shape,
@@ -236,6 +249,11 @@ class EmpiricalClasses(LatentClassModel):
             )
         self.order = torch.argsort(labels, stable=True)
         self.starts = torch.cumsum(counts, 0) - counts
+
+    @property
+    def example_bytes(self) -> int:
+        """The bytes of one example: one row of ``inputs``."""
+        return math.prod(self.inputs.shape[1:]) * self.inputs.element_size()
 
     def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         uniform = torch.rand(classes.shape, generator=generator, device=classes.device)
@@ -358,7 +376,26 @@ def duplicate_rows(x: Tensor) -> Tensor:
     return torch.stack([first[inverse][later], index[later]], dim=1)
 
 
-@checked(block_elements=Int(1))
+def _pairs_bytes(arguments: dict) -> int:
+    """The bytes of the n × n squared distances :func:`separation` computes (in
+    blocks): its time is the time of n² distances."""
+    x = arguments["x"]
+    return x.shape[0] ** 2 * x.element_size()
+
+
+PAIRWISE_DISTANCES = Estimate(
+    "data.separation's n × n distances (computed in blocks)",
+    ("x",),
+    _pairs_bytes,
+    verb="compute",
+)
+"""The size of :func:`separation`'s O(n²) computation, in bytes."""
+
+
+@checked(
+    x=Sized(TensorOf(min_ndim=1, floating=True), PAIRWISE_DISTANCES),
+    block_elements=Int(1),
+)
 def separation(
     x: Tensor, *, return_pair: bool = False, block_elements: int = 2**24
 ) -> Tensor | tuple[Tensor, Tensor]:

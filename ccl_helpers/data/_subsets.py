@@ -12,7 +12,7 @@ import numbers
 import torch
 from torch import Tensor
 
-from ..checks import Int, Labels, check_int, checked
+from ..checks import Estimate, Int, Labels, Sized, check_int, checked
 
 LABELS = Labels(min_size=1)
 """The rule of every subset's ``labels``: an integer vector of classes ≥ 0, not
@@ -72,7 +72,16 @@ def balanced_subset(
     return subset_with_counts(labels, torch.where(counts > 0, per_class, 0), generator)
 
 
-@checked(n_classes=Int(2), smallest=Int(1))
+LONG_TAIL = Estimate(
+    "data.long_tailed_counts's sizes",
+    ("n_classes",),
+    lambda arguments: 6 * 8 * arguments["n_classes"],
+)
+"""The memory of the class sizes: the exponents, the profile and the counts, 6
+temporaries of 8 bytes per class."""
+
+
+@checked(n_classes=Sized(Int(2), LONG_TAIL), smallest=Int(1))
 def long_tailed_counts(n_classes: int, largest: int, smallest: int) -> Tensor:
     """Exponentially decaying class sizes (n_classes,): n_c = round(largest ·
     (smallest/largest)^{c/(n_classes−1)}), c = 0..n_classes−1 (the profile of

@@ -18,12 +18,14 @@ from ..checks import (
     BadValue,
     Choice,
     Device,
+    Estimate,
     FloatingDtype,
     Instance,
     Int,
     Optional,
     Positive,
     Rule,
+    Sized,
     TensorOf,
     check_tensor,
     checked,
@@ -109,7 +111,15 @@ class Sigmas(Rule):
         return bad
 
 
-@checked(kappa_m=Positive(convert=True), latent_dim=Int(1))
+SIGMAS = Estimate(
+    "multimodal.geometric_sigmas's σ",
+    ("latent_dim",),
+    lambda arguments: 2 * 8 * arguments["latent_dim"],
+)
+"""The memory of :func:`geometric_sigmas`: the exponents and the σ (float64)."""
+
+
+@checked(kappa_m=Positive(convert=True), latent_dim=Sized(Int(1), SIGMAS))
 def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     """σ_p = κ_M^{(r−p)/(r−1)} (A.5): geometric from κ_M down to 1, float64, CPU."""
     if kappa_m < 1:
@@ -120,9 +130,18 @@ def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     return kappa_m**exponents
 
 
+HAAR = Estimate(
+    "multimodal.haar_orthogonal's matrices",
+    ("n_runs", "dim"),
+    lambda a: 3 * a["n_runs"] * a["dim"] ** 2 * a["dtype"].itemsize,
+)
+"""The memory of :func:`haar_orthogonal`: the Gaussian matrices and their QR factors
+(3 R dim² entries)."""
+
+
 @checked(
-    n_runs=Int(1),
-    dim=Int(1),
+    n_runs=Sized(Int(1), HAAR),
+    dim=Sized(Int(1), HAAR),
     generator=GENERATOR,
     dtype=FloatingDtype(),
     device=Optional(Device()),
@@ -189,10 +208,29 @@ class DataModel(NamedTuple):
         )
 
 
+def _data_model_bytes(arguments: dict) -> int:
+    """The bytes of :func:`make_data_model`'s two Haar constructions: U_A kept while
+    U_B is drawn (4 R d² entries)."""
+    sigmas = arguments["sigmas"]
+    if isinstance(sigmas, Tensor):
+        n_runs = sigmas.shape[0] if sigmas.ndim == 2 else 1
+    else:  # a sequence of σ (one run) or of rows of σ
+        n_runs = len(sigmas) if isinstance(sigmas[0], Sequence) else 1
+    return 4 * n_runs * arguments["input_dim"] ** 2 * arguments["dtype"].itemsize
+
+
+DATA_MODEL = Estimate(
+    "multimodal.make_data_model's orthogonal matrices",
+    ("input_dim",),
+    _data_model_bytes,
+)
+"""The memory of :func:`make_data_model`."""
+
+
 @checked(
     sigmas=Sigmas(),
     noise_std=Positive(convert=True),
-    input_dim=Int(1),
+    input_dim=Sized(Int(1), DATA_MODEL),
     generator=GENERATOR,
     noise_dim=Optional(Int(1)),
     dtype=FloatingDtype(),
@@ -260,7 +298,22 @@ class Pairs(NamedTuple):
     x_B: Tensor
 
 
-@checked(model=Instance(DataModel), n=Int(1), generator=GENERATOR)
+def _pairs_bytes(model: DataModel, n: int) -> int:
+    """The bytes of n pairs per run: z, ξ_A, ξ_B, x_A, x_B (r + 2 (d_ξ + d) entries
+    per pair)."""
+    per_pair = model.latent_dim + 2 * (model.noise_dim + model.input_dim)
+    return model.n_runs * n * per_pair * model.M_A.dtype.itemsize
+
+
+PAIRS = Estimate(
+    "multimodal.sample_pairs's pairs",
+    ("n",),
+    lambda arguments: _pairs_bytes(arguments["model"], arguments["n"]),
+)
+"""The memory of :func:`sample_pairs`."""
+
+
+@checked(model=Instance(DataModel), n=Sized(Int(1), PAIRS), generator=GENERATOR)
 def sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs:
     """n positive pairs per run (shared z, independent ±1 noises). Negatives of pair i:
     the other rows."""
@@ -281,10 +334,18 @@ def _sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs
     )
 
 
+WEIGHTS = Estimate(
+    "multimodal.init_weights's weights",
+    ("n_runs", "width", "input_dim"),
+    lambda a: 2 * a["n_runs"] * a["width"] * a["input_dim"] * a["dtype"].itemsize,
+)
+"""The memory of W_A and W_B (2 R m d entries)."""
+
+
 @checked(
-    n_runs=Int(1),
-    width=Int(1),
-    input_dim=Int(1),
+    n_runs=Sized(Int(1), WEIGHTS),
+    width=Sized(Int(1), WEIGHTS),
+    input_dim=Sized(Int(1), WEIGHTS),
     generator=GENERATOR,
     dtype=FloatingDtype(),
 )

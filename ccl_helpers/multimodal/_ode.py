@@ -18,11 +18,13 @@ from scipy.integrate import solve_ivp
 from torch import Tensor
 
 from ..checks import (
+    Estimate,
     FloatingDtype,
     Instance,
     Int,
     Optional,
     Positive,
+    Sized,
     check_positive,
     checked,
 )
@@ -36,8 +38,15 @@ from ._data_model import (
     weight_pair,
 )
 from ._losses import LOSS_OPTIONS
-from ._scores import _alignment_score, _scores
-from ._training import Schedule, _check_record_steps, _long_history, _train, record_grid
+from ._scores import _align_draw_bytes, _alignment_score, _scores
+from ._training import (
+    BATCH,
+    Schedule,
+    _check_record_steps,
+    _long_history,
+    _train,
+    record_grid,
+)
 
 
 class ODEState(NamedTuple):
@@ -316,7 +325,7 @@ def stage_one_gap(
     steps=Int(1),
     lr=REAL,
     tau=REAL,
-    batch_size=Int(2),
+    batch_size=Sized(Int(2), BATCH),
     seed=Int(0),
     similarity_dtype=Optional(FloatingDtype()),
 )
@@ -385,7 +394,48 @@ def stage_one_gap_finite_width(
     return frame.reset_index()[["beta", "seed", "gap"]]
 
 
-@checked(noise_dim=Int(1))
+def _matrices_bytes(n_runs: int, r: int, dxi: int) -> int:
+    """The bytes of :func:`ode_matrices` for ``n_runs`` states: the identity of R^dim,
+    dim = 2r + 2d_ξ, and the four matrices of every run (dim columns in all), each
+    with one temporary (float64)."""
+    dim = 2 * r + 2 * dxi
+    return 8 * (dim * dim + 2 * n_runs * dim * dim)
+
+
+def _ode_matrices_bytes(arguments: dict) -> int | None:
+    """:func:`_matrices_bytes` of the state ``a`` (..., r) (``None`` for an ``a``
+    without a shape: the body says why)."""
+    shape = getattr(arguments["a"], "shape", None)
+    if shape is None or not len(shape):
+        return None
+    return _matrices_bytes(math.prod(shape[:-1]), shape[-1], arguments["noise_dim"])
+
+
+ODE_MATRICES = Estimate(
+    "multimodal.ode_matrices's matrices", ("noise_dim",), _ode_matrices_bytes
+)
+"""The memory of :func:`ode_matrices`."""
+
+
+def _ode_scores_bytes(arguments: dict) -> int:
+    """The bytes of :func:`ode_scores`: the matrices of every state and, with
+    ``n_align``, the alignment's draws on them (at most every state)."""
+    B, T, r = arguments["state"].a.shape
+    dxi = arguments["noise_dim"]
+    dim = 2 * r + 2 * dxi
+    draws = _align_draw_bytes(B * T, dim, r, dxi, arguments["n_align"], 8)
+    return _matrices_bytes(B * T, r, dxi) + draws
+
+
+ODE_SCORES = Estimate(
+    "multimodal.ode_scores's matrices and draws",
+    ("noise_dim", "n_align"),
+    _ode_scores_bytes,
+)
+"""The memory of :func:`ode_scores`."""
+
+
+@checked(noise_dim=Sized(Int(1), ODE_MATRICES))
 def ode_matrices(
     a: Tensor, rho: Tensor, noise: Tensor, noise_dim: int
 ) -> Reparametrised:
@@ -415,8 +465,8 @@ def ode_matrices(
 
 @checked(
     state=Instance(ODEState),
-    noise_dim=Int(1),
-    n_align=Int(0),
+    noise_dim=Sized(Int(1), ODE_SCORES),
+    n_align=Sized(Int(0), ODE_SCORES),
     generator=Optional(GENERATOR),
     align_every=Int(1),
 )

@@ -15,9 +15,11 @@ from torch import Tensor
 from ..checks import (
     BadValue,
     Choice,
+    Estimate,
     Instance,
     Int,
     Optional,
+    Sized,
     TensorOf,
     check_finite,
     check_int,
@@ -121,12 +123,40 @@ def _balance(S: Tensor, Xi: Tensor, variant: str) -> Tensor:
     return eig.sum(-1) / top
 
 
+def _align_bytes(S_A: Tensor, Xi_A: Tensor, n_samples: int) -> int:
+    """The bytes of the Monte Carlo alignment's draws for S_A (..., m, r) and Ξ_A
+    (..., m, d_ξ)."""
+    *leading, m, r = S_A.shape
+    return _align_draw_bytes(
+        math.prod(leading), m, r, Xi_A.shape[-1], n_samples, S_A.element_size()
+    )
+
+
+def _align_draw_bytes(
+    n_runs: int, width: int, r: int, dxi: int, n_samples: int, item: int
+) -> int:
+    """The bytes of the Monte Carlo alignment's draws, for every run: per sample z and
+    z⁻ (2r), ξ_A, ξ_B, ξ⁻ (3 d_ξ), the k-dimensional features and their differences
+    (4k, k = min(m, 2r + 2d_ξ)) and the two distances, the win and its cast (4), of
+    ``item`` bytes each."""
+    k = min(width, 2 * r + 2 * dxi)
+    return n_runs * n_samples * (2 * r + 3 * dxi + 4 * k + 4) * item
+
+
+ALIGNMENT_DRAWS = Estimate(
+    "multimodal.alignment_score's draws",
+    ("n_samples",),
+    lambda a: _align_bytes(a["S_A"], a["Xi_A"], a["n_samples"]),
+)
+"""The memory of :func:`alignment_score`'s Monte Carlo draws."""
+
+
 @checked(
     S_A=SIGNAL,
     Xi_A=_Noise("S_A"),
     S_B=TensorOf(min_ndim=2, floating=True, like="S_A"),
     Xi_B=_Noise("S_B"),
-    n_samples=Int(1),
+    n_samples=Sized(Int(1), ALIGNMENT_DRAWS),
     generator=GENERATOR,
     ties=TIES,
 )
@@ -268,9 +298,17 @@ def balance_lower_bound(
     return (1 + (r - 1) * kappa.pow(-power)) / (1 + r * noise).pow(power // 2)
 
 
+SCORE_DRAWS = Estimate(
+    "multimodal.scores's alignment draws",
+    ("n_align",),
+    lambda a: _align_bytes(a["parts"].S_A, a["parts"].Xi_A, a["n_align"]),
+)
+"""The memory of :func:`scores`' Monte Carlo alignment."""
+
+
 @checked(
     parts=Instance(Reparametrised),
-    n_align=Int(0),
+    n_align=Sized(Int(0), SCORE_DRAWS),
     generator=Optional(GENERATOR),
     ties=TIES,
 )

@@ -18,6 +18,7 @@ from torch import Tensor
 from ..checks import (
     UNKNOWN,
     BadValue,
+    Estimate,
     FloatingDtype,
     Function,
     Instance,
@@ -25,20 +26,22 @@ from ..checks import (
     Optional,
     Positive,
     Rule,
+    Sized,
     check_steps,
     checked,
 )
-from ..train import Evaluation, check_stages, loop
+from ..train import STEP_GRID, Evaluation, check_stages, loop
 from ._data_model import (
     GENERATOR,
     DataModel,
     _check_input_dim,
+    _pairs_bytes,
     _reparametrise,
     _sample_pairs,
     weight_pair,
 )
 from ._losses import LOSS_OPTIONS, _gram_loss_and_gradients, _loss_and_gradients
-from ._scores import SCORES, _check_runs, _scores
+from ._scores import SCORES, _align_draw_bytes, _check_runs, _scores
 
 
 @checked(
@@ -89,18 +92,48 @@ def _long_history(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return history.astype({"value": "float64"})
 
 
+def _batch_bytes(arguments: dict) -> int:
+    """The bytes of one step's batch in :func:`train`, for every run: the latent and
+    noise signs and the inputs of both modalities, r + 2 (d_ξ + d) entries per pair,
+    and the contrastive n×n block (its logits, two softmaxes and their gradient: 4 n
+    entries per pair)."""
+    model, n = arguments["model"], arguments["batch_size"]
+    block = model.n_runs * 4 * n * n * model.M_A.dtype.itemsize
+    return _pairs_bytes(model, n) + block
+
+
+BATCH = Estimate("multimodal.train's batches", ("batch_size",), _batch_bytes)
+"""The memory of one step of :func:`train` (and of the runs of
+:func:`stage_one_gap_finite_width`)."""
+
+
+ALIGNMENT = Estimate(
+    "multimodal.train's alignment draws",
+    ("n_align",),
+    lambda a: _align_draw_bytes(
+        a["model"].n_runs,
+        a["W_A"].shape[-2],
+        a["model"].latent_dim,
+        a["model"].noise_dim,
+        a["n_align"],
+        a["W_A"].element_size(),
+    ),
+)
+"""The memory of :func:`train`'s Monte Carlo alignment at a recorded step."""
+
+
 @checked(
     model=Instance(DataModel),
     **weight_pair(finite=True),
     schedule=Schedule(),
     loss=LOSS_OPTIONS["loss"],
     lr=Positive(convert=True),
-    batch_size=Int(2),
+    batch_size=Sized(Int(2), BATCH),
     tau=LOSS_OPTIONS["tau"],
     form=LOSS_OPTIONS["form"],
     normalisation=LOSS_OPTIONS["normalisation"],
     generator=GENERATOR,
-    n_align=Int(0),
+    n_align=Sized(Int(0), ALIGNMENT),
     align_every=Int(1),
     similarity_dtype=Optional(FloatingDtype()),
     progress=Optional(Function()),
@@ -372,7 +405,7 @@ def population_descent(
     return _long_history(table, ["step", "seed"])
 
 
-@checked(total=Int(0), n_points=Int(2))
+@checked(total=Int(0), n_points=Sized(Int(2), STEP_GRID))
 def record_grid(total: int, n_points: int = 60) -> list[int]:
     """About ``n_points`` recording steps in 0..total: dense early (geometric), then
     evenly spaced."""

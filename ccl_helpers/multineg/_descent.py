@@ -12,9 +12,11 @@ import torch
 from torch import Tensor
 
 from ..checks import (
+    Estimate,
     Function,
     Int,
     Positive,
+    Sized,
     Sizes,
     check_batch,
     check_finite,
@@ -23,7 +25,7 @@ from ..checks import (
     checked,
 )
 from ..losses import logistic_loss
-from ..models import DeepReLU
+from ..models import DEEP_RELU_PARAMETERS, DeepReLU
 from ..train import Forward, StackedModel, gradient_descent, wide
 
 
@@ -163,13 +165,39 @@ def _check_thresholds(
     return values
 
 
+def _encoders_bytes(arguments: dict) -> int | None:
+    """The bytes of :func:`descent_to_targets`'s ``n_seeds`` encoders (``None`` for
+    triplets that are not tensors: the body says why)."""
+    triplets = arguments["triplets"]
+    if not isinstance(triplets, (tuple, list)) or not triplets:
+        return None
+    anchor = triplets[0]
+    if not isinstance(anchor, Tensor) or anchor.ndim != 2:
+        return None
+    one = DEEP_RELU_PARAMETERS.bytes_of(
+        {
+            "in_features": anchor.shape[1],
+            **{k: arguments[k] for k in ("width", "depth", "out_features")},
+        }
+    )
+    return None if one is None else arguments["n_seeds"] * one
+
+
+ENCODERS = Estimate(
+    "multineg.descent_to_targets's encoders",
+    ("width", "n_seeds", "depth", "out_features"),
+    _encoders_bytes,
+)
+"""The memory of :func:`descent_to_targets`'s stacked encoders."""
+
+
 @checked(
-    width=Int(1),
+    width=Sized(Int(1), ENCODERS),
     lr_constant=Positive(convert=True),
     max_steps=Int(1),
-    n_seeds=Int(1),
-    depth=Int(1),
-    out_features=Sizes(),
+    n_seeds=Sized(Int(1), ENCODERS),
+    depth=Sized(Int(1), ENCODERS),
+    out_features=Sized(Sizes(), ENCODERS),
     seed=Int(0),
 )
 def descent_to_targets(

@@ -13,10 +13,12 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
+    Estimate,
     Instance,
     Int,
     Optional,
     Positive,
+    Sized,
     check_finite_real,
     check_int,
     checked,
@@ -29,7 +31,20 @@ def _check_task(task_size: int, n_classes: int) -> tuple[int, int]:
     return check_int("task_size", task_size, 2, n_classes), n_classes
 
 
-@checked(n_negatives=Int(1), task_size=Int(2), n_classes=Int(2))
+UNIFORM_RHO = Estimate(
+    "the uniform ρ of Proposition 1",
+    ("n_classes",),
+    lambda arguments: 3 * 8 * arguments["n_classes"],
+)
+"""The memory of ρ over N_C classes and of τ⁺_N's powers of it (3 float64 per class)."""
+_FACTOR = {
+    "n_negatives": Int(1),
+    "task_size": Int(2),
+    "n_classes": Sized(Int(2), UNIFORM_RHO),
+}
+
+
+@checked(**_FACTOR)
 def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> float:
     """k / (1 − τ⁺_N) of Proposition 1 for uniform ρ over n_classes classes, k =
     task_size − 1.
@@ -43,7 +58,7 @@ def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> flo
     return (task_size - 1) / (1 - tau)
 
 
-@checked(n_negatives=Int(1), task_size=Int(2), n_classes=Int(2))
+@checked(**_FACTOR)
 def proposition1_bound(
     unsupervised_loss: Tensor | float, n_negatives: int, task_size: int, n_classes: int
 ) -> Tensor | float:
@@ -112,7 +127,7 @@ def proposition1_part1_bound_as_printed(
 
 
 @checked(
-    n_samples=Int(2),
+    n_samples=Sized(Int(2), metrics.DRAWS),
     generator=Optional(Instance(torch.Generator)),
     confidence=Positive(allow_zero=True, convert=True),
 )

@@ -12,12 +12,14 @@ from torch import Tensor
 
 from .. import metrics, train
 from ..checks import (
+    Estimate,
     Function,
     Instance,
     Int,
     Labels,
     Optional,
     Positive,
+    Sized,
     TensorOf,
     check_batch,
     check_int,
@@ -34,13 +36,33 @@ from ._exact import (
 )
 
 
+def _batch_bytes(arguments: dict) -> int:
+    """The bytes of one batch of :func:`contrastive_batches`, for every seed: the 2B
+    anchors and positives and the P pool entries (P = B·N without ``pool_size``), and
+    the (B, N) int64 choices (with ``pool_size``, also the (B, P) random keys and
+    their argsort: 12 bytes each)."""
+    seeds, batch, n = (arguments[k] for k in ("n_seeds", "batch_size", "n_negatives"))
+    pool = arguments["pool_size"]
+    examples = 2 * batch + (batch * n if pool is None else pool)
+    keys = 0 if pool is None else 12 * batch * pool
+    return seeds * (examples * arguments["latent"].example_bytes + 8 * batch * n + keys)
+
+
+BATCH = Estimate(
+    "multineg.contrastive_batches's batches",
+    ("n_seeds", "batch_size", "n_negatives", "pool_size"),
+    _batch_bytes,
+)
+"""The memory of one batch of :func:`contrastive_batches`."""
+
+
 @checked(
     latent=Instance(LatentClassModel),
-    n_seeds=Int(1),
-    batch_size=Int(1),
-    n_negatives=Int(1),
+    n_seeds=Sized(Int(1), BATCH),
+    batch_size=Sized(Int(1), BATCH),
+    n_negatives=Sized(Int(1), BATCH),
     generator=Instance(torch.Generator),
-    pool_size=Optional(Int(1)),
+    pool_size=Optional(Sized(Int(1), BATCH)),
 )
 def contrastive_batches(
     latent: LatentClassModel,

@@ -25,6 +25,7 @@ from ..checks import (
     Instance,
     Int,
     Positive,
+    Sized,
     TensorOf,
     checked,
 )
@@ -32,7 +33,7 @@ from ..data import BASE, STRATEGIES, augment, pipeline
 from ..losses import masked_logsumexp
 from ..metrics import encode
 from ..train import Forward
-from ._rules import LabelsOf, finite_images
+from ._rules import LabelsOf, augmented_views, finite_images
 
 
 def _normalise(z: Tensor) -> Tensor:
@@ -127,7 +128,7 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     images=finite_images(),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
-    n_transforms=Int(2),
+    n_transforms=Sized(Int(2), augmented_views(("n_transforms", "images", 1))),
 )
 def attracting_bound(
     encoder: Forward,
@@ -378,7 +379,7 @@ def eq10_counterexample() -> tuple[Tensor, Tensor, Tensor, Tensor, float]:
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
     alpha=Positive(),
-    n_transforms=Int(1),
+    n_transforms=Sized(Int(1), augmented_views(("n_transforms", "pool_images", 0))),
 )
 def repelling_bound(
     encoder: Forward,
@@ -422,7 +423,7 @@ def repelling_bound(
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
     method=Choice(("eq51", "plugin")),
-    n_transforms=Int(1),
+    n_transforms=Sized(Int(1), augmented_views(("n_transforms", "images", 0))),
 )
 def prototype_bias(
     encoder: Forward,
@@ -535,7 +536,7 @@ def _plugin_prototypes(
     labels=LabelsOf(("images", 0)),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
-    n_transforms=Int(1),
+    n_transforms=Sized(Int(1), augmented_views(("n_transforms", "images", 0))),
 )
 def prototype_spread(
     encoder: Forward,

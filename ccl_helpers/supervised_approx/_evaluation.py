@@ -23,6 +23,7 @@ from ..checks import (
     Instance,
     Int,
     Optional,
+    Sized,
     check_int,
     check_positive,
     checked,
@@ -50,7 +51,7 @@ from ._bounds import (
     repelling_chain,
     repelling_terms,
 )
-from ._rules import LabelsOf, finite_images
+from ._rules import LabelsOf, augmented_views, finite_images
 
 FASHION_MNIST_CLASSES = (
     "T-shirt/top",
@@ -151,7 +152,7 @@ def downstream(
     images=finite_images(),
     labels=LabelsOf(("images", 0)),
     seed=Int(0),
-    n_transforms=Int(1),
+    n_transforms=Sized(Int(1), augmented_views(("n_transforms", "images", 0))),
 )
 def bias_by_member(
     model,
@@ -200,6 +201,13 @@ def bias_by_member(
     return pd.concat(frames).sort_index().rename_axis("member")
 
 
+BOUND_VIEWS = augmented_views(
+    ("n_transforms_attract", "images", 1), ("n_transforms_repel", "pool_images", 0)
+)
+"""The memory of the views of Theorems 4.4 (K + 1 per image) and 4.6 (K per pool
+image)."""
+
+
 @checked(
     images=finite_images(),
     labels=LabelsOf(("images", 0)),
@@ -207,8 +215,8 @@ def bias_by_member(
     pool_labels=LabelsOf(("pool_images", 0)),
     strategy=Choice(STRATEGIES),
     seed=Int(0),
-    n_transforms_attract=Int(2),
-    n_transforms_repel=Int(1),
+    n_transforms_attract=Sized(Int(2), BOUND_VIEWS),
+    n_transforms_repel=Sized(Int(1), BOUND_VIEWS),
 )
 def bound_evaluator(
     members: Sequence[int],
@@ -295,8 +303,8 @@ def bound_evaluator(
     pool_labels=LabelsOf(("pool_images", 0)),
     strategy=Choice(STRATEGIES),
     generator=Instance(torch.Generator),
-    n_transforms_attract=Int(2),
-    n_transforms_repel=Int(1),
+    n_transforms_attract=Sized(Int(2), BOUND_VIEWS),
+    n_transforms_repel=Sized(Int(1), BOUND_VIEWS),
 )
 def bound_terms(
     encoder: Forward,

@@ -10,6 +10,7 @@ import torch
 
 from ..checks import (
     BadValue,
+    Estimate,
     Labels,
     Rule,
     TensorOf,
@@ -22,6 +23,24 @@ def finite_images(min_ndim: int = 3, min_size: int = 0) -> TensorOf:
     """A floating tensor (n, C, H, W) (≥ ``min_ndim`` dimensions) with finite
     entries and n ≥ ``min_size``."""
     return TensorOf(min_ndim=min_ndim, floating=True, finite=True, min_size=min_size)
+
+
+def augmented_views(*views: tuple[str, str, int]) -> Estimate:
+    """The memory of a call's augmented views: for each (count, images, extra) of
+    ``views``, ``count + extra`` augmented copies of the argument ``images`` (n, C, H,
+    W), its bytes each."""
+
+    def views_bytes(arguments: dict) -> int:
+        return sum(
+            (arguments[count] + extra) * arguments[images].nbytes
+            for count, images, extra in views
+        )
+
+    return Estimate(
+        "supervised_approx's augmented views",
+        tuple(count for count, _, _ in views),
+        views_bytes,
+    )
 
 
 class LabelsOf(Labels):

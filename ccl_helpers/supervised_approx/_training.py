@@ -7,6 +7,7 @@ without a device synchronisation): a NaN propagates to the loss."""
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -15,12 +16,14 @@ import torch
 from torch import Tensor
 
 from ..checks import (
+    Estimate,
     Frame,
     Function,
     Instance,
     Int,
     Optional,
     PositiveOrScalarTensor,
+    Sized,
     TensorOf,
     check_batch,
     check_choice,
@@ -40,12 +43,31 @@ from ..train import Forward, StackedModel, train
 from ._rules import Code, check_code, finite_images
 
 
+def _views_bytes(arguments: dict) -> int:
+    """The bytes of one step of :func:`two_view_batches`: the random keys of every
+    stream's permutation (4 + 8 bytes per image) and the two views of every model
+    (batch_size images each, at most all of them)."""
+    images, n_models = arguments["images"], arguments["n_models"]
+    n_streams = arguments["n_streams"] or n_models
+    image = math.prod(images.shape[1:]) * images.element_size()
+    batch = min(arguments["batch_size"], images.shape[0])  # more: the body says why
+    return 12 * n_streams * images.shape[0] + 2 * n_models * batch * image
+
+
+VIEWS = Estimate(
+    "supervised_approx.two_view_batches's views",
+    ("n_models", "n_streams"),
+    _views_bytes,
+)
+"""The memory of one step of :func:`two_view_batches`."""
+
+
 @checked(
     images=finite_images(),
-    n_models=Int(1),
+    n_models=Sized(Int(1), VIEWS),
     batch_size=Int(2),
     generator=Instance(torch.Generator),
-    n_streams=Optional(Int(1)),
+    n_streams=Optional(Sized(Int(1), VIEWS)),
 )
 def two_view_batches(
     images: Tensor,

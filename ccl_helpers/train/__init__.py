@@ -28,6 +28,7 @@ from ._stacked import (
     member_norms,
 )
 from ._uses import (
+    STEP_GRID,
     TARGETS,
     Descent,
     gradient_descent,
@@ -43,6 +44,7 @@ Stages = _loop.Stages
 
 __all__ = [
     "OPTIMIZERS",
+    "STEP_GRID",
     "TARGETS",
     "Descent",
     "Evaluation",

@@ -18,8 +18,10 @@ from torch.func import functional_call, stack_module_state, vmap
 from ..checks import (
     BadValue,
     Device,
+    Estimate,
     Function,
     Int,
+    Sized,
     check_int,
     check_tensor,
     checked,
@@ -45,6 +47,37 @@ class _MemberIndex(Int):
         return [*super().bad_values(valid), BadValue("out of range", 10**9)]
 
 
+def member_bytes(make_module: Callable[[], nn.Module]) -> int | None:
+    """The bytes of one member's parameters and buffers: ``make_module()`` built on
+    the meta device (shapes and dtypes only: nothing is allocated, no random number is
+    drawn, the random state is kept); ``None`` for a module that cannot be built
+    there."""
+    try:
+        with torch.random.fork_rng(devices=[]), torch.device("meta"):
+            module = make_module()
+        tensors = [*module.parameters(), *module.buffers()]
+    except Exception:  # noqa: BLE001 - no estimate; the build itself says what fails
+        return None
+    return sum(tensor.numel() * tensor.element_size() for tensor in tensors)
+
+
+def _members_bytes(arguments: dict) -> int | None:
+    """The bytes of the stacked members: n_seeds (× n_configs) × one member's."""
+    one = member_bytes(arguments["make_module"])
+    if one is None:
+        return None
+    return arguments["n_seeds"] * arguments.get("n_configs", 1) * one
+
+
+MEMBERS = Estimate("train.StackedModel's members", ("n_seeds",), _members_bytes)
+"""The memory of a stacked model's members (built one by one: also its time)."""
+
+TILED_MEMBERS = Estimate(
+    "train.StackedModel.tiled's members", ("n_seeds", "n_configs"), _members_bytes
+)
+"""The memory of :meth:`StackedModel.tiled`'s ``n_configs × n_seeds`` members."""
+
+
 class StackedModel:
     """Independently initialised copies of one architecture, stacked (the members).
 
@@ -54,7 +87,7 @@ class StackedModel:
     (S, ...); ``seeds``: the seed of each member, the labels of the training history.
     """
 
-    @checked(make_module=Function(), n_seeds=Int(), device=Device())
+    @checked(make_module=Function(), n_seeds=Sized(Int(), MEMBERS), device=Device())
     def __init__(
         self,
         make_module: Callable[[], nn.Module],
@@ -98,7 +131,11 @@ class StackedModel:
         return model
 
     @classmethod
-    @checked(n_seeds=Int(), n_configs=Int())
+    @checked(
+        make_module=Function(),
+        n_seeds=Sized(Int(), TILED_MEMBERS),
+        n_configs=Sized(Int(), TILED_MEMBERS),
+    )
     def tiled(
         cls,
         make_module: Callable[[], nn.Module],

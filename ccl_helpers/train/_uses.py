@@ -18,10 +18,12 @@ from torch import Tensor
 from torch.utils._pytree import tree_leaves
 
 from ..checks import (
+    Estimate,
     Frame,
     Function,
     Instance,
     Int,
+    Sized,
     check_finite,
     check_int,
     check_steps,
@@ -160,7 +162,14 @@ def train(
     )
 
 
-@checked(n_steps=Int(), n_points=Int())
+STEP_GRID = Estimate(
+    "the recording grid", ("n_points",), lambda arguments: 64 * arguments["n_points"]
+)
+"""The memory of a grid of ``n_points`` steps: per point a float64 of the spacing and a
+Python int in a set (28 + 28 bytes)."""
+
+
+@checked(n_steps=Int(), n_points=Sized(Int(), STEP_GRID))
 def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
     """About ``n_points`` integer steps in [0, n_steps], log-spaced: 0, then the
     distinct roundings of geomspace(1, n_steps, n_points − 1); always contains 0, 1 and

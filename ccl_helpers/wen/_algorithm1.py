@@ -13,15 +13,17 @@ import torch
 from torch import Tensor, nn
 
 from ..checks import (
+    Estimate,
     Instance,
     Int,
     Positive,
+    Sized,
     Sizes,
     TensorOf,
     check_int,
     checked,
 )
-from ..models import DeepReLU
+from ..models import DEEP_RELU_PARAMETERS, DeepReLU
 from ..runtime import progress
 from ..train import (
     Evaluation,
@@ -33,6 +35,28 @@ from ..train import (
 )
 from ._loss import _exact_loss
 from ._negative_sets import NegativeCount, negative_sets, pairwise_logits
+
+
+def _encoders_bytes(in_features: int, width: int, n_layers: int, out_features: int):
+    """The bytes of :class:`TwoEncoders`'s parameters: two DeepReLU of depth L − 1."""
+    return 2 * DEEP_RELU_PARAMETERS.bytes_of(
+        dict(
+            in_features=in_features,
+            width=width,
+            depth=n_layers - 1,
+            out_features=out_features,
+        )
+    )
+
+
+TWO_ENCODERS = Estimate(
+    "wen.TwoEncoders's parameters",
+    ("in_features", "width", "n_layers", "out_features"),
+    lambda arguments: _encoders_bytes(
+        *(arguments[k] for k in ("in_features", "width", "n_layers", "out_features"))
+    ),
+)
+"""The memory of :class:`TwoEncoders`'s parameters."""
 
 
 class TwoEncoders(nn.Module):
@@ -50,7 +74,12 @@ class TwoEncoders(nn.Module):
     ``forward``: x (n, b) → (q, k), each (n, d).
     """
 
-    @checked(in_features=Int(1), width=Int(1), n_layers=Int(1), out_features=Int(1))
+    @checked(
+        in_features=Sized(Int(1), TWO_ENCODERS),
+        width=Sized(Int(1), TWO_ENCODERS),
+        n_layers=Sized(Int(1), TWO_ENCODERS),
+        out_features=Sized(Int(1), TWO_ENCODERS),
+    )
     def __init__(self, in_features: int, width: int, n_layers: int, out_features: int):
         super().__init__()
         self.n_layers, self.width, self.out_features = n_layers, width, out_features
@@ -249,14 +278,39 @@ def algorithm1(
     ).reset_index(drop=True)
 
 
+def _run_widths_bytes(arguments: dict) -> int | None:
+    """The bytes of :func:`run_widths`'s widest stacked model: n_seeds ×
+    :class:`TwoEncoders` (one width at a time)."""
+    widths = arguments["widths"]
+    if not isinstance(widths, Sequence) or not widths:
+        return None
+    return arguments["n_seeds"] * max(
+        _encoders_bytes(
+            arguments["x"].shape[1],
+            width,
+            arguments["n_layers"],
+            arguments["out_features"],
+        )
+        for width in widths
+    )
+
+
+WIDTH_RUNS = Estimate(
+    "wen.run_widths's stacked models",
+    ("widths", "n_layers", "out_features", "n_seeds"),
+    _run_widths_bytes,
+)
+"""The memory of :func:`run_widths`'s widest stacked model."""
+
+
 @checked(
     x=TensorOf(ndim=2, floating=True, finite=True),
-    widths=Sizes(1),
-    n_layers=Int(1),
-    out_features=Int(1),
+    widths=Sized(Sizes(1), WIDTH_RUNS),
+    n_layers=Sized(Int(1), WIDTH_RUNS),
+    out_features=Sized(Int(1), WIDTH_RUNS),
     n_negatives=NegativeCount(of="x"),
     n_steps=Int(1),
-    n_seeds=Int(1),
+    n_seeds=Sized(Int(1), WIDTH_RUNS),
     step_scale=Positive(),
     seed=Int(0),
 )

@@ -21,6 +21,7 @@ EXCLUDED = {
     "CCL_DEVICE, given a parsed device: every declared device argument tries a device "
     "this machine lacks, and the environment's table CCL_DEVICE's",
     "distributed.cleanup": "no argument",
+    "checks.memory_limit": "no argument (a bad CCL_MEMORY_LIMIT: tests/test_checks.py)",
     "distributed.is_distributed": "no argument",
     "distributed.rank": "no argument",
     "distributed.world_size": "no argument",
@@ -154,6 +155,9 @@ EXCLUDED |= dict.fromkeys(
         "checks.Frame",
         "checks.Labels",
         "checks.OpenUnit",
+        "checks.Sized",
+        "checks.Estimate",
+        "checks.estimated_bytes",
     ),
     "a rule and its declaration: written beside the code, not called by a user; each "
     "rule's bad values are checked against the rule (test_declared_rules_name_their_"
