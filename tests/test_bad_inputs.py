@@ -567,7 +567,8 @@ def test_method_indices_fail_clearly(monkeypatch):
         method, kwargs, out_of_range = baseline()
         monkeypatch.setitem(PUBLIC, name, method)
         monkeypatch.setitem(BASELINES, name, lambda kwargs=kwargs: (kwargs, ()))
-        counts, found = outcomes_of(name)
+        counts, found, _ = outcomes_of(name)
+        counts.pop("huge sizes", None)  # a label of some cases, not an outcome
         totals += counts
         problems += [f"{name}: {problem}" for problem in found]
         for arg, _, value in out_of_range:

@@ -503,7 +503,7 @@ def test_loss_curve_matches_info_nce_on_the_same_draws(monkeypatch):
         torch.testing.assert_close(
             se[:, n - 1], per_draw.std(-1) / math.sqrt(200), rtol=1e-9, atol=1e-12
         )
-    monkeypatch.setattr(metrics, "CHUNK_ELEMENTS", 64)  # many chunks
+    monkeypatch.setattr(metrics._unsupervised, "CHUNK_ELEMENTS", 64)  # many chunks
     chunked = metrics.unsupervised_loss_curve(features, samples)
     torch.testing.assert_close(chunked[0], estimate)
     torch.testing.assert_close(chunked[1], se)
