@@ -783,6 +783,9 @@ def test_alignment_drive_is_the_rate_of_the_log_ratio_and_is_capped():
 
 def test_symbolic_norm_identity():
     assert mm.symbolic_norm_identity(2, 3, 2, 1) == 0
+    for sizes in ((2**50, 3), (2, 2**50)):
+        with pytest.raises(ValueError, match="width=.*input_dim=.*monomials"):
+            mm.symbolic_norm_identity(*sizes, 2, 1)
 
 
 def test_symbolic_negative_expectations():
