@@ -97,8 +97,8 @@ def all_tasks(
     ):
         raise ValueError(
             f"n_classes={n_classes}, task_size={task_size}: the C({n_classes}, "
-            f"{task_size}) tasks exceed {MAX_TASKS}: too many to average exactly; use a "
-            "smaller n_classes or task_size"
+            f"{task_size}) tasks exceed {MAX_TASKS}: too many to average exactly; "
+            "use a smaller n_classes or task_size"
         )
     return torch.tensor(
         list(itertools.combinations(range(n_classes), task_size)), device=device
