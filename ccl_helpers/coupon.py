@@ -353,6 +353,10 @@ def collection_time_variance(n_classes: int) -> float:
     return math.fsum((n_classes * (n_classes - k) / k**2).tolist())
 
 
+_MAX_EXACT_CLASSES = 10**4
+"""The most classes :func:`collection_time_moments_exact` sums exactly."""
+
+
 @checked(n_classes=Int(2))
 def collection_time_moments_exact(n_classes: int) -> tuple[Fraction, Fraction]:
     r"""(E T, Var T) as exact rationals, from T = Σ_i G_i with independent geometric
@@ -366,6 +370,13 @@ def collection_time_moments_exact(n_classes: int) -> tuple[Fraction, Fraction]:
     Returns: (mean, variance), two :class:`fractions.Fraction`, e.g. (7381/252,
         …) for N_C = 10.
     """
+    if n_classes > _MAX_EXACT_CLASSES:
+        raise ValueError(
+            f"n_classes={n_classes} would sum {n_classes:,} rationals whose "
+            "denominators grow as lcm(1 … N_C): a time that grows as N_C² (about 0.5 s "
+            f"at 10⁴); use n_classes ≤ {_MAX_EXACT_CLASSES:,}, or the floats of "
+            "collection_time_mean and collection_time_variance"
+        )
     success = [Fraction(n_classes - i + 1, n_classes) for i in range(1, n_classes + 1)]
     mean = sum((1 / p for p in success), Fraction(0))
     variance = sum(((1 - p) / p**2 for p in success), Fraction(0))

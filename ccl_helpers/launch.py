@@ -127,10 +127,16 @@ def check_options(options: argparse.Namespace, world_size: int) -> None:
     """Raise ``ValueError`` naming the option unless every option is in range for
     ``world_size`` processes."""
     checks.check_int("--steps", options.steps)
+    if options.batch_size >= 2 and world_size > options.batch_size:
+        raise ValueError(
+            f"world_size, the number of processes, must be ≤ --batch-size (the global "
+            f"batch, {options.batch_size}): one example per process at least, got "
+            f"{world_size}"
+        )
     if options.batch_size < 2 or options.batch_size % world_size:
         raise ValueError(
             "--batch-size (the global batch) must be ≥ 2 and a multiple "
-            "of the number of "
+            "of world_size, the number of "
             f"processes ({world_size}), got {options.batch_size}"
         )
     for name in ("temperature", "lr"):

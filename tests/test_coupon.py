@@ -363,6 +363,8 @@ def test_exact_moments_known_values_and_bad_input():
     for bad in (1, 0, 2.5, True):
         with pytest.raises(ValueError, match="n_classes"):
             coupon.collection_time_moments_exact(bad)
+    with pytest.raises(ValueError, match="n_classes=1125899906842624 would sum"):
+        coupon.collection_time_moments_exact(2**50)
 
 
 def test_collection_time_pmf_from_p_cc_differences():

@@ -1312,6 +1312,8 @@ def test_tuple_loss_does_not_overflow_on_large_features():
         (torch.zeros(1, 4, 3), torch.tensor([0, 0, 0, 0]), 1, "two classes"),
         (torch.zeros(1, 4, 3), torch.tensor([0, 0, 1, 1]), 0, "n_negatives"),
         (torch.zeros(1, 3, 3), torch.tensor([0, 0, 1, 1]), 1, "labels"),
+        (torch.zeros(1, 4, 3), torch.tensor([0, 0, 1, 1]), 2**50, "n_negatives=1125"),
+        (torch.zeros(1, 6, 3), torch.tensor([0, 1, 2] * 2), 2**50, "n_negatives=1125"),
     ],
 )
 def test_tuple_mean_classifier_loss_bad_inputs_raise(features, labels, k, match):
@@ -1351,3 +1353,9 @@ def test_batch_estimates_are_the_bytes_of_a_batch(monkeypatch):
     index = y.numel() * 8  # the drawn indices (int64)
     expected = x.nbytes + y.nbytes + index
     assert estimated_bytes(curl.labelled_batches, *args) == expected
+
+
+def test_negative_counts_into_one_class_is_one_row():
+    # k negatives in one class: the single count vector (k), for any k
+    assert curl.negative_counts(5, 1).tolist() == [[5.0]]
+    assert curl.negative_counts(2**50, 1).tolist() == [[float(2**50)]]

@@ -146,8 +146,11 @@ def test_defaults_follow_the_scale(monkeypatch):
         (
             ["--batch-size", "7"],
             2,
-            r"--batch-size .* multiple of the number of processes \(2\), got 7",
+            r"--batch-size .* multiple of world_size, the number of processes \(2\), "
+            "got 7",
         ),
+        (["--batch-size", "8"], 2**50, "world_size, .* got 1125899906842624"),
+        (["--batch-size", "8"], 9, "world_size, .* ≤ --batch-size .* got 9"),
         (["--batch-size", "1"], 1, "--batch-size"),
         (["--steps", "0"], 1, "--steps"),
         (["--temperature", "0"], 1, "--temperature"),

@@ -937,3 +937,9 @@ def test_monte_carlo_draws_estimate(monkeypatch):
     assert estimated_bytes(metrics.draw_unsupervised_samples, labels, 4, 9) == 3 * drawn
     with pytest.raises(ValueError, match="n_negatives=4, n_samples=10000000000"):
         metrics.draw_unsupervised_samples(labels, 4, 10**10)
+
+
+@pytest.mark.parametrize("task_size", [2, 2**49])
+def test_all_tasks_too_many_name_n_classes(task_size):
+    with pytest.raises(ValueError, match="n_classes=1125899906842624, task_size="):
+        metrics.all_tasks(2**50, task_size)

@@ -783,6 +783,9 @@ def test_alignment_drive_is_the_rate_of_the_log_ratio_and_is_capped():
 
 def test_symbolic_norm_identity():
     assert mm.symbolic_norm_identity(2, 3, 2, 1) == 0
+    for sizes in ((2**50, 3), (2, 2**50)):
+        with pytest.raises(ValueError, match="width=.*input_dim=.*monomials"):
+            mm.symbolic_norm_identity(*sizes, 2, 1)
 
 
 def test_symbolic_negative_expectations():
@@ -927,3 +930,15 @@ def test_ode_matrices_estimate(monkeypatch):
     assert checks.estimated_bytes(mm.ode_matrices, a, rho, noise, 3) == expected
     with pytest.raises(ValueError, match="noise_dim=1000000"):
         mm.ode_matrices(a, rho, noise, 10**6)
+
+
+def test_stage_one_gap_estimate_and_huge_steps(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    sigmas = torch.tensor([[2.0, 1.0]] * 3)
+    state = mm.integrate_ode(sigmas, 0.3, 2, [(0.5, 4)])
+    recorded = sum(x.nbytes for x in (state.a, state.rho, state.noise, state.norm2))
+    # two integrations, each: the records, the solver's copy, the states; the steps
+    estimate = checks.estimated_bytes(mm.stage_one_gap, sigmas, 0.3, 2, 0.5, 4)
+    assert estimate == 2 * 3 * recorded + state.steps.nbytes
+    with pytest.raises(ValueError, match="steps=1000000000000"):
+        mm.stage_one_gap(sigmas, 0.3, 2, 0.5, 10**12)

@@ -1010,6 +1010,10 @@ def test_design_runs_adds_map_cells_not_run_by_an_arm():
         sa.design_runs({"bad": {"pool": "a"}}, 2)
     with pytest.raises(ValueError, match="n_seeds"):
         sa.design_runs(arms, 0)
+    with pytest.raises(ValueError, match="n_seeds=1125899906842624, map_seeds=1 would"):
+        sa.design_runs(arms, 2**50, cells)
+    with pytest.raises(ValueError, match="n_seeds=3, map_seeds=1125899906842624 would"):
+        sa.design_runs(arms, 3, cells, map_seeds=2**50)
 
 
 def _claim_results():

@@ -81,6 +81,8 @@ def negative_counts(n_negatives: int, n_classes: int) -> Tensor:
     counts (V, n_classes), V = C(k + n_classes − 1, n_classes − 1) (stars and bars),
     float64."""
     k = n_negatives
+    if n_classes == 1:  # one row; no pool of k positions to choose none from
+        return torch.tensor([[k]], dtype=torch.float64)
     rows = []
     for bars in itertools.combinations(range(k + n_classes - 1), n_classes - 1):
         edges = (-1, *bars, k + n_classes - 1)
@@ -128,6 +130,12 @@ def tuple_mean_classifier_loss(
     terms = torch.where(counts > 0, counts * log_q[:, None, :], 0.0)
     probability = torch.exp(log_multinomial + terms.sum(-1))  # (N_C, V) given c⁺
     no_hit = rho * (1 - rho) ** k  # P(c⁺ = c, I = ∅)
+    if not no_hit.sum() > 0:
+        raise ValueError(
+            f"n_negatives={k} is too many for these labels: P(I = ∅) = "
+            "Σ_c ρ(c)(1 − ρ(c))^k underflows to 0 in float64, the loss given I = ∅ "
+            "is undefined"
+        )
     weight = (no_hit / no_hit.sum() / torch.bincount(labels, minlength=n_classes))[
         labels
     ]  # (n,): x ~ D_{c⁺}, c⁺ given I = ∅

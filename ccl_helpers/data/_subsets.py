@@ -86,7 +86,11 @@ def long_tailed_counts(n_classes: int, largest: int, smallest: int) -> Tensor:
     """Exponentially decaying class sizes (n_classes,): n_c = round(largest ·
     (smallest/largest)^{c/(n_classes−1)}), c = 0..n_classes−1 (the profile of
     ImageNet-LT, from ``largest`` down to ``smallest``)."""
-    check_int("largest", largest, smallest)
+    check_int("largest", largest, 1)
+    if largest < smallest:
+        raise ValueError(
+            f"smallest must be ≤ largest, got smallest={smallest} > largest={largest}"
+        )
     c = torch.arange(n_classes, dtype=torch.float64)
     return (largest * (smallest / largest) ** (c / (n_classes - 1))).round().long()
 

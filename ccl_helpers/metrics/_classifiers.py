@@ -90,10 +90,15 @@ def all_tasks(
     """Every set of ``task_size`` distinct classes out of ``n_classes``, in
     lexicographic order → (T, m)."""
     task_size = check_int("task_size", task_size, 2, n_classes)
-    if math.comb(n_classes, task_size) > MAX_TASKS:
+    # C(N, m) ≥ C(2j, j) > MAX_TASKS for j = min(m, N − m) > 32: not counted
+    if (
+        min(task_size, n_classes - task_size) > 32
+        or math.comb(n_classes, task_size) > MAX_TASKS
+    ):
         raise ValueError(
-            f"C({n_classes}, {task_size}) tasks exceed {MAX_TASKS}: too "
-            "many to average exactly"
+            f"n_classes={n_classes}, task_size={task_size}: the C({n_classes}, "
+            f"{task_size}) tasks exceed {MAX_TASKS}: too many to average exactly; "
+            "use a smaller n_classes or task_size"
         )
     return torch.tensor(
         list(itertools.combinations(range(n_classes), task_size)), device=device

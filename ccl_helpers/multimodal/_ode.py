@@ -269,7 +269,20 @@ def _integrate_ode(
     )
 
 
-@checked(**ODE_DATA, beta=REAL, steps=Int(1), lr=REAL, tau=REAL)
+def _gap_bytes(arguments: dict) -> int:
+    """The bytes of :func:`stage_one_gap`: for each of its two integrations of B σ rows
+    of r entries, the ``steps + 1`` recorded states of 2Br + 2B float64 entries, three
+    times (the records, the solver's copy, the states ρ, a, e, N² taken from them),
+    and the steps recorded (int64)."""
+    rows, r = _sigma_rows(arguments["sigmas"]).shape
+    return (2 * 3 * (2 * rows * r + 2 * rows) + 1) * (arguments["steps"] + 1) * 8
+
+
+GAP = Estimate("multimodal.stage_one_gap's recorded states", ("steps",), _gap_bytes)
+"""The memory of :func:`stage_one_gap`."""
+
+
+@checked(**ODE_DATA, beta=REAL, steps=Sized(Int(1), GAP), lr=REAL, tau=REAL)
 def stage_one_gap(
     sigmas: Tensor | Sequence,
     noise_std: float,

@@ -11,6 +11,9 @@ import sympy as sp
 
 from ..checks import Int, checked
 
+_MAX_MONOMIALS = 10**5
+"""The most monomials :func:`symbolic_norm_identity` expands (a few seconds)."""
+
 
 @checked(width=Int(1), input_dim=Int(1), latent_dim=Int(1), noise_dim=Int(1))
 def symbolic_norm_identity(
@@ -23,6 +26,14 @@ def symbolic_norm_identity(
         raise ValueError(
             "latent_dim + noise_dim must be ≤ 6 (2^(r+d_ξ) terms), got "
             f"{latent_dim + noise_dim}"
+        )
+    signs = latent_dim + noise_dim
+    monomials = 2**signs * width * (input_dim * signs) ** 2
+    if monomials > _MAX_MONOMIALS:
+        raise ValueError(
+            f"width={width}, input_dim={input_dim} would expand "
+            f"2^(r+d_ξ) m (d(r+d_ξ))² = {monomials:,} monomials, whose time grows "
+            f"with them: at most {_MAX_MONOMIALS:,}; use a smaller width or input_dim"
         )
     W = sp.Matrix(width, input_dim, lambda i, j: sp.Symbol(f"w_{i}{j}"))
     M = sp.Matrix(input_dim, latent_dim, lambda i, j: sp.Symbol(f"m_{i}{j}"))

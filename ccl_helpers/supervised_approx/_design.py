@@ -234,6 +234,10 @@ _CHOICES = {"strategy": STRATEGIES, "loss": MEMBER_LOSSES, "similarity": SIMILAR
 """The columns of a run that name one of a few kinds, and the kinds."""
 
 
+_MAX_RUNS = 10**6
+"""The most runs :func:`design_runs` lists (about a second to build the table)."""
+
+
 @checked(n_seeds=Int(1), map_seeds=Int(1))
 def design_runs(
     arms: Mapping[str, Mapping],
@@ -262,6 +266,14 @@ def design_runs(
             check_choice(f"{where}[{column!r}]", arm[column], kinds)
         for column in ("alpha", "lam"):
             check_positive(f"{where}[{column!r}]", arm[column])
+    n_runs = len(arms) * n_seeds + len(cells) * map_seeds
+    if n_runs > _MAX_RUNS:
+        raise ValueError(
+            f"n_seeds={n_seeds}, map_seeds={map_seeds} would list up to {n_runs:,} "
+            f"runs ({len(arms)} arm(s) × n_seeds + {len(cells)} cell(s) × "
+            f"map_seeds), one row and one stacked member each: at most "
+            f"{_MAX_RUNS:,}; use a smaller n_seeds or map_seeds"
+        )
     rows = [
         {"arm": name, **arm, "seed": seed}
         for name, arm in arms.items()
