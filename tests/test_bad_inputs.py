@@ -55,7 +55,7 @@ for _info in pkgutil.iter_modules(bad_inputs.__path__):
     if _info.name not in SHARED:
         BASELINES |= importlib.import_module(f"bad_inputs.{_info.name}").BASELINES
 
-FLOOR = {"callables": 306, "cases": 3227, "huge sizes": 88}
+FLOOR = {"callables": 306, "cases": 3245, "huge sizes": 89}
 """The coverage the test must keep. Before the rules were declared: 307 callables, 2,227
 cases. Since: the timing of the exact expectation is a benchmark (its bad inputs in
 tests/test_benchmarks.py), the three model-stacking functions are StackedModel's
