@@ -50,7 +50,7 @@ def is_available(device: torch.device | None) -> bool:
 
 
 def check_available(name: str, device: torch.device | None, given=None) -> torch.device:
-    """``device`` if this machine has it (:func:`is_available`); else ValueError naming
+    """``device`` if this machine has it (``is_available``); else ValueError naming
     ``name`` and the devices available (``given``: the value as the user wrote it;
     ``device`` None where it names no device)."""
     if not is_available(device):

@@ -333,7 +333,7 @@ class FloatingDtype(Rule):
 
 class Device(Rule):
     """A ``torch.device`` or a device string (:func:`check_device`) naming a device
-    this machine has (:func:`~ccl_helpers.checks._devices.check_available`: else the
+    this machine has (:func:`~ccl_helpers.checks.check_available`: else the
     message lists the devices available); passed on as a ``torch.device``."""
 
     converts = True
@@ -446,7 +446,7 @@ class Sized(Rule):
     call's :class:`~ccl_helpers.checks.Estimate` ``estimate`` (declared once, shared by
     the arguments it reads) is checked against the memory limit after every argument's
     own rule, before the body runs (:func:`~ccl_helpers.checks.checked`). Its bad values
-    are ``rule``'s and a "huge size" (:func:`huge`, or ``make_huge(valid)``), whose
+    are ``rule``'s and a "huge size" (``huge``, or ``make_huge(valid)``), whose
     message must name the estimate's arguments."""
 
     def __init__(self, rule: Rule, estimate: Estimate, make_huge=huge):
