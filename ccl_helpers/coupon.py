@@ -31,11 +31,13 @@ import torch
 from torch import Tensor
 
 from .checks import (
+    Duration,
     Estimate,
     Int,
     Optional,
     Sized,
     check_device,
+    check_planned,
     check_probabilities,
     check_tensor,
     checked,
@@ -46,9 +48,9 @@ MAX_DP_NEGATIVES = 1024
 (cancellation-free) dynamic programme; beyond it, inclusion–exclusion over subsets with
 a rounding-error bound."""
 
-MAX_SUBSET_CLASSES = 20
-"""Most classes whose 2^N_C subsets inclusion–exclusion enumerates (N >
-:data:`MAX_DP_NEGATIVES`)."""
+_SUBSET_TENSORS = 6
+"""The float64 tensors of 2^|A| entries that inclusion–exclusion over the subsets of
+the required classes A holds at once (N > :data:`MAX_DP_NEGATIVES`)."""
 
 MAX_EXACT_BITS = 2**20
 """Uniform ρ: the closed form is summed in exact integer arithmetic while N·log₂ N_C ≤
@@ -204,11 +206,12 @@ def _cover_probability(n: int, rho: Tensor, required: Tensor) -> float:
         return 0.0
     if n <= MAX_DP_NEGATIVES:
         return _cover_dynamic_programme(n, rho, required)
-    if a > MAX_SUBSET_CLASSES:
-        raise ValueError(
-            f"n_negatives={n} > {MAX_DP_NEGATIVES} with {a} > {MAX_SUBSET_CLASSES} "
-            f"non-uniform classes to cover: beyond what p_cc computes exactly"
-        )
+    check_planned(
+        "inclusion–exclusion over the subsets of the classes to cover",
+        f"n_negatives={n:,} (> {MAX_DP_NEGATIVES}) with {a} classes to cover",
+        _SUBSET_TENSORS * 8 * 2**a,
+        ("n_negatives", "number of classes"),
+    )
     return _cover_inclusion_exclusion(n, rho, required)
 
 
@@ -353,11 +356,23 @@ def collection_time_variance(n_classes: int) -> float:
     return math.fsum((n_classes * (n_classes - k) / k**2).tolist())
 
 
-_MAX_EXACT_CLASSES = 10**4
-"""The most classes :func:`collection_time_moments_exact` sums exactly."""
+def _exact_sum_seconds(arguments: dict) -> float:
+    """A lower bound on the time of :func:`collection_time_moments_exact`: N_C rationals
+    whose denominators grow as lcm(1 … N_C), about N_C bits, so each addition costs
+    time ∝ N_C: 1e-10 s × N_C² (0.01 s at N_C = 10⁴, where it takes 0.2–0.5 s on a
+    laptop's core)."""
+    return 1e-10 * arguments["n_classes"] ** 2
 
 
-@checked(n_classes=Int(2))
+EXACT_SUM = Duration(
+    "coupon.collection_time_moments_exact's sum of rationals",
+    ("n_classes",),
+    _exact_sum_seconds,
+)
+"""The time of :func:`collection_time_moments_exact` (quadratic in N_C)."""
+
+
+@checked(n_classes=Sized(Int(2), EXACT_SUM))
 def collection_time_moments_exact(n_classes: int) -> tuple[Fraction, Fraction]:
     r"""(E T, Var T) as exact rationals, from T = Σ_i G_i with independent geometric
     waits G_i of success probability p_i = (N_C − i + 1)/N_C: E T = Σ_i 1/p_i,
@@ -370,13 +385,6 @@ def collection_time_moments_exact(n_classes: int) -> tuple[Fraction, Fraction]:
     Returns: (mean, variance), two :class:`fractions.Fraction`, e.g. (7381/252,
         …) for N_C = 10.
     """
-    if n_classes > _MAX_EXACT_CLASSES:
-        raise ValueError(
-            f"n_classes={n_classes} would sum {n_classes:,} rationals whose "
-            "denominators grow as lcm(1 … N_C): a time that grows as N_C² (about 0.5 s "
-            f"at 10⁴); use n_classes ≤ {_MAX_EXACT_CLASSES:,}, or the floats of "
-            "collection_time_mean and collection_time_variance"
-        )
     success = [Fraction(n_classes - i + 1, n_classes) for i in range(1, n_classes + 1)]
     mean = sum((1 / p for p in success), Fraction(0))
     variance = sum(((1 - p) / p**2 for p in success), Fraction(0))

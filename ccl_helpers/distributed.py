@@ -65,10 +65,10 @@ from .checks import (
     Device,
     Function,
     Instance,
-    Int,
     Optional,
     Positive,
     Rule,
+    Steps,
     TensorOf,
     check_int,
     check_same_shape,
@@ -512,7 +512,7 @@ def _ddp_backward(
 @checked(
     model=Instance(nn.Module),
     sample_views=Function(),
-    n_steps=Int(),
+    n_steps=Steps(),
     temperature=Positive(),
     lr=Positive(),
 )

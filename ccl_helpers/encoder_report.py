@@ -34,6 +34,7 @@ from torch import Tensor
 from . import coupon, curl, metrics, multineg, plotting, supervised_approx
 from .checks import (
     Choice,
+    Estimate,
     Function,
     Int,
     Positive,
@@ -168,6 +169,21 @@ def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
     return features
 
 
+def _views_bytes(arguments: dict) -> int:
+    """The bytes of the augmented views of Theorems 4.4 (K + 1 per image) and 4.6 (K
+    per image), as :func:`ccl_helpers.supervised_approx.bound_terms` draws them."""
+    views = arguments["n_transforms_attract"] + 1 + arguments["n_transforms_repel"]
+    return views * arguments["images"].nbytes
+
+
+REPORT_VIEWS = Estimate(
+    "encoder_report.report's augmented views",
+    ("n_transforms_attract", "n_transforms_repel"),
+    _views_bytes,
+)
+"""The memory of :func:`report`'s augmented views, checked before the encoder runs."""
+
+
 @checked(
     encoder=Function(),
     images=TensorOf(ndim=4, floating=True),
@@ -175,8 +191,8 @@ def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
     strategy=Choice(STRATEGIES),
     alpha=Positive(convert=True),
     n_samples=Sized(Int(2), metrics.DRAWS),
-    n_transforms_attract=Int(2),
-    n_transforms_repel=Int(1),
+    n_transforms_attract=Sized(Int(2), REPORT_VIEWS),
+    n_transforms_repel=Sized(Int(1), REPORT_VIEWS),
     seed=Int(0),
 )
 def report(

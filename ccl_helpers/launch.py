@@ -126,7 +126,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 def check_options(options: argparse.Namespace, world_size: int) -> None:
     """Raise ``ValueError`` naming the option unless every option is in range for
     ``world_size`` processes."""
-    checks.check_int("--steps", options.steps)
+    checks.Steps().check("--steps", options.steps, {})
     if options.batch_size >= 2 and world_size > options.batch_size:
         raise ValueError(
             f"world_size, the number of processes, must be ≤ --batch-size (the global "

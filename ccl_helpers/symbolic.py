@@ -54,13 +54,16 @@ import torch
 from torch import Tensor
 
 from .checks import (
+    SECONDS_PER_SYMBOLIC_TERM,
     BadValue,
     Device,
+    Duration,
     Estimate,
     Int,
     Optional,
     Positive,
     Sized,
+    Steps,
     TensorOf,
     check_positive,
     checked,
@@ -188,7 +191,19 @@ def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
 # ---------------------------------------------------------------- Lemma 3, symbolic
 
 
-@checked(dim=Int(1, 3))
+def _triplet_hessian_seconds(arguments: dict) -> float:
+    """A lower bound on the time of the symbolic Hessians built on
+    :func:`triplet_symbols`: (3d)² second derivatives of an expression of 3d symbols."""
+    return SECONDS_PER_SYMBOLIC_TERM * (3 * arguments["dim"]) ** 3
+
+
+TRIPLET_HESSIAN = Duration(
+    "symbolic's triplet Hessian", ("dim",), _triplet_hessian_seconds
+)
+"""The time of a symbolic Hessian over the 3d symbols of :func:`triplet_symbols`."""
+
+
+@checked(dim=Sized(Int(1), TRIPLET_HESSIAN))
 def triplet_symbols(dim: int = 1) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
     """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
     return _triplet_symbols(dim)
@@ -452,7 +467,7 @@ STARTS = Estimate(
     radius=_Radius(),
     dim=Sized(Int(1), STARTS),
     n_starts=Sized(Int(1), STARTS),
-    n_steps=Int(0),
+    n_steps=Steps(0),
     seed=Int(0),
     device=Optional(Device()),
 )
@@ -618,7 +633,17 @@ def smoothness_table(
 # + Σ exp)
 
 
-@checked(k=Int(1, 4))
+def _lse_hessian_seconds(arguments: dict) -> float:
+    """A lower bound on the time of the symbolic Hessians built on
+    :func:`lse_symbols`: k² second derivatives of an expression of k exponentials."""
+    return SECONDS_PER_SYMBOLIC_TERM * arguments["k"] ** 3
+
+
+LSE_HESSIAN = Duration("symbolic's log-sum-exp Hessian", ("k",), _lse_hessian_seconds)
+"""The time of a symbolic Hessian over the k symbols of :func:`lse_symbols`."""
+
+
+@checked(k=Sized(Int(1), LSE_HESSIAN))
 def lse_symbols(k: int = 2) -> tuple[sp.Symbol, ...]:
     """Real symbols u_1 … u_k."""
     return _lse_symbols(k)

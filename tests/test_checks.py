@@ -505,3 +505,75 @@ def test_sized_rules_add_a_huge_size_naming_the_estimates_arguments():
     assert checks.Optional(rule).estimate is PAIR_BYTES
     rows = checks.Sized(checks.TensorOf(), PAIR_BYTES).bad_values(torch.ones(2, 3))
     assert rows[-1].value.shape == (2**20, 3) and rows[-1].value.stride(0) == 0
+
+
+# --------------------------------------------------------------- sizes: the time limit
+
+
+def test_time_limit_default_and_environment(monkeypatch):
+    monkeypatch.delenv("CCL_TIME_LIMIT", raising=False)
+    assert checks.time_limit() == 24 * 3600
+    for text, limit in [
+        ("90", 90),
+        ("90s", 90),
+        ("30min", 1800),
+        ("12 h", 43200),
+        ("7d", 7 * 86400),
+        ("inf", math.inf),
+    ]:
+        monkeypatch.setenv("CCL_TIME_LIMIT", text)
+        assert checks.time_limit() == limit
+    for text in ("soon", "-1h", "0", "3 fortnights", "1GB"):
+        monkeypatch.setenv("CCL_TIME_LIMIT", text)
+        with pytest.raises(ValueError, match="CCL_TIME_LIMIT"):
+            checks.time_limit()
+
+
+@pytest.mark.parametrize(
+    "seconds, shown",
+    [(45, "45 s"), (150, "2.5 min"), (86400, "24 h"), (3 * 86400, "3 days")],
+)
+def test_format_seconds(seconds, shown):
+    assert checks._limits.format_seconds(seconds) == shown
+
+
+PAIR_TIME = checks.Duration(
+    "pair's scan", ("n",), lambda a: a["n"] ** 2 * checks.SECONDS_PER_STEP
+)
+
+
+@checks.checked(n=checks.Sized(checks.Int(), PAIR_TIME), n_steps=checks.Steps())
+def _scan(n, n_steps=10):
+    return n * n_steps
+
+
+def test_durations_and_steps_are_checked_on_the_time_limit(monkeypatch):
+    monkeypatch.delenv("CCL_TIME_LIMIT", raising=False)
+    assert _scan(1000, n_steps=10**6) == 10**9
+    assert checks.estimated_bytes(_scan, 1000) == 0  # a duration counts no bytes
+    with pytest.raises(ValueError) as error:
+        _scan(10**6)  # 10¹² pairs at 1 µs: 11.6 days
+    message = str(error.value)
+    for part in ("pair's scan", "n=1000000", "11.6 days", "24 h", "CCL_TIME_LIMIT"):
+        assert part in message
+    with pytest.raises(
+        ValueError, match=r"n_steps=100,000,000,000 would run for at least 27.8 h"
+    ):
+        _scan(3, n_steps=10**11)
+    monkeypatch.setenv("CCL_TIME_LIMIT", "2d")
+    assert _scan(3, n_steps=10**11) == 3 * 10**11
+    monkeypatch.setenv("CCL_TIME_LIMIT", "1s")
+    with pytest.raises(ValueError, match="above the time limit of 1 s"):
+        _scan(3, n_steps=2 * 10**6)
+    steps = checks.declarations(_scan)["n_steps"]
+    assert checks.BadValue("huge size", checks.HUGE) in steps.bad_values(10)
+
+
+def test_check_planned_names_the_sizes_and_the_variable(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    checks.check_planned("a table", "n=3", 24, ("n",))
+    with pytest.raises(ValueError) as error:
+        checks.check_planned("a table", "n=2**50", 2**53, ("n",))
+    message = str(error.value)
+    for part in ("a table: n=2**50 would allocate 9.01 PB", "use a smaller n", "1TB"):
+        assert part in message

@@ -167,11 +167,15 @@ def test_p_cc_uniform_float_path_for_huge_n():
 
 def test_p_cc_raises_beyond_what_it_computes_exactly():
     rho = torch.linspace(1, 2, 21, dtype=torch.float64)
-    with pytest.raises(ValueError, match="n_negatives"):
-        coupon.p_cc(2000, rho / rho.sum())  # 21 non-uniform classes, N > 1024
-    assert (
-        0 < coupon.p_cc(1000, rho / rho.sum()) <= 1
-    )  # within the dynamic programme's range
+    rho = rho / rho.sum()
+    # N > 1024: inclusion–exclusion over the 2²¹ subsets, against the dynamic programme
+    required = torch.ones(21, dtype=torch.bool)
+    dynamic = coupon._cover_dynamic_programme(2000, rho, required)
+    assert coupon.p_cc(2000, rho) == pytest.approx(dynamic, rel=1e-9)
+    wide = torch.linspace(1, 2, 40, dtype=torch.float64)  # 2⁴⁰ subsets: 53 TB
+    with pytest.raises(ValueError, match="n_negatives=2,000 .* CCL_MEMORY_LIMIT"):
+        coupon.p_cc(2000, wide / wide.sum())
+    assert 0 < coupon.p_cc(1000, rho) <= 1  # within the dynamic programme's range
     tiny = torch.tensor([1e-12, 0.5, 0.5 - 1e-12], dtype=torch.float64)
     with pytest.raises(ValueError, match="n_negatives"):
         coupon.p_cc(3000, tiny)  # p ≈ 3e-9: inclusion–exclusion would cancel
@@ -363,7 +367,7 @@ def test_exact_moments_known_values_and_bad_input():
     for bad in (1, 0, 2.5, True):
         with pytest.raises(ValueError, match="n_classes"):
             coupon.collection_time_moments_exact(bad)
-    with pytest.raises(ValueError, match="n_classes=1125899906842624 would sum"):
+    with pytest.raises(ValueError, match="n_classes=1125899906842624 would run for"):
         coupon.collection_time_moments_exact(2**50)
 
 

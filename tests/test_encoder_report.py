@@ -237,7 +237,7 @@ def test_readable_writes_estimates_with_their_errors():
     assert (text["bounds"] == found["bounds"]).all()
 
 
-def test_the_monte_carlo_draws_are_estimated_before_anything_runs(monkeypatch):
+def test_the_draws_and_views_are_estimated_before_anything_runs(monkeypatch):
     from ccl_helpers import metrics
     from ccl_helpers.checks import estimated_bytes
 
@@ -248,6 +248,17 @@ def test_the_monte_carlo_draws_are_estimated_before_anything_runs(monkeypatch):
     estimate = estimated_bytes(
         ccl.report, encoder, images, labels, n_negatives=6, n_samples=50
     )
-    assert estimate == 3 * drawn  # with the uniforms and classes drawn alongside
+    views = (16 + 1 + 4) * images.nbytes  # K + 1 views for Theorem 4.4, K' for 4.6
+    # the draws with the uniforms and classes drawn alongside, and the views
+    assert estimate == 3 * drawn + views
     with pytest.raises(ValueError, match="n_samples=10000000000"):
         table(encoder, images, labels, n_samples=10**10)
+    calls = []
+
+    def counting(x):
+        calls.append(len(x))
+        return encoder(x)
+
+    with pytest.raises(ValueError, match="n_transforms_attract=1000000000"):
+        ccl.report(counting, images, labels, n_negatives=6, n_transforms_attract=10**9)
+    assert calls == []  # raised before the encoder ran

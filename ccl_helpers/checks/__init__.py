@@ -45,11 +45,20 @@ Empty sets: an evaluation needs at least one example; ``Labels(min_size=1)`` or
 entry with "must hold at least 1 example".
 
 Sizes: where a size argument decides the memory or the time of a call (a number of
-seeds, a batch size, a width, the rows of an O(n²) computation), an :class:`Estimate`
-of the bytes, from the arguments alone, is declared next to the parameters
-(``n_seeds=Sized(Int(), estimate)``) and checked before anything is allocated: above
-:func:`memory_limit` (256 GiB; the environment variable ``CCL_MEMORY_LIMIT`` lifts
-it), the call raises a ``ValueError`` naming the arguments and the bytes.
+seeds, a batch size, a width, a number of steps, the rows of an O(n²) computation), an
+estimate from the arguments alone is declared next to the parameters
+(``n_seeds=Sized(Int(), estimate)``, ``n_steps=Steps()``) and checked before anything
+is allocated or run, against one of two limits, both in ``checks._limits`` and both
+lifted by an environment variable:
+
+- the bytes of an :class:`Estimate`, against :func:`memory_limit` (256 GiB;
+  ``CCL_MEMORY_LIMIT``);
+- a lower bound on the seconds, a :class:`Duration` or a :class:`Steps` count, against
+  :func:`time_limit` (24 h; ``CCL_TIME_LIMIT``).
+
+Above its limit, the call raises a ``ValueError`` naming the arguments, the amount and
+the variable. A check whose amount depends on more than the declared sizes (a value
+read in the body) calls :func:`check_planned`, with the same message and limits.
 
 A new kind of bad input is one rule: a size estimated against a memory limit before
 anything is allocated, an empty set, a negative index, an unknown code, a mixture of
@@ -60,12 +69,19 @@ change of its own.
 
 from ._declare import checked, declarations, estimated_bytes
 from ._devices import check_available, mps_available
-from ._memory import (
+from ._limits import (
     MEMORY_LIMIT_VARIABLE,
+    SECONDS_PER_STEP,
+    SECONDS_PER_SYMBOLIC_TERM,
+    TIME_LIMIT_VARIABLE,
+    Duration,
     Estimate,
+    check_planned,
     memory_limit,
+    time_limit,
 )
 from ._rules import (
+    HUGE,
     UNKNOWN,
     BadValue,
     Choice,
@@ -84,6 +100,7 @@ from ._rules import (
     Rule,
     Sized,
     Sizes,
+    Steps,
     TensorOf,
 )
 from ._values import (
@@ -111,11 +128,16 @@ from ._values import (
 )
 
 __all__ = [
+    "HUGE",
     "MEMORY_LIMIT_VARIABLE",
+    "SECONDS_PER_STEP",
+    "SECONDS_PER_SYMBOLIC_TERM",
+    "TIME_LIMIT_VARIABLE",
     "UNKNOWN",
     "BadValue",
     "Choice",
     "Device",
+    "Duration",
     "Estimate",
     "FloatingDtype",
     "Frame",
@@ -131,6 +153,7 @@ __all__ = [
     "Rule",
     "Sized",
     "Sizes",
+    "Steps",
     "TensorOf",
     "check_available",
     "check_batch",
@@ -148,6 +171,7 @@ __all__ = [
     "check_instance",
     "check_int",
     "check_labels",
+    "check_planned",
     "check_positive",
     "check_positive_or_scalar_tensor",
     "check_probabilities",
@@ -159,4 +183,5 @@ __all__ = [
     "estimated_bytes",
     "memory_limit",
     "mps_available",
+    "time_limit",
 ]

@@ -25,9 +25,11 @@ def checked(**rules: Rule):
     signature (``functools.wraps``), and its rules are :func:`declarations` of it. A
     misspelt argument name is a ``TypeError`` when the module is imported.
 
-    Sizes: once every rule has passed, each distinct :class:`~.Estimate` of the
-    :class:`~.Sized` rules is checked against the memory limit, with the call's
-    arguments and the defaults it leaves, before the body allocates anything.
+    Sizes: once every rule has passed (before them for an ``early`` one), each
+    distinct :class:`~.Estimate` of the :class:`~.Sized` rules is checked against its
+    limit (memory, or time for a
+    :class:`~.Duration`), with the call's arguments and the defaults it leaves, before
+    the body allocates or runs anything.
 
     Example::
 
@@ -60,10 +62,15 @@ def checked(**rules: Rule):
             if parameter.default is not parameter.empty
         }
 
+        early = tuple(estimate for estimate in estimates if estimate.early)
+        late = tuple(estimate for estimate in estimates if not estimate.early)
+
         @functools.wraps(function)
         def check_then_call(*args, **kwargs):
             arguments = dict(zip(positional, args))
             arguments.update(kwargs)
+            for estimate in early:
+                estimate.check({**defaults, **arguments})
             for name, rule in declared:
                 if name in arguments:
                     value = rule.check(name, arguments[name], arguments)
@@ -74,7 +81,7 @@ def checked(**rules: Rule):
                         else:
                             index = positional.index(name)
                             args = (*args[:index], value, *args[index + 1 :])
-            for estimate in estimates:
+            for estimate in late:
                 estimate.check({**defaults, **arguments})
             return function(*args, **kwargs)
 
@@ -96,7 +103,8 @@ def estimated_bytes(obj, *args, **kwargs) -> int:
     """The bytes the declared estimates of ``obj`` (a function, or a class for its
     ``__init__``) give for a call with these arguments, summed over its distinct
     estimates, without calling it (0 where none is declared): what a call's
-    :class:`~.Estimate` compares with the memory limit."""
+    :class:`~.Estimate` compares with the memory limit (a :class:`~.Duration` counts
+    no bytes)."""
     function = obj.__init__ if inspect.isclass(obj) else obj
     if inspect.isclass(obj):
         args = (None, *args)
@@ -105,8 +113,8 @@ def estimated_bytes(obj, *args, **kwargs) -> int:
     estimates = {
         id(rule.estimate): rule.estimate
         for rule in declarations(obj).values()
-        if rule.estimate is not None
+        if rule.estimate is not None and not rule.estimate.seconds
     }
     return sum(
-        estimate.bytes_of(bound.arguments) or 0 for estimate in estimates.values()
+        estimate.amount_of(bound.arguments) or 0 for estimate in estimates.values()
     )

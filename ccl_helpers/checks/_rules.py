@@ -12,7 +12,7 @@ from typing import Any, NamedTuple
 import torch
 
 from ._devices import check_available, lacking_device
-from ._memory import Estimate
+from ._limits import SECONDS_PER_STEP, Estimate, check_planned
 from ._values import (
     check_callable,
     check_choice,
@@ -151,6 +151,28 @@ class Int(Rule):
         if self.maximum is not None:
             bad.append(BadValue("above the maximum", self.maximum + 1))
         return bad
+
+
+class Steps(Int):
+    """A number of steps of an iterative method (gradient steps, L-BFGS iterations, ODE
+    steps) from ``minimum`` on: an :class:`Int` whose time, at least
+    :data:`~ccl_helpers.checks.SECONDS_PER_STEP` a step, must stay under
+    :func:`~ccl_helpers.checks.time_limit` (a huge count fails at once, instead of
+    running behind a progress bar for ever)."""
+
+    def check(self, name, value, arguments):
+        steps = check_int(name, value, self.minimum, self.maximum)
+        check_planned(
+            "the steps",
+            f"{name}={steps:,}",
+            steps * SECONDS_PER_STEP,
+            (name,),
+            seconds=True,
+        )
+        return steps
+
+    def bad_values(self, valid):
+        return [*super().bad_values(valid), BadValue("huge size", HUGE)]
 
 
 class Choice(Rule):
@@ -458,7 +480,7 @@ class Sized(Rule):
 
     def bad_values(self, valid):
         return [
-            *self.rule.bad_values(valid),
+            *(bad for bad in self.rule.bad_values(valid) if bad.label != "huge size"),
             BadValue("huge size", self.make_huge(valid), self.estimate.names),
         ]
 

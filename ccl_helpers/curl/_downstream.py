@@ -9,7 +9,7 @@ from torch import Tensor
 
 from .. import metrics
 from ..checks import (
-    Int,
+    Steps,
     TensorOf,
     check_feature_dims,
     check_features,
@@ -31,7 +31,7 @@ features, and with unit-norm rows (:func:`ccl_helpers.metrics.mean_classifier`).
 @checked(
     train_features=TensorOf(ndim=3, floating=True),
     test_features=TensorOf(ndim=3, floating=True),
-    max_iter=Int(1),
+    max_iter=Steps(1),
 )
 def downstream_accuracies(
     train_features: Tensor,

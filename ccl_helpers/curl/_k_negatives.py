@@ -171,7 +171,7 @@ def k_negative_bound(
 LEMMA_DRAWS = Estimate(
     "curl.k_negative_lemma's Monte Carlo draws",
     ("negatives", "n_samples"),
-    lambda a: metrics.DRAWS.bytes_of(
+    lambda a: metrics.DRAWS.amount_of(
         {"n_negatives": a["negatives"], "n_samples": a["n_samples"]}
     ),
 )

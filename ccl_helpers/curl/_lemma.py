@@ -10,9 +10,9 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from ..checks import (
-    Int,
     Labels,
     Positive,
+    Steps,
     TensorOf,
     check_feature_dims,
     check_finite_real,
@@ -42,7 +42,7 @@ def _mean_classifier_bound(
 @checked(
     features=TensorOf(min_ndim=2, floating=True),
     labels=Labels(),
-    max_iter=Int(1),
+    max_iter=Steps(1),
 )
 def lemma_quantities(
     features: Tensor,

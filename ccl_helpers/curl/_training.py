@@ -24,6 +24,7 @@ from ..checks import (
     Optional,
     Positive,
     Sized,
+    Steps,
     TensorOf,
     check_batch,
     check_int,
@@ -181,7 +182,7 @@ def head_accuracy(inputs: Tensor, labels: Tensor):
     fit_inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("fit_labels", 0)),
     val_labels=Labels(),
     val_inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("val_labels", 0)),
-    max_iter=Int(1),
+    max_iter=Steps(1),
 )
 def probe_accuracy(
     fit_inputs: Tensor,
@@ -274,7 +275,7 @@ class _EarlyStopping:
     batches=Function(),
     score=Function(),
     n_seeds=Int(1),
-    n_steps=Int(1),
+    n_steps=Steps(1),
     search_seeds=Int(1),
     seed=Int(0),
     evaluate=Optional(Function()),

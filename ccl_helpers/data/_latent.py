@@ -384,7 +384,7 @@ def _pairs_bytes(arguments: dict) -> int:
 
 
 PAIRWISE_DISTANCES = Estimate(
-    "data.separation's n × n distances (computed in blocks)",
+    "data.separation's n × n distance matrix, computed block by block",
     ("x",),
     _pairs_bytes,
     verb="compute",

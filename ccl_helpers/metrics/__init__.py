@@ -14,7 +14,7 @@ unsupervised loss L_un, exact and by Monte Carlo (``_unsupervised``).
 """
 
 from ._classifiers import (
-    MAX_TASKS,
+    TASKS,
     all_tasks,
     class_frequencies,
     class_means,
@@ -43,7 +43,7 @@ from ._unsupervised import (
 __all__ = [
     "CHUNK_ELEMENTS",
     "DRAWS",
-    "MAX_TASKS",
+    "TASKS",
     "UnsupervisedSamples",
     "all_tasks",
     "class_frequencies",

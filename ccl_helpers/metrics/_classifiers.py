@@ -14,6 +14,7 @@ from ..checks import (
     UNKNOWN,
     BadValue,
     Device,
+    Estimate,
     FloatingDtype,
     Function,
     Int,
@@ -22,6 +23,8 @@ from ..checks import (
     Positive,
     Probabilities,
     Rule,
+    Sized,
+    Steps,
     TensorOf,
     check_classes,
     check_feature_dims,
@@ -29,13 +32,27 @@ from ..checks import (
     check_finite,
     check_int,
     check_labels,
+    check_planned,
     check_same_shape,
     check_tensor,
     checked,
 )
 from ..coupon import probability_vector
 
-MAX_TASKS = 100_000
+
+def _tasks_bytes(arguments: dict) -> int | None:
+    """The bytes :func:`all_tasks` builds: C(N, m) tuples of m ints (a list, then a
+    tensor), at least 48 + 16 m bytes a task."""
+    n, m = arguments["n_classes"], arguments.get("task_size")
+    if not isinstance(m, int) or m < 0:
+        return None  # task_size's own check raises
+    if min(m, n - m) > 32:  # C(N, m) ≥ C(2j, j) > 2⁶⁰ for j = min(m, N − m) > 32
+        return 2**60 * (48 + 16 * m)
+    return math.comb(n, m) * (48 + 16 * m)
+
+
+TASKS = Estimate("metrics.all_tasks's tasks", ("n_classes", "task_size"), _tasks_bytes)
+"""The memory of the C(N, m) tasks :func:`all_tasks` lists."""
 
 
 class _Features(Rule):
@@ -83,23 +100,14 @@ class _Features(Rule):
         ]
 
 
-@checked(n_classes=Int(2), device=Device())
+@checked(n_classes=Sized(Int(2), TASKS), device=Device())
 def all_tasks(
     n_classes: int, task_size: int, device: torch.device | str = "cpu"
 ) -> Tensor:
     """Every set of ``task_size`` distinct classes out of ``n_classes``, in
-    lexicographic order → (T, m)."""
+    lexicographic order → (T, m), T = C(N, m) (its memory checked first: :data:`TASKS`).
+    """
     task_size = check_int("task_size", task_size, 2, n_classes)
-    # C(N, m) ≥ C(2j, j) > MAX_TASKS for j = min(m, N − m) > 32: not counted
-    if (
-        min(task_size, n_classes - task_size) > 32
-        or math.comb(n_classes, task_size) > MAX_TASKS
-    ):
-        raise ValueError(
-            f"n_classes={n_classes}, task_size={task_size}: the C({n_classes}, "
-            f"{task_size}) tasks exceed {MAX_TASKS}: too many to average exactly; "
-            "use a smaller n_classes or task_size"
-        )
     return torch.tensor(
         list(itertools.combinations(range(n_classes), task_size)), device=device
     )
@@ -239,6 +247,18 @@ def _task_terms(
         raise ValueError(
             "every class of the tasks must have at least one example in labels"
         )
+    batch = math.prod(torch.broadcast_shapes(features.shape[:-2], rows.shape[:-3]))
+    check_planned(
+        "the examples of every task",
+        f"{tasks.shape[0]:,} tasks of task_size={tasks.shape[1]} × "
+        f"{members.shape[-1]:,} examples a class × d={features.shape[-1]}",
+        batch
+        * tasks.numel()
+        * members.shape[-1]
+        * features.shape[-1]
+        * features.element_size(),
+        ("task_size", "set of examples"),
+    )
     index = members[tasks].flatten(1)  # (T, m·n_max)
     weight = example_weight[index.clamp_min(0)].masked_fill(index < 0, 0.0)
     weight = (weight / weight.sum(-1, keepdim=True)).to(features.dtype)
@@ -304,7 +324,7 @@ def task_loss_and_accuracy(
     features=_Features(),
     init=Optional(TensorOf(floating=True)),
     dtype=FloatingDtype(),
-    max_iter=Int(),
+    max_iter=Steps(),
     tolerance=Positive(convert=True),
 )
 def fit_linear_classifiers(
@@ -477,7 +497,7 @@ def mean_classifier(
     )
 
 
-@checked(**_TRAIN_EVAL_RULES, task_size=Optional(Int(2)), max_iter=Int())
+@checked(**_TRAIN_EVAL_RULES, task_size=Optional(Int(2)), max_iter=Steps())
 def linear_probe(
     train_features: Tensor,
     train_labels: Tensor,

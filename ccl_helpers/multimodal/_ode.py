@@ -25,6 +25,7 @@ from ..checks import (
     Optional,
     Positive,
     Sized,
+    Steps,
     check_positive,
     checked,
 )
@@ -335,7 +336,7 @@ def stage_one_gap(
 @checked(
     model=Instance(DataModel),
     **weight_pair(finite=True),
-    steps=Int(1),
+    steps=Steps(1),
     lr=REAL,
     tau=REAL,
     batch_size=Sized(Int(2), BATCH),

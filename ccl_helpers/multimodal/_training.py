@@ -27,6 +27,7 @@ from ..checks import (
     Positive,
     Rule,
     Sized,
+    Steps,
     check_steps,
     checked,
 )
@@ -327,7 +328,7 @@ def compress_width(W_A: Tensor, W_B: Tensor) -> tuple[Tensor, Tensor]:
 @checked(
     **weight_pair(finite=True),
     model=Instance(DataModel),
-    steps=Int(0),
+    steps=Steps(0),
     lr=Positive(convert=True),
 )
 def population_descent(

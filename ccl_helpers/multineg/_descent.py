@@ -18,6 +18,7 @@ from ..checks import (
     Positive,
     Sized,
     Sizes,
+    Steps,
     check_batch,
     check_finite,
     check_finite_real,
@@ -174,7 +175,7 @@ def _encoders_bytes(arguments: dict) -> int | None:
     anchor = triplets[0]
     if not isinstance(anchor, Tensor) or anchor.ndim != 2:
         return None
-    one = DEEP_RELU_PARAMETERS.bytes_of(
+    one = DEEP_RELU_PARAMETERS.amount_of(
         {
             "in_features": anchor.shape[1],
             **{k: arguments[k] for k in ("width", "depth", "out_features")},
@@ -194,7 +195,7 @@ ENCODERS = Estimate(
 @checked(
     width=Sized(Int(1), ENCODERS),
     lr_constant=Positive(convert=True),
-    max_steps=Int(1),
+    max_steps=Steps(1),
     n_seeds=Sized(Int(1), ENCODERS),
     depth=Sized(Int(1), ENCODERS),
     out_features=Sized(Sizes(), ENCODERS),

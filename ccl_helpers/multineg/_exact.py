@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from .. import metrics
-from ..checks import Int, TensorOf, check_int, checked
+from ..checks import Int, Steps, TensorOf, check_int, checked
 
 
 @checked(task_size=Int(2))
@@ -91,7 +91,7 @@ def average_mean_classifier_loss(
     return total / tasks.shape[0]
 
 
-@checked(max_iter=Int(1))
+@checked(max_iter=Steps(1))
 def best_linear_loss(
     features: Tensor,
     labels: Tensor,

@@ -20,6 +20,7 @@ from ..checks import (
     Optional,
     Positive,
     Sized,
+    Steps,
     TensorOf,
     check_batch,
     check_int,
@@ -144,7 +145,7 @@ def contrastive_loss(
     n_negatives=Int(1),
     n_samples=Int(2),
     generator=Optional(Instance(torch.Generator)),
-    max_iter=Int(1),
+    max_iter=Steps(1),
 )
 def make_evaluator(
     inputs: Tensor,
@@ -217,7 +218,7 @@ def make_evaluator(
         min_ndim=1, floating=True, finite=True, like=("eval_labels", 0)
     ),
     n_seeds=Int(1),
-    n_steps=Int(1),
+    n_steps=Steps(1),
     batch_size=Int(1),
     pool_size=Optional(Int(1)),
     n_samples=Int(2),

@@ -17,7 +17,16 @@ import pandas as pd
 from scipy import stats
 from torch import Tensor
 
-from ..checks import Frame, Int, check_choice, check_instance, check_positive, checked
+from ..checks import (
+    Estimate,
+    Frame,
+    Int,
+    Sized,
+    check_choice,
+    check_instance,
+    check_positive,
+    checked,
+)
 from ..data import STRATEGIES
 from ..losses import SIMILARITIES
 from ..verdicts import estimate
@@ -234,11 +243,29 @@ _CHOICES = {"strategy": STRATEGIES, "loss": MEMBER_LOSSES, "similarity": SIMILAR
 """The columns of a run that name one of a few kinds, and the kinds."""
 
 
-_MAX_RUNS = 10**6
-"""The most runs :func:`design_runs` lists (about a second to build the table)."""
+_BYTES_PER_RUN = 200
+"""The bytes of a run's row, at least: a dict of its columns while the table is
+built."""
 
 
-@checked(n_seeds=Int(1), map_seeds=Int(1))
+def _runs_bytes(arguments: dict) -> int | None:
+    """The bytes of :func:`design_runs`'s rows: len(arms) × n_seeds + len(cells) ×
+    map_seeds runs (the most it lists) × :data:`_BYTES_PER_RUN`."""
+    try:
+        n_arms, n_cells = len(arguments["arms"]), len(arguments.get("cells", ()))
+    except TypeError:
+        return None  # not sized: the body says what arms and cells must be
+    n_runs = n_arms * arguments["n_seeds"] + n_cells * arguments.get("map_seeds", 1)
+    return n_runs * _BYTES_PER_RUN
+
+
+RUNS = Estimate(
+    "supervised_approx.design_runs's rows", ("n_seeds", "map_seeds"), _runs_bytes
+)
+"""The memory of the runs table :func:`design_runs` builds, one row a run."""
+
+
+@checked(n_seeds=Sized(Int(1), RUNS), map_seeds=Sized(Int(1), RUNS))
 def design_runs(
     arms: Mapping[str, Mapping],
     n_seeds: int,
@@ -266,14 +293,6 @@ def design_runs(
             check_choice(f"{where}[{column!r}]", arm[column], kinds)
         for column in ("alpha", "lam"):
             check_positive(f"{where}[{column!r}]", arm[column])
-    n_runs = len(arms) * n_seeds + len(cells) * map_seeds
-    if n_runs > _MAX_RUNS:
-        raise ValueError(
-            f"n_seeds={n_seeds}, map_seeds={map_seeds} would list up to {n_runs:,} "
-            f"runs ({len(arms)} arm(s) × n_seeds + {len(cells)} cell(s) × "
-            f"map_seeds), one row and one stacked member each: at most "
-            f"{_MAX_RUNS:,}; use a smaller n_seeds or map_seeds"
-        )
     rows = [
         {"arm": name, **arm, "seed": seed}
         for name, arm in arms.items()

@@ -24,6 +24,7 @@ from ..checks import (
     Int,
     Optional,
     Sized,
+    Steps,
     check_int,
     check_positive,
     checked,
@@ -74,7 +75,7 @@ FASHION_MNIST_CLASSES = (
     fit_labels=LabelsOf(("fit_images", 0)),
     test_images=finite_images(min_ndim=2),
     test_labels=LabelsOf(("test_images", 0)),
-    max_iter=Int(1),
+    max_iter=Steps(1),
     chunk_size=Int(1),
 )
 def downstream(

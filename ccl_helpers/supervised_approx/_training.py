@@ -24,6 +24,7 @@ from ..checks import (
     Optional,
     PositiveOrScalarTensor,
     Sized,
+    Steps,
     TensorOf,
     check_batch,
     check_choice,
@@ -328,7 +329,7 @@ def run_loss(forward: Forward, batch: tuple[Tensor, ...]) -> Tensor:
     return _member_loss(z1, z2, *rest)
 
 
-@checked(make_module=Function(), batch_size=Int(2), seed=Int(0))
+@checked(make_module=Function(), n_steps=Steps(), batch_size=Int(2), seed=Int(0))
 def train_runs(
     runs: pd.DataFrame,
     pools: Mapping[str, Tensor],

@@ -18,14 +18,16 @@ import torch
 from torch import Tensor
 
 from ..checks import (
+    HUGE,
     BadValue,
     Choice,
     Function,
-    Int,
     Positive,
     Rule,
+    Steps,
     check_frame,
     check_int,
+    check_planned,
     check_positive,
     check_steps,
     checked,
@@ -52,6 +54,10 @@ class Evaluation(NamedTuple):
 Stages = Sequence[tuple[float, int]]  # [(value, steps), …], stage by stage
 
 
+_BYTES_PER_SEED = 36
+"""A seed in a Python list: a pointer and a small int object."""
+
+
 class Seeds(Rule):
     """The rule of a list of seeds (or member indices): ints ≥ 0, passed on as a
     ``list``; with ``sequence``, a non-empty sequence (not a string), else any
@@ -71,12 +77,23 @@ class Seeds(Rule):
             raise ValueError(
                 f"{name} must be a non-empty sequence of ints ≥ 0, got {value!r}"
             )
+        if isinstance(value, Sequence):  # the list this returns, before building it
+            check_planned(
+                "the list of seeds",
+                f"{name}={len(value):,} entries",
+                len(value) * _BYTES_PER_SEED,
+                (name,),
+            )
         return [check_int(f"{name}[{i}]", s, 0) for i, s in enumerate(value)]
 
     def bad_values(self, valid):
         bad = [BadValue("negative entry", [-1]), BadValue("float entry", [0.5])]
         if self.sequence:
-            bad += [BadValue("empty", []), BadValue("string", "0")]
+            bad += [
+                BadValue("empty", []),
+                BadValue("string", "0"),
+                BadValue("huge size", range(HUGE)),
+            ]
         return bad
 
 
@@ -255,7 +272,7 @@ def _check_finite(seeds: Sequence[int], first: Tensor) -> None:
 
 @checked(
     gradient=Function(),
-    n_steps=Int(0),
+    n_steps=Steps(0),
     seeds=Seeds(sequence=False),
     optimizer=Choice(OPTIMIZERS),
     weight_decay=Positive(allow_zero=True, convert=True),

@@ -16,6 +16,7 @@ from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
 from ..checks import (
+    HUGE,
     BadValue,
     Device,
     Estimate,
@@ -69,6 +70,25 @@ def _members_bytes(arguments: dict) -> int | None:
     return arguments["n_seeds"] * arguments.get("n_configs", 1) * one
 
 
+def _members_bytes(arguments: dict) -> int | None:
+    """The bytes of the stacked members: n_seeds (× n_configs) × one member's."""
+    one = member_bytes(arguments["make_module"])
+    if one is None:
+        return None
+    return arguments["n_seeds"] * arguments.get("n_configs", 1) * one
+
+
+def _seeded_members_bytes(arguments: dict) -> int | None:
+    """The bytes of the members :meth:`StackedModel.from_seeds` builds, one per seed,
+    from its unchecked arguments (``None`` where they cannot be read)."""
+    try:
+        n_seeds = len(arguments["seeds"])
+    except TypeError:
+        return None
+    one = member_bytes(arguments.get("make_module"))
+    return None if one is None else n_seeds * one
+
+
 MEMBERS = Estimate("train.StackedModel's members", ("n_seeds",), _members_bytes)
 """The memory of a stacked model's members (built one by one: also its time)."""
 
@@ -76,6 +96,14 @@ TILED_MEMBERS = Estimate(
     "train.StackedModel.tiled's members", ("n_seeds", "n_configs"), _members_bytes
 )
 """The memory of :meth:`StackedModel.tiled`'s ``n_configs × n_seeds`` members."""
+
+SEEDED_MEMBERS = Estimate(
+    "train.StackedModel.from_seeds's members",
+    ("seeds",),
+    _seeded_members_bytes,
+    early=True,  # before the seeds are checked one by one
+)
+"""The memory of :meth:`StackedModel.from_seeds`'s members, one per seed."""
 
 
 class StackedModel:
@@ -115,7 +143,11 @@ class StackedModel:
         self.seeds = seeds
 
     @classmethod
-    @checked(make_module=Function(), seeds=Seeds(), device=Device())
+    @checked(
+        make_module=Function(),
+        seeds=Sized(Seeds(), SEEDED_MEMBERS, make_huge=lambda valid: range(HUGE)),
+        device=Device(),
+    )
     def from_seeds(
         cls,
         make_module: Callable[[], nn.Module],

@@ -24,6 +24,7 @@ from ..checks import (
     Instance,
     Int,
     Sized,
+    Steps,
     check_finite,
     check_int,
     check_steps,
@@ -103,7 +104,7 @@ def stacked_gradient(
     return gradient
 
 
-@checked(sample_batch=Function(), n_steps=Int())
+@checked(sample_batch=Function(), n_steps=Steps())
 def train(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -169,7 +170,7 @@ STEP_GRID = Estimate(
 Python int in a set (28 + 28 bytes)."""
 
 
-@checked(n_steps=Int(), n_points=Sized(Int(), STEP_GRID))
+@checked(n_steps=Steps(), n_points=Sized(Int(), STEP_GRID))
 def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
     """About ``n_points`` integer steps in [0, n_steps], log-spaced: 0, then the
     distinct roundings of geomspace(1, n_steps, n_points − 1); always contains 0, 1 and
@@ -244,7 +245,7 @@ def _check_data(name: str, data: Any) -> None:
         check_finite(name, v)
 
 
-@checked(model=Instance(StackedModel), loss_fn=Function(), max_steps=Int())
+@checked(model=Instance(StackedModel), loss_fn=Function(), max_steps=Steps())
 def gradient_descent(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],

@@ -99,7 +99,7 @@ from ._loss_vectors import (
     negative_weights,
 )
 from ._negative_sets import (
-    MAX_SET_ELEMENTS,
+    SETS,
     log_one_plus_sum_exp,
     n_negative_sets,
     negative_set_logits,
@@ -126,7 +126,7 @@ __all__ = [
     "FACT1_FORMS",
     "FINAL_COLUMNS",
     "HISTORY_COLUMNS",
-    "MAX_SET_ELEMENTS",
+    "SETS",
     "TwoEncoders",
     "algorithm1",
     "all_triplets",

@@ -19,6 +19,7 @@ from ..checks import (
     Positive,
     Sized,
     Sizes,
+    Steps,
     TensorOf,
     check_int,
     checked,
@@ -39,7 +40,7 @@ from ._negative_sets import NegativeCount, negative_sets, pairwise_logits
 
 def _encoders_bytes(in_features: int, width: int, n_layers: int, out_features: int):
     """The bytes of :class:`TwoEncoders`'s parameters: two DeepReLU of depth L − 1."""
-    return 2 * DEEP_RELU_PARAMETERS.bytes_of(
+    return 2 * DEEP_RELU_PARAMETERS.amount_of(
         dict(
             in_features=in_features,
             width=width,
@@ -131,7 +132,7 @@ of Lemma B.4, which defines the balls B(W^(0), ω) of Lemmas 4.3–4.4), and the
     model=Instance(StackedModel),
     x=TensorOf(ndim=2, floating=True, finite=True),
     n_negatives=NegativeCount(of="x"),
-    n_steps=Int(1),
+    n_steps=Steps(1),
     eta=Positive(convert=True),
     gamma=Positive(convert=True),
 )
@@ -309,7 +310,7 @@ WIDTH_RUNS = Estimate(
     n_layers=Sized(Int(1), WIDTH_RUNS),
     out_features=Sized(Int(1), WIDTH_RUNS),
     n_negatives=NegativeCount(of="x"),
-    n_steps=Int(1),
+    n_steps=Steps(1),
     n_seeds=Sized(Int(1), WIDTH_RUNS),
     step_scale=Positive(),
     seed=Int(0),

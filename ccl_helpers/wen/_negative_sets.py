@@ -12,17 +12,15 @@ from torch import Tensor
 from ..checks import (
     BadValue,
     Device,
+    Estimate,
     Int,
     Optional,
+    Sized,
     TensorOf,
+    check_planned,
     checked,
 )
 from ..losses import widen_float16
-
-MAX_SET_ELEMENTS = 2**27
-"""Largest n · C(n−1, k) · k (entries of the index tensor of all negative sets)
-:func:`negative_sets` builds; beyond it the exact expectation needs more memory than it
-is worth (raise ValueError)."""
 
 
 class NegativeCount(Int):
@@ -108,6 +106,17 @@ def n_negative_sets(n: int, n_negatives: int) -> int:
     return math.comb(n - 1, n_negatives)
 
 
+def _sets_bytes(arguments: dict) -> int:
+    """The bytes of :func:`negative_sets`'s index tensor n · C(n−1, k) · k (int64), and
+    of the copy its level-by-level build makes."""
+    n, k = arguments["n"], arguments["n_negatives"]
+    return 2 * 8 * n * math.comb(n - 1, k) * k
+
+
+SETS = Estimate("wen.negative_sets's index tensor", ("n", "n_negatives"), _sets_bytes)
+"""The memory of every negative set of every anchor (:func:`negative_sets`)."""
+
+
 def _combinations(size: int, r: int, device) -> Tensor:
     """All r-subsets of range(size) in lexicographic order, (C(size, r), r), built level
     by level (a loop over the r positions, never over the subsets)."""
@@ -119,7 +128,11 @@ def _combinations(size: int, r: int, device) -> Tensor:
     return combos
 
 
-@checked(n=Int(2), n_negatives=NegativeCount(of="n"), device=Device())
+@checked(
+    n=Sized(Int(2), SETS),
+    n_negatives=Sized(NegativeCount(of="n"), SETS),
+    device=Device(),
+)
 def negative_sets(
     n: int, n_negatives: int, device: torch.device | str = "cpu"
 ) -> Tensor:
@@ -127,19 +140,9 @@ def negative_sets(
 
     ``sets[i, c]`` lists the k indices (ascending) of the c-th k-subset of [n]∖{i}, in
     lexicographic order; built by vectorised index arithmetic (position p among the
-    others is index p + [p ≥ i]). Raises ValueError when n·C·k exceeds
-    :data:`MAX_SET_ELEMENTS`.
+    others is index p + [p ≥ i]); its memory is checked first (:data:`SETS`).
     """
-    count = n_negative_sets(n, n_negatives)
-    if n * count * n_negatives > MAX_SET_ELEMENTS:
-        raise ValueError(
-            f"n_negatives = {n_negatives} with n = {n} gives n·C(n−1, k)·k = "
-            f"{n * count * n_negatives:,} index entries (> "
-            f"{MAX_SET_ELEMENTS:,}); lower n or n_negatives"
-        )
-    positions = _combinations(
-        n - 1, n_negatives, device
-    )  # (C, k) positions among the others
+    positions = _combinations(n - 1, n_negatives, device)  # (C, k) among the others
     anchors = torch.arange(n, device=device).view(n, 1, 1)
     return positions.unsqueeze(0) + (positions.unsqueeze(0) >= anchors).long()
 
@@ -157,6 +160,13 @@ def _set_logits(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
     """(u over every negative set (..., n, C, k), the gather index (..., n, C·k))."""
     u = pairwise_logits(q, k)
     n, count, size = sets.shape
+    members = math.prod(u.shape[:-2])
+    check_planned(
+        "the logits of every negative set",
+        f"{members:,} member(s) × n={n} × {count:,} sets of n_negatives={size}",
+        members * sets.numel() * u.element_size(),
+        ("n", "n_negatives"),
+    )
     index = sets.reshape(n, count * size).expand(*u.shape[:-2], n, count * size)
     return torch.gather(u, -1, index).reshape(*u.shape[:-2], n, count, size), index
 

@@ -15,7 +15,16 @@ from __future__ import annotations
 from typing import NamedTuple
 
 import ccl_helpers
-from ccl_helpers import _cpu_kernels, data, distributed, results, runtime
+from ccl_helpers import (
+    _cpu_kernels,
+    checks,
+    coupon,
+    data,
+    distributed,
+    models,
+    results,
+    runtime,
+)
 from ccl_helpers.checks._devices import lacking_device, mps_available
 
 BASELINES = {}
@@ -40,6 +49,13 @@ CALLS = {
     "data.fetch": (data.fetch, dict(dataset="mnist")),
     "distributed.init_from_env": (distributed.init_from_env, dict(timeout_s=1.0)),
     "import ccl_helpers": (_cpu_kernels.native_kernels, {}),
+    "checks.memory_limit": (checks.memory_limit, {}),
+    "checks.time_limit": (checks.time_limit, {}),
+    "models.MLP": (models.MLP, dict(in_features=4, hidden=(4,), out_features=2)),
+    "coupon.collection_time_moments_exact": (
+        coupon.collection_time_moments_exact,
+        dict(n_classes=3),
+    ),
 }
 """name → (callable, keyword arguments of a valid call): the callables that read the
 variables. ``setup`` appears only in cases that must raise (a call that returns sets
@@ -57,6 +73,8 @@ ALLOWED = {
     "CCL_RESULTS_DIR": "folder",
     "CCL_RECORDS_DIR": "folder",
     "CCL_CPU_KERNELS": "'native'",
+    "CCL_MEMORY_LIMIT": "a number of bytes > 0",
+    "CCL_TIME_LIMIT": "a number of seconds > 0",
     "WORLD_SIZE": "integer ≥ 1",
     "LOCAL_RANK": "integer ≥ 0",
 }
@@ -105,6 +123,10 @@ DEVICE_READERS = ("device", "setup", "runtime.precision", "runtime.autocast")
 DEVICE_READERS += ("results.provenance", "distributed.init_from_env")
 PRECISION_READERS = ("runtime.precision", "runtime.autocast")
 DATA_READERS = ("data.search_path", "data.find_split")
+LIMIT_READERS = {
+    "CCL_MEMORY_LIMIT": ("checks.memory_limit", "models.MLP"),
+    "CCL_TIME_LIMIT": ("checks.time_limit", "coupon.collection_time_moments_exact"),
+}
 PAPER = {"CCL_SCALE": "paper"}
 
 
@@ -245,6 +267,27 @@ def cases(tmp_path) -> list[Case]:
             " ",
             ("import ccl_helpers",),
             accepted="blank is unset: the AVX2 kernels",
+        ),
+        *(
+            Case(variable, label, value, LIMIT_READERS[variable])
+            for variable, other_unit in (
+                ("CCL_MEMORY_LIMIT", "12h"),
+                ("CCL_TIME_LIMIT", "1GB"),
+            )
+            for label, value in (
+                ("unknown word", "lots"),
+                ("zero", "0"),
+                ("negative", "-1"),
+                ("the other limit's unit", other_unit),
+            )
+        ),
+        *(
+            Case(variable, label, value, LIMIT_READERS[variable], accepted=why)
+            for variable in LIMIT_READERS
+            for label, value, why in (
+                ("blank", " ", "blank is unset: the default limit"),
+                ("no limit", "inf", "inf lifts the limit"),
+            )
         ),
         *(
             Case("WORLD_SIZE", label, value, ("distributed.init_from_env",))

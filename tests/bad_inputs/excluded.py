@@ -21,7 +21,12 @@ EXCLUDED = {
     "CCL_DEVICE, given a parsed device: every declared device argument tries a device "
     "this machine lacks, and the environment's table CCL_DEVICE's",
     "distributed.cleanup": "no argument",
-    "checks.memory_limit": "no argument (a bad CCL_MEMORY_LIMIT: tests/test_checks.py)",
+    "checks.memory_limit": "no argument (a bad CCL_MEMORY_LIMIT: the environment's "
+    "table, and tests/test_checks.py)",
+    "checks.time_limit": "no argument (a bad CCL_TIME_LIMIT: the environment's table, "
+    "and tests/test_checks.py)",
+    "checks.check_planned": "the body half of an estimate, called by the package with "
+    "amounts it computed; tests/test_checks.py tests its message",
     "distributed.is_distributed": "no argument",
     "distributed.rank": "no argument",
     "distributed.world_size": "no argument",
@@ -156,7 +161,9 @@ EXCLUDED |= dict.fromkeys(
         "checks.Labels",
         "checks.OpenUnit",
         "checks.Sized",
+        "checks.Steps",
         "checks.Estimate",
+        "checks.Duration",
         "checks.estimated_bytes",
     ),
     "a rule and its declaration: written beside the code, not called by a user; each "

@@ -197,7 +197,7 @@ BASELINES = {
         (),
     ),
     "supervised_approx.design_runs": lambda: (
-        dict(arms={"a": run_arm()}, n_seeds=2),
+        dict(arms={"a": run_arm()}, n_seeds=2, cells=[run_arm("base")]),
         (),
     ),
     "supervised_approx.pooled_seed_sd": lambda: (
