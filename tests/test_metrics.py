@@ -943,3 +943,20 @@ def test_monte_carlo_draws_estimate(monkeypatch):
 def test_all_tasks_too_many_name_n_classes(task_size):
     with pytest.raises(ValueError, match="n_classes=1125899906842624, task_size="):
         metrics.all_tasks(2**50, task_size)
+
+
+def test_all_tasks_estimate_and_the_gathered_examples(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    tasks = metrics.all_tasks(6, 3)
+    # C(6, 3) tuples of 3 ints (≥ 48 + 8·3 bytes each) and the int64 tensor (8·3 each)
+    assert estimated_bytes(metrics.all_tasks, 6, 3) == 20 * (48 + 16 * 3)
+    assert estimated_bytes(metrics.all_tasks, 6, 3) >= tasks.nbytes
+    features, labels = torch.randn(2, 12, 4), torch.arange(12) % 6
+    found = metrics.mean_classifier(features, labels, task_size=3)
+    assert found["accuracy"].shape == (2,)
+    # the examples of every task, (2 members, 20 tasks, 3 × 2 examples, d = 4) float32
+    monkeypatch.setenv("CCL_MEMORY_LIMIT", str(2 * 20 * 3 * 2 * 4 * 4 - 1))
+    with pytest.raises(ValueError, match="20 tasks of task_size=3 .* CCL_MEMORY_LIMIT"):
+        metrics.mean_classifier(features, labels, task_size=3)

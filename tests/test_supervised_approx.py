@@ -25,6 +25,16 @@ from ccl_helpers.losses.bound_derived import bound_derived_loss
 from ccl_helpers.supervised_approx import _bounds
 from ccl_helpers.train import StackedModel
 
+ARM = dict(
+    pool="train",
+    strategy=data.BASE,
+    loss="balanced",
+    similarity="cosine",
+    alpha=1.0,
+    lam=1.0,
+)
+"""An arm of a runs table (:func:`sa.design_runs`)."""
+
 
 def draw(*shape, seed=0, scale=1.0):
     return scale * torch.randn(
@@ -490,16 +500,7 @@ def test_prototype_bias_zero_for_a_constant_encoder():
         (
             lambda: sa.pooled_seed_sd(
                 sa.design_runs(
-                    {
-                        "a": dict(
-                            pool="train",
-                            strategy=data.BASE,
-                            loss="balanced",
-                            similarity="cosine",
-                            alpha=1.0,
-                            lam=1.0,
-                        )
-                    },
+                    {"a": ARM},
                     2,
                 ).drop(columns="loss"),
                 "alpha",
@@ -744,14 +745,7 @@ def test_member_loss_rejects_unknown_codes(codes, match):
     ],
 )
 def test_design_runs_rejects_unknown_kinds_and_non_positive_scales(column, value):
-    arm = dict(
-        pool="train",
-        strategy=data.BASE,
-        loss="balanced",
-        similarity="cosine",
-        alpha=1.0,
-        lam=1.0,
-    )
+    arm = ARM
     with pytest.raises(ValueError, match=rf"arms\['a'\]\['{column}'\]"):
         sa.design_runs({"a": {**arm, column: value}}, 2)
     with pytest.raises(ValueError, match=rf"cells\['{column}'\]"):
@@ -1409,3 +1403,20 @@ def test_augmented_views_estimate_is_the_bytes_of_the_views(monkeypatch):
     assert estimated_bytes(sa.attracting_bound, *args, n_transforms=4) == views.nbytes
     with pytest.raises(ValueError, match="n_transforms=10000000000"):
         sa.attracting_bound(*args, n_transforms=10**10)
+
+
+def test_design_runs_estimate_is_a_floor_on_its_rows(monkeypatch):
+    import sys
+
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    base = ARM
+    arms = {"a": base, "b": {**base, "loss": "generalized"}}
+    cells = [{**base, "lam": 4.0}]
+    table = sa.design_runs(arms, 3, cells, map_seeds=2)
+    assert len(table) == 2 * 3 + 2
+    assert estimated_bytes(sa.design_runs, arms, 3, cells, map_seeds=2) == 8 * 200
+    row = {"arm": "a", **base, "seed": 0}
+    assert sys.getsizeof(row) >= 200  # a row, while the table is built
+    assert table.memory_usage(deep=True).sum() >= 8 * 200

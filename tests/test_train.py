@@ -1254,3 +1254,16 @@ def test_step_grid_estimate(monkeypatch):
     assert estimated_bytes(log_spaced_steps, 1000, 12) == 12 * per_point
     with pytest.raises(ValueError, match="n_points=10000000000"):
         log_spaced_steps(1000, 10**10)
+
+
+def test_from_seeds_estimate_is_the_members_bytes_and_comes_first(monkeypatch):
+    from ccl_helpers.checks import estimated_bytes
+
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    make = partial(MLP, 5, (7,), 3)
+    model = StackedModel.from_seeds(make, [0, 3, 3])
+    actual = sum(t.nbytes for t in [*model.params.values(), *model.buffers.values()])
+    assert estimated_bytes(StackedModel.from_seeds, make, [0, 3, 3]) == actual
+    # checked before the seeds one by one: a range of 10⁹ seeds fails at once
+    with pytest.raises(ValueError, match="seeds=1,000,000,000 entries .* TB"):
+        StackedModel.from_seeds(partial(MLP, 784, (256,), 10), range(10**9))

@@ -700,3 +700,14 @@ def test_two_encoders_estimate_is_the_bytes_of_their_parameters(monkeypatch):
     )
     with pytest.raises(ValueError, match="width=10000000"):
         wen.TwoEncoders(5, 10**7, 3, 4)
+
+
+def test_negative_sets_estimate_is_the_index_and_its_copy(monkeypatch):
+    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
+    sets = wen.negative_sets(7, 3)
+    assert checks.estimated_bytes(wen.negative_sets, 7, 3) == 2 * sets.nbytes
+    q = k = randn(4, 7, 4)  # 4 members: their logits over the sets, float64
+    wen.contrastive_loss(q, k, 3)
+    monkeypatch.setenv("CCL_MEMORY_LIMIT", str(4 * sets.numel() * 8 - 1))
+    with pytest.raises(ValueError, match="4 member.* n_negatives=3 .*CCL_MEMORY_LIMIT"):
+        wen.contrastive_loss(q, k, 3)
