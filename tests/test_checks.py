@@ -575,5 +575,5 @@ def test_check_planned_names_the_sizes_and_the_variable(monkeypatch):
     with pytest.raises(ValueError) as error:
         checks.check_planned("a table", "n=2**50", 2**53, ("n",))
     message = str(error.value)
-    for part in ("a table: n=2**50 would allocate 9.01 PB", "use a smaller n", "1TB"):
+    for part in ("a table: n=2**50 would allocate 9.01 PB", "reduce n, or lift", "1TB"):
         assert part in message

@@ -198,7 +198,7 @@ def check_planned(
         return
     raise ValueError(
         f"{what}: {sizes} would {verb} {shown(amount)}, above the {kind} of "
-        f"{shown(limit)}; use a smaller {' or '.join(names)}, or lift the limit with "
+        f"{shown(limit)}; reduce {' or '.join(names)}, or lift the limit with "
         f"the environment variable {variable} (e.g. {variable}={example})"
     )
 
