@@ -60,8 +60,8 @@ Above its limit, the call raises a ``ValueError`` naming the arguments, the amou
 the variable. A check whose amount depends on more than the declared sizes (a value
 read in the body) calls :func:`check_planned`, with the same message and limits.
 
-A new kind of bad input is one rule: a size estimated against a memory limit before
-anything is allocated, an empty set, a negative index, an unknown code, a mixture of
+A new kind of bad input is one rule: a size estimated against a limit before anything
+is allocated or run, an empty set, a negative index, an unknown code, a mixture of
 dtypes each become a :class:`Rule` subclass (or one more entry of a rule's
 ``bad_values``) declared where the argument is, and the bad-input test covers it with no
 change of its own.

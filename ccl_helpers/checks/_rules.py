@@ -465,11 +465,13 @@ def huge(valid):
 
 class Sized(Rule):
     """What ``rule`` accepts, a size that decides the memory (or time) of the call: the
-    call's :class:`~ccl_helpers.checks.Estimate` ``estimate`` (declared once, shared by
-    the arguments it reads) is checked against the memory limit after every argument's
-    own rule, before the body runs (:func:`~ccl_helpers.checks.checked`). Its bad values
-    are ``rule``'s and a "huge size" (``huge``, or ``make_huge(valid)``), whose
-    message must name the estimate's arguments."""
+    call's :class:`~ccl_helpers.checks.Estimate` (bytes) or
+    :class:`~ccl_helpers.checks.Duration` (seconds) ``estimate``, declared once and
+    shared by the arguments it reads, is checked against its limit after every
+    argument's own rule (before them if it is ``early``), before the body runs
+    (:func:`~ccl_helpers.checks.checked`). Its bad values are ``rule``'s and one "huge
+    size" (``huge``, or ``make_huge(valid)``), whose message must name the estimate's
+    arguments."""
 
     def __init__(self, rule: Rule, estimate: Estimate, make_huge=huge):
         self.rule, self.estimate, self.make_huge = rule, estimate, make_huge
