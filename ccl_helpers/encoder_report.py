@@ -34,6 +34,7 @@ from torch import Tensor
 from . import coupon, curl, metrics, multineg, plotting, supervised_approx
 from .checks import (
     Choice,
+    Estimate,
     Function,
     Int,
     Positive,
@@ -44,7 +45,6 @@ from .checks import (
     checked,
 )
 from .data import BASE, STRATEGIES
-from .supervised_approx._rules import augmented_views
 from .verdicts import format_estimate
 
 
@@ -169,8 +169,17 @@ def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
     return features
 
 
-REPORT_VIEWS = augmented_views(
-    ("n_transforms_attract", "images", 1), ("n_transforms_repel", "images", 0)
+def _views_bytes(arguments: dict) -> int:
+    """The bytes of the augmented views of Theorems 4.4 (K + 1 per image) and 4.6 (K
+    per image), as :func:`ccl_helpers.supervised_approx.bound_terms` draws them."""
+    views = arguments["n_transforms_attract"] + 1 + arguments["n_transforms_repel"]
+    return views * arguments["images"].nbytes
+
+
+REPORT_VIEWS = Estimate(
+    "encoder_report.report's augmented views",
+    ("n_transforms_attract", "n_transforms_repel"),
+    _views_bytes,
 )
 """The memory of :func:`report`'s augmented views, checked before the encoder runs."""
 
