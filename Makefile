@@ -52,24 +52,30 @@ book: $(STAMP) data
 	    jupyter-book build . --all -W -n --keep-going
 	@echo "The book: $(CURDIR)/_build/html/index.html"
 
-# nbval compares the exact cells strictly; the cells tagged nbval-ignore-output hold trained
-# numbers, which each chapter's fresh record carries with their standard errors: `verdicts
-# compare` allows them 4·√(se₁² + se₂²) and requires the same verdict words.
+# Both cores, each on one thread: the unit tests split over two pytest-xdist workers; the
+# paper dry run two chapters at a time; nbval two notebooks at a time (--dist loadfile
+# keeps a notebook on one worker, and the notebooks go out in name order, so Chapter 1,
+# the longest, starts first). nbval compares the exact cells strictly; the cells tagged
+# nbval-ignore-output hold trained numbers, which each chapter's fresh record carries with
+# their standard errors: `verdicts compare` checks them and requires the same verdict
+# words. chapter_times.py fails when the nbval step took over NBVAL_MINUTES.
+ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 CCL_THREADS=1
+NBVAL_MINUTES := 40
 test: lint data
-	python -m pytest -q tests
-	python tests/paper_run.py --steps 2  # the paper dry run: every chapter's paper configuration, 2 steps
+	$(ONE_THREAD) python -m pytest -q -n 2 tests
+	$(ONE_THREAD) python tests/paper_run.py --steps 2 --jobs 2  # the paper dry run
 	rm -rf _build/records && mkdir -p _build/records
-	CCL_SCALE=standard CCL_RECORDS_DIR=$(CURDIR)/_build/records python -m pytest -q --nbval \
-	    --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
-	    --junitxml=_build/nbval.xml book/
-	python tests/chapter_times.py _build/nbval.xml --top 3
+	$(ONE_THREAD) CCL_SCALE=standard CCL_RECORDS_DIR=$(CURDIR)/_build/records \
+	    python -m pytest -q -n 2 --dist loadfile --nbval --nbval-current-env \
+	    --nbval-sanitize-with tests/nbval_sanitize.cfg --junitxml=_build/nbval.xml book/
+	python tests/chapter_times.py _build/nbval.xml --top 3 --limit $(NBVAL_MINUTES)
 	python -m ccl_helpers.verdicts compare results/standard _build/records
 	python tests/book_config.py _build/_config_stored.yml
 	jupyter-book build . --config _build/_config_stored.yml --all -W -n --keep-going
 	python tests/check_book_pages.py
 
 outputs: $(STAMP) data
-	CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
+	$(ONE_THREAD) CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False \
 	    --ExecutePreprocessor.store_widget_state=False book/*.ipynb

@@ -2,14 +2,18 @@
 JUnit XML report.
 
 Usage: python tests/chapter_times.py _build/nbval.xml [--top K] [--scale NAME]
-[--store results/times.json [--command TEXT] [--note TEXT]] (The report's test cases are
-the notebooks' code cells, "Cell i" being the i-th code cell; their times are summed per
-notebook. ``--top K`` also lists the K slowest cells of the whole book, each labelled
-with its notebook and the first line of its code that is not a blank line or an nbval
-marker. ``--store`` adds the notebooks' times to the data file as a run of ``--scale``,
-with the command that made the report (default ``make profile SCALE=<scale>``), the
-report's date and this machine, and rewrites the running-times page from it; see
-tests/running_times.py.)
+[--limit MINUTES] [--store results/times.json [--command TEXT] [--note TEXT]]
+
+The report's test cases are the notebooks' code cells, "Cell i" being the i-th code
+cell; their times are summed per notebook. The run's wall time is the report's own,
+less than that sum when notebooks ran side by side. ``--limit MINUTES`` exits 1 when the
+wall time is above it, naming the slowest notebooks: `make test` sets it so that a run
+that would exceed CI's time limit fails on the developer's machine first. ``--top K``
+also lists the K slowest cells of the whole book, each labelled with its notebook and
+the first line of its code that is not a blank line or an nbval marker. ``--store`` adds
+the notebooks' times to the data file as a run of ``--scale``, with the command that
+made the report (default ``make profile SCALE=<scale>``), the report's date and this
+machine, and rewrites the running-times page from it; see tests/running_times.py.
 """
 
 from __future__ import annotations
@@ -38,6 +42,13 @@ def cell_times(report: str) -> list[tuple[str, int, float]]:
             )
         )
     return rows
+
+
+def wall_time(report: str) -> float:
+    """The seconds the whole run took, as the report states (pytest's session time)."""
+    root = ET.parse(report).getroot()
+    suites = [root] if root.tag == "testsuite" else list(root.iter("testsuite"))
+    return sum(float(suite.get("time", 0)) for suite in suites)
 
 
 def chapter_times(report: str) -> dict[str, float]:
@@ -75,6 +86,11 @@ def main(argv: list[str] | None = None) -> int:
         help="the CCL_SCALE the report was made at (for the label)",
     )
     parser.add_argument(
+        "--limit",
+        type=float,
+        help="exit 1 when the run's wall time exceeds this many minutes",
+    )
+    parser.add_argument(
         "--store", type=Path, help="add the times to this data file as a run of --scale"
     )
     parser.add_argument(
@@ -87,7 +103,11 @@ def main(argv: list[str] | None = None) -> int:
     for name, seconds in sorted(times.items()):
         print(f"{name}: {seconds / 60:.1f} min ({seconds:.0f} s)")
     total = sum(times.values())
-    print(f"all notebooks: {total / 60:.1f} min at CCL_SCALE={args.scale}")
+    wall = wall_time(args.report)
+    print(
+        f"all notebooks: {total / 60:.1f} min at CCL_SCALE={args.scale}, "
+        f"in {wall / 60:.1f} min of wall time"
+    )
     if args.top:
         print(f"slowest {args.top} cells:")
         for path, index, seconds in sorted(
@@ -110,6 +130,15 @@ def main(argv: list[str] | None = None) -> int:
         toc = running_times.ROOT / "_toc.yml"
         args.page.write_text(running_times.page(data, running_times.toc_notebooks(toc)))
         print(f"stored in {args.store}; wrote {args.page}")
+    if args.limit is not None and wall > 60 * args.limit:
+        slowest = sorted(times.items(), key=lambda item: -item[1])[:3]
+        named = ", ".join(f"{Path(n).stem} {s / 60:.1f} min" for n, s in slowest)
+        print(
+            f"the notebooks took {wall / 60:.1f} min, over the limit of "
+            f"{args.limit:g} min; the slowest: {named}",
+            file=sys.stderr,
+        )
+        return 1
     return 0
 
 

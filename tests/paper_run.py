@@ -3,7 +3,8 @@ in a process of its own with ``CCL_SCALE=paper``.
 
 Two uses:
 
-- **The dry run** (``--steps K``, what ``make test`` runs with K = 2):
+- **The dry run** (``--steps K``, what ``make test`` runs with K = 2, two chapters at a
+  time, each on one thread unless ``CCL_THREADS`` says otherwise):
   ``CCL_PAPER_STEPS=K`` caps every count of :func:`ccl_helpers.steps`, and
   :func:`ccl_helpers.evals` gives evaluation-only sizes their smoke values; the data
   sizes, subsets, widths and seeds of every training call stay the paper's. The checks
@@ -227,6 +228,10 @@ def main() -> int:
         env = {**os.environ, "CCL_SCALE": "paper", "CI": "1", "MPLBACKEND": "Agg"}
         if dry:  # results and records (results/paper/records at paper) to scratch
             env.update(CCL_PAPER_STEPS=str(args.steps), CCL_RESULTS_DIR=scratch)
+            # one thread a chapter: beside other work (--jobs, a shared machine) a
+            # chapter on every core slows down many times
+            env.setdefault("CCL_THREADS", "1")
+            env.setdefault("OMP_NUM_THREADS", "1")
 
         def one(notebook: Path) -> dict:
             outcome = run_chapter(notebook, env, int(dry), args.timeout, Path(scratch))

@@ -97,6 +97,29 @@ def test_chapter_times_sums_cells_and_ranks_the_slowest(tmp_path, capsys):
     )
 
 
+def test_chapter_times_fails_past_its_limit_naming_the_slowest(tmp_path, capsys):
+    """Two notebooks side by side: the wall time (the suite's, 50 min) is what the limit
+    reads, not the sum of the cells (70 min)."""
+    report = tmp_path / "nbval.xml"
+    report.write_text(
+        '<testsuites><testsuite time="3000.0">'
+        '<testcase classname="book.01_curl_framework.ipynb" '
+        'name="Cell 0" time="2940.0" />'
+        '<testcase classname="book.05_supervised_approximation.ipynb" '
+        'name="Cell 0" time="1260.0" />'
+        "</testsuite></testsuites>"
+    )
+    assert chapter_times.wall_time(str(report)) == 3000.0
+    assert chapter_times.main([str(report), "--limit", "60"]) == 0
+    assert "in 50.0 min of wall time" in capsys.readouterr().out
+    assert chapter_times.main([str(report), "--limit", "40"]) == 1
+    said = capsys.readouterr().err
+    assert "took 50.0 min, over the limit of 40 min" in said
+    assert said.index("01_curl_framework 49.0 min") < said.index(
+        "05_supervised_approximation 21.0 min"
+    )
+
+
 def test_loss_benchmark_runs_without_its_optional_comparator(monkeypatch, capsys):
     """Without pytorch-metric-learning only the package's side is timed, with one line
     that says so, and the run succeeds."""
