@@ -152,7 +152,9 @@ def test_bad_numbers_raise(folder, numbers, message):
     assert not folder.exists() or not list(folder.iterdir())
 
 
-@pytest.mark.parametrize("started", [time.time() + 3600, "now", True])
+@pytest.mark.parametrize(
+    "started", [time.time() + 3600, "now", True], ids=["future", "text", "bool"]
+)
 def test_bad_start_time_raises(folder, started):
     with pytest.raises(ValueError, match="started"):
         results.save_paper_results(CHAPTER, {"x": 1}, started=started)

@@ -89,6 +89,9 @@ def _seeded_members_bytes(arguments: dict) -> int | None:
     return None if one is None else n_seeds * one
 
 
+#: inputs per chunk, summed over the members, of a call without gradients
+_CHUNK_INPUTS = 1000
+
 MEMBERS = Estimate("train.StackedModel's members", ("n_seeds",), _members_bytes)
 """The memory of a stacked model's members (built one by one: also its time)."""
 
@@ -226,14 +229,29 @@ class StackedModel:
         self, x: Tensor, *, shared: bool = True, submodule: str | None = None
     ) -> Tensor:
         """Evaluate every seed. ``shared``: x (n, ...) is fed to all seeds → (S, n,
-        out); otherwise x (S, n, ...) holds one input batch per seed."""
+        out); otherwise x (S, n, ...) holds one input batch per seed.
+
+        Without gradients, a shared x goes through in chunks of ⌈1000 / S⌉ inputs: the
+        same result, with each chunk's activations under 32 MB for the book's conv net
+        (10,000 images through 20 seeds: 1.7 GB at the peak instead of 8 GB). Blocks
+        that small the allocator can keep for reuse (glibc's ``MALLOC_MMAP_THRESHOLD_``
+        and ``MALLOC_TRIM_THRESHOLD_``, set by the Makefile), where larger ones are
+        mapped and zeroed by the kernel anew at every call."""
         if not shared and x.shape[0] != self.n_seeds:
             raise ValueError(
                 f"x must have leading dimension n_seeds={self.n_seeds}, got "
                 f"{tuple(x.shape)}"
             )
-        return vmap(self.functional(submodule), in_dims=(0, 0, None if shared else 0))(
-            self.params, self.buffers, x
+        call = vmap(self.functional(submodule), in_dims=(0, 0, None if shared else 0))
+        chunk = -(-_CHUNK_INPUTS // self.n_seeds)
+        if not shared or torch.is_grad_enabled() or x.shape[0] <= chunk:
+            return call(self.params, self.buffers, x)
+        return torch.cat(
+            [
+                call(self.params, self.buffers, x[start : start + chunk])
+                for start in range(0, x.shape[0], chunk)
+            ],
+            dim=1,
         )
 
     @checked(index=_MemberIndex())
