@@ -29,7 +29,7 @@ export PATH := $(BIN):$(PATH)
 export JUPYTER_PLATFORM_DIRS := 1
 # glibc's malloc keeps freed blocks under 32 MB for reuse instead of handing them back
 # to the kernel, which maps and zeroes them anew at the next step: 3× less time in the
-# conv nets' evaluations on a CPU, the same numbers (README, Running the chapters)
+# conv nets' evaluations on a CPU, the same numbers (README, Two commands)
 export MALLOC_MMAP_THRESHOLD_ := 33554432
 export MALLOC_TRIM_THRESHOLD_ := 1073741824
 
