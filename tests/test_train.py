@@ -15,7 +15,7 @@ from conftest import nominal_bytes
 from conftest import randn as randn64
 from torch import nn
 
-from ccl_helpers.models import MLP, Classifier, DeepReLU
+from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU
 from ccl_helpers.train import (
     Evaluation,
     StackedModel,
@@ -1267,3 +1267,14 @@ def test_from_seeds_estimate_is_the_members_bytes_and_comes_first(monkeypatch):
     # checked before the seeds one by one: a range of 10⁹ seeds fails at once
     with pytest.raises(ValueError, match="seeds=1,000,000,000 entries .* TB"):
         StackedModel.from_seeds(partial(MLP, 784, (256,), 10), range(10**9))
+
+
+def test_stacked_call_without_gradients_equals_the_call_with_them():
+    # the chunked path (⌈1000 / S⌉ inputs at a time) against one vmapped call
+    model = StackedModel(ConvNet, 3, seed=0)
+    x = torch.randn(700, 1, 28, 28, generator=torch.Generator().manual_seed(0))
+    whole = model(x).detach()
+    with torch.no_grad():
+        chunked = model(x)
+    assert chunked.shape == (3, 700, 32)
+    assert torch.allclose(chunked, whole, rtol=0, atol=1e-6)

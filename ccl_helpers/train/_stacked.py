@@ -233,8 +233,7 @@ class StackedModel:
 
         Without gradients, a shared x goes through in chunks of ⌈1000 / S⌉ inputs: the
         same result, with each chunk's activations under 32 MB for the book's conv net
-        (10,000 images through 20 seeds: 1.7 GB at the peak instead of 8 GB). Blocks
-        that small the allocator can keep for reuse (glibc's ``MALLOC_MMAP_THRESHOLD_``
+        at 20 seeds. Blocks that small the allocator can keep for reuse (glibc's ``MALLOC_MMAP_THRESHOLD_``
         and ``MALLOC_TRIM_THRESHOLD_``, set by the Makefile), where larger ones are
         mapped and zeroed by the kernel anew at every call."""
         if not shared and x.shape[0] != self.n_seeds:
