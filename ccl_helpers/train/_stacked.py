@@ -233,9 +233,10 @@ class StackedModel:
 
         Without gradients, a shared x goes through in chunks of ⌈1000 / S⌉ inputs: the
         same result, with each chunk's activations under 32 MB for the book's conv net
-        at 20 seeds. Blocks that small the allocator can keep for reuse (glibc's ``MALLOC_MMAP_THRESHOLD_``
-        and ``MALLOC_TRIM_THRESHOLD_``, set by the Makefile), where larger ones are
-        mapped and zeroed by the kernel anew at every call."""
+        at 20 seeds. Blocks that small the allocator can keep for reuse (glibc's
+        ``MALLOC_MMAP_THRESHOLD_`` and ``MALLOC_TRIM_THRESHOLD_``, set by the
+        Makefile), where larger ones are mapped and zeroed by the kernel anew at
+        every call."""
         if not shared and x.shape[0] != self.n_seeds:
             raise ValueError(
                 f"x must have leading dimension n_seeds={self.n_seeds}, got "
