@@ -373,6 +373,38 @@ def test_algorithm1_matches_hand_written_gradient_descent():
             )
 
 
+def test_spectral_norm_of_a_low_rank_stack_equals_the_svd():
+    from ccl_helpers.wen._algorithm1 import _spectral_norm
+
+    factors = randn(3, 60, 7, seed=1, dtype=torch.float64)
+    low_rank = factors @ randn(3, 7, 50, seed=2, dtype=torch.float64)  # rank 7
+    expected = torch.linalg.svdvals(low_rank)[:, 0]
+    assert torch.allclose(_spectral_norm(low_rank, 7), expected, rtol=1e-12)
+    full = randn(3, 20, 20, seed=3, dtype=torch.float64)  # 2 (rank + 10) > 20: SVD
+    assert torch.allclose(
+        _spectral_norm(full, 20), torch.linalg.svdvals(full)[:, 0], rtol=1e-12
+    )
+
+
+def test_algorithm1_spectral_movement_of_a_wide_layer_equals_its_svd():
+    # n T = 12 < m / 2 - 10: W_1's movement (48 x 48) goes through the range finder
+    x = sphere(6, 5).double()
+    model = StackedModel(
+        lambda: wen.TwoEncoders(5, 48, 2, 3).double(), n_seeds=2, seed=0
+    )
+    start = {name: p.detach().clone() for name, p in model.params.items()}
+    history = train.wide(wen.algorithm1(model, x, 2, 2, eta=0.5, gamma=0.5))
+    final = history[history["step"] == 2].set_index("seed")
+    expected = torch.stack(
+        [
+            torch.linalg.svdvals(p.detach() - start[name])[:, 0]
+            for name, p in model.params.items()
+            if name.startswith("query.")
+        ]
+    ).amax(0)
+    assert np.allclose(final["spectral_W"], expected.numpy(), rtol=1e-10)
+
+
 def test_run_widths_is_deterministic_and_labels_widths():
     x = sphere(5, 4, seed=1)
     kwargs = dict(

@@ -60,6 +60,26 @@ TWO_ENCODERS = Estimate(
 """The memory of :class:`TwoEncoders`'s parameters."""
 
 
+def _spectral_norm(moved: Tensor, max_rank: int) -> Tensor:
+    """‖D‖₂ of each matrix of D (S, p, q) whose rank is at most ``max_rank`` → (S,).
+
+    A parameter's movement after T full-batch steps on n points is a sum of T
+    gradients Σᵢ δᵢ hᵢᵀ over the n inputs, so its rank is ≤ nT. When 2(nT + 10) ≤
+    min(p, q), a range finder with nT + 10 Gaussian columns (Halko, Martinsson &
+    Tropp 2011, Algorithm 4.1), Q = orth(DΩ), spans D's range (with probability one),
+    so ‖D‖₂ = ‖QᵀD‖₂, the SVD of a (nT + 10) × q matrix instead of p × q; otherwise
+    the SVD of D."""
+    columns = max_rank + 10
+    if 2 * columns > min(moved.shape[-2:]):
+        return torch.linalg.matrix_norm(moved, ord=2)
+    draw = torch.Generator(device=moved.device).manual_seed(0)
+    omega = torch.randn(
+        moved.shape[-1], columns, generator=draw, device=moved.device, dtype=moved.dtype
+    )
+    basis = torch.linalg.qr(moved @ omega).Q  # (S, p, nT + 10)
+    return torch.linalg.matrix_norm(basis.mT @ moved, ord=2)
+
+
 class TwoEncoders(nn.Module):
     """Wen's query encoder f^q_W and key encoder f^k_θ (Definition 3.1) with the
     initialisation of Definition 3.2: two independent (L+1)-layer bias-free ReLU
@@ -249,8 +269,7 @@ def algorithm1(
         )
         if step == n_steps:
             spectral = [
-                torch.linalg.matrix_norm(p - p0, ord=2)
-                for p, p0 in zip(params, initial)
+                _spectral_norm(p - p0, n * n_steps) for p, p0 in zip(params, initial)
             ]
             for column, side in zip(FINAL_COLUMNS, (True, False)):
                 found[column] = torch.stack(
