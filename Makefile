@@ -79,11 +79,14 @@ test: lint data
 	jupyter-book build . --config _build/_config_stored.yml --all -W -n --keep-going
 	python tests/check_book_pages.py
 
+# Two notebooks at a time, one thread each, as make test's nbval runs them (Chapter 1,
+# the longest, first).
 outputs: $(STAMP) data
-	$(ONE_THREAD) CCL_SCALE=standard jupyter nbconvert --to notebook --execute --inplace \
+	ls book/*.ipynb | $(ONE_THREAD) CCL_SCALE=standard xargs -P 2 -n 1 \
+	    jupyter nbconvert --to notebook --execute --inplace \
 	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
 	    --ExecutePreprocessor.record_timing=False \
-	    --ExecutePreprocessor.store_widget_state=False book/*.ipynb
+	    --ExecutePreprocessor.store_widget_state=False
 	$(MAKE) scorecard
 
 scorecard: $(STAMP)
@@ -97,7 +100,7 @@ paper: $(STAMP) data
 	mkdir -p _build/paper results/paper
 	CCL_SCALE=paper CCL_RESULTS_DIR=$(CURDIR)/results/paper CCL_PAPER_COMMAND='make paper' \
 	    jupyter nbconvert --to notebook --execute --output-dir _build/paper \
-	    --ExecutePreprocessor.timeout=3600 --ExecutePreprocessor.kernel_name=python3 \
+	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
 	    book/*.ipynb
 	ls -l results/paper/ | grep '\.json$$' || echo 'no chapter wrote results/paper/*.json'
 
