@@ -59,8 +59,8 @@ book: $(STAMP) data
 
 # Both cores, each on one thread: the unit tests split over two pytest-xdist workers; the
 # paper dry run two chapters at a time; nbval two notebooks at a time (--dist loadfile
-# keeps a notebook on one worker, and the notebooks go out in name order, so Chapter 1,
-# the longest, starts first). nbval compares the exact cells strictly; the cells tagged
+# keeps a notebook on one worker; --no-loadscope-reorder sends them out in name order,
+# not by their number of cells, so Chapter 1, the longest, starts first). nbval compares the exact cells strictly; the cells tagged
 # nbval-ignore-output hold trained numbers, which each chapter's fresh record carries with
 # their standard errors: `verdicts compare` checks them and requires the same verdict
 # words. chapter_times.py fails when the nbval step took over NBVAL_MINUTES.
@@ -71,8 +71,9 @@ test: lint data
 	$(ONE_THREAD) python tests/paper_run.py --steps 2 --jobs 2  # the paper dry run
 	rm -rf _build/records && mkdir -p _build/records
 	$(ONE_THREAD) CCL_SCALE=standard CCL_RECORDS_DIR=$(CURDIR)/_build/records \
-	    python -m pytest -q -n 2 --dist loadfile --nbval --nbval-current-env \
-	    --nbval-sanitize-with tests/nbval_sanitize.cfg --junitxml=_build/nbval.xml book/
+	    python -m pytest -q -n 2 --dist loadfile --no-loadscope-reorder --nbval \
+	    --nbval-current-env --nbval-sanitize-with tests/nbval_sanitize.cfg \
+	    --junitxml=_build/nbval.xml book/
 	python tests/chapter_times.py _build/nbval.xml --top 3 --limit $(NBVAL_MINUTES)
 	python -m ccl_helpers.verdicts compare results/standard _build/records
 	python tests/book_config.py _build/_config_stored.yml
