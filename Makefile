@@ -60,8 +60,9 @@ book: $(STAMP) data
 # Both cores, each on one thread: the unit tests split over two pytest-xdist workers; the
 # paper dry run two chapters at a time; nbval two notebooks at a time (--dist loadfile
 # keeps a notebook on one worker; --no-loadscope-reorder sends them out in name order,
-# not by their number of cells, so Chapter 1, the longest, starts first). nbval compares the exact cells strictly; the cells tagged
-# nbval-ignore-output hold trained numbers, which each chapter's fresh record carries with
+# not by their number of cells, so Chapter 1, the longest, starts first). nbval
+# compares the exact cells strictly; the cells tagged nbval-ignore-output hold trained
+# numbers, which each chapter's fresh record carries with
 # their standard errors: `verdicts compare` checks them and requires the same verdict
 # words. chapter_times.py fails when the nbval step took over NBVAL_MINUTES.
 ONE_THREAD := OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1 CCL_THREADS=1
@@ -101,7 +102,7 @@ paper: $(STAMP) data
 	mkdir -p _build/paper results/paper
 	CCL_SCALE=paper CCL_RESULTS_DIR=$(CURDIR)/results/paper CCL_PAPER_COMMAND='make paper' \
 	    jupyter nbconvert --to notebook --execute --output-dir _build/paper \
-	    --ExecutePreprocessor.timeout=1800 --ExecutePreprocessor.kernel_name=python3 \
+	    --ExecutePreprocessor.timeout=3600 --ExecutePreprocessor.kernel_name=python3 \
 	    book/*.ipynb
 	ls -l results/paper/ | grep '\.json$$' || echo 'no chapter wrote results/paper/*.json'
 
