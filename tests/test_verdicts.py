@@ -19,7 +19,7 @@ import torch
 from scipy import stats
 
 from ccl_helpers import checks, verdicts
-from ccl_helpers.verdicts import Claim, Verdicts, _records
+from ccl_helpers.verdicts import Claim, Verdicts, _records, _statistics
 
 RNG = np.random.default_rng(0)
 X = np.array([0.61, 0.72, 0.55, 0.80, 0.67, 0.70])
@@ -122,6 +122,47 @@ def test_decide_rejects_a_reversed_interval_and_a_missing_margin():
         verdicts.decide("greater", 0.5, 0.1, 0.0, 0.1)
     with pytest.raises(ValueError, match="margin"):
         verdicts.decide("greater", 0.1, 0.5, 0.0, None)
+
+
+@pytest.mark.parametrize("expected", ["greater", "less", "equal"])
+def test_seeds_to_decide_is_the_first_n_whose_interval_decides(expected):
+    """Against scipy: at the n it returns, the interval of the same mean and standard
+    deviation decides the claim (decide is not "not resolved"); at n − 1 it does not."""
+    rng = np.random.default_rng(3)
+    sign = -1.0 if expected == "less" else 1.0
+    values = sign * (0.13 + 0.08 * rng.standard_normal(5))
+    found = verdicts.estimate(values, family=4)
+    assert verdicts.decide(expected, found.low, found.high, 0.0, 0.1) == "not resolved"
+    needed = _statistics._seeds_to_decide(found, expected, 0.0, 0.1)
+    sd = found.se * math.sqrt(found.n)
+
+    def verdict_at(n):
+        half = stats.t.ppf(1 - 0.05 / (2 * 4), n - 1) * sd / math.sqrt(n)
+        return verdicts.decide(
+            expected, found.estimate - half, found.estimate + half, 0.0, 0.1
+        )
+
+    assert needed is not None and needed > found.n
+    assert verdict_at(needed) != "not resolved"
+    assert verdict_at(needed - 1) == "not resolved" or needed - 1 == found.n
+
+
+def test_a_row_not_resolved_prints_its_seeds_and_those_that_would_decide_it():
+    book = Verdicts("01_curl_framework")
+    book.test(claim_with_margin("wide", margin=0.01), [0.0, 0.02, 0.005, 0.03, 0.012])
+    book.test(claim_with_margin("edge", margin=0.01), [0.0, 0.02, 0.0, 0.02, 0.01])
+    rows = {row["key"]: row for row in book.rows()}
+    assert rows["wide"]["verdict"] == "not resolved"
+    needed = _statistics._seeds_to_decide(
+        verdicts.estimate(rows["wide"]["values"], family=2), "greater", 0.0, 0.01
+    )
+    assert rows["wide"]["measured"].endswith(
+        f"; 5 seeds, about {needed:,} would decide it at this spread"
+    )
+    # an estimate on the band's edge is decided by no number of seeds
+    assert rows["edge"]["measured"].endswith(
+        "; 5 seeds, more than 100,000 would be needed at this spread"
+    )
 
 
 def test_the_rows_verdict_is_read_off_its_printed_interval_and_band():

@@ -31,7 +31,9 @@ t quantile at 1 − 0.05/(2m) (Bonferroni over the chapter's m empirical claims,
 For a claim that δ equals ``null`` (e.g. a slope of −1/2, "competes with"):
 *reproduced* if the interval lies inside the band, *contradicted* if it lies wholly
 outside it, *not resolved* otherwise (:func:`decide`). The table's "measured" column
-prints exactly this interval and the band, so no p-value is needed to read a verdict. A
+prints exactly this interval and the band, so no p-value is needed to read a verdict;
+a row *not resolved* also prints its seeds and how many would decide it were the
+estimate and the spread to stay as they are. A
 verdict is *fragile* when an end of its interval lies within one standard error of an
 edge of the band (:func:`fragile`): the last bits of training could move it across. The
 rows that are not empirical read *holds*, *corrected*, *sharpened* or *not run*

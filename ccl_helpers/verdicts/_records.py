@@ -123,6 +123,9 @@ def scorecard_page(records: Sequence[Mapping], titles: Mapping[str, str]) -> str
         "- a claim of equality is *reproduced* if the interval lies inside the band,",
         "  *contradicted* if it lies wholly outside it, and *not resolved* otherwise.",
         "",
+        "A row *not resolved* also gives its seeds and about how many would decide",
+        "it, were its estimate and its seed-to-seed spread to stay as they are.",
+        "",
         "*Holds*, *corrected* and *sharpened* are the verdicts of theorem checks;",
         "*not run* marks a claim the book does not test.",
         "",
@@ -215,7 +218,7 @@ def _check_finite(where: str, value, problems: list) -> None:
 
 def _consistency(record: Mapping, name: str) -> list[str]:
     """What a record's own per-seed values contradict: a claim's estimate, s.e.,
-    interval, verdict or measured text recomputed from its values and margin, and a
+    interval or verdict recomputed from its values and margin, and a
     number's mean and s.e. recomputed from its seeds."""
     problems = []
     for row in record["claims"]:
@@ -423,7 +426,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     for chapter, record in sorted(fresh.items()):
         rows = _fragile_rows(record)
         named = f": {', '.join(rows)}" if rows else ""
-        print(f"{chapter}: {len(rows)} fragile verdicts{named}")
+        word = "verdict" if len(rows) == 1 else "verdicts"
+        print(f"{chapter}: {len(rows)} fragile {word}{named}")
     print(
         "\n".join(problems)
         or f"{len(fresh)} chapter records agree ({family} trained numbers, "

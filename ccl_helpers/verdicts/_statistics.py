@@ -132,6 +132,28 @@ def decide(expected: str, low: float, high: float, null: float, margin: float) -
     return "contradicted" if high < above else "not resolved"
 
 
+_MAX_SEEDS = 100_000
+"""The largest number of seeds :func:`_seeds_to_decide` looks at."""
+
+
+def _seeds_to_decide(found: Estimate, expected: str, null: float, margin: float):
+    """The smallest number of seeds n′ at which the interval would decide the claim,
+    were the estimate and the seed-to-seed spread to stay as they are: the half-width
+    t_{df′}(1 − LEVEL/(2·family))·se·√(n/n′) below the distance from the estimate to
+    the band's edge that decides it (null + margin for "greater", null − margin for
+    "less", the nearer edge for "equal"), with df′ = df + n′ − n (n′ − 1 for paired and
+    one-sample rows; for Welch rows n counts the seeds of both arms). None when even
+    :data:`_MAX_SEEDS` would not (an estimate on the edge)."""
+    below, above = null - margin, null + margin
+    edges = {"greater": (above,), "less": (below,), "equal": (below, above)}[expected]
+    distance = min(abs(found.estimate - edge) for edge in edges)
+    n = np.arange(found.n + 1, _MAX_SEEDS + 1)
+    half = stats.t.ppf(1 - LEVEL / (2 * found.family), found.df + n - found.n)
+    half = half * found.se * np.sqrt(found.n / n)
+    enough = np.flatnonzero(half < distance)
+    return int(n[enough[0]]) if enough.size else None
+
+
 @checked(
     low=_FiniteReal(),
     high=_FiniteReal(),

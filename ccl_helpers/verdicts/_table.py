@@ -22,24 +22,35 @@ from ._claims import (
     _Text,
 )
 from ._statistics import (
+    _MAX_SEEDS,
     Estimate,
     _digits,
     _seed_values,
+    _seeds_to_decide,
     decide,
     estimate,
     fragile,
 )
 
 
-def _format_row(found: Estimate, null: float, margin: float) -> str:
+def _format_row(found: Estimate, expected: str, null: float, margin: float) -> str:
     """The measured column of an empirical row: the estimate, its simultaneous interval
-    and the band (null − margin, null + margin) the verdict reads it against."""
+    and the band (null − margin, null + margin) the verdict reads it against; for a row
+    not resolved, also the seeds it has and the seeds that would decide it at the same
+    spread (:func:`_seeds_to_decide`)."""
     digits = max(_digits(found.se), _digits(margin / 10))
     text = (
         f"{found.estimate:+.{digits}f} [{found.low:+.{digits}f}, "
         f"{found.high:+.{digits}f}]; band ({null - margin:+.{digits}f}, "
         f"{null + margin:+.{digits}f})"
     )
+    if decide(expected, found.low, found.high, null, margin) == "not resolved":
+        needed = _seeds_to_decide(found, expected, null, margin)
+        text += f"; {found.n} seeds, " + (
+            f"about {needed:,} would decide it at this spread"
+            if needed
+            else f"more than {_MAX_SEEDS:,} would be needed at this spread"
+        )
     return text.replace("-", "−")
 
 
@@ -188,7 +199,9 @@ class Verdicts:
             row["fragile"] = fragile(
                 found.low, found.high, found.se, row["null"], row["margin"]
             )
-            row["measured"] = _format_row(found, row["null"], row["margin"])
+            row["measured"] = _format_row(
+                found, row["expected"], row["null"], row["margin"]
+            )
         return rows
 
     def table(self) -> pd.DataFrame:
