@@ -283,14 +283,14 @@ def compare_records(stored: Mapping, fresh: Mapping, family: int | None = None) 
 
     - another scale; a claim or number missing on either side; a value that is not
       finite;
-    - either record contradicting its own per-seed values (:func:`_consistency`);
-    - a claim whose statement or test differs (:data:`_STRICT_FIELDS`), or whose
+    - either record contradicting its own per-seed values (``_consistency``);
+    - a claim whose statement or test differs (``_STRICT_FIELDS``), or whose
       verdict word differs;
     - an exact number that differs beyond 12 significant digits;
     - a trained number (an empirical claim's estimate, a number with an s.e.) that moved
-      by more than k·√2·se_stored, k = :func:`_tolerance_k` of its df over ``family``
-      numbers (default: this record's :func:`_trained_count`), or whose s.e. changed by
-      a factor beyond :func:`_se_ratio_bound`; a number without its own df takes the
+      by more than k·√2·se_stored, k = ``_tolerance_k`` of its df over ``family``
+      numbers (default: this record's ``_trained_count``), or whose s.e. changed by
+      a factor beyond ``_se_ratio_bound``; a number without its own df takes the
       smallest df of the record's claims.
     """
     for name, record in (("stored", stored), ("fresh", fresh)):

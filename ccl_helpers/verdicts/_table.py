@@ -150,7 +150,7 @@ class Verdicts:
         - ``value`` alone: an exact number, compared strictly.
 
         :func:`compare_records` allows a trained number a move of k·√2·se, k from
-        its degrees of freedom (:func:`tolerance_k`)."""
+        its degrees of freedom (``verdicts._records._tolerance_k``)."""
         if isinstance(value, Estimate):
             entry = {"value": value.estimate, "se": value.se, "df": value.df}
         elif se is None and _is_sequence(value):
