@@ -12,10 +12,15 @@ its command-line entry, Chapter 5's encoder on several processes, is
 ``multimodal`` (Ren & Li 2023), ``supervised_approx`` (Lee 2025). Above them,
 :func:`report` (module ``encoder_report``) sets the sources' bounds on a user's own
 encoder against what they bound.
+
+Importing the package changes nothing in the process: :func:`setup` (or
+:func:`pin_cpu_kernels` alone) holds torch's CPU kernels to AVX2, and ``plotting``
+and ``symbolic`` (matplotlib, seaborn, sympy) are imported when first used.
 """
 
+import importlib
+
 from . import (
-    _cpu_kernels,  # noqa: F401  (first, before torch runs a kernel)
     checks,
     coupon,
     curl,
@@ -27,10 +32,8 @@ from . import (
     models,
     multimodal,
     multineg,
-    plotting,
     results,
     supervised_approx,
-    symbolic,
     train,
     verdicts,
     wen,
@@ -41,6 +44,7 @@ from .runtime import (
     device,
     evals,
     glue,
+    pin_cpu_kernels,
     progress,
     scale,
     setup,
@@ -66,6 +70,7 @@ __all__ = [
     "models",
     "multimodal",
     "multineg",
+    "pin_cpu_kernels",
     "plotting",
     "progress",
     "report",
@@ -81,3 +86,13 @@ __all__ = [
     "wen",
     "__version__",
 ]
+
+
+_ON_FIRST_USE = ("plotting", "symbolic")
+"""The modules imported on first use: they pull in matplotlib, seaborn and sympy."""
+
+
+def __getattr__(name: str):
+    if name in _ON_FIRST_USE:
+        return importlib.import_module(f".{name}", __name__)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -31,7 +31,7 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from . import coupon, curl, metrics, multineg, plotting, supervised_approx
+from . import coupon, curl, metrics, multineg, supervised_approx
 from .checks import (
     Choice,
     Estimate,
@@ -367,6 +367,8 @@ def draw_loss_bounds(ax, table: pd.DataFrame) -> None:
     colour) and the loss it bounds (a dot, L^µ_sup's colour: over the binary tasks for
     CURL's lemma, over all the classes for Lemmas 1 and 2), one column each, ±2
     standard errors where not exact; log scale. Adds no axis labels."""
+    from . import plotting  # matplotlib loads with the first figure
+
     check_frame("table", table, list(COLUMNS))
     if not set(REPORT_ROWS) <= set(table.index):
         raise ValueError(

@@ -1,7 +1,16 @@
-"""Run-time set-up: device, seeding, determinism, scale, precision, progress bars.
+"""Run-time set-up: CPU kernels, device, seeding, determinism, scale, precision,
+progress bars.
 
-Run-time set-up: device choice, seeding, determinism, experiment scale, precision,
-progress bars."""
+**One set of CPU kernels on every x86 machine**, so that stored outputs reproduce
+exactly. torch picks its CPU kernels by the instruction set it finds: its own vectorised
+kernels (``ATEN_CPU_CAPABILITY``), oneDNN's convolutions (``ONEDNN_MAX_CPU_ISA``) and
+MKL's matrix products (``MKL_CBWR``). AVX-512 kernels add in another order than AVX2
+ones, so the last bits of a result differ from one machine to the next, and a few
+hundred training steps turn that into a different third digit.
+:func:`pin_cpu_kernels` (called by :func:`ccl_helpers.setup`, which every chapter calls
+first) holds all three to AVX2, which every x86 machine the book is checked on has, for
+about 5 % more time per conv-net step. Importing :mod:`ccl_helpers` sets nothing.
+"""
 
 from __future__ import annotations
 
@@ -23,6 +32,39 @@ PRECISIONS = ("fp32", "bf16")
 """The training precisions selected by the ``CCL_PRECISION`` environment variable."""
 
 T = TypeVar("T")
+
+CPU_KERNELS = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "MKL_CBWR": "AVX2",
+}
+"""The environment variables :func:`pin_cpu_kernels` sets, unless already set."""
+
+
+def _native_kernels() -> bool:
+    """Whether ``CCL_CPU_KERNELS`` asks for the machine's own kernels (``native``, any
+    case); False when it is unset or blank. Any other value raises ValueError naming
+    the variable."""
+    value = os.environ.get("CCL_CPU_KERNELS", "").strip().lower()
+    if value not in ("", "native"):
+        raise ValueError(
+            f"CCL_CPU_KERNELS must be 'native' (the machine's own kernels) or unset "
+            f"(AVX2), got {os.environ['CCL_CPU_KERNELS']!r}"
+        )
+    return value == "native"
+
+
+def pin_cpu_kernels() -> None:
+    """Hold torch's CPU kernels to AVX2 (:data:`CPU_KERNELS`), so that results are the
+    same to the last bit on every x86 machine. Call it before torch runs its first CPU
+    kernel: torch reads the variables once, at that kernel. A variable already set is
+    left as it is, and CPUs other than x86 ignore them. ``CCL_CPU_KERNELS=native``
+    leaves all three unset, so torch uses the machine's own kernels (e.g. AVX-512): the
+    check that the book's verdicts do not depend on the last bits of a machine runs the
+    chapters that way; any other value but blank raises ValueError."""
+    if not _native_kernels():
+        for name, value in CPU_KERNELS.items():
+            os.environ.setdefault(name, value)
 
 
 def scale() -> str:
@@ -164,8 +206,9 @@ def under_ci() -> bool:
 def setup(
     seed: int = 0, threads: int | None = None, *, quiet: bool = False
 ) -> torch.device:
-    """Seed every generator, make torch deterministic, set torch's CPU threads and fix
-    the display; print one line saying so (unless ``quiet``); return :func:`device`.
+    """Hold torch's CPU kernels to AVX2 (:func:`pin_cpu_kernels`), seed every
+    generator, make torch deterministic, set torch's CPU threads and fix the display;
+    print one line saying so (unless ``quiet``); return :func:`device`.
 
     Args:
         seed: seed for ``random``, NumPy and torch (all devices); must be ≥ 0.
@@ -179,6 +222,7 @@ def setup(
     """
     if not isinstance(quiet, bool):
         raise ValueError(f"quiet must be True or False, got {quiet!r}")
+    pin_cpu_kernels()  # before any kernel of the session
     chosen = device()  # a CCL_DEVICE this machine lacks fails before any set-up
     if threads is None:
         default = (os.cpu_count() or 1) if scale() == "paper" else 1

@@ -375,47 +375,67 @@ def _has_avx2() -> bool:
         return False
 
 
-@pytest.mark.skipif(
-    not _has_avx2(), reason="the CPU kernels are pinned on x86 with AVX2"
-)
-def test_import_holds_the_cpu_kernels_to_avx2():
-    """Importing ccl_helpers before torch runs a kernel selects torch's and oneDNN's
-    AVX2 kernels (on an AVX-512 machine too), so stored outputs are the same on every
-    x86 machine; a variable the user set is kept; CCL_CPU_KERNELS=native leaves the
-    machine's own kernels."""
+def _run_python(script: str, **env) -> str:
+    """The last line ``script`` prints in a fresh interpreter, then all it printed,
+    with the kernel variables of this process unset and ``env`` set."""
     import subprocess
     import sys
 
-    from ccl_helpers._cpu_kernels import CPU_KERNELS
+    from ccl_helpers.runtime import CPU_KERNELS
 
-    script = (
-        "import torch, ccl_helpers\n"
-        "torch.nn.functional.conv2d(torch.randn(2, 1, 8, 8), torch.randn(4, 1, 3, 3))\n"
-        "print(torch.backends.cpu.get_cpu_capability())\n"
-    )
     unset = {*CPU_KERNELS, "CCL_CPU_KERNELS"}
     clean = {k: v for k, v in os.environ.items() if k not in unset}
-
-    def run(**env):
-        return subprocess.run(
-            [sys.executable, "-c", script],
-            env={**clean, **env},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-
-    pinned = run(ONEDNN_VERBOSE="1")
-    assert pinned.stdout.strip().splitlines()[-1] == "AVX2"
-    assert ",jit:avx2," in pinned.stdout + pinned.stderr
-    kept = run(ATEN_CPU_CAPABILITY="default")
-    assert kept.stdout.strip().splitlines()[-1] == "DEFAULT"
-    native = run(CCL_CPU_KERNELS="native").stdout.strip().splitlines()[-1]
-    plain_torch = subprocess.run(
-        [sys.executable, "-c", script.replace(", ccl_helpers", "")],
-        env=clean,
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**clean, **env},
         capture_output=True,
         text=True,
         check=True,
     )
-    assert native == plain_torch.stdout.strip().splitlines()[-1]
+    return "\n".join([done.stdout.strip().splitlines()[-1], done.stdout, done.stderr])
+
+
+def test_importing_the_package_changes_nothing_in_the_process():
+    """No variable set, no matplotlib, seaborn or sympy loaded, no CPU kernel chosen
+    (ATen's capability is still read from the variable after the import); plotting
+    and the sympy derivations load on first use."""
+    script = (
+        "import os, sys\n"
+        "before = dict(os.environ)\n"
+        "import ccl_helpers, torch\n"
+        "heavy = ('matplotlib', 'seaborn', 'sympy')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "same = dict(os.environ) == before\n"
+        "os.environ['ATEN_CPU_CAPABILITY'] = 'default'\n"
+        "capability = torch.backends.cpu.get_cpu_capability()\n"
+        "ccl_helpers.plotting, ccl_helpers.multimodal.symbolic_norm_identity\n"
+        "later = [m for m in heavy if m in sys.modules]\n"
+        "print(same, loaded, capability, later)\n"
+    )
+    last = _run_python(script).splitlines()[0]
+    assert last == "True [] DEFAULT ['matplotlib', 'seaborn', 'sympy']"
+
+
+@pytest.mark.skipif(
+    not _has_avx2(), reason="the CPU kernels are pinned on x86 with AVX2"
+)
+@pytest.mark.parametrize(
+    "pin", ["ccl_helpers.setup(quiet=True)", "ccl_helpers.pin_cpu_kernels()"]
+)
+def test_setup_holds_the_cpu_kernels_to_avx2(pin):
+    """setup (or pin_cpu_kernels alone), before torch runs a kernel, selects torch's
+    and oneDNN's AVX2 kernels (on an AVX-512 machine too), so stored outputs are the
+    same on every x86 machine; a variable the user set is kept; CCL_CPU_KERNELS=native
+    leaves the machine's own kernels, those of torch without ccl_helpers."""
+    conv = (
+        "torch.nn.functional.conv2d(torch.randn(2, 1, 8, 8), torch.randn(4, 1, 3, 3))\n"
+        "print(torch.backends.cpu.get_cpu_capability())\n"
+    )
+    script = f"import torch, ccl_helpers\n{pin}\n{conv}"
+    pinned = _run_python(script, ONEDNN_VERBOSE="1")
+    assert pinned.splitlines()[0] == "AVX2"
+    assert ",jit:avx2," in pinned
+    kept = _run_python(script, ATEN_CPU_CAPABILITY="default")
+    assert kept.splitlines()[0] == "DEFAULT"
+    native = _run_python(script, CCL_CPU_KERNELS="native").splitlines()[0]
+    assert native == _run_python(f"import torch\n{conv}").splitlines()[0]

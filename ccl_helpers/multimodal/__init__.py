@@ -102,7 +102,6 @@ from ._scores import (
     noise_ratio,
     scores,
 )
-from ._symbolic import symbolic_negative_expectations, symbolic_norm_identity
 from ._training import (
     compress_width,
     population_descent,
@@ -157,3 +156,16 @@ __all__ = [
     "symbolic_negative_expectations",
     "CLAIMS",
 ]
+
+
+_SYMBOLIC = ("symbolic_negative_expectations", "symbolic_norm_identity")
+"""The sympy derivations, imported on first use: importing the package loads no
+sympy."""
+
+
+def __getattr__(name: str):
+    if name in _SYMBOLIC:
+        from . import _symbolic
+
+        return getattr(_symbolic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

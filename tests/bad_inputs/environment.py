@@ -16,7 +16,6 @@ from typing import NamedTuple
 
 import ccl_helpers
 from ccl_helpers import (
-    _cpu_kernels,
     checks,
     coupon,
     data,
@@ -48,7 +47,7 @@ CALLS = {
     "data.download": (data.download, dict(dataset="mnist")),
     "data.fetch": (data.fetch, dict(dataset="mnist")),
     "distributed.init_from_env": (distributed.init_from_env, dict(timeout_s=1.0)),
-    "import ccl_helpers": (_cpu_kernels.native_kernels, {}),
+    "pin_cpu_kernels": (runtime._native_kernels, {}),
     "checks.memory_limit": (checks.memory_limit, {}),
     "checks.time_limit": (checks.time_limit, {}),
     "models.MLP": (models.MLP, dict(in_features=4, hidden=(4,), out_features=2)),
@@ -59,8 +58,8 @@ CALLS = {
 }
 """name → (callable, keyword arguments of a valid call): the callables that read the
 variables. ``setup`` appears only in cases that must raise (a call that returns sets
-the session's seeds and threads); "import ccl_helpers" stands for the check its import
-runs (``_cpu_kernels.native_kernels``)."""
+the session's seeds and threads); "pin_cpu_kernels" stands for the check it runs
+(``runtime._native_kernels``), which sets no variable."""
 
 ALLOWED = {
     "CCL_SCALE": "('smoke', 'standard', 'paper')",
@@ -258,14 +257,14 @@ def cases(tmp_path) -> list[Case]:
             "means true",
         ),
         *(
-            Case("CCL_CPU_KERNELS", label, value, ("import ccl_helpers",))
+            Case("CCL_CPU_KERNELS", label, value, ("pin_cpu_kernels",))
             for label, value in (("unknown word", "avx512"), ("another word", "off"))
         ),
         Case(
             "CCL_CPU_KERNELS",
             "blank",
             " ",
-            ("import ccl_helpers",),
+            ("pin_cpu_kernels",),
             accepted="blank is unset: the AVX2 kernels",
         ),
         *(
