@@ -1359,3 +1359,16 @@ def test_negative_counts_into_one_class_is_one_row():
     # k negatives in one class: the single count vector (k), for any k
     assert curl.negative_counts(5, 1).tolist() == [[5.0]]
     assert curl.negative_counts(2**50, 1).tolist() == [[float(2**50)]]
+
+
+def test_head_accuracy_refuses_labels_beyond_the_logits():
+    """Labels 5..7 scored against 3 logits would read as accuracy 0: a ValueError
+    naming the range instead; labels within it score as the reference does."""
+    val_x, val_y = blob_split(10, seed=2)
+    model = StackedModel(make_classifier, 2, seed=0)
+    with pytest.raises(ValueError, match=r"labels must lie in 0\.\.2.*got a label 7"):
+        curl.head_accuracy(val_x, val_y + 5)(model)
+    assert torch.equal(
+        curl.head_accuracy(val_x, val_y)(model),
+        validation_accuracy(model, val_x, val_y),
+    )

@@ -456,3 +456,11 @@ def test_the_reader_table_has_four_wrapping_columns_and_no_keys():
     assert "e_key" not in html and "t_key" not in html
     assert html == book.show()._repr_html_()  # no random ids
     assert "holds" in repr(shown) and " at 0x" not in repr(shown)
+
+
+def test_a_cut_record_is_refused_with_its_file_named(tmp_path):
+    good = Path(__file__).resolve().parents[1] / "results" / "standard"
+    text = (good / "03_wen_convergence.json").read_text()
+    (tmp_path / "03_wen_convergence.json").write_text(text[: len(text) // 2])
+    with pytest.raises(ValueError, match="03_wen_convergence.json is not valid JSON"):
+        verdicts.load_records(tmp_path)

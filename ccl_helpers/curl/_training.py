@@ -169,10 +169,18 @@ def labelled_batches(
 )
 def head_accuracy(inputs: Tensor, labels: Tensor):
     """A validation score of :func:`train_tuned` for a classifier: model ↦ N_C-way
-    accuracy (S,) of its logits model(inputs) (S, n, N_C) against labels (n,)."""
+    accuracy (S,) of its logits model(inputs) (S, n, N_C) against labels (n,), each
+    label in 0..N_C − 1 (else ValueError: a label beyond the logits is never right)."""
+    top = int(labels.max())
 
     def score(model: StackedModel) -> Tensor:
-        return (model(inputs).argmax(-1) == labels).double().mean(-1)
+        logits = model(inputs)
+        if top >= logits.shape[-1]:
+            raise ValueError(
+                f"labels must lie in 0..{logits.shape[-1] - 1}, the model's "
+                f"{logits.shape[-1]} logits, got a label {top}"
+            )
+        return (logits.argmax(-1) == labels).double().mean(-1)
 
     return score
 

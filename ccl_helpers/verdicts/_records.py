@@ -27,7 +27,10 @@ def load_records(folder) -> list[dict]:
         raise ValueError(f"folder must be a folder of chapter records, got {folder}")
     records = []
     for path in sorted(folder.glob("[0-9][0-9]_*.json")):
-        record = json.loads(path.read_text())
+        try:
+            record = json.loads(path.read_text())
+        except (json.JSONDecodeError, UnicodeDecodeError) as error:
+            raise ValueError(f"{path} is not valid JSON: {error}") from None
         if not isinstance(record, dict) or not {"chapter", "claims"} <= set(record):
             raise ValueError(f"{path} is not a chapter record (chapter, claims)")
         records.append(record)
