@@ -138,6 +138,24 @@ def _evaluation_mode(encoder: Callable[[Tensor], Tensor]):
             encoder.train()
 
 
+def _check_pixels(images: Tensor) -> None:
+    """ValueError, with the fix, for images (n, C, H, W) that are channels-last or
+    outside [0, 1], the range the augmentations assume."""
+    n, channels, height, width = images.shape
+    if channels not in (1, 3) and width in (1, 3):
+        raise ValueError(
+            f"images must be (n, C, H, W), got {tuple(images.shape)}, which looks "
+            "channels-last: pass images.permute(0, 3, 1, 2)"
+        )
+    low, high = float(images.min()), float(images.max())
+    if low < 0 or high > 1:
+        hint = ": divide 0–255 pixels by 255" if high > 1 and low >= 0 else ""
+        raise ValueError(
+            f"images must hold values in [0, 1], the augmentations' range, got "
+            f"[{low:.4g}, {high:.4g}]{hint}"
+        )
+
+
 def _checked_embeddings(features, n: int) -> Tensor:
     """``features`` if they are floating embeddings (n, d); else ValueError."""
     if (
@@ -154,7 +172,14 @@ def _checked_embeddings(features, n: int) -> Tensor:
         raise ValueError(
             "encoder must map images (n, C, H, W) to floating embeddings (n, d), got "
             f"{got} for n = {n} (a stack of models with a leading seed axis is not one "
-            "encoder)"
+            "encoder"
+            + (
+                "; for a model that returns several outputs, pass one that picks the "
+                "embeddings, e.g. lambda x: model(x)[0]"
+                if isinstance(features, tuple | list | dict)
+                else ""
+            )
+            + ")"
         )
     return features
 
@@ -239,6 +264,7 @@ def report(
         and scored on the other half (binomial standard error).
     """
     check_inputs("images", images, labels)
+    _check_pixels(images)
     counts = _class_counts(labels)
     generator = torch.Generator(device=images.device).manual_seed(seed)
     with _evaluation_mode(encoder):

@@ -184,12 +184,28 @@ class WrongShape(torch.nn.Module):
         (lambda z: z.sum(-1), "embeddings \\(n, d\\)"),
         (lambda z: z.round().long(), "floating embeddings"),
         (lambda z: z * math.nan, "NaN or infinite"),
+        (lambda z: (z, z), "tuple .*lambda x: model\\(x\\)\\[0\\]"),
+        (lambda z: {"embeddings": z}, "dict .*lambda x: model\\(x\\)\\[0\\]"),
     ],
 )
 def test_an_encoder_of_the_wrong_output_raises(reshape, message):
     _, images, labels = tiny_set()
     with pytest.raises(ValueError, match=message):
         table(WrongShape(reshape), images, labels)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda x: x * 255, r"\[0, 1\].*divide 0–255 pixels by 255"),
+        (lambda x: x - 0.5, r"\[0, 1\], the augmentations' range, got \[−?-?0\.\d"),
+        (lambda x: x.permute(0, 2, 3, 1), "channels-last: pass images.permute"),
+    ],
+)
+def test_images_outside_the_augmentations_range_or_channels_last_raise(change, message):
+    encoder, images, labels = tiny_set()
+    with pytest.raises(ValueError, match=message):
+        table(encoder, change(images), labels)
 
 
 @pytest.mark.parametrize(
