@@ -1,45 +1,55 @@
 """One method for the book: per-seed measurements → an estimate, an interval, a verdict.
 
 A chapter states each claim of its source as a :class:`Claim`: the source and its
-statement in one line, the primary metric and the direction the source expects, the
-source's effect size where it gives one, the margin below which an effect counts as
-absent (with its reason, stated before looking) and the scope (data, encoder, steps,
-seeds). A :class:`Verdicts` collects the chapter's rows:
+statement in one line, the primary metric δ and the direction the source expects, the
+source's effect size where it gives one, the margin Δ > 0 (the smallest effect that
+counts, stated with its reason before looking, never larger than the source's own
+effect) and the scope (data, encoder, steps, seeds). A :class:`Verdicts` collects the
+chapter's rows:
 
-- :meth:`Verdicts.test` turns per-seed measurements into a row. The **seed is the unit
-  of replication**: one number per seed (a checkpoint's value, a slope fitted to one
-  run's curve, …), never the points of one run. Arms that share seeds are compared by
-  their paired differences d_s = x_s − y_s (Student's t on n − 1 degrees of freedom);
-  arms that do not, by Welch's t (Welch–Satterthwaite degrees of freedom).
+- :meth:`Verdicts.test` takes per-seed measurements. The **seed is the unit of
+  replication**: one number per seed (a checkpoint's value, a slope fitted to one run's
+  curve, …), never the points of one run. Arms that share seeds are compared by their
+  paired differences d_s = x_s − y_s (Student's t on n − 1 degrees of freedom); arms
+  that do not, by Welch's t (Welch–Satterthwaite degrees of freedom).
 - :meth:`Verdicts.theorem` and :meth:`Verdicts.not_run` add the rows that are not
   empirical (a theorem check that holds, a statement the chapter corrects or
   sharpens, a claim not tested).
 
-Every empirical row carries two p-values: that of the two-sided t test of "no effect"
-(δ = null) and that of the equivalence test |δ − null| < margin (two one-sided tests,
-TOST; for a claim that δ *equals* a value, the test that δ lies beyond the margin on
-the side of the estimate). All of a chapter's p-values are adjusted together by Holm's
-step-down method (:func:`holm`) before any verdict is read, at level α = 0.05. Then, for
-a claim that δ is greater (less) than ``null``:
+**The rule**, which a reader applies to the printed row. Each empirical claim has one
+interval, the chapter's simultaneous 95 % interval: estimate ± t·se with t the
+t quantile at 1 − 0.05/(2m) (Bonferroni over the chapter's m empirical claims,
+:func:`estimate` with ``family=m``), and one band (null − Δ, null + Δ). For a claim that
+δ is greater than ``null`` ("less" is the mirror image):
 
-- *reproduced*: "no effect" rejected, the estimate on the claimed side;
-- *contradicted*: "no effect" rejected, the estimate on the other side;
-- *absent*: equivalence within the margin shown (TOST);
-- *not resolved*: neither.
+- *reproduced* if the interval lies above null + Δ;
+- *absent* if it lies inside the band;
+- *contradicted* if it lies below null + Δ but not inside the band (an effect of the
+  claimed size is excluded, and so is "no effect");
+- *not resolved* otherwise (the interval reaches across null + Δ).
 
 For a claim that δ equals ``null`` (e.g. a slope of −1/2, "competes with"):
-*reproduced* when equivalence within the margin is shown, *contradicted* when δ is
-shown to lie beyond it, else *not resolved*. The rows that are not empirical read
-*holds*, *corrected*, *sharpened* or *not run* (:data:`VOCABULARY`).
+*reproduced* if the interval lies inside the band, *contradicted* if it lies wholly
+outside it, *not resolved* otherwise (:func:`decide`). The table's "measured" column
+prints exactly this interval and the band, so no p-value is needed to read a verdict;
+a row *not resolved* also prints its seeds and how many would decide it were the
+estimate and the spread to stay as they are. A
+verdict is *fragile* when an end of its interval lies within one standard error of an
+edge of the band (:func:`fragile`): the last bits of training could move it across. The
+rows that are not empirical read *holds*, *corrected*, *sharpened* or *not run*
+(:data:`VOCABULARY`).
 
 :meth:`Verdicts.save` writes the chapter's record, ``<results>/NN_topic.json``: the
-claims with their estimates and verdicts, and the chapter's trained numbers with their
-standard errors (:meth:`Verdicts.number`); the stored-output check of ``make test``
-compares a fresh record with the committed one (:func:`compare_records`) and the
-scorecard page is built from the committed records (:func:`write_scorecard`).
+claims with their per-seed values, estimates, intervals and verdicts, and the chapter's
+trained numbers with their seeds or standard errors (:meth:`Verdicts.number`). The
+stored-output check of ``make test`` compares a fresh record with the committed one
+(:func:`compare_records`: verdict words and claim statements strictly, trained numbers
+within a tolerance set from their degrees of freedom for a book-wide false-alarm rate
+of :data:`FALSE_ALARM`), and the scorecard page is built from the committed records
+(:func:`write_scorecard`).
 
-Where it lives: the claims and the vocabulary (``_claims``), the per-seed statistics
-(``_statistics``), a chapter's rows and tables (``_table``), the records, the
+Where it lives: the claims and the vocabulary (``_claims``), the per-seed statistics and
+the rule (``_statistics``), a chapter's rows and tables (``_table``), the records, the
 scorecard and the command line ``python -m ccl_helpers.verdicts`` (``_records``).
 """
 
@@ -49,12 +59,12 @@ from ._claims import (
     LEVEL,
     NOT_RUN,
     THEOREM,
-    TOLERANCE_SE,
     VOCABULARY,
     Claim,
     claims_by_key,
 )
 from ._records import (
+    FALSE_ALARM,
     chapter_titles,
     compare_records,
     load_records,
@@ -66,14 +76,23 @@ from ._records import (
 from ._statistics import (
     Estimate,
     PowerLawFit,
+    decide,
     estimate,
     format_estimate,
-    holm,
+    fragile,
     per_seed_slopes,
     power_law_fit,
+    t_quantile,
     top_set,
 )
-from ._table import READER_COLUMNS, ReaderTable, Verdicts, reader_table, verdict_table
+from ._table import (
+    DESIGNS,
+    READER_COLUMNS,
+    ReaderTable,
+    Verdicts,
+    reader_table,
+    verdict_table,
+)
 
 __all__ = [
     "LEVEL",
@@ -82,14 +101,17 @@ __all__ = [
     "NOT_RUN",
     "VOCABULARY",
     "EXPECTED",
-    "TOLERANCE_SE",
+    "FALSE_ALARM",
     "Claim",
     "claims_by_key",
     "Estimate",
     "estimate",
-    "holm",
+    "decide",
+    "fragile",
+    "t_quantile",
     "format_estimate",
     "Verdicts",
+    "DESIGNS",
     "verdict_table",
     "READER_COLUMNS",
     "ReaderTable",

@@ -21,8 +21,8 @@ from ..checks import (
 LEVEL = 0.05
 
 
-"""The family-wise error rate of a chapter's tests (Holm), and 1 − the confidence of
-its intervals."""
+"""1 − the simultaneous confidence of a chapter's intervals (the family-wise error rate
+of its empirical verdicts)."""
 
 
 EMPIRICAL = ("reproduced", "contradicted", "absent", "not resolved")
@@ -52,12 +52,6 @@ EXPECTED = ("greater", "less", "equal")
 
 
 """What a claim says of its metric δ: greater than, less than, or equal to ``null``."""
-
-
-TOLERANCE_SE = 4.0
-
-
-"""k of the stored-output check: a trained number may move by k·√(se₁² + se₂²)."""
 
 
 _KEY = re.compile(r"[a-z0-9][a-z0-9_-]*")
@@ -151,9 +145,10 @@ class Claim:
         expected: "greater" or "less" (δ > null or δ < null), or "equal" (δ = null).
         null: the value of δ under "no effect" (0 for a difference), or the value
             the source claims for "equal".
-        margin: |δ − null| below this counts as no effect (as "equal" for an
-            "equal" claim); None where the chapter states none (then "absent" cannot
-            be reached). Never larger than the source's own effect.
+        margin: Δ > 0, the smallest effect that counts: |δ − null| below it is no
+            effect (is "equal" for an "equal" claim). An empirical claim must state it
+            (None only for the rows that are not empirical). Never larger than the
+            source's own effect.
         margin_reason: why this margin, stated with it.
         source_effect: the effect size the source reports, in the metric's units.
         scope: the data, encoder, steps and seeds of the measurement.

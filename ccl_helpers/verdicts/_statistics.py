@@ -1,6 +1,6 @@
-"""Per-seed statistics: estimates, intervals, p-values, Holm's adjustment and fits.
+"""Per-seed statistics: estimates, simultaneous intervals, the decision rule and fits.
 
-The seed is the unit: :func:`estimate` (paired or Welch), :func:`holm`,
+The seed is the unit: :func:`estimate` (paired or Welch), :func:`decide`,
 :func:`per_seed_slopes`, :func:`power_law_fit` and :func:`top_set`.
 """
 
@@ -18,7 +18,6 @@ from ..checks import (
     Choice,
     Int,
     OpenUnit,
-    Optional,
     Positive,
     check_frame,
     checked,
@@ -27,12 +26,9 @@ from ._claims import EXPECTED, LEVEL, _FiniteReal
 
 
 class Estimate(NamedTuple):
-    """An estimate of δ from n seeds: its standard error, the t interval [low, high]
-    at 1 − :data:`LEVEL` on ``df`` degrees of freedom, and three p-values (NaN where
-    they need a margin and none is given): ``p_effect`` of the two-sided test of
-    δ = null, ``p_equivalent`` of the equivalence test |δ − null| < margin (two
-    one-sided tests), ``p_beyond`` of the test that δ lies beyond the margin on the
-    side of the estimate."""
+    """An estimate of δ from n seeds: its standard error and the t interval [low, high]
+    on ``df`` degrees of freedom, simultaneous over a family of ``family`` claims (each
+    interval at confidence 1 − :data:`LEVEL`/family, Bonferroni; 1 − LEVEL for one)."""
 
     estimate: float
     se: float
@@ -40,9 +36,7 @@ class Estimate(NamedTuple):
     high: float
     df: float
     n: int
-    p_effect: float
-    p_equivalent: float
-    p_beyond: float
+    family: int
 
 
 def _seed_values(name: str, values) -> np.ndarray:
@@ -57,44 +51,25 @@ def _seed_values(name: str, values) -> np.ndarray:
     return array
 
 
-def _p_value(shift: float, se: float, df: float, side: str) -> float:
-    """The p-value of Student's t test that an estimate ``shift`` away from the
-    hypothesised value (standard error ``se``, ``df`` degrees of freedom) lies beyond
-    it: alternative "greater", "less" or "two-sided". With se = 0 the estimate is
-    exact: p is 0 where it lies strictly on the alternative's side, else 1."""
-    if se == 0:
-        beyond = {"greater": shift > 0, "less": shift < 0, "two-sided": shift != 0}
-        return 0.0 if beyond[side] else 1.0
-    t = shift / se
-    if side == "greater":
-        return float(stats.t.sf(t, df))
-    if side == "less":
-        return float(stats.t.cdf(t, df))
-    return float(2 * stats.t.sf(abs(t), df))
+@checked(df=_FiniteReal(positive=True), family=Int(1))
+def t_quantile(df: float, family: int = 1) -> float:
+    """The two-sided t quantile of a simultaneous interval,
+    t_{df}(1 − LEVEL/(2·family)): Bonferroni over ``family`` intervals, each at
+    confidence 1 − LEVEL/family."""
+    return float(stats.t.ppf(1 - LEVEL / (2 * family), df))
 
 
-@checked(
-    null=_FiniteReal(),
-    margin=Optional(_FiniteReal(positive=True)),
-    expected=Choice(EXPECTED),
-)
+@checked(family=Int(1))
 def estimate(
-    values,
-    baseline=None,
-    *,
-    paired: bool = True,
-    null: float = 0.0,
-    margin: float | None = None,
-    expected: str = "greater",
+    values, baseline=None, *, paired: bool = True, family: int = 1
 ) -> Estimate:
     """δ from per-seed measurements: the mean of ``values`` (no ``baseline``), of the
     paired differences values − baseline (``paired``, seeds in the same order), or the
-    difference of the two means (Welch, seeds not shared).
+    difference of the two means (Welch, seeds not shared), with its t interval
+    simultaneous over ``family`` claims (:func:`t_quantile`).
 
     values, baseline: one finite value per seed each (array-likes or tensors), ≥ 2.
-    null, margin, expected: as in :class:`Claim`.
-    Returns an :class:`Estimate`; a zero standard error gives a point interval and
-    p-values of 0 or 1.
+    Returns an :class:`Estimate`; a zero standard error gives a point interval.
     """
     x = _seed_values("values", values)
     if baseline is None:
@@ -118,49 +93,82 @@ def estimate(
     n = x.size if baseline is None or paired else x.size + y.size
     if df is None:
         df = float(x.size - 1) if baseline is None or paired else float(n - 2)
-    half = float(stats.t.ppf(1 - LEVEL / 2, df)) * se
-    offset = centre - null
-    p_effect = _p_value(offset, se, df, "two-sided")
-    if margin is None:
-        p_equivalent = p_beyond = math.nan
-    else:
-        p_equivalent = max(
-            _p_value(offset + margin, se, df, "greater"),
-            _p_value(offset - margin, se, df, "less"),
-        )
-        if offset >= 0:
-            p_beyond = _p_value(offset - margin, se, df, "greater")
-        else:
-            p_beyond = _p_value(offset + margin, se, df, "less")
-    return Estimate(
-        centre,
-        se,
-        centre - half,
-        centre + half,
-        df,
-        int(n),
-        p_effect,
-        p_equivalent,
-        p_beyond,
-    )
+    half = t_quantile(df, family) * se
+    return Estimate(centre, se, centre - half, centre + half, df, int(n), family)
 
 
-def holm(p_values) -> np.ndarray:
-    """Holm's step-down adjustment of a family of p-values: the k-th smallest becomes
-    max over j ≤ k of min(1, (m − j + 1)·p_(j)); NaN entries are left out of the family
-    and stay NaN. Reject at level α where the adjusted value is ≤ α."""
-    p = np.asarray(p_values, dtype=np.float64)
-    if p.ndim != 1 or ((p < 0) | (p > 1)).any():
-        raise ValueError(
-            f"p_values must be a 1-d array of values in [0, 1] or NaN, got {p_values!r}"
-        )
-    adjusted = np.full(p.shape, np.nan)
-    family = np.flatnonzero(~np.isnan(p))
-    order = family[np.argsort(p[family], kind="stable")]
-    m = order.size
-    scaled = np.minimum(1.0, (m - np.arange(m)) * p[order])
-    adjusted[order] = np.maximum.accumulate(scaled)
-    return adjusted
+@checked(
+    expected=Choice(EXPECTED),
+    low=_FiniteReal(),
+    high=_FiniteReal(),
+    null=_FiniteReal(),
+    margin=_FiniteReal(positive=True),
+)
+def decide(expected: str, low: float, high: float, null: float, margin: float) -> str:
+    """The verdict of an empirical claim, read off its interval [low, high] and its band
+    (null − margin, null + margin), the rule of the module's docstring:
+
+    - "greater": *reproduced* if low > null + margin; *absent* if the interval lies
+      inside the band; *contradicted* if high < null + margin and the interval is not
+      inside the band; else *not resolved*. "less" is its mirror image.
+    - "equal": *reproduced* if the interval lies inside the band; *contradicted* if it
+      lies wholly outside it (low ≥ null + margin or high ≤ null − margin); else *not
+      resolved*.
+    """
+    if low > high:
+        raise ValueError(f"low must be ≤ high, got [{low}, {high}]")
+    below, above = null - margin, null + margin
+    inside = low > below and high < above
+    if expected == "equal":
+        if inside:
+            return "reproduced"
+        return "contradicted" if low >= above or high <= below else "not resolved"
+    if expected == "less":  # the mirror image of "greater"
+        low, high, below, above = -high, -low, -above, -below
+    if low > above:
+        return "reproduced"
+    if inside:
+        return "absent"
+    return "contradicted" if high < above else "not resolved"
+
+
+_MAX_SEEDS = 100_000
+"""The largest number of seeds :func:`_seeds_to_decide` looks at."""
+
+
+def _seeds_to_decide(found: Estimate, expected: str, null: float, margin: float):
+    """The smallest number of seeds n′ at which the interval would decide the claim,
+    were the estimate and the seed-to-seed spread to stay as they are: the half-width
+    t_{df′}(1 − LEVEL/(2·family))·se·√(n/n′) below the distance from the estimate to
+    the band's edge that decides it (null + margin for "greater", null − margin for
+    "less", the nearer edge for "equal"), with df′ = df + n′ − n (n′ − 1 for paired and
+    one-sample rows; for Welch rows n counts the seeds of both arms). None when even
+    :data:`_MAX_SEEDS` would not (an estimate on the edge)."""
+    below, above = null - margin, null + margin
+    edges = {"greater": (above,), "less": (below,), "equal": (below, above)}[expected]
+    distance = min(abs(found.estimate - edge) for edge in edges)
+    n = np.arange(found.n + 1, _MAX_SEEDS + 1)
+    half = stats.t.ppf(1 - LEVEL / (2 * found.family), found.df + n - found.n)
+    half = half * found.se * np.sqrt(found.n / n)
+    enough = np.flatnonzero(half < distance)
+    return int(n[enough[0]]) if enough.size else None
+
+
+@checked(
+    low=_FiniteReal(),
+    high=_FiniteReal(),
+    se=_FiniteReal(),
+    null=_FiniteReal(),
+    margin=_FiniteReal(positive=True),
+)
+def fragile(low: float, high: float, se: float, null: float, margin: float) -> bool:
+    """Whether an interval's end lies within one standard error of a boundary of the
+    band (null ± margin): the last bits of training could move the verdict across."""
+    if se < 0:
+        raise ValueError(f"se must be ≥ 0, got {se}")
+    ends = np.array([low, high])[:, None]
+    bounds = np.array([null - margin, null + margin])[None, :]
+    return bool((np.abs(ends - bounds) < se).any())
 
 
 def format_estimate(value: float, se: float) -> str:

@@ -1,4 +1,4 @@
-"""A chapter's verdicts: its rows, their Holm-adjusted reading, the reader's tables."""
+"""A chapter's verdicts: its rows, read by one rule, and the reader's tables."""
 
 from __future__ import annotations
 
@@ -10,12 +10,10 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..checks import Choice, Instance, check_choice, checked
+from ..checks import Choice, Instance, checked
 from ..results import chapter_path, jsonable, records_dir, write_json
 from ..runtime import glue, plain_number, scale
 from ._claims import (
-    EXPECTED,
-    LEVEL,
     NOT_RUN,
     THEOREM,
     Claim,
@@ -23,48 +21,51 @@ from ._claims import (
     _Key,
     _Text,
 )
-from ._statistics import Estimate, _digits, estimate, holm
+from ._statistics import (
+    _MAX_SEEDS,
+    Estimate,
+    _digits,
+    _seed_values,
+    _seeds_to_decide,
+    decide,
+    estimate,
+    fragile,
+)
 
 
-def _decide(expected: str, estimate: float, null: float, p_first, p_second) -> str:
-    """The verdict of an empirical claim from its two adjusted p-values, at level
-    :data:`LEVEL` (see the module's docstring): for "greater"/"less", ``p_first`` is
-    that of "no effect" and ``p_second`` that of equivalence; for "equal",
-    ``p_first`` is that of equivalence and ``p_second`` that of "beyond the margin"."""
-    check_choice("expected", expected, EXPECTED)
-    first = p_first <= LEVEL
-    second = not math.isnan(p_second) and p_second <= LEVEL
-    if expected == "equal":
-        if first:
-            return "reproduced"
-        return "contradicted" if second else "not resolved"
-    if first:
-        on_side = estimate > null if expected == "greater" else estimate < null
-        return "reproduced" if on_side else "contradicted"
-    return "absent" if second else "not resolved"
-
-
-def _tested_p_values(expected: str, found: Estimate | Mapping) -> tuple[float, float]:
-    """The two p-values a claim's verdict reads (see :func:`_decide`)."""
-    get = found._asdict() if isinstance(found, Estimate) else found
-    if expected == "equal":
-        return get["p_equivalent"], get["p_beyond"]
-    return get["p_effect"], get["p_equivalent"]
-
-
-def _format_interval(found: Estimate) -> str:
-    """The measured column of a verdict table: estimate [low, high]."""
-    digits = _digits(found.se)
+def _format_row(found: Estimate, expected: str, null: float, margin: float) -> str:
+    """The measured column of an empirical row: the estimate, its simultaneous interval
+    and the band (null − margin, null + margin) the verdict reads it against; for a row
+    not resolved, also the seeds it has and the seeds that would decide it at the same
+    spread (:func:`_seeds_to_decide`)."""
+    digits = max(_digits(found.se), _digits(margin / 10))
     text = (
         f"{found.estimate:+.{digits}f} [{found.low:+.{digits}f}, "
-        f"{found.high:+.{digits}f}]"
+        f"{found.high:+.{digits}f}]; band ({null - margin:+.{digits}f}, "
+        f"{null + margin:+.{digits}f})"
     )
+    if decide(expected, found.low, found.high, null, margin) == "not resolved":
+        needed = _seeds_to_decide(found, expected, null, margin)
+        text += f"; {found.n} seeds, " + (
+            f"about {needed:,} would decide it at this spread"
+            if needed
+            else f"more than {_MAX_SEEDS:,} would be needed at this spread"
+        )
     return text.replace("-", "−")
+
+
+DESIGNS = ("paired", "one sample", "Welch")
+
+
+"""How an empirical row's seeds were compared: paired differences of two arms on shared
+seeds (given as two arms, or as the differences), one value per seed of one arm, or two
+arms on other seeds (Welch)."""
 
 
 class Verdicts:
     """A chapter's verdicts: claims tested from per-seed values, theorem rows, claims
-    not run; Holm within the chapter; the table, the record and the glued words.
+    not run; one simultaneous interval per empirical claim, its verdict read off it by
+    :func:`decide`; the table, the record and the glued words.
 
     chapter: the chapter's name, e.g. "01_curl_framework".
     scope: the scope of the claims that state none (data, encoder, steps, seeds).
@@ -87,30 +88,40 @@ class Verdicts:
         return self._rows[claim.key]
 
     @checked(claim=Instance(Claim))
-    def test(
-        self, claim: Claim, values, baseline=None, *, paired: bool = True
-    ) -> Estimate:
+    def test(self, claim: Claim, values, baseline=None, *, paired=None) -> None:
         """Add an empirical row: δ estimated from per-seed ``values`` (and
-        ``baseline``; see :func:`estimate`); its verdict is read once the chapter's
-        p-values are adjusted together (:meth:`rows`). Returns the estimate."""
-        found = estimate(
-            values,
-            baseline,
-            paired=paired,
-            null=claim.null,
-            margin=claim.margin,
-            expected=claim.expected,
-        )
+        ``baseline``; see :func:`estimate`). ``paired``: with a baseline, whether the
+        two arms share their seeds (default True; False: Welch); without one, whether
+        ``values`` are already the per-seed differences of two such arms (default
+        False: one value per seed of one arm). The claim must state its margin. Its
+        interval and verdict are read once every claim of the chapter is in
+        (:meth:`rows`)."""
+        if claim.margin is None:
+            raise ValueError(
+                f"claim {claim.key!r} must state its margin (and the margin's reason): "
+                "an empirical claim's verdict reads its interval against it"
+            )
+        if paired is None:
+            paired = baseline is not None
+        if not isinstance(paired, bool):
+            raise ValueError(f"paired must be True, False or None, got {paired!r}")
+        estimate(values, baseline, paired=paired)  # checks the values once
+        x = _seed_values("values", values)
+        if baseline is not None and paired:
+            x, baseline = x - _seed_values("baseline", baseline), None
+        welch = baseline is not None
         self._add(
             claim,
             {
                 "kind": "empirical claim",
-                **found._asdict(),
-                "paired": baseline is not None and paired,
-                "measured": _format_interval(found),
+                "design": "Welch" if welch else "paired" if paired else "one sample",
+                "paired": paired,
+                "values": x.tolist(),
+                "baseline": _seed_values("baseline", baseline).tolist()
+                if welch
+                else None,
             },
         )
-        return found
 
     @checked(claim=Instance(Claim), verdict=Choice(THEOREM))
     def theorem(self, claim: Claim, verdict: str, measured: str) -> None:
@@ -126,49 +137,77 @@ class Verdicts:
         self._add(claim, {"kind": "not run", "verdict": NOT_RUN, "measured": reason})
 
     @checked(name=_Key("a glue key"))
-    def number(self, name: str, value, se=None) -> None:
-        """Record a number the chapter prints (and glue it as ``name``, its s.e. as
-        ``name_se``): with ``se``, a trained number, compared within
-        :data:`TOLERANCE_SE` of its standard error; without, an exact one, compared
-        strictly (to 12 significant digits)."""
-        value = _finite(f"number {name}", plain_number(value))
-        entry = {"value": value}
-        glue(name, value)
-        if se is not None:
-            entry["se"] = _finite(f"se of {name}", plain_number(se))
-            if entry["se"] < 0:
-                raise ValueError(f"se of {name} must be ≥ 0, got {entry['se']}")
+    def number(self, name: str, value, se=None, *, df=None) -> None:
+        """Record a number the chapter prints, and glue it as ``name`` (its s.e. as
+        ``name_se``). Three kinds:
+
+        - per-seed values (an array-like or tensor of ≥ 2 finite values, or the
+          :class:`Estimate` of a one-sample or paired contrast): a trained number,
+          stored with its seeds, its mean, standard error and degrees of freedom;
+        - ``value`` with ``se`` (and ``df``, where known): a trained number derived
+          from the seeds' spread (a standard deviation, a transformed estimate, a
+          Monte Carlo mean);
+        - ``value`` alone: an exact number, compared strictly.
+
+        :func:`compare_records` allows a trained number a move of k·√2·se, k from
+        its degrees of freedom (:func:`tolerance_k`)."""
+        if isinstance(value, Estimate):
+            entry = {"value": value.estimate, "se": value.se, "df": value.df}
+        elif se is None and _is_sequence(value):
+            seeds = _seed_values(f"number {name}", value)
+            mean = float(seeds.mean())
+            entry = {
+                "value": mean,
+                "se": float(seeds.std(ddof=1) / math.sqrt(seeds.size)),
+                "df": float(seeds.size - 1),
+                "seeds": seeds.tolist(),
+            }
+        else:
+            entry = {"value": _finite(f"number {name}", plain_number(value))}
+            if se is not None:
+                entry["se"] = _finite(f"se of {name}", plain_number(se))
+                if entry["se"] < 0:
+                    raise ValueError(f"se of {name} must be ≥ 0, got {entry['se']}")
+                if df is not None:
+                    entry["df"] = _finite(f"df of {name}", df, positive=True)
+            elif df is not None:
+                raise ValueError(f"df of {name} goes with an se, got se None")
+        if name in self._numbers:
+            raise ValueError(f"number {name!r} is already recorded in this chapter")
+        glue(name, entry["value"])
+        if "se" in entry:
             glue(f"{name}_se", entry["se"])
         self._numbers[name] = entry
 
     def rows(self) -> list[dict]:
-        """Every row, in the order added, with the chapter's p-values adjusted together
-        (``p_holm``: the two p-values of each claim, those of "no effect" and of
-        equivalence for "greater"/"less", of equivalence and of "beyond the margin" for
-        "equal") and the verdicts of the empirical rows read from them; an empirical
-        row's ``measured`` gives its estimate, its 95 % interval (not adjusted) and the
-        adjusted p-value that decides its verdict (that of equivalence for "absent")."""
+        """Every row, in the order added. An empirical row gets its estimate and its
+        interval simultaneous over the chapter's m empirical claims (:func:`estimate`
+        with ``family=m``), its verdict read off that interval and its margin
+        (:func:`decide`), ``fragile`` (an end within one s.e. of the band's edge,
+        :func:`fragile`) and ``measured``: the estimate, the interval and the band."""
         rows = [dict(row) for row in self._rows.values()]
         empirical = [row for row in rows if row["kind"] == "empirical claim"]
-        tested = [_tested_p_values(row["expected"], row) for row in empirical]
-        adjusted = holm([p for pair in tested for p in pair])
-        for i, row in enumerate(empirical):
-            first, second = adjusted[2 * i], adjusted[2 * i + 1]
-            row["p_holm"] = [float(first), float(second)]
-            row["verdict"] = _decide(
-                row["expected"], row["estimate"], row["null"], first, second
+        for row in empirical:
+            welch = row["design"] == "Welch"
+            found = estimate(
+                row["values"], row["baseline"], paired=not welch, family=len(empirical)
             )
-            second_decides = row["verdict"] == "absent" or (
-                row["expected"] == "equal" and row["verdict"] == "contradicted"
+            row.update(found._asdict())
+            row["verdict"] = decide(
+                row["expected"], found.low, found.high, row["null"], row["margin"]
             )
-            deciding = second if second_decides else first
-            row["measured"] += f"; p = {deciding:.2g} (Holm)"
+            row["fragile"] = fragile(
+                found.low, found.high, found.se, row["null"], row["margin"]
+            )
+            row["measured"] = _format_row(
+                found, row["expected"], row["null"], row["margin"]
+            )
         return rows
 
     def table(self) -> pd.DataFrame:
-        """The verdict table: claim, what the source says, measured (estimate with its
-        95 % interval and the deciding p-value after Holm, or the theorem check's
-        numbers), verdict, scope."""
+        """The verdict table: claim, what the source says, measured (the estimate, its
+        simultaneous interval and the band, or the theorem check's numbers), verdict,
+        scope."""
         return verdict_table(self.rows())
 
     def show(self):
@@ -196,6 +235,13 @@ class Verdicts:
         """Write :meth:`record` to ``<records_dir()>/<chapter>.json``
         (:func:`ccl_helpers.results.records_dir`)."""
         return write_json(chapter_path(self.chapter, records_dir()), self.record())
+
+
+def _is_sequence(value) -> bool:
+    """Whether ``value`` holds several numbers (per-seed values), not one."""
+    if isinstance(value, str | bytes):
+        return False
+    return getattr(value, "ndim", None) == 1 or isinstance(value, list | tuple)
 
 
 def _source_says(row: Mapping) -> str:

@@ -78,6 +78,9 @@ _CLAIM_LIST = (
         ),
         expected="less",
         null=-0.5,
+        margin=0.05,
+        margin_reason="a tenth of the exponent 1/2: a slope within ±0.05 of −1/2 is "
+        "read as T^{−1/2}",
         scope="m = 100, η = γ = d/m, T = 1200 (the long run); otherwise as the "
         "chapter's runs",
         section="wen-rate",

@@ -151,7 +151,7 @@ def verdict_rows():
 
     book = Verdicts("01_curl_framework")
     fields = dict(source="S", statement="x > y", metric="x − y")
-    book.test(Claim(key="e", **fields), [1.0, 2.0, 3.0])
+    book.test(Claim(key="e", margin=0.5, margin_reason="r", **fields), [1.0, 2.0, 3.0])
     book.theorem(Claim(key="t", **fields), "holds", "all checkpoints")
     return book.rows()
 

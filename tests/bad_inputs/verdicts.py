@@ -24,13 +24,19 @@ BASELINES = {
             values=[1.0, 2.0, 3.0],
             baseline=[1.5, 2.0, 2.0],
             paired=True,
-            null=0.0,
-            margin=0.5,
-            expected="greater",
+            family=3,
         ),
         (),
     ),
-    "verdicts.holm": lambda: (dict(p_values=[0.01, 0.2, 0.03]), ()),
+    "verdicts.decide": lambda: (
+        dict(expected="greater", low=0.2, high=0.5, null=0.0, margin=0.1),
+        (),
+    ),
+    "verdicts.t_quantile": lambda: (dict(df=4.0, family=3), ()),
+    "verdicts.fragile": lambda: (
+        dict(low=0.2, high=0.5, se=0.05, null=0.0, margin=0.1),
+        (),
+    ),
     "verdicts.format_estimate": lambda: (dict(value=0.5, se=0.01), ()),
     "verdicts.per_seed_slopes": lambda: (
         dict(
@@ -60,7 +66,7 @@ BASELINES = {
         dict(
             stored={"claims": verdict_rows(), "numbers": {}},
             fresh={"claims": verdict_rows(), "numbers": {}},
-            k=4.0,
+            family=2,
         ),
         (),
     ),
