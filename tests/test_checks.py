@@ -204,6 +204,12 @@ def test_check_labels():
         (torch.tensor([0, 1]), {"n": 3}, "n = 3"),
         (torch.tensor([0, -1]), {}, r"0\.\.N_C − 1"),
         (torch.tensor([0, 3]), {"n_classes": 3}, r"0\.\.2, got values in 0\.\.3"),
+        # uint8 and bool tensors index as masks: labels of those dtypes, and int32
+        # ones, get the conversion
+        *(
+            (torch.tensor([0, 1]).to(dtype), {}, rf"int64.*{dtype}: pass labels\.long")
+            for dtype in (torch.int32, torch.uint8, torch.bool)
+        ),
     ]
     for value, options, match in bad:
         with pytest.raises(ValueError, match=f"labels must .*{match}"):

@@ -225,13 +225,18 @@ def check_probabilities(
 def check_classes(
     name: str, classes, *, ndim: int, n_classes: int | None = None
 ) -> torch.Tensor:
-    """``classes`` if it is an integer tensor of ``ndim`` dimensions with classes in
+    """``classes`` if it is an int64 tensor of ``ndim`` dimensions with classes in
     0..``n_classes`` − 1 (≥ 0 without ``n_classes``, itself an integer ≥ 1); else
     ``ValueError``."""
     check_int(f"{name}: ndim", ndim)
     if n_classes is not None:
         check_int(f"{name}: n_classes", n_classes)
     check_tensor(name, classes, ndim=ndim, integer=True)
+    if classes.dtype != torch.int64:  # uint8 and bool index as masks, not as classes
+        raise ValueError(
+            f"{name} must be torch.int64 (torch.long) classes, got {classes.dtype}: "
+            f"pass {name}.long()"
+        )
     if classes.numel() and (
         int(classes.min()) < 0
         or (n_classes is not None and int(classes.max()) >= n_classes)
