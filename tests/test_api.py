@@ -1,0 +1,57 @@
+"""The public API: each module's ``__all__`` lists what a notebook or a user calls, and
+every public callable has a bad call in the table (``BAD_CALLS``) of a test module."""
+
+from __future__ import annotations
+
+import importlib
+import inspect
+from pathlib import Path
+
+import pytest
+
+import ccl_helpers
+
+TESTS = Path(__file__).resolve().parent
+
+MODULES = sorted(
+    name
+    for name in ccl_helpers.__all__
+    if inspect.ismodule(getattr(ccl_helpers, name))
+) + ["launch"]
+"""The package's public modules (``launch`` is the command line of ``distributed``)."""
+
+
+def public_callables() -> dict[str, object]:
+    """{"module.name": the object} for each callable (function or class) named by a
+    public module's ``__all__``."""
+    found = {}
+    for module_name in MODULES:
+        module = importlib.import_module(f"ccl_helpers.{module_name}")
+        for name in module.__all__:
+            obj = getattr(module, name)
+            if callable(obj) and not inspect.ismodule(obj):
+                found[f"{module_name}.{name}"] = obj
+    return found
+
+
+def tabled_callables() -> set[int]:
+    """The ids of the callables the test modules' ``BAD_CALLS`` tables call."""
+    tabled = set()
+    for path in sorted(TESTS.glob("test_*.py")):
+        module = importlib.import_module(path.stem)
+        tabled |= {id(call.function) for call in getattr(module, "BAD_CALLS", [])}
+    return tabled
+
+
+@pytest.mark.parametrize("module_name", MODULES)
+def test_every_name_in_all_exists(module_name):
+    module = importlib.import_module(f"ccl_helpers.{module_name}")
+    assert hasattr(module, "__all__"), f"ccl_helpers.{module_name} has no __all__"
+    missing = [name for name in module.__all__ if not hasattr(module, name)]
+    assert not missing, missing
+
+
+def test_every_public_callable_has_a_bad_call():
+    tabled = tabled_callables()
+    untested = [name for name, obj in public_callables().items() if id(obj) not in tabled]
+    assert not untested, untested
