@@ -14,9 +14,7 @@ import ccl_helpers
 TESTS = Path(__file__).resolve().parent
 
 MODULES = sorted(
-    name
-    for name in ccl_helpers.__all__
-    if inspect.ismodule(getattr(ccl_helpers, name))
+    name for name in ccl_helpers.__all__ if inspect.ismodule(getattr(ccl_helpers, name))
 ) + ["launch"]
 """The package's public modules (``launch`` is the command line of ``distributed``)."""
 
@@ -53,5 +51,6 @@ def test_every_name_in_all_exists(module_name):
 
 def test_every_public_callable_has_a_bad_call():
     tabled = tabled_callables()
-    untested = [name for name, obj in public_callables().items() if id(obj) not in tabled]
+    public = public_callables()
+    untested = [name for name, obj in public.items() if id(obj) not in tabled]
     assert not untested, untested
