@@ -10,8 +10,74 @@ import random
 import numpy as np
 import pytest
 import torch
+from bad_calls import bad_call
 
 from ccl_helpers import runtime
+from ccl_helpers._checks import lacking_device
+
+COUNTS = dict(smoke=1, standard=2, paper=3)
+
+BAD_CALLS = [
+    bad_call(runtime.scale, "CCL_SCALE", environment={"CCL_SCALE": "huge"}),
+    bad_call(runtime.scale, "CCL_SCALE", environment={"CCL_SCALE": " "}),
+    bad_call(runtime.by_scale, "CCL_SCALE", **COUNTS, environment={"CCL_SCALE": "x"}),
+    bad_call(runtime.steps, "standard", smoke=1, standard=0, paper=3),
+    bad_call(runtime.steps, "paper", smoke=1, standard=2, paper=2.5),
+    bad_call(runtime.steps, "smoke", smoke=True, standard=2, paper=3),
+    bad_call(runtime.steps, "CCL_SCALE", **COUNTS, environment={"CCL_SCALE": "big"}),
+    bad_call(
+        runtime.steps,
+        "CCL_PAPER_STEPS",
+        **COUNTS,
+        environment={"CCL_SCALE": "paper", "CCL_PAPER_STEPS": "many"},
+    ),
+    bad_call(
+        runtime.evals,
+        "CCL_PAPER_STEPS",
+        **COUNTS,
+        environment={"CCL_SCALE": "standard", "CCL_PAPER_STEPS": "0"},
+    ),
+    bad_call(runtime.device, "CCL_DEVICE", environment={"CCL_DEVICE": "gpu"}),
+    bad_call(runtime.device, "CCL_DEVICE", environment={"CCL_DEVICE": "cuda:99"}),
+    bad_call(
+        runtime.device, "CCL_DEVICE", environment={"CCL_DEVICE": lacking_device()}
+    ),
+    bad_call(runtime.precision, "CCL_PRECISION", environment={"CCL_PRECISION": "fp16"}),
+    bad_call(runtime.autocast, "device", "gpu"),
+    bad_call(runtime.autocast, "device", lacking_device()),
+    bad_call(runtime.autocast, "device", 0),
+    bad_call(
+        runtime.autocast, "CCL_PRECISION", "cpu", environment={"CCL_PRECISION": "fp8"}
+    ),
+    bad_call(
+        runtime.pin_cpu_kernels,
+        "CCL_CPU_KERNELS",
+        environment={"CCL_CPU_KERNELS": "avx512"},
+    ),
+    bad_call(runtime.setup, "seed", -1, quiet=True),
+    bad_call(runtime.setup, "seed", 1.5, quiet=True),
+    bad_call(runtime.setup, "threads", 0, threads=0, quiet=True),
+    bad_call(runtime.setup, "quiet", quiet="yes"),
+    bad_call(
+        runtime.setup, "CCL_THREADS", quiet=True, environment={"CCL_THREADS": "all"}
+    ),
+    bad_call(
+        runtime.setup, "CCL_DEVICE", quiet=True, environment={"CCL_DEVICE": "gpu"}
+    ),
+    bad_call(runtime.setup, "CCL_SCALE", quiet=True, environment={"CCL_SCALE": "huge"}),
+    bad_call(runtime.progress, "iterable", 100),
+    bad_call(runtime.glue, "name", 0.5, "p_cc"),  # the arguments swapped
+    bad_call(runtime.glue, "display", "p_cc", 0.5, display="yes"),
+]
+"""The bad calls of ``runtime``'s public callables but two that take no value to
+refuse: ``under_ci`` (any value of ``CI`` but '', 0, false, no is true: CI services set
+it to various words) and ``plain_number`` (any value, returned as it is unless a NumPy
+scalar or a one-element tensor)."""
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()
 
 
 @pytest.fixture
@@ -381,9 +447,9 @@ def _run_python(script: str, **env) -> str:
     import subprocess
     import sys
 
-    from ccl_helpers.runtime import CPU_KERNELS
+    from ccl_helpers.runtime import _CPU_KERNELS
 
-    unset = {*CPU_KERNELS, "CCL_CPU_KERNELS"}
+    unset = {*_CPU_KERNELS, "CCL_CPU_KERNELS"}
     clean = {k: v for k, v in os.environ.items() if k not in unset}
     done = subprocess.run(
         [sys.executable, "-c", script],
