@@ -19,18 +19,22 @@ from .._checks import (
     check_instance,
     check_int,
     check_positive,
+    check_same_dtype,
     check_same_shape,
     check_tensor,
 )
 
 NORMALISATIONS = ("population", "batch")
+"""The normalisers N of the features (A.6): population, N² = E‖W x‖², or batch, N² the
+batch mean of ‖W x‖²."""
 
 
 def _check_weights(W_A: Tensor, W_B: Tensor, *, finite: bool = False) -> None:
-    """W_A, W_B (runs, width, input_dim): floating, of one shape; with ``finite``,
-    their values too (once per call, never per step)."""
+    """W_A, W_B (runs, width, input_dim): floating, of one shape and dtype; with
+    ``finite``, their values too (once per call, never per step)."""
     check_tensor("W_A", W_A, ndim=3, floating=True)
     check_tensor("W_B", W_B, ndim=3, floating=True)
+    check_same_dtype("W_B", W_B, "W_A", W_A)
     check_same_shape("W_B", W_B, "W_A", W_A)
     if finite:
         check_finite("W_A", W_A)

@@ -32,7 +32,10 @@ from ._data_model import (
 )
 
 LOSSES = ("contrastive", "non_contrastive")
+"""The losses: contrastive L_C (A.8) or (A.9), non-contrastive L_NC (A.10)."""
+
 FORMS = ("primary", "alternative")
+"""The forms of the contrastive loss: primary (A.8), alternative (A.9)."""
 
 
 def _contrastive_from_similarities(

@@ -367,9 +367,9 @@ def ode_scores(
     generator: torch.Generator | None = None,
     align_every: int = 1,
 ) -> pd.DataFrame:
-    """The long history (step, beta, seed, quantity, value) of :func:`scores` along the
-    ODE, seed the row of σ (:func:`~ccl_helpers.train.wide`: one row per step and
-    row); κ = (max a/min a)^{1/2} exactly.
+    """The long history (step, beta, seed, quantity, value) of the scores
+    (:data:`SCORES`) along the ODE, seed the row of σ (:func:`~ccl_helpers.train.wide`:
+    one row per step and row); κ = (max a/min a)^{1/2} exactly.
 
     The alignment (Monte Carlo on the matrices of ``_ode_matrices``, exact ties counted
     1/2) is computed at every ``align_every``-th step and the last one only, on

@@ -31,6 +31,9 @@ SCORES = (
     "align_margin",
     "align",
 )
+"""The scores a history records, per run: max_p(1 − ρ_p), ‖Ξ_A‖_F²/‖S_A‖_F², κ(S_A),
+Balance (stable rank and trace), the margin μ of Lemma 4.4 and the alignment Align
+(A.14)–(A.17)."""
 
 TIES = ("strict", "half")
 """The values of ``ties``: exact ties count as lost (strict) or 1/2 (half)."""
