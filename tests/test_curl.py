@@ -1,6 +1,6 @@
 """Tests of ccl_helpers.curl (Arora et al. 2019): the bound, the lemma L_sup ≤ L_mu ≤
 bound, the block loss, the batch samplers; the k-negative lemma (collision terms
-against enumeration, closed forms and Monte Carlo; the lemma checked exactly on a tiny
+against enumeration, closed forms and Monte Carlo; the lemma verified exactly on a tiny
 enumerated distribution); the block losses against a naive loop; the downstream
 classifiers; the supervised baseline with a grid and early stopping."""
 
