@@ -85,7 +85,7 @@ LEMMA_BOUNDS = {
 def add_lemma_bounds(
     runs: pd.DataFrame, class_probs: Tensor | Sequence[float], confidence: float = 4.0
 ) -> pd.DataFrame:
-    r"""The records of :func:`make_evaluator` (columns ``N``, ``L_un``, ``L_un_se``)
+    r"""The records of :func:`lemma_runs` (columns ``N``, ``L_un``, ``L_un_se``)
     with the lemmas' right-hand sides (:data:`LEMMA_BOUNDS`) evaluated at the upper
     confidence limit L^N_un + z·se, z = ``confidence`` (the book's one convention, as
     :func:`proposition1_grid`), so that ``L_mu ≤ bound`` fails only on a violation

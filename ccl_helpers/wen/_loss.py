@@ -70,7 +70,7 @@ def contrastive_loss_loop(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     (3.1) as printed: −log softmax(q_iᵀk_i, q_iᵀk_{j₁}, …, q_iᵀk_{j_k})₀; then the mean
     over N and over i.
     q, k: (n, d) (no batch axes). Returns a 0-dim tensor (differentiable), in the
-    precision of :func:`contrastive_loss`. At most :data:`_MAX_LOOP_SETS` sets.
+    precision of :func:`contrastive_loss`. At most 10⁶ sets n·C(n − 1, k) (by count).
     """
     n_negatives = _check_outputs(q, k, n_negatives)
     if q.ndim != 2:
