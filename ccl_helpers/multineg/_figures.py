@@ -7,9 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..checks import (
-    check_frame,
-)
+from .._checks import check_frame
 
 LEMMA1_CURVES = (
     ("L_un", r"$L_{\rm un}(f)$", "L_un"),
@@ -40,6 +38,19 @@ def draw_lemma_curves(ax, runs: pd.DataFrame, curves) -> None:
     the losses (the bounds are dashed)."""
     from .. import plotting  # matplotlib loads with the first figure
 
+    if isinstance(curves, str) or not all(
+        isinstance(curve, tuple) and len(curve) == 3 for curve in curves
+    ):
+        raise ValueError(
+            "curves must be (column, label, quantity) triples such as LEMMA1_CURVES, "
+            f"got {curves!r}"
+        )
+    check_frame(
+        "runs",
+        runs,
+        ["step", "seed", *(column for column, _, _ in curves)],
+        columns_from="curves",
+    )
     for column, label, name in curves:
         bound = plotting.quantity(name).linestyle == "--"
         plotting.runs_and_mean(
