@@ -663,6 +663,13 @@ BAD_CALLS = [
         gen(),
     ),
     bad_call(
+        data.LatentClassModel.sample_given,
+        r"pass classes\.long\(\)",
+        GaussianClasses.random(3, 2),
+        torch.tensor([1, 0], dtype=torch.uint8),
+        gen(),
+    ),
+    bad_call(
         data.LatentClassModel.sample_classes,
         "shape",
         GaussianClasses.random(3, 2),

@@ -80,9 +80,14 @@ class LatentClassModel:
 
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         """x ~ D_c for every entry c of ``classes`` (shape S) → (*S, *input_shape);
-        ``classes`` an integer tensor of classes in 0..N_C − 1 (no negative index; its
+        ``classes`` an int64 tensor of classes in 0..N_C − 1 (no negative index; its
         values are read)."""
         check_tensor("classes", classes, integer=True)
+        if classes.dtype != torch.int64:  # uint8 and bool index as masks, not classes
+            raise ValueError(
+                f"classes must be torch.int64 (torch.long) classes, got "
+                f"{classes.dtype}: pass classes.long()"
+            )
         if classes.numel() and (
             int(classes.min()) < 0 or int(classes.max()) >= self.n_classes
         ):
