@@ -52,6 +52,8 @@ class StackedModel:
     so it equals the model a single run with that seed would start from
     (:meth:`from_seeds`: any list of seeds, repeats allowed). Parameters: dict name →
     (S, ...); ``seeds``: the seed of each member, the labels of the training history.
+    At most 100,000 members (they are built one by one): more is a ValueError naming
+    the count.
     """
 
     def __init__(
