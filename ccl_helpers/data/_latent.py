@@ -72,12 +72,6 @@ class LatentClassModel:
         class."""
         return coupon.tau_plus(1, self.class_probs)
 
-    @property
-    def example_bytes(self) -> int:
-        """The bytes of one example x (its entries × their element size): the unit of
-        the memory a sampler of ``shape`` examples needs."""
-        raise NotImplementedError
-
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         """x ~ D_c for every entry c of ``classes`` (shape S) → (*S, *input_shape);
         ``classes`` an int64 tensor of classes in 0..N_C − 1 (no negative index; its
@@ -187,11 +181,6 @@ class GaussianClasses(LatentClassModel):
         )
         return cls(probs.float().to(device), means.to(device), float(noise_std))
 
-    @property
-    def example_bytes(self) -> int:
-        """The bytes of one example: d entries of the means' dtype."""
-        return self.means.shape[1] * self.means.element_size()
-
     def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         noise = torch.randn(
             *classes.shape,
@@ -235,11 +224,6 @@ class EmpiricalClasses(LatentClassModel):
             )
         self.order = torch.argsort(labels, stable=True)
         self.starts = torch.cumsum(counts, 0) - counts
-
-    @property
-    def example_bytes(self) -> int:
-        """The bytes of one example: one row of ``inputs``."""
-        return math.prod(self.inputs.shape[1:]) * self.inputs.element_size()
 
     def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         uniform = torch.rand(classes.shape, generator=generator, device=classes.device)
