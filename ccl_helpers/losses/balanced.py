@@ -22,9 +22,9 @@ __all__ = ["balanced_contrastive_loss", "generalized_nt_xent_loss"]
 
 
 def _check_two_views(z1, z2, alpha, lam, similarity, reduction):
-    """(α, λ) checked, after the two views z1, z2 (..., m, d), m ≥ 2, of one dtype and
-    shape, and the choices: shapes, dtypes and scalars, no value read. Both losses'
-    checks, at their entry."""
+    """The checks of both losses' arguments, at their entry: the views z1, z2 (..., m,
+    d), m ≥ 2, of one dtype and shape; α, λ > 0 (returned checked); the choices.
+    Shapes, dtypes and scalars: no value read."""
     check_tensor("z1", z1, min_ndim=2, floating=True)
     check_tensor("z2", z2, min_ndim=2, floating=True)
     check_same_dtype("z2", z2, "z1", z1)
