@@ -50,11 +50,11 @@ def all_tasks(
     device = check_device("device", device)
     task_size = check_int("task_size", task_size, 2, n_classes)
     smaller = min(task_size, n_classes - task_size)
-    # C(N, m) grows with min(m, N − m): beyond 32 it exceeds C(66, 33) ≈ 7·10¹⁸, a
-    # lower bound that spares computing a product of 2⁴⁹ factors
+    # C(N, m) = C(N, k), k = min(m, N − m), grows with k: for k > 32 it exceeds
+    # C(66, 33) ≈ 7·10¹⁸, a lower bound that spares a product of up to 2⁴⁹ factors
     check_count(
         "tasks" if smaller <= 32 else "tasks at the least",
-        math.comb(n_classes, min(smaller, 33)),
+        math.comb(n_classes, smaller) if smaller <= 32 else math.comb(66, 33),
         _MAX_TASKS,
         f"n_classes={n_classes}, task_size={task_size}",
     )
