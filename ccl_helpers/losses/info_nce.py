@@ -8,27 +8,27 @@ import contextlib
 
 import torch
 
-from ..checks import Choice, Int, Optional, Positive, TensorOf, checked
+from .._checks import (
+    check_choice,
+    check_int,
+    check_positive,
+    check_same_dtype,
+    check_same_shape,
+    check_size_along,
+    check_tensor,
+)
 from ._reduction import (
     REDUCTIONS,
-    at_least_float32,
-    autocast_state,
-    reduce,
-    result_dtype,
-    widen_float16,
+    _at_least_float32,
+    _autocast_state,
+    _reduce,
+    _result_dtype,
+    _widen_float16,
 )
 
+__all__ = ["info_nce_loss"]
 
-@checked(
-    anchor=TensorOf(min_ndim=1, floating=True),
-    positive=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
-    negatives=TensorOf(
-        min_ndim=2, floating=True, like=("anchor", -1), same_dtype_as="anchor"
-    ),
-    temperature=Positive(),
-    reduction=Choice(REDUCTIONS),
-    chunk_size=Optional(Int(1)),
-)
+
 def info_nce_loss(
     anchor: torch.Tensor,
     positive: torch.Tensor,
@@ -108,6 +108,17 @@ def info_nce_loss(
         its convergence*. arXiv:2012.01064. — A. van den Oord, Y. Li, O. Vinyals.
         *Representation Learning with Contrastive Predictive Coding*. arXiv:1807.03748.
     """
+    check_tensor("anchor", anchor, min_ndim=1, floating=True)
+    check_tensor("positive", positive, min_ndim=1, floating=True)
+    check_same_dtype("positive", positive, "anchor", anchor)
+    check_same_shape("positive", positive, "anchor", anchor)
+    check_tensor("negatives", negatives, min_ndim=2, floating=True)
+    check_same_dtype("negatives", negatives, "anchor", anchor)
+    check_size_along("negatives", negatives, "anchor", anchor, -1)
+    check_positive("temperature", temperature)
+    check_choice("reduction", reduction, REDUCTIONS)
+    if chunk_size is not None:
+        chunk_size = check_int("chunk_size", chunk_size, 1)
     expected = (*anchor.shape[:-1], "N", anchor.shape[-1])
     if (
         negatives.shape[:-2] != anchor.shape[:-1]
@@ -122,24 +133,24 @@ def info_nce_loss(
             f"negatives must hold N >= 1 negatives (shape {expected}), "
             f"got shape {tuple(negatives.shape)}"
         )
-    anchor, positive, negatives = map(widen_float16, (anchor, positive, negatives))
+    anchor, positive, negatives = map(_widen_float16, (anchor, positive, negatives))
     if chunk_size is not None:
         positive_logit = (
-            at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
+            _at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
         )
         negative_lse = _ChunkedNegativeLogSumExp.apply(
             anchor, negatives, float(temperature), chunk_size
         )
         per_sample = torch.logaddexp(positive_logit, negative_lse) - positive_logit
-        return reduce(per_sample, reduction).to(result_dtype(anchor))
+        return _reduce(per_sample, reduction).to(_result_dtype(anchor))
     positive_score = torch.linalg.vecdot(anchor, positive).unsqueeze(-1)  # (..., 1)
     negative_scores = _scores(anchor, negatives)  # (..., N)
     logits = (
-        at_least_float32(torch.cat([positive_score, negative_scores], dim=-1))
+        _at_least_float32(torch.cat([positive_score, negative_scores], dim=-1))
         / temperature
     )
     per_sample = torch.logsumexp(logits, dim=-1) - logits[..., 0]
-    return reduce(per_sample, reduction).to(result_dtype(anchor))
+    return _reduce(per_sample, reduction).to(_result_dtype(anchor))
 
 
 def _scores(anchor: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
@@ -153,7 +164,7 @@ def _chunk_scores(
 ) -> torch.Tensor:
     """The logits a^T n_i / t of one block of negatives, (..., c), in at least
     float32."""
-    return at_least_float32(_scores(anchor, negatives_chunk)) / temperature
+    return _at_least_float32(_scores(anchor, negatives_chunk)) / temperature
 
 
 class _ChunkedNegativeLogSumExp(torch.autograd.Function):
@@ -182,7 +193,7 @@ class _ChunkedNegativeLogSumExp(torch.autograd.Function):
         device_type = (
             anchor.device.type
         )  # the backward recomputes under the forward's autocast
-        ctx.autocast = (device_type, *autocast_state(device_type))
+        ctx.autocast = (device_type, *_autocast_state(device_type))
 
     @staticmethod
     def backward(ctx, grad_output):

@@ -5,25 +5,21 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import Choice, TensorOf, checked
+from .._checks import check_choice, check_same_dtype, check_same_shape, check_tensor
 from ._reduction import (
     REDUCTIONS,
-    at_least_float32,
-    reduce,
-    result_dtype,
-    widen_float16,
+    _at_least_float32,
+    _reduce,
+    _result_dtype,
+    _widen_float16,
 )
 
-SOFTPLUS_THRESHOLD = 20.0
+__all__ = ["logistic_loss", "softplus"]
+
+_SOFTPLUS_THRESHOLD = 20.0
 """Above this, torch's softplus returns its argument; :func:`softplus` adds the tail."""
 
 
-@checked(
-    anchor=TensorOf(min_ndim=1, floating=True),
-    positive=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
-    negative=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
-    reduction=Choice(REDUCTIONS),
-)
 def logistic_loss(
     anchor: torch.Tensor,
     positive: torch.Tensor,
@@ -62,14 +58,19 @@ def logistic_loss(
         Analysis of Contrastive Unsupervised Representation Learning*. ICML 2019, eq.
         (1).
     """
-    anchor, positive, negative = map(widen_float16, (anchor, positive, negative))
-    gap = at_least_float32(torch.linalg.vecdot(anchor, negative)) - at_least_float32(
+    check_tensor("anchor", anchor, min_ndim=1, floating=True)
+    for name, other in (("positive", positive), ("negative", negative)):
+        check_tensor(name, other, min_ndim=1, floating=True)
+        check_same_dtype(name, other, "anchor", anchor)
+        check_same_shape(name, other, "anchor", anchor)
+    check_choice("reduction", reduction, REDUCTIONS)
+    anchor, positive, negative = map(_widen_float16, (anchor, positive, negative))
+    gap = _at_least_float32(torch.linalg.vecdot(anchor, negative)) - _at_least_float32(
         torch.linalg.vecdot(anchor, positive)
     )
-    return reduce(softplus(gap), reduction).to(result_dtype(anchor))
+    return _reduce(_softplus(gap), reduction).to(_result_dtype(anchor))
 
 
-@checked(gap=TensorOf(floating=True))
 def softplus(gap: torch.Tensor) -> torch.Tensor:
     r""":math:`\log(1 + e^g)` elementwise, exact to rounding at every :math:`g`.
 
@@ -77,5 +78,10 @@ def softplus(gap: torch.Tensor) -> torch.Tensor:
     and :math:`g + \log(1 + e^{-g})` above, where torch's softplus returns :math:`g`
     (an error of :math:`e^{-g}`, which would bias second derivatives). ``gap`` must be
     a floating-point tensor."""
-    tail = gap + torch.log1p(torch.exp(-gap.clamp_min(SOFTPLUS_THRESHOLD)))
-    return torch.where(gap > SOFTPLUS_THRESHOLD, tail, F.softplus(gap))
+    check_tensor("gap", gap, floating=True)
+    return _softplus(gap)
+
+
+def _softplus(gap: torch.Tensor) -> torch.Tensor:
+    tail = gap + torch.log1p(torch.exp(-gap.clamp_min(_SOFTPLUS_THRESHOLD)))
+    return torch.where(gap > _SOFTPLUS_THRESHOLD, tail, F.softplus(gap))
