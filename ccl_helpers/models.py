@@ -256,29 +256,3 @@ class DeepReLU(nn.Module):
                 f"got {tuple(x.shape)}"
             )
         return self.features(x) @ self.B.T
-
-
-# Transitional (issue 49), not part of the API: the memory estimate of DeepReLU's
-# matrices, which other groups' modules still read (multineg/_descent, wen/_algorithm1:
-# ``DEEP_RELU_PARAMETERS.amount_of``). Nothing here uses it; it goes once those modules
-# no longer do.
-from .checks import Estimate as _Estimate  # noqa: E402
-
-
-def _deep_relu_bytes(arguments: dict) -> int | None:
-    names = ("in_features", "width", "depth", "out_features")
-    if not all(isinstance(arguments[name], int) for name in names):
-        return None
-    m = arguments["width"]
-    return torch.get_default_dtype().itemsize * (
-        m * arguments["in_features"]
-        + arguments["depth"] * m * m
-        + arguments["out_features"] * m
-    )
-
-
-DEEP_RELU_PARAMETERS = _Estimate(
-    "models.DeepReLU's matrices",
-    ("in_features", "width", "depth", "out_features"),
-    _deep_relu_bytes,
-)

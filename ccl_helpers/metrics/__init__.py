@@ -56,25 +56,3 @@ __all__ = [
     "unsupervised_loss_curve",
     "unsupervised_loss_monte_carlo",
 ]
-
-
-# Transitional (issue 49), not part of the API: the memory estimate of the Monte Carlo
-# draws, which other groups' modules still read at import (encoder_report,
-# curl/_k_negatives, multineg/_proposition1: ``metrics.DRAWS``). Nothing here uses it;
-# it goes once those modules no longer do.
-from ..checks import Estimate as _Estimate  # noqa: E402
-
-
-def _draws_bytes(arguments: dict) -> int | None:
-    negatives = arguments["n_negatives"]
-    negatives = [negatives] if isinstance(negatives, int) else negatives
-    if not isinstance(negatives, (list, tuple)) or not negatives:
-        return None
-    if not all(isinstance(n, int) for n in negatives):
-        return None
-    return 24 * arguments["n_samples"] * (max(negatives) + 2)
-
-
-DRAWS = _Estimate(
-    "the Monte Carlo draws of L^N_un", ("n_negatives", "n_samples"), _draws_bytes
-)
