@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import importlib
 import inspect
+import pkgutil
 from pathlib import Path
 
 import pytest
@@ -14,9 +15,11 @@ import ccl_helpers
 TESTS = Path(__file__).resolve().parent
 
 MODULES = sorted(
-    name for name in ccl_helpers.__all__ if inspect.ismodule(getattr(ccl_helpers, name))
-) + ["launch"]
-"""The package's public modules (``launch`` is the command line of ``distributed``)."""
+    info.name
+    for info in pkgutil.iter_modules(ccl_helpers.__path__)
+    if not info.name.startswith("_")
+)
+"""The package's public modules."""
 
 
 NOTHING_TO_REFUSE = {
@@ -31,21 +34,25 @@ def takes_arguments(obj) -> bool:
     return bool(inspect.signature(obj).parameters)
 
 
-def is_record(obj) -> bool:
-    """Whether ``obj`` is a result record (a NamedTuple class): built by the package's
-    functions, with nothing to refuse."""
-    return inspect.isclass(obj) and issubclass(obj, tuple) and hasattr(obj, "_fields")
+def is_called(obj) -> bool:
+    """Whether a user calls ``obj``: a function, or a class other than a result record
+    (a NamedTuple, built by the package's functions) or an exception (raised by them);
+    not a type alias."""
+    if inspect.isclass(obj):
+        record = issubclass(obj, tuple) and hasattr(obj, "_fields")
+        return not record and not issubclass(obj, BaseException)
+    return inspect.isfunction(obj) or inspect.ismethod(obj)
 
 
 def public_callables() -> dict[str, object]:
-    """{"module.name": the object} for each callable (function or class, records
-    aside) named by a public module's ``__all__``."""
+    """{"module.name": the object} for each callable a user calls (:func:`is_called`)
+    named by a public module's ``__all__``."""
     found = {}
     for module_name in MODULES:
         module = importlib.import_module(f"ccl_helpers.{module_name}")
         for name in module.__all__:
             obj = getattr(module, name)
-            if callable(obj) and not inspect.ismodule(obj) and not is_record(obj):
+            if is_called(obj):
                 found[f"{module_name}.{name}"] = obj
     return found
 

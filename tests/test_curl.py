@@ -1296,6 +1296,26 @@ def _tuned(**changes):
 
 
 BAD_CALLS = [
+    bad_call(
+        curl.downstream_accuracies,
+        "classifiers",
+        *(_FEATURES, _LABELS) * 2,
+        classifiers=("median",),
+    ),
+    bad_call(
+        curl.downstream_accuracies,
+        "task_sizes",
+        *(_FEATURES, _LABELS) * 2,
+        task_sizes=1,
+    ),
+    bad_call(
+        curl.downstream_accuracies,
+        "test_labels",
+        _FEATURES,
+        _LABELS,
+        _FEATURES,
+        _LABELS.int(),
+    ),
     # the lemma
     bad_call(curl.mean_classifier_bound, "tau", 1.0, 1.0),
     bad_call(curl.mean_classifier_bound, "tau", 1.0, -0.1),

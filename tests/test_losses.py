@@ -997,7 +997,7 @@ def naive_triplet_losses(anchor, positive, negative):
 
 
 def test_every_triplet_loss_entry_point_is_the_naive_formula():
-    from ccl_helpers import multineg, symbolic, wen
+    from ccl_helpers import multineg, symbolic
 
     anchor, positive, negative = draw(3, 40, 3, seed=11, scale=3.0)
     expected = naive_triplet_losses(anchor, positive, negative)
@@ -1017,8 +1017,8 @@ def test_every_triplet_loss_entry_point_is_the_naive_formula():
     identity = partial(torch.mul, 1.0)
     total = multineg.triplet_objective(identity, (anchor, positive, negative))
     assert float(total) == pytest.approx(float(expected.sum()), rel=1e-13)
-    x, index = draw(6, 3, seed=12, scale=3.0), wen.all_triplets(6)
-    mean = wen.triplet_loss(identity, (x, index))
+    x, index = draw(6, 3, seed=12, scale=3.0), multineg.all_triplets(6)
+    mean = multineg.triplet_loss(identity, (x, index))
     expected = naive_triplet_losses(*x[index].unbind(1))
     assert float(mean) == pytest.approx(float(expected.mean()), rel=1e-13)
 

@@ -595,12 +595,10 @@ def test_triplet_objective_is_the_shared_encoder_loss_with_one_negative():
 @pytest.mark.parametrize("n", [2, 3, 7])
 def test_the_triplets_negatives_are_the_negative_sets_of_one(n):
     """Chapter 2's triplets (multineg) list, for each anchor, Chapter 3's negative sets
-    of size 1 in the same order; wen still reads them as wen.all_triplets."""
+    of size 1 in the same order."""
     triplets = multineg.all_triplets(n)
     assert torch.equal(triplets[:, 2].view(n, n - 1, 1), _negative_sets(n, 1))
     assert torch.equal(triplets[:, 0], torch.arange(n).repeat_interleave(n - 1))
-    assert wen.all_triplets is multineg.all_triplets
-    assert wen.triplet_loss is multineg.triplet_loss
 
 
 def test_shared_evaluator_is_the_gradient_of_the_shared_loss():

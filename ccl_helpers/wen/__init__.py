@@ -69,8 +69,6 @@ devices only, never values: a NaN in q or k propagates to the result
 on a non-finite loss).
 """
 
-from ..multineg import all_triplets as all_triplets  # Chapter 2's, read as wen.*
-from ..multineg import triplet_loss as triplet_loss
 from ._algorithm1 import (
     CHECKPOINT_COLUMNS,
     FINAL_COLUMNS,
