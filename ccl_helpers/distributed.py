@@ -74,7 +74,8 @@ from ._checks import (
     check_same_shape,
     check_tensor,
 )
-from .losses import REDUCTIONS, nt_xent_per_anchor, reduce, result_dtype
+from ._precision import result_dtype
+from .losses import REDUCTIONS, nt_xent_per_anchor, reduce
 from .train import Evaluation, loop
 
 MAX_DIMS = 16

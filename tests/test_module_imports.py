@@ -1,8 +1,8 @@
 """The package's import rule, read from every module's source (ast): the modules of one
 source (Chapters 1–5) import the shared core only, never each other; the core imports
 no source module (only the entries above the sources do); and no module imports a
-private module (``_name``) of another package (``ccl_helpers._checks`` is the whole
-package's)."""
+private module (``_name``) of another package (``ccl_helpers._checks`` and
+``ccl_helpers._precision`` are the whole package's)."""
 
 from __future__ import annotations
 

@@ -12,7 +12,7 @@ from torch import Tensor
 
 from .. import coupon, metrics
 from .._checks import check_inputs, check_instance, check_int
-from ..losses import softplus
+from .._precision import softplus
 from ._lemma import mean_classifier_bound
 
 
@@ -58,7 +58,7 @@ def _draw_block_samples(
 def _block_losses(features: Tensor, samples: _BlockSamples) -> dict[str, Tensor]:
     """Paired Monte Carlo estimates of L_un and of the block loss
     L^block_un = E ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), f̄^± the mean of f over the block, ℓ(z) =
-    log(1 + e^z) (:func:`ccl_helpers.losses.softplus`); L_un uses the first element of
+    log(1 + e^z) (``ccl_helpers._precision.softplus``); L_un uses the first element of
     each block, so the two share draws.
 
     features (..., n, d), the samples indexing its n rows → {"L_un", "L_un_se",

@@ -23,8 +23,8 @@ from .._checks import (
     check_positive,
     check_steps,
 )
+from .._precision import at_least_float32, result_dtype, softplus, widen_float16
 from ..data import LatentClassModel
-from ..losses import at_least_float32, result_dtype, softplus, widen_float16
 from ..train import Forward, StackedModel
 
 

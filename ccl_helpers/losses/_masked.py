@@ -2,8 +2,8 @@
 
 :func:`masked_logsumexp`, and on it the per-anchor term of the balanced family,
 −s(z_i, z_pos(i)) + λ·(1/α) log Σ_{j kept} e^(α s(z_i, z_j)) (:func:`balanced_terms`).
-The public functions check shapes and dtypes (and α, λ as the losses do); the losses
-call the private ones on arguments they have checked.
+Both check shapes and dtypes (and α, λ as the losses do: a tensor's value only outside
+``torch.func`` transforms); the losses call them on arguments they have checked.
 """
 
 from __future__ import annotations
@@ -44,12 +44,6 @@ def masked_logsumexp(
     check_tensor("logits", logits, min_ndim=1, floating=True)
     if excluded is not None:
         _check_mask("excluded", excluded, "logits", logits)
-    return _masked_logsumexp(logits, excluded)
-
-
-def _masked_logsumexp(
-    logits: torch.Tensor, excluded: torch.Tensor | None
-) -> torch.Tensor:
     if excluded is not None:
         logits = logits.masked_fill(excluded, -torch.inf)
     return torch.logsumexp(logits, dim=-1)
@@ -95,17 +89,7 @@ def balanced_terms(
             f"positive must have shape {tuple(sims.shape[:-1])} (sims without its "
             f"last dimension), got {tuple(positive.shape)}"
         )
-    return _balanced_terms(sims, positive, alpha, lam, excluded)
-
-
-def _balanced_terms(
-    sims: torch.Tensor,
-    positive: torch.Tensor,
-    alpha,
-    lam,
-    excluded: torch.Tensor | None,
-) -> torch.Tensor:
-    return -positive + lam * _masked_logsumexp(alpha * sims, excluded) / alpha
+    return -positive + lam * masked_logsumexp(alpha * sims, excluded) / alpha
 
 
 def _two_view_positive(sims: torch.Tensor) -> torch.Tensor:

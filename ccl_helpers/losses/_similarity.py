@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 
 from .._checks import check_choice, check_same_dtype, check_size_along, check_tensor
-from ._reduction import _at_least_float32
+from .._precision import at_least_float32
 
 SIMILARITIES = ("cosine", "dot", "neg_euclidean")
 """``cosine``: s(a, b) = aᵀb/(‖a‖‖b‖); ``dot``: s(a, b) = aᵀb; ``neg_euclidean``: s(a,
@@ -32,23 +32,17 @@ def pairwise_similarity(
     check_tensor("b", b, min_ndim=2, floating=True)
     check_same_dtype("b", b, "a", a)
     check_size_along("b", b, "a", a, -1)
-    return _pairwise_similarity(a, b, similarity)
-
-
-def _pairwise_similarity(
-    a: torch.Tensor, b: torch.Tensor, similarity: str
-) -> torch.Tensor:
-    a, b = _at_least_float32(a), _at_least_float32(b)
+    a, b = at_least_float32(a), at_least_float32(b)
     if similarity == "cosine":
         a, b = (
             F.normalize(a, dim=-1, eps=_NORM_EPS),
             F.normalize(b, dim=-1, eps=_NORM_EPS),
         )
     if similarity != "neg_euclidean":
-        return _at_least_float32(a @ b.transpose(-2, -1))
+        return at_least_float32(a @ b.transpose(-2, -1))
     squared = (
         (a * a).sum(-1, keepdim=True)
         + (b * b).sum(-1).unsqueeze(-2)
-        - _at_least_float32(2 * a @ b.transpose(-2, -1))
+        - at_least_float32(2 * a @ b.transpose(-2, -1))
     )
     return -squared.clamp_min(_SQUARED_DISTANCE_EPS).sqrt()

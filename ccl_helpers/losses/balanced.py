@@ -14,9 +14,10 @@ from .._checks import (
     check_same_shape,
     check_tensor,
 )
-from ._masked import _balanced_terms, _two_view_positive
-from ._reduction import REDUCTIONS, _reduce, _result_dtype
-from ._similarity import SIMILARITIES, _pairwise_similarity
+from .._precision import result_dtype
+from ._masked import _two_view_positive, balanced_terms
+from ._reduction import REDUCTIONS, reduce
+from ._similarity import SIMILARITIES, pairwise_similarity
 
 __all__ = ["balanced_contrastive_loss", "generalized_nt_xent_loss"]
 
@@ -40,11 +41,13 @@ def _check_two_views(z1, z2, alpha, lam, similarity, reduction):
 def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
     batch_size = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (..., 2m, d)
-    sims = _pairwise_similarity(views, views, similarity)  # (..., 2m, 2m)
+    sims = pairwise_similarity(views, views, similarity)  # (..., 2m, 2m)
     eye = torch.eye(2 * batch_size, dtype=torch.bool, device=sims.device)
     excluded = eye if include_positive else eye | eye.roll(batch_size, dims=-1)
-    per_sample = _balanced_terms(sims, _two_view_positive(sims), alpha, lam, excluded)
-    return _reduce(per_sample, reduction).to(_result_dtype(z1))
+    per_sample = balanced_terms(
+        sims, alpha, lam, excluded, positive=_two_view_positive(sims)
+    )
+    return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
 def balanced_contrastive_loss(

@@ -13,9 +13,10 @@ from .._checks import (
     check_same_dtype,
     check_tensor,
 )
-from ._masked import _balanced_terms
-from ._reduction import REDUCTIONS, _reduce, _result_dtype
-from ._similarity import SIMILARITIES, _pairwise_similarity
+from .._precision import result_dtype
+from ._masked import balanced_terms
+from ._reduction import REDUCTIONS, reduce
+from ._similarity import SIMILARITIES, pairwise_similarity
 
 __all__ = ["bound_derived_loss"]
 
@@ -84,7 +85,7 @@ def bound_derived_loss(
         )
     check_min_size("anchors", anchors, 2, -2)  # m >= 2
     batch_size = anchors.shape[-2]
-    sims = _pairwise_similarity(
+    sims = pairwise_similarity(
         anchors.unsqueeze(-3), views, similarity
     )  # (..., K, m, m)
     positive = sims.diagonal(dim1=-2, dim2=-1)  # (..., K, m)
@@ -93,5 +94,5 @@ def bound_derived_loss(
         if include_positive
         else torch.eye(batch_size, dtype=torch.bool, device=sims.device)
     )
-    per_transform = _balanced_terms(sims, positive, alpha, lam / nu, excluded)
-    return _reduce(per_transform.mean(-2), reduction).to(_result_dtype(anchors))
+    per_transform = balanced_terms(sims, alpha, lam / nu, excluded, positive=positive)
+    return reduce(per_transform.mean(-2), reduction).to(result_dtype(anchors))

@@ -17,14 +17,13 @@ from .._checks import (
     check_size_along,
     check_tensor,
 )
-from ._reduction import (
-    REDUCTIONS,
-    _at_least_float32,
-    _autocast_state,
-    _reduce,
-    _result_dtype,
-    _widen_float16,
+from .._precision import (
+    at_least_float32,
+    autocast_state,
+    result_dtype,
+    widen_float16,
 )
+from ._reduction import REDUCTIONS, reduce
 
 __all__ = ["info_nce_loss"]
 
@@ -133,24 +132,24 @@ def info_nce_loss(
             f"negatives must hold N >= 1 negatives (shape {expected}), "
             f"got shape {tuple(negatives.shape)}"
         )
-    anchor, positive, negatives = map(_widen_float16, (anchor, positive, negatives))
+    anchor, positive, negatives = map(widen_float16, (anchor, positive, negatives))
     if chunk_size is not None:
         positive_logit = (
-            _at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
+            at_least_float32(torch.linalg.vecdot(anchor, positive)) / temperature
         )
         negative_lse = _ChunkedNegativeLogSumExp.apply(
             anchor, negatives, float(temperature), chunk_size
         )
         per_sample = torch.logaddexp(positive_logit, negative_lse) - positive_logit
-        return _reduce(per_sample, reduction).to(_result_dtype(anchor))
+        return reduce(per_sample, reduction).to(result_dtype(anchor))
     positive_score = torch.linalg.vecdot(anchor, positive).unsqueeze(-1)  # (..., 1)
     negative_scores = _scores(anchor, negatives)  # (..., N)
     logits = (
-        _at_least_float32(torch.cat([positive_score, negative_scores], dim=-1))
+        at_least_float32(torch.cat([positive_score, negative_scores], dim=-1))
         / temperature
     )
     per_sample = torch.logsumexp(logits, dim=-1) - logits[..., 0]
-    return _reduce(per_sample, reduction).to(_result_dtype(anchor))
+    return reduce(per_sample, reduction).to(result_dtype(anchor))
 
 
 def _scores(anchor: torch.Tensor, negatives: torch.Tensor) -> torch.Tensor:
@@ -164,7 +163,7 @@ def _chunk_scores(
 ) -> torch.Tensor:
     """The logits a^T n_i / t of one block of negatives, (..., c), in at least
     float32."""
-    return _at_least_float32(_scores(anchor, negatives_chunk)) / temperature
+    return at_least_float32(_scores(anchor, negatives_chunk)) / temperature
 
 
 class _ChunkedNegativeLogSumExp(torch.autograd.Function):
@@ -193,7 +192,7 @@ class _ChunkedNegativeLogSumExp(torch.autograd.Function):
         device_type = (
             anchor.device.type
         )  # the backward recomputes under the forward's autocast
-        ctx.autocast = (device_type, *_autocast_state(device_type))
+        ctx.autocast = (device_type, *autocast_state(device_type))
 
     @staticmethod
     def backward(ctx, grad_output):

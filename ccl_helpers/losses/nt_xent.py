@@ -15,14 +15,9 @@ from .._checks import (
     check_same_shape,
     check_tensor,
 )
-from ._masked import _masked_logsumexp
-from ._reduction import (
-    REDUCTIONS,
-    _at_least_float32,
-    _reduce,
-    _result_dtype,
-    _widen_float16,
-)
+from .._precision import at_least_float32, result_dtype, widen_float16
+from ._masked import masked_logsumexp
+from ._reduction import REDUCTIONS, reduce
 
 __all__ = ["nt_xent_loss", "nt_xent_per_anchor"]
 
@@ -91,8 +86,8 @@ def nt_xent_loss(
     batch_size = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (..., 2B, d)
     every_anchor = torch.arange(2 * batch_size, device=views.device)
-    per_sample = _nt_xent_per_anchor(views, every_anchor, temperature)
-    return _reduce(per_sample, reduction).to(_result_dtype(z1))
+    per_sample = nt_xent_per_anchor(views, every_anchor, temperature)
+    return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
 def nt_xent_per_anchor(
@@ -117,18 +112,12 @@ def nt_xent_per_anchor(
             "views must stack two views of B samples, shape (..., 2B, d), got shape "
             f"{tuple(views.shape)}"
         )
-    return _nt_xent_per_anchor(views, anchor_index, temperature)
-
-
-def _nt_xent_per_anchor(
-    views: torch.Tensor, anchor_index: torch.Tensor, temperature: float
-) -> torch.Tensor:
     total = views.shape[-2] // 2
-    views = _widen_float16(views)
-    views = F.normalize(_at_least_float32(views), dim=-1, eps=_NORM_EPS).to(views.dtype)
+    views = widen_float16(views)
+    views = F.normalize(at_least_float32(views), dim=-1, eps=_NORM_EPS).to(views.dtype)
     anchors = views.index_select(-2, anchor_index)  # (..., A, d)
     logits = (
-        _at_least_float32(anchors @ views.transpose(-2, -1)) / temperature
+        at_least_float32(anchors @ views.transpose(-2, -1)) / temperature
     )  # (..., A, 2B)
     positive_index = (anchor_index + total) % (2 * total)
     positive_logits = logits.gather(
@@ -139,4 +128,4 @@ def _nt_xent_per_anchor(
         len(anchor_index), 2 * total, dtype=torch.bool, device=views.device
     )
     self_mask[rows, anchor_index] = True
-    return _masked_logsumexp(logits, self_mask) - positive_logits
+    return masked_logsumexp(logits, self_mask) - positive_logits

@@ -104,12 +104,6 @@ def class_members(
     with −1, and counts (N_C,) = n_c."""
     check_labels("labels", labels, n_classes=n_classes)
     check_min_size("labels", labels, 1)
-    return _class_members(labels, n_classes)
-
-
-def _class_members(
-    labels: Tensor, n_classes: int | None = None
-) -> tuple[Tensor, Tensor]:
     counts = torch.bincount(labels, minlength=n_classes or 0)
     order = torch.argsort(labels, stable=True)
     rank = (
@@ -182,7 +176,7 @@ def _check_sample_weight(sample_weight: Tensor, labels: Tensor) -> None:
 
 def _check_task_classes(labels: Tensor, tasks: Tensor) -> None:
     """``ValueError`` unless every class of the tasks has an example in labels."""
-    _, counts = _class_members(labels, int(tasks.max()) + 1)
+    counts = torch.bincount(labels, minlength=int(tasks.max()) + 1)
     if not bool((counts[tasks] > 0).all()):
         raise ValueError(
             "every class of the tasks must have at least one example in labels"
@@ -198,20 +192,20 @@ def _example_weights(labels: Tensor, sample_weight: Tensor | None) -> Tensor:
 
 def _task_terms(
     features: Tensor,
-    labels: Tensor,
+    members: Tensor,
     rows: Tensor,
     tasks: Tensor,
     example_weight: Tensor,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Per-example cross-entropy and correctness in every task, over its examples.
 
-    rows: (..., T, m, d) classifier rows per task. The examples of task t are
-    gathered as m blocks of n_max slots (class by class, padded). Returns ce
+    members: (N_C, n_max), :func:`class_members` of the labels; rows: (..., T, m, d)
+    classifier rows per task. The examples of task t are gathered as m blocks of n_max
+    slots (class by class, padded). Returns ce
     (..., T, m·n_max), correct (..., T, m·n_max) and weight (T, m·n_max): the
     examples' weights w_i (:func:`_example_weights`) normalised to sum 1 over each
     task's examples (1/(m·n_c) for w_i = 1/n_c), 0 on padding.
     """
-    members, _ = _class_members(labels, int(tasks.max()) + 1)
     index = members[tasks].flatten(1)  # (T, m·n_max)
     weight = example_weight[index.clamp_min(0)].masked_fill(index < 0, 0.0)
     weight = (weight / weight.sum(-1, keepdim=True)).to(features.dtype)
@@ -268,8 +262,9 @@ def task_loss_and_accuracy(
         )
     _check_task_classes(labels, tasks)
     p_task = _task_probabilities(tasks, class_probs).to(features.dtype)
+    members, _ = class_members(labels)
     ce, correct, weight = _task_terms(
-        features, labels, rows, tasks, _example_weights(labels, sample_weight)
+        features, members, rows, tasks, _example_weights(labels, sample_weight)
     )
     return ((ce * weight).sum(-1) * p_task).sum(-1), (
         (correct * weight).sum(-1) * p_task
@@ -330,6 +325,7 @@ def fit_linear_classifiers(
     _check_task_classes(labels, tasks)
     fit_features = features.detach().to(dtype)
     example_weight = _example_weights(labels, sample_weight)
+    members, _ = class_members(labels)  # once: the closure runs every L-BFGS step
     rows = (
         init.detach()
         .to(device=features.device, dtype=dtype)
@@ -349,7 +345,7 @@ def fit_linear_classifiers(
 
     def closure() -> Tensor:
         optimizer.zero_grad()
-        ce, _, weight = _task_terms(fit_features, labels, rows, tasks, example_weight)
+        ce, _, weight = _task_terms(fit_features, members, rows, tasks, example_weight)
         loss = (ce * weight).sum()
         loss.backward()
         return loss

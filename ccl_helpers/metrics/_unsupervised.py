@@ -19,8 +19,8 @@ from .._checks import (
     check_tensor,
 )
 from ._classifiers import (
-    _class_members,
     class_frequencies,
+    class_members,
     class_weights,
     labelled_set_sizes,
 )
@@ -48,7 +48,7 @@ def exact_unsupervised_loss(
         check_probabilities("class_probs", class_probs)
     chunk_size = check_int("chunk_size", chunk_size)
     check_min_size("labels", labels, 1)
-    members, counts = _class_members(labels)
+    members, counts = class_members(labels)
     if bool((counts == 0).any()):
         raise ValueError("every class 0..max(labels) must have at least one example")
     rho = class_frequencies(labels) if class_probs is None else class_probs.double()
@@ -71,7 +71,7 @@ def exact_unsupervised_loss(
         g_pos = g.gather(-1, positives[rows].clamp_min(0).expand(*g.shape[:-1], -1))
         # torch's softplus returns g itself above its threshold; at 40 the error
         # e^{−40} ≈ 4e−18 is below float64's rounding, and one kernel is 4× faster
-        # than the autograd-safe losses.softplus (no gradient is taken here)
+        # than the autograd-safe _precision.softplus (no gradient is taken here)
         gaps = g.unsqueeze(-2) - g_pos.unsqueeze(-1)
         terms = F.softplus(gaps, threshold=40.0) @ example_weight  # (..., a, n_max)
         total += ((terms * positive_weight[rows]).sum(-1) * example_weight[rows]).sum(
@@ -121,7 +121,7 @@ def draw_unsupervised_samples(
         generator = torch.Generator(device=labels.device).manual_seed(0)
     example_weight = rho[labels] / counts[labels]
     anchor = torch.multinomial(example_weight, m, replacement=True, generator=generator)
-    members, _ = _class_members(labels, n_classes)
+    members, _ = class_members(labels, n_classes)
     anchor_class = labels[anchor]
     uniform = torch.rand(
         m, generator=generator, device=labels.device, dtype=torch.float64

@@ -21,7 +21,7 @@ from .._checks import (
     check_same_shape,
     check_tensor,
 )
-from ..losses import at_least_float32, result_dtype, widen_float16
+from .._precision import at_least_float32, result_dtype, widen_float16
 from ._data_model import (
     NORMALISATIONS,
     DataModel,

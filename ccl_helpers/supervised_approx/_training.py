@@ -25,13 +25,9 @@ from .._checks import (
     check_same_shape,
     check_tensor,
 )
+from .._precision import result_dtype
 from ..data import STRATEGIES, augment
-from ..losses import (
-    SIMILARITIES,
-    balanced_terms,
-    pairwise_similarity,
-    result_dtype,
-)
+from ..losses import SIMILARITIES, balanced_terms, pairwise_similarity
 from ..train import Forward, StackedModel, train
 from ._bounds import _check_images
 

@@ -25,7 +25,7 @@ from .._checks import (
     check_int,
     check_steps,
 )
-from ..losses import at_least_float32
+from .._precision import at_least_float32
 from ..runtime import autocast, progress
 from ._loop import Evaluation, Stages, loop
 from ._stacked import Forward, StackedModel, _batched_loss, combined_norm, member_norms

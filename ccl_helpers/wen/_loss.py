@@ -11,7 +11,7 @@ import torch
 from torch import Tensor
 
 from .._checks import check_choice
-from ..losses import at_least_float32, result_dtype, widen_float16
+from .._precision import at_least_float32, result_dtype, widen_float16
 from ._negative_sets import (
     _check_outputs,
     _check_set_count,

@@ -16,7 +16,7 @@ from .._checks import (
     check_same_shape,
     check_tensor,
 )
-from ..losses import widen_float16
+from .._precision import widen_float16
 
 _MAX_SETS = 10**7
 """The most negative sets n·C(n − 1, k) that :func:`_negative_sets` enumerates. The
