@@ -130,12 +130,6 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> _AttractingTerms:
     k = views.shape[-3]
     if k < 2:
         raise ValueError(f"views must hold K ≥ 2 transformations, got K = {k}")
-    return _attracting_terms(anchors, views)
-
-
-def _attracting_terms(anchors: Tensor, views: Tensor) -> _AttractingTerms:
-    """:func:`attracting_terms`' terms, on representations its callers validated."""
-    k = views.shape[-3]
     a, v = _normalise(anchors), _normalise(views)
 
     def sides(
@@ -216,17 +210,6 @@ def repelling_terms(
             f"anchors, {tuple(anchors.shape)}, got {tuple(views.shape)}"
         )
     _check_view_classes(anchor_labels, view_labels)
-    return _repelling_terms(anchors, anchor_labels, views, view_labels, alpha)
-
-
-def _repelling_terms(
-    anchors: Tensor,
-    anchor_labels: Tensor,
-    views: Tensor,
-    view_labels: Tensor,
-    alpha: float,
-) -> _RepellingTerms:
-    """:func:`repelling_terms`' terms, on arguments its callers validated."""
     n_classes = int(max(anchor_labels.max(), view_labels.max())) + 1
     counts = torch.bincount(view_labels, minlength=n_classes)
     present = counts > 0
@@ -325,7 +308,7 @@ def _repelling_chain(
     :func:`repelling_terms` (whose ``lhs``, ``nu`` and ``smooth`` it shares). The
     differences between consecutive steps are the slacks of the bound: where it is
     loose."""
-    terms = _repelling_terms(anchors, anchor_labels, views, view_labels, alpha)
+    terms = repelling_terms(anchors, anchor_labels, views, view_labels, alpha)
     alpha = float(alpha)
     a, v = _normalise(anchors), _normalise(views)
     n_classes = int(max(anchor_labels.max(), view_labels.max())) + 1

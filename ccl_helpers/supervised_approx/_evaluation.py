@@ -34,7 +34,6 @@ from ..metrics import (
 )
 from ..train import Forward, StackedModel
 from ._bounds import (
-    _attracting_terms,
     _AttractingTerms,
     _check_images,
     _check_view_classes,
@@ -43,10 +42,11 @@ from ._bounds import (
     _plugin_bias,
     _plugin_prototypes,
     _repelling_chain,
-    _repelling_terms,
     _RepellingChain,
     _RepellingTerms,
     _spread,
+    attracting_terms,
+    repelling_terms,
 )
 
 FASHION_MNIST_CLASSES = (
@@ -399,7 +399,7 @@ def _bound_terms(
     if views.ndim == 3:
         views = views.unsqueeze(0)
     anchors = views[:, 0]
-    attract = _attracting_terms(anchors, views[:, 1:])
+    attract = attracting_terms(anchors, views[:, 1:])
     pool = augment(
         draws.pool_images.expand(draws.n_transforms_repel, *draws.pool_images.shape),
         draws.strategy,
@@ -431,9 +431,7 @@ def _bound_terms(
                 return new
             return kind(*(torch.where(chosen, a, b) for a, b in zip(new, old)))
 
-        terms = _repelling_terms(
-            anchors, draws.labels, pool_z, draws.pool_labels, alpha
-        )
+        terms = repelling_terms(anchors, draws.labels, pool_z, draws.pool_labels, alpha)
         repel = pick(_RepellingTerms, terms, repel)
         if chain:
             found = _repelling_chain(
