@@ -81,7 +81,7 @@ def cases(device) -> list[Case]:
     fashion = data.EmpiricalClasses(images[subset], labels[subset])
     digits, _ = data.load_digits(device)
     points = data.unit_sphere(digits[:16])
-    triplets = wen.all_triplets(16, device)
+    triplets = multineg.all_triplets(16, device)
     simclr = {
         "pool": "fashion",
         "strategy": data.BASE,
@@ -116,7 +116,7 @@ def cases(device) -> list[Case]:
             "Ch. 3 DeepReLU(64,100,1,10), 16 digits full batch (240 "
             "triplets), GD, 3 seeds",
             lambda: models.DeepReLU(64, 100, 1, 10),
-            wen.triplet_loss,
+            multineg.triplet_loss,
             3,
             lambda step: (
                 points.expand(3, *points.shape),

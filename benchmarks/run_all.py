@@ -25,6 +25,10 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 os.environ.setdefault("CI", "1")  # no progress bars
 
+from ccl_helpers import pin_cpu_kernels  # noqa: E402
+
+pin_cpu_kernels()  # the AVX2 kernels of the book's runs, before any kernel runs
+
 import bench_chunked  # noqa: E402
 import bench_losses  # noqa: E402
 import bench_vmap_seeds  # noqa: E402

@@ -11,11 +11,11 @@ With I_1, …, I_N ~ ρ^{⊗N} the negatives' classes and J = {I_1, …, I_N}:
   positive's class (τ⁺_1 = Σ_c ρ(c)² is the collision probability τ of Arora et al.).
 
 The number T of draws until every class is drawn (Section 3.1) has P(T ≤ N) = p_cc(N):
-:func:`collection_time_mean` and :func:`collection_time_variance` (exact, uniform ρ;
-as rationals :func:`collection_time_moments_exact`),
-the source's :func:`collection_time_variance_as_printed` (N_C π)²/6 (an upper bound on
-Var T), the exact tail :func:`collection_time_tail` beside :func:`chebyshev_tail_bound`,
-and the simulator :func:`sample_collection_time` (any ρ).
+E T = N_C H_{N_C} and Var T = Σ_{k=1}^{N_C} N_C(N_C − k)/k² (uniform ρ; as exact
+rationals :func:`collection_time_moments_exact`), below the source's (N_C π)²/6 (an
+upper bound on Var T), the exact tail :func:`collection_time_tail` beside
+:func:`chebyshev_tail_bound` (with either variance), and the simulator
+:func:`sample_collection_time` (any ρ).
 
 Every value is exact to a stated relative accuracy (see :func:`p_cc`); ρ is validated by
 :func:`probability_vector`.
@@ -30,33 +30,47 @@ from fractions import Fraction
 import torch
 from torch import Tensor
 
-from .checks import (
-    Duration,
-    Estimate,
-    Int,
-    Optional,
-    Sized,
+from ._checks import (
+    check_count,
     check_device,
-    check_planned,
+    check_instance,
+    check_int,
     check_probabilities,
     check_tensor,
-    checked,
 )
 
-MAX_DP_NEGATIVES = 1024
+__all__ = [
+    "chebyshev_tail_bound",
+    "collection_time_moments_exact",
+    "collection_time_tail",
+    "p_cc",
+    "p_cc_anchor_excluded",
+    "probability_vector",
+    "sample_collection_time",
+    "tau_plus",
+]
+
+_MAX_DP_NEGATIVES = 1024
 """Largest N for which a non-uniform coverage probability is computed by the
 (cancellation-free) dynamic programme; beyond it, inclusion–exclusion over subsets with
 a rounding-error bound."""
 
-_SUBSET_TENSORS = 6
-"""The float64 tensors of 2^|A| entries that inclusion–exclusion over the subsets of
-the required classes A holds at once (N > :data:`MAX_DP_NEGATIVES`)."""
+_MAX_SUBSETS = 2**24
+"""The most subsets U ⊆ A of the classes A to cover that inclusion–exclusion sums over
+(N > :data:`_MAX_DP_NEGATIVES`, non-uniform ρ): 2^|A| doubles with every class, so this
+allows |A| ≤ 24 classes (p_cc_anchor_excluded: N_C ≤ 25); the terms are built by
+doubling, so a larger count would fill the memory before any one allocation failed."""
 
-MAX_EXACT_BITS = 2**20
+_MAX_EXACT_TERMS = 10**6
+"""The most terms :func:`collection_time_moments_exact` sums as rationals: a Python loop
+over N_C fractions whose denominators grow to about N_C bits, so its work grows as
+N_C²; beyond 10⁶ terms it would run for hours without an allocation to fail on."""
+
+_MAX_EXACT_BITS = 2**20
 """Uniform ρ: the closed form is summed in exact integer arithmetic while N·log₂ N_C ≤
 this."""
 
-RELATIVE_TOLERANCE = 1e-10
+_RELATIVE_TOLERANCE = 1e-10
 """A coverage probability whose rounding-error bound exceeds this relative size raises
 ValueError."""
 
@@ -92,7 +106,7 @@ def _cover_uniform(n: int, n_classes: int, n_required: int) -> float:
     classes) = Σ_{j=0}^{a} (−1)^j C(a, j) (1 − j/N_C)^N, a = n_required."""
     if n < n_required:
         return 0.0
-    if n * math.log2(n_classes) <= MAX_EXACT_BITS:
+    if n * math.log2(n_classes) <= _MAX_EXACT_BITS:
         # exact integers: the alternating sum has no rounding at all; int / int is
         # correctly rounded
         numerator = sum(
@@ -117,7 +131,7 @@ def _one_plus_signed_sum(
     log_terms: Tensor, signs: Tensor, exponent_error: Tensor
 ) -> float:
     """1 + Σ signs·exp(log_terms), with a bound on its rounding error; raise if the
-    bound is not below RELATIVE_TOLERANCE times the value (the alternating sum cancels
+    bound is not below _RELATIVE_TOLERANCE times the value (the alternating sum cancels
     too much).
 
     exponent_error: per term, a bound on the absolute error of log_terms in units of
@@ -130,12 +144,12 @@ def _one_plus_signed_sum(
         * _EPS
         * float(torch.where(terms > 0, terms * scale, torch.zeros_like(terms)).sum())
     )
-    if not (value > 0 and error <= RELATIVE_TOLERANCE * value):
+    if not (value > 0 and error <= _RELATIVE_TOLERANCE * value):
         raise ValueError(
             f"inclusion–exclusion cancels too much here (value {value:.3g}, rounding "
             f"bound {error:.3g}): n_negatives is beyond what can be computed exactly "
             f"for these class_probs (the dynamic programme covers n_negatives ≤ "
-            f"{MAX_DP_NEGATIVES})"
+            f"{_MAX_DP_NEGATIVES})"
         )
     return min(value, 1.0)
 
@@ -204,18 +218,17 @@ def _cover_probability(n: int, rho: Tensor, required: Tensor) -> float:
     a = int(required.sum())
     if n < a:
         return 0.0
-    if n <= MAX_DP_NEGATIVES:
+    if n <= _MAX_DP_NEGATIVES:
         return _cover_dynamic_programme(n, rho, required)
-    check_planned(
-        "inclusion–exclusion over the subsets of the classes to cover",
-        f"n_negatives={n:,} (> {MAX_DP_NEGATIVES}) with {a} classes to cover",
-        _SUBSET_TENSORS * 8 * 2**a,
-        ("n_negatives", "number of classes"),
+    check_count(
+        "subsets of the classes to cover (inclusion–exclusion)",
+        2**a,
+        _MAX_SUBSETS,
+        f"n_negatives={n:,} (> {_MAX_DP_NEGATIVES}) with {a} classes to cover",
     )
     return _cover_inclusion_exclusion(n, rho, required)
 
 
-@checked(n_negatives=Int(1))
 def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
     r"""p^ρ_cc(N): the probability that N i.i.d. draws from ρ collect all N_C classes
     (Lemma 2).
@@ -238,7 +251,7 @@ def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
       any N_C (only lgamma's rounding: relative error ≲ 1e-12 at N = 1024);
       inclusion–exclusion in float64 would lose all digits when p_cc is small (e.g.
       N = N_C = 10: terms ~0.2, value 3.6e-4);
-    - other ρ, N > 1024: inclusion–exclusion over the 2^{N_C} subsets (N_C ≤ 20),
+    - other ρ, N > 1024: inclusion–exclusion over the 2^{N_C} subsets (N_C ≤ 24),
       vectorised, with a rounding-error bound.
 
     Args:
@@ -246,17 +259,16 @@ def p_cc(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
         class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
     Returns: a float in [0, 1].
     Raises: ValueError for bad arguments, or where the value cannot be computed to a
-        relative accuracy of 1e-10 (non-uniform ρ with N > 1024 and either N_C > 20 or
+        relative accuracy of 1e-10 (non-uniform ρ with N > 1024 and either N_C > 24 or
         tiny p_cc).
     """
-    n = n_negatives
+    n = check_int("n_negatives", n_negatives)
     rho = probability_vector(class_probs)
     if _is_uniform(class_probs):
         return _cover_uniform(n, rho.numel(), rho.numel())
     return _cover_probability(n, rho, torch.ones(rho.numel(), dtype=torch.bool))
 
 
-@checked(n_negatives=Int(1))
 def p_cc_anchor_excluded(
     n_negatives: int, class_probs: Tensor | Sequence[float]
 ) -> float:
@@ -273,7 +285,7 @@ def p_cc_anchor_excluded(
     Args and accuracy as for :func:`p_cc` (non-uniform ρ: one computation per class).
     Returns: a float in [0, 1], ≥ p_cc(n_negatives, class_probs).
     """
-    n = n_negatives
+    n = check_int("n_negatives", n_negatives)
     rho = probability_vector(class_probs)
     n_classes = rho.numel()
     if _is_uniform(class_probs):
@@ -286,7 +298,6 @@ def p_cc_anchor_excluded(
     return min(values)
 
 
-@checked(n_negatives=Int(1))
 def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
     r"""τ⁺_N = P(c_i = c for every i | (c, c_1, …, c_N) ~ ρ^{⊗(N+1)}) = Σ_c ρ(c)^{N+1}
     (Proposition 1).
@@ -300,7 +311,7 @@ def tau_plus(n_negatives: int, class_probs: Tensor | Sequence[float]) -> float:
         class_probs: ρ, shape (N_C,), N_C ≥ 2, every entry > 0, summing to 1.
     Returns: a float in (0, 1) (it may underflow to 0.0 for huge N).
     """
-    n = n_negatives
+    n = check_int("n_negatives", n_negatives)
     rho = probability_vector(class_probs)
     if _is_uniform(class_probs):
         return float(rho.numel()) ** (-n)
@@ -314,91 +325,53 @@ def _uniform(n_classes: int) -> Tensor:
     return torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
 
 
-TERMS = Estimate(
-    "coupon's per-class terms",
-    ("n_classes",),
-    lambda arguments: 72 * arguments["n_classes"],
-)
-"""The memory of :func:`collection_time_mean`'s and :func:`collection_time_variance`'s
-N_C terms: float64 tensors of them (at most 5) and their Python floats (32 bytes each
-with the list's pointer), 72 bytes per class."""
-
-
-@checked(n_classes=Sized(Int(2), TERMS))
-def collection_time_mean(n_classes: int) -> float:
+def _collection_time_mean(n_classes: int) -> float:
     r"""E[T] = N_C H_{N_C} = Σ_{k=1}^{N_C} N_C/k: the expected number of i.i.d. uniform
     draws T until all N_C classes are drawn (Section 3.1, after Lemma 2).
 
-    Summed with ``math.fsum`` (correctly rounded sum of the terms).
-
-    Args:
-        n_classes: N_C, an integer ≥ 2.
-    Returns: a float.
+    Summed with ``math.fsum`` (correctly rounded sum of the terms); N_C ≥ 2.
     """
     k = torch.arange(1, n_classes + 1, dtype=torch.float64)
     return math.fsum((n_classes / k).tolist())
 
 
-@checked(n_classes=Sized(Int(2), TERMS))
-def collection_time_variance(n_classes: int) -> float:
+def _collection_time_variance(n_classes: int) -> float:
     r"""Var T = Σ_{i=1}^{N_C} (1 − p_i)/p_i², p_i = (N_C − i + 1)/N_C, i.e.
     Σ_{k=1}^{N_C} N_C(N_C − k)/k² = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} (uniform ρ).
 
     T is a sum of independent geometric waits, the i-th with success probability p_i.
     The terms are non-negative, so the sum does not cancel. The source's (N_C π)²/6
-    (:func:`collection_time_variance_as_printed`) is an upper bound on it.
-
-    Args:
-        n_classes: N_C, an integer ≥ 2.
-    Returns: a float, e.g. ≈ 125.69 for N_C = 10.
+    (:func:`_collection_time_variance_as_printed`) is an upper bound on it. N_C ≥ 2;
+    e.g. ≈ 125.69 for N_C = 10.
     """
     k = torch.arange(1, n_classes + 1, dtype=torch.float64)
     return math.fsum((n_classes * (n_classes - k) / k**2).tolist())
 
 
-def _exact_sum_seconds(arguments: dict) -> float:
-    """A lower bound on the time of :func:`collection_time_moments_exact`: N_C rationals
-    whose denominators grow as lcm(1 … N_C), about N_C bits, so each addition costs
-    time ∝ N_C: 1e-10 s × N_C² (0.01 s at N_C = 10⁴, where it takes 0.2–0.5 s on a
-    laptop's core)."""
-    return 1e-10 * arguments["n_classes"] ** 2
-
-
-EXACT_SUM = Duration(
-    "coupon.collection_time_moments_exact's sum of rationals",
-    ("n_classes",),
-    _exact_sum_seconds,
-)
-"""The time of :func:`collection_time_moments_exact` (quadratic in N_C)."""
-
-
-@checked(n_classes=Sized(Int(2), EXACT_SUM))
 def collection_time_moments_exact(n_classes: int) -> tuple[Fraction, Fraction]:
     r"""(E T, Var T) as exact rationals, from T = Σ_i G_i with independent geometric
     waits G_i of success probability p_i = (N_C − i + 1)/N_C: E T = Σ_i 1/p_i,
-    Var T = Σ_i (1 − p_i)/p_i² (uniform ρ). The floats of
-    :func:`collection_time_mean` and :func:`collection_time_variance` agree with
-    them to a few rounding errors.
+    Var T = Σ_i (1 − p_i)/p_i² (uniform ρ). The floats E T = N_C H_{N_C} and
+    Var T = Σ_{k=1}^{N_C} N_C(N_C − k)/k² that :func:`collection_time_tail` and
+    :func:`chebyshev_tail_bound` use agree with them to a few rounding errors.
 
     Args:
-        n_classes: N_C, an integer ≥ 2.
+        n_classes: N_C, an integer from 2 to 10⁶ (the denominators grow to about N_C
+            bits, so the sum's work grows as N_C²).
     Returns: (mean, variance), two :class:`fractions.Fraction`, e.g. (7381/252,
         …) for N_C = 10.
     """
+    n_classes = check_int("n_classes", n_classes, 2)
+    check_count("rational terms", n_classes, _MAX_EXACT_TERMS, f"n_classes={n_classes}")
     success = [Fraction(n_classes - i + 1, n_classes) for i in range(1, n_classes + 1)]
     mean = sum((1 / p for p in success), Fraction(0))
     variance = sum(((1 - p) / p**2 for p in success), Fraction(0))
     return mean, variance
 
 
-@checked(n_classes=Int(2))
-def collection_time_variance_as_printed(n_classes: int) -> float:
+def _collection_time_variance_as_printed(n_classes: int) -> float:
     r"""(N_C π)²/6: the source's value of Var T, which is an upper bound on it,
-    since Var T = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} < N_C² π²/6.
-
-    Args:
-        n_classes: N_C, an integer ≥ 2.
-    """
+    since Var T = N_C² Σ_{k≤N_C} 1/k² − N_C H_{N_C} < N_C² π²/6 (N_C ≥ 2)."""
     return (n_classes * math.pi) ** 2 / 6
 
 
@@ -430,7 +403,8 @@ def collection_time_tail(beta, n_classes: int) -> Tensor:
     Returns: float64 tensor of β's shape (on β's device when β is a tensor).
     """
     betas = _positive_betas(beta)
-    mean = collection_time_mean(n_classes)
+    n_classes = check_int("n_classes", n_classes, 2)
+    mean = _collection_time_mean(n_classes)
     upper = torch.ceil(mean + betas.cpu() * n_classes).long() - 1  # P(T > upper)
     lower = torch.floor(mean - betas.cpu() * n_classes).long()  # P(T ≤ lower)
     points, inverse = torch.unique(
@@ -455,49 +429,15 @@ def chebyshev_tail_bound(beta, n_classes: int, *, as_printed: bool = False) -> T
     Returns: float64 tensor of β's shape, on β's device when β is a tensor.
     """
     betas = _positive_betas(beta)
+    n_classes = check_int("n_classes", n_classes, 2)
     variance = (
-        collection_time_variance_as_printed(n_classes)
+        _collection_time_variance_as_printed(n_classes)
         if as_printed
-        else collection_time_variance(n_classes)
+        else _collection_time_variance(n_classes)
     )
     return variance / (betas * n_classes) ** 2
 
 
-def _n_classes_of(class_probs) -> int | None:
-    """N_C, the length of ρ (a vector or a sequence; ``None`` for anything else: the
-    body says why)."""
-    if isinstance(class_probs, Tensor):
-        return class_probs.shape[0] if class_probs.ndim == 1 else None
-    try:
-        return len(class_probs)
-    except TypeError:
-        return None
-
-
-def _collection_bytes(arguments: dict) -> int | None:
-    """The bytes of :func:`sample_collection_time`'s first round, its largest: per
-    sample, the block's uniforms and draws (8 + 8 bytes each), its one-hot hits as
-    bool and uint8 (2 N_C bytes each), and the first draws of each class (2 × 8 N_C
-    bytes)."""
-    n_classes = _n_classes_of(arguments["class_probs"])
-    if n_classes is None or n_classes < 2:
-        return None
-    block = arguments["block"]
-    if block is None:
-        block = math.ceil(collection_time_mean(n_classes))
-    return arguments["n_samples"] * (block * (16 + 2 * n_classes) + 16 * n_classes)
-
-
-COLLECTION_DRAWS = Estimate(
-    "coupon.sample_collection_time's draws", ("n_samples", "block"), _collection_bytes
-)
-"""The memory of :func:`sample_collection_time`'s first round of draws."""
-
-
-@checked(
-    n_samples=Sized(Int(1), COLLECTION_DRAWS),
-    block=Optional(Sized(Int(1), COLLECTION_DRAWS)),
-)
 def sample_collection_time(
     n_samples: int,
     class_probs: Tensor | Sequence[float],
@@ -523,7 +463,12 @@ def sample_collection_time(
             N_C H_{N_C}).
     Returns: int64 tensor (n_samples,) of values ≥ N_C, on ``device``.
     """
+    n_samples = check_int("n_samples", n_samples)
+    if block is not None:
+        block = check_int("block", block)
     rho = probability_vector(class_probs)
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator)
     n_classes = rho.numel()
     if device is None:
         device = (
@@ -539,7 +484,7 @@ def sample_collection_time(
             f"generator must be on device {device}, got one on {generator.device}"
         )
     if block is None:
-        block = math.ceil(collection_time_mean(n_classes))
+        block = math.ceil(_collection_time_mean(n_classes))
     cdf = rho.cumsum(0).to(device)
     classes = torch.arange(n_classes, device=device)
     missing = torch.iinfo(torch.int64).max

@@ -29,21 +29,26 @@ Typical use under ``torchrun --nproc_per_node=G script.py``::
 
     # NCCL on GPUs, gloo on CPUs; no-op without torchrun
     device = distributed.init_from_env()
-    model = distributed.wrap_ddp(make_encoder(), device)
-    optimizer = torch.optim.Adam(model.parameters(), lr=1e-3)
-    for step in range(n_steps):
+
+    def views(step):
         # (B, ...) each, drawn with a seed shared by all ranks
         x1, x2 = two_views_of_the_global_batch(step)
-        loss = distributed.ddp_train_step(model, optimizer, distributed.local_shard(x1),
-                                          distributed.local_shard(x2), temperature=0.5)
+        return distributed.local_shard(x1), distributed.local_shard(x2)
+
+    encoder, history = distributed.ddp_train(
+        make_encoder(), views, n_steps, temperature=0.5, device=device
+    )
     distributed.cleanup()
+
+For a loop of one's own, :func:`nt_xent_loss_distributed` is the loss of a model
+wrapped in ``torch.nn.parallel.DistributedDataParallel``.
 
 ``python -m ccl_helpers.launch`` is such a script for Chapter 5's encoder (see the
 README).
 
 Every function works unchanged in a single process (``torch.distributed`` not
-initialised, or
-world size 1): then the gather is the identity and the loss is ``nt_xent_loss``.
+initialised, or world size 1): then the gather is the identity and the loss is
+``nt_xent_loss``.
 """
 
 from __future__ import annotations
@@ -59,23 +64,18 @@ from torch import Tensor, nn
 from torch.distributed import _functional_collectives as functional_collectives
 
 from . import runtime
-from .checks import (
-    BadValue,
-    Choice,
-    Device,
-    Function,
-    Instance,
-    Optional,
-    Positive,
-    Rule,
-    Steps,
-    TensorOf,
+from ._checks import (
+    check_callable,
+    check_choice,
+    check_device,
+    check_instance,
     check_int,
+    check_positive,
     check_same_shape,
     check_tensor,
-    checked,
 )
-from .losses import REDUCTIONS, nt_xent_per_anchor, reduce, result_dtype
+from ._precision import result_dtype
+from .losses import REDUCTIONS, nt_xent_per_anchor, reduce
 from .train import Evaluation, loop
 
 MAX_DIMS = 16
@@ -86,15 +86,12 @@ __all__ = [
     "MAX_DIMS",
     "cleanup",
     "ddp_train",
-    "ddp_train_step",
     "gather_with_grad",
     "init_from_env",
-    "is_distributed",
     "local_shard",
     "nt_xent_loss_distributed",
     "rank",
     "world_size",
-    "wrap_ddp",
 ]
 
 
@@ -102,7 +99,7 @@ __all__ = [
 # Small helpers
 
 
-def is_distributed() -> bool:
+def _is_distributed() -> bool:
     """True when ``torch.distributed`` is available and its default process group is
     initialised."""
     return dist.is_available() and dist.is_initialized()
@@ -110,41 +107,25 @@ def is_distributed() -> bool:
 
 def rank() -> int:
     """This process's rank in the default group, 0 when not distributed."""
-    return dist.get_rank() if is_distributed() else 0
+    return dist.get_rank() if _is_distributed() else 0
 
 
 def world_size() -> int:
     """The number of processes :math:`W` in the default group, 1 when not
     distributed."""
-    return dist.get_world_size() if is_distributed() else 1
+    return dist.get_world_size() if _is_distributed() else 1
 
 
-class _Dim(Rule):
-    """The rule of a dimension of the tensor argument ``of`` (declared before it, 1 to
-    :data:`MAX_DIMS` dimensions): an int in −ndim … ndim − 1 (negative counts from the
-    end), passed on as ``int``."""
-
-    converts = True
-
-    def __init__(self, of: str):
-        self.of = of
-
-    def check(self, name, value, arguments):
-        tensor = arguments[self.of]
-        if tensor.ndim > MAX_DIMS:
-            raise ValueError(
-                f"{self.of} must have 1 to {MAX_DIMS} dimensions, got "
-                f"{tuple(tensor.shape)}"
-            )
-        return check_int(name, value, -tensor.ndim, tensor.ndim - 1)
-
-    def bad_values(self, valid):
-        return [
-            BadValue("float", 2.5),
-            BadValue("bool", True),
-            BadValue("out of range", MAX_DIMS + 1),
-            BadValue("below the range", -MAX_DIMS - 2),
-        ]
+def _check_dim(name: str, dim, tensor_name: str, tensor: Tensor) -> int:
+    """``dim`` as an int in −ndim … ndim − 1 of ``tensor`` (negative counts from the
+    end), which must have 1 to :data:`MAX_DIMS` dimensions; else ValueError naming
+    ``tensor_name`` or ``name``. The private checker of the dimension arguments."""
+    if tensor.ndim > MAX_DIMS:
+        raise ValueError(
+            f"{tensor_name} must have 1 to {MAX_DIMS} dimensions, got "
+            f"{tuple(tensor.shape)}"
+        )
+    return check_int(name, dim, -tensor.ndim, tensor.ndim - 1)
 
 
 def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
@@ -168,7 +149,6 @@ def _check_same_shape_on_all_ranks(tensor: Tensor) -> None:
         )
 
 
-@checked(batch=TensorOf(min_ndim=1), dim=_Dim("batch"))
 def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
     r"""This rank's shard of a global batch: block :math:`r` of :math:`W` equal
     contiguous blocks along ``dim``.
@@ -188,6 +168,8 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
         Rows :math:`r b, \dots, r b + b - 1` along ``dim``, :math:`b = B / W`, as a view
         (the whole batch when not distributed).
     """
+    check_tensor("batch", batch, min_ndim=1)
+    dim = _check_dim("dim", dim, "batch", batch)
     dim %= batch.ndim
     total, n_ranks = batch.shape[dim], world_size()
     if total % n_ranks:
@@ -206,7 +188,6 @@ def local_shard(batch: Tensor, dim: int = 0) -> Tensor:
 # The gather
 
 
-@checked(tensor=TensorOf(min_ndim=1), dim=_Dim("tensor"))
 def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
     r"""Concatenate every rank's ``tensor`` along ``dim``, keeping gradients to every
     rank's input.
@@ -245,6 +226,8 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
         ``tensor`` itself when ``torch.distributed`` is not initialised or :math:`W =
         1`.
     """
+    check_tensor("tensor", tensor, min_ndim=1)
+    dim = _check_dim("dim", dim, "tensor", tensor)
     dim %= tensor.ndim
     if world_size() == 1:
         return tensor
@@ -264,12 +247,6 @@ def gather_with_grad(tensor: Tensor, dim: int = 0) -> Tensor:
 # The loss
 
 
-@checked(
-    z1=TensorOf(min_ndim=2, floating=True),
-    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
-    temperature=Positive(),
-    reduction=Choice(REDUCTIONS),
-)
 def nt_xent_loss_distributed(
     z1: Tensor, z2: Tensor, temperature: float = 0.5, reduction: str = "mean"
 ) -> Tensor:
@@ -320,19 +297,15 @@ def nt_xent_loss_distributed(
         The per-anchor losses of this rank, shape ``(..., 2b)`` ordered ``[z1 rows, z2
         rows]``, if ``reduction="none"``; otherwise a 0-dim tensor (this rank's
         :math:`L_r`).
+
+    Per step: shapes, dtypes and the hyperparameters are checked, never values (no
+    device synchronisation).
     """
-    return _nt_xent_distributed(z1, z2, temperature, reduction)
-
-
-def _nt_xent_distributed(
-    z1: Tensor, z2: Tensor, temperature: float, reduction: str
-) -> Tensor:
-    """:func:`nt_xent_loss_distributed` with ``temperature`` and ``reduction`` already
-    checked (at the entry of a training run); the views' shapes and dtypes are checked
-    at every call (metadata only: no device synchronisation)."""
     check_tensor("z1", z1, min_ndim=2, floating=True)
     check_tensor("z2", z2, min_ndim=2, floating=True)
     check_same_shape("z2", z2, "z1", z1)
+    check_positive("temperature", temperature)
+    check_choice("reduction", reduction, REDUCTIONS)
     local = z1.shape[-2]
     n_ranks, me = world_size(), rank()
     if local < 1 or n_ranks * local < 2:
@@ -363,7 +336,6 @@ def _nt_xent_distributed(
 # DDP training under torchrun
 
 
-@checked(backend=Optional(Choice(("nccl", "gloo"))), timeout_s=Positive())
 def init_from_env(
     backend: str | None = None, timeout_s: float = 1800.0
 ) -> torch.device:
@@ -383,6 +355,9 @@ def init_from_env(
     Returns:
         ``cuda:LOCAL_RANK`` (made the current CUDA device) with NCCL, the CPU with gloo.
     """
+    if backend is not None:
+        check_choice("backend", backend, ("nccl", "gloo"))
+    check_positive("timeout_s", timeout_s)
     if "WORLD_SIZE" not in os.environ:
         return runtime.device()
     _torchrun_integer("WORLD_SIZE", 1)
@@ -394,7 +369,7 @@ def init_from_env(
         device = torch.device("cuda", local_rank)
     else:
         device = torch.device("cpu")
-    if not is_distributed():
+    if not _is_distributed():
         dist.init_process_group(backend, timeout=datetime.timedelta(seconds=timeout_s))
     return device
 
@@ -418,28 +393,21 @@ def _torchrun_integer(variable: str, minimum: int) -> int:
 def cleanup() -> None:
     """Destroy the default process group if there is one (call at the end of a
     ``torchrun`` script)."""
-    if is_distributed():
+    if _is_distributed():
         dist.destroy_process_group()
 
 
-@checked(model=Instance(nn.Module), device=Optional(Device()))
-def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.Module:
+def _wrap_ddp(model: nn.Module, device: torch.device | None = None) -> nn.Module:
     """Move ``model`` to ``device`` and wrap it in DistributedDataParallel; unchanged
-    when not distributed.
+    when not distributed (arguments checked by :func:`ddp_train`).
 
     DDP broadcasts rank 0's parameters at construction, so every rank starts from the
-    same model, and averages the parameter gradients over the ranks during ``backward``.
-
-    Args:
-        model: the encoder, an ``nn.Module`` with at least one parameter.
-        device: where to put it (default: its current device); a CUDA device is passed
-            to DDP as ``device_ids``.
+    same model, and averages the parameter gradients over the ranks during ``backward``;
+    a CUDA device is passed to DDP as ``device_ids``.
     """
-    if not any(p.requires_grad for p in model.parameters()):
-        raise ValueError("model must have at least one parameter that requires grad")
     if device is not None:
         model = model.to(device)
-    if not is_distributed():
+    if not _is_distributed():
         return model
     device = (
         torch.device(device) if device is not None else next(model.parameters()).device
@@ -452,47 +420,6 @@ def wrap_ddp(model: nn.Module, device: torch.device | str | None = None) -> nn.M
     return nn.parallel.DistributedDataParallel(model, device_ids=device_ids)
 
 
-@checked(
-    model=Instance(nn.Module),
-    optimizer=Instance(torch.optim.Optimizer),
-    x1=TensorOf(min_ndim=1, floating=True),
-    x2=TensorOf(min_ndim=1, floating=True, like="x1"),
-    temperature=Positive(),
-)
-def ddp_train_step(
-    model: nn.Module,
-    optimizer: torch.optim.Optimizer,
-    x1: Tensor,
-    x2: Tensor,
-    temperature: float = 0.5,
-) -> Tensor:
-    r"""One SimCLR step with negatives from all ranks: forward, distributed NT-Xent,
-    backward, step.
-
-    The two views go through the encoder in one forward pass, :math:`(z^{(1)}; z^{(2)})
-    = f((x^{(1)}; x^{(2)}))`, the loss is :func:`nt_xent_loss_distributed` (mean over
-    this rank's :math:`2b` anchors), and DDP averages the gradients, so the update
-    equals one single-process step of ``nt_xent_loss`` on the concatenated global batch.
-    The gradients stay in ``.grad`` after the step (they are zeroed at the start of the
-    next one).
-
-    Args:
-        model: the encoder, wrapped by :func:`wrap_ddp` (or a plain module when not
-            distributed), mapping ``(2b, ...)`` inputs to ``(2b, d)`` embeddings.
-        optimizer: an optimiser over ``model``'s parameters.
-        x1: this rank's first views, shape ``(b, ...)``; the same ``b`` on every rank.
-        x2: this rank's second views, same shape as ``x1``.
-        temperature: :math:`t`, a finite real number > 0.
-
-    Returns:
-        The global loss (the mean of the ranks' losses, the same on every rank), a
-        detached 0-dim tensor.
-    """
-    loss = _ddp_backward(model, x1, x2, temperature)
-    optimizer.step()
-    return loss
-
-
 def _ddp_backward(
     model: nn.Module, x1: Tensor, x2: Tensor, temperature: float
 ) -> Tensor:
@@ -501,21 +428,14 @@ def _ddp_backward(
     for p in model.parameters():
         p.grad = None
     z1, z2 = model(torch.cat([x1, x2])).chunk(2)
-    loss = _nt_xent_distributed(z1, z2, temperature, "mean")
+    loss = nt_xent_loss_distributed(z1, z2, temperature)
     loss.backward()
     total = loss.detach().clone()
-    if is_distributed():
+    if _is_distributed():
         dist.all_reduce(total, op=dist.ReduceOp.SUM)
     return total / world_size()
 
 
-@checked(
-    model=Instance(nn.Module),
-    sample_views=Function(),
-    n_steps=Steps(),
-    temperature=Positive(),
-    lr=Positive(),
-)
 def ddp_train(
     model: nn.Module,
     sample_views: Callable[[int], tuple[Tensor, Tensor]],
@@ -528,17 +448,24 @@ def ddp_train(
 ) -> tuple[nn.Module, pd.DataFrame]:
     """Train ``model`` with Adam for ``n_steps``; the whole ``torchrun`` path.
 
-    Each step is one :func:`ddp_train_step` (distributed NT-Xent, gradients averaged
-    by DDP), driven by :func:`ccl_helpers.train.loop` (Adam, per-step loss records).
+    Each step is one SimCLR step with negatives from all ranks: the two views go
+    through the encoder in one forward pass, :math:`(z^{(1)}; z^{(2)}) = f((x^{(1)};
+    x^{(2)}))`, the loss is :func:`nt_xent_loss_distributed` (mean over this rank's
+    :math:`2b` anchors), and DDP averages the gradients, so the update equals one
+    single-process step of ``nt_xent_loss`` on the concatenated global batch; the steps
+    are driven by :func:`ccl_helpers.train.loop` (Adam, per-step loss records).
 
-    Wraps the model with :func:`wrap_ddp`, then for ``step = 1 .. n_steps`` calls
-    ``sample_views(step)`` for this rank's two views ``(x1, x2)`` (each ``(b, ...)``, a
-    different shard of the global batch on each rank, e.g. via ``DistributedSampler`` or
-    :func:`local_shard` of a batch drawn with a seed shared by all ranks) and takes one
-    step.
+    Moves the model to ``device`` and wraps it in DistributedDataParallel when
+    distributed (DDP broadcasts rank 0's parameters, so every rank starts from the same
+    model), then for ``step = 1 .. n_steps`` calls ``sample_views(step)`` for this
+    rank's two views ``(x1, x2)`` (each ``(b, ...)``, the same ``b`` on every rank, a
+    different shard of the global batch on each rank, e.g. via ``DistributedSampler``
+    or :func:`local_shard` of a batch drawn with a seed shared by all ranks) and takes
+    one step; the views' shapes and dtypes are checked at every step.
 
     Args:
-        model: the encoder (see :func:`ddp_train_step`).
+        model: the encoder, an ``nn.Module`` with at least one trained parameter,
+            mapping ``(2b, ...)`` inputs to ``(2b, d)`` embeddings.
         sample_views: step ↦ (x1, x2), this rank's views.
         n_steps: number of steps, an int ≥ 1.
         temperature: :math:`t` of NT-Xent, > 0.
@@ -555,12 +482,24 @@ def ddp_train(
         (quantity ``"loss"``) of every step 0 … n_steps − 1, one run (seed 0),
         identical on all ranks.
     """
-    wrapped = wrap_ddp(model, device)
+    check_instance("model", model, nn.Module)
+    check_callable("sample_views", sample_views)
+    n_steps = check_int("n_steps", n_steps)
+    check_positive("temperature", temperature)
+    check_positive("lr", lr)
+    if device is not None:
+        device = check_device("device", device)
+    if not any(p.requires_grad for p in model.parameters()):
+        raise ValueError("model must have at least one parameter that requires grad")
+    wrapped = _wrap_ddp(model, device)
     params = dict(wrapped.named_parameters())
     target = next(iter(params.values())).device
 
     def gradient(step: int, beta: float) -> Evaluation:
         x1, x2 = sample_views(step + 1)
+        check_tensor("sample_views(step)[0]", x1, min_ndim=1, floating=True)
+        check_tensor("sample_views(step)[1]", x2, min_ndim=1, floating=True)
+        check_same_shape("sample_views(step)[1]", x2, "[0]", x1)
         loss = _ddp_backward(wrapped, x1.to(target), x2.to(target), temperature)
         return Evaluation(loss.reshape(1), [p.grad for p in params.values()])
 

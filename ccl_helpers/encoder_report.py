@@ -31,24 +31,30 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from . import coupon, curl, metrics, multineg, plotting, supervised_approx
-from .checks import (
-    Choice,
-    Estimate,
-    Function,
-    Int,
-    Positive,
-    Sized,
-    TensorOf,
+from . import coupon, curl, metrics, multineg, supervised_approx
+from ._checks import (
+    check_callable,
+    check_choice,
     check_frame,
     check_inputs,
-    checked,
+    check_int,
+    check_positive,
+    check_tensor,
 )
 from .data import BASE, STRATEGIES
 from .verdicts import format_estimate
 
+__all__ = [
+    "REPORT_ROWS",
+    "LOSS_BOUNDS",
+    "COLUMNS",
+    "report",
+    "readable",
+    "draw_loss_bounds",
+]
 
-class Row(NamedTuple):
+
+class _Row(NamedTuple):
     """One row of :func:`report`: what it is, the row it bounds ("" for a quantity),
     and its source."""
 
@@ -62,28 +68,28 @@ _MERAD = "Merad et al. (2020)"
 _LEE = "Lee (2025)"
 
 REPORT_ROWS = {
-    "L_un": Row("L_un, one negative, logistic loss (exact)", "", f"{_ARORA}, eq. (1)"),
-    "L_un_N": Row("L^N_un, N negatives (Monte Carlo)", "", f"{_MERAD}, eq. (6)"),
-    "L_mu_binary": Row(
+    "L_un": _Row("L_un, one negative, logistic loss (exact)", "", f"{_ARORA}, eq. (1)"),
+    "L_un_N": _Row("L^N_un, N negatives (Monte Carlo)", "", f"{_MERAD}, eq. (6)"),
+    "L_mu_binary": _Row(
         "L^µ_sup over the binary tasks (exact)", "", f"{_ARORA}, the simple lemma"
     ),
-    "L_mu": Row("L^µ_sup(f, C), all the classes (exact)", "", f"{_MERAD}, eq. (5)"),
-    "accuracy_mu": Row("mean-classifier accuracy, all classes (exact)", "", "N_C-way"),
-    "accuracy_probe": Row(
+    "L_mu": _Row("L^µ_sup(f, C), all the classes (exact)", "", f"{_MERAD}, eq. (5)"),
+    "accuracy_mu": _Row("mean-classifier accuracy, all classes (exact)", "", "N_C-way"),
+    "accuracy_probe": _Row(
         "linear-probe accuracy, all classes (held-out)", "", "N_C-way"
     ),
-    "curl_bound": Row("(L_un − τ log 2)/(1 − τ)", "L_mu_binary", f"{_ARORA}, eq. (2)"),
-    "lemma1_bound": Row("L_un/p_min + log N_C", "L_mu", f"{_MERAD}, Lemma 1"),
-    "lemma2_bound": Row("L^N_un/p_cc(N)", "L_mu", f"{_MERAD}, Lemma 2"),
-    "attracting_lhs": Row(
+    "curl_bound": _Row("(L_un − τ log 2)/(1 − τ)", "L_mu_binary", f"{_ARORA}, eq. (2)"),
+    "lemma1_bound": _Row("L_un/p_min + log N_C", "L_mu", f"{_MERAD}, Lemma 1"),
+    "lemma2_bound": _Row("L^N_un/p_cc(N)", "L_mu", f"{_MERAD}, Lemma 2"),
+    "attracting_lhs": _Row(
         "−s(f(t(x)), m̂(x)), m̂ the mean view", "", f"{_LEE}, Theorem 4.4"
     ),
-    "attracting_bound": Row(
+    "attracting_bound": _Row(
         "−mean_k s(f(t(x)), f(t_k(x)))", "attracting_lhs", f"{_LEE}, eq. (8)"
     ),
-    "repelling_lhs": Row("max_{y'≠y} s(f(t(x)), µ_{y'})", "", f"{_LEE}, Theorem 4.6"),
-    "repelling_bound": Row("B/ν, as printed", "repelling_lhs", f"{_LEE}, eq. (10)"),
-    "repelling_bound_corrected": Row(
+    "repelling_lhs": _Row("max_{y'≠y} s(f(t(x)), µ_{y'})", "", f"{_LEE}, Theorem 4.6"),
+    "repelling_bound": _Row("B/ν, as printed", "repelling_lhs", f"{_LEE}, eq. (10)"),
+    "repelling_bound_corrected": _Row(
         "max(B, B/ν)", "repelling_lhs", f"{_LEE}, eq. (10) corrected"
     ),
 }
@@ -138,7 +144,25 @@ def _evaluation_mode(encoder: Callable[[Tensor], Tensor]):
             encoder.train()
 
 
-def _checked_embeddings(features, n: int) -> Tensor:
+def _check_pixels(images: Tensor) -> None:
+    """ValueError, with the fix, for images (n, C, H, W) that are channels-last or
+    outside [0, 1], the range the augmentations assume."""
+    n, channels, height, width = images.shape
+    if channels not in (1, 3) and width in (1, 3):
+        raise ValueError(
+            f"images must be (n, C, H, W), got {tuple(images.shape)}, which looks "
+            "channels-last: pass images.permute(0, 3, 1, 2)"
+        )
+    low, high = float(images.min()), float(images.max())
+    if low < 0 or high > 1:
+        hint = ": divide 0–255 pixels by 255" if high > 1 and low >= 0 else ""
+        raise ValueError(
+            f"images must hold values in [0, 1], the augmentations' range, got "
+            f"[{low:.4g}, {high:.4g}]{hint}"
+        )
+
+
+def _valid_embeddings(features, n: int) -> Tensor:
     """``features`` if they are floating embeddings (n, d); else ValueError."""
     if (
         not isinstance(features, Tensor)
@@ -154,47 +178,28 @@ def _checked_embeddings(features, n: int) -> Tensor:
         raise ValueError(
             "encoder must map images (n, C, H, W) to floating embeddings (n, d), got "
             f"{got} for n = {n} (a stack of models with a leading seed axis is not one "
-            "encoder)"
+            "encoder"
+            + (
+                "; for a model that returns several outputs, pass one that picks the "
+                "embeddings, e.g. lambda x: model(x)[0]"
+                if isinstance(features, tuple | list | dict)
+                else ""
+            )
+            + ")"
         )
     return features
 
 
 def _embeddings(encoder: Callable[[Tensor], Tensor], images: Tensor) -> Tensor:
-    """f(images) (n, d), checked: two dimensions, one row per image (on two images
+    """f(images) (n, d), validated: two dimensions, one row per image (on two images
     first, for a clear error before the chunked pass), finite."""
-    _checked_embeddings(encoder(images[:2]), min(2, images.shape[0]))
-    features = _checked_embeddings(metrics.encode(encoder, images), images.shape[0])
+    _valid_embeddings(encoder(images[:2]), min(2, images.shape[0]))
+    features = _valid_embeddings(metrics.encode(encoder, images), images.shape[0])
     if not bool(torch.isfinite(features).all()):
         raise ValueError("encoder returned NaN or infinite embeddings")
     return features
 
 
-def _views_bytes(arguments: dict) -> int:
-    """The bytes of the augmented views of Theorems 4.4 (K + 1 per image) and 4.6 (K
-    per image), as :func:`ccl_helpers.supervised_approx.bound_terms` draws them."""
-    views = arguments["n_transforms_attract"] + 1 + arguments["n_transforms_repel"]
-    return views * arguments["images"].nbytes
-
-
-REPORT_VIEWS = Estimate(
-    "encoder_report.report's augmented views",
-    ("n_transforms_attract", "n_transforms_repel"),
-    _views_bytes,
-)
-"""The memory of :func:`report`'s augmented views, checked before the encoder runs."""
-
-
-@checked(
-    encoder=Function(),
-    images=TensorOf(ndim=4, floating=True),
-    n_negatives=Sized(Int(), metrics.DRAWS),
-    strategy=Choice(STRATEGIES),
-    alpha=Positive(convert=True),
-    n_samples=Sized(Int(2), metrics.DRAWS),
-    n_transforms_attract=Sized(Int(2), REPORT_VIEWS),
-    n_transforms_repel=Sized(Int(1), REPORT_VIEWS),
-    seed=Int(0),
-)
 def report(
     encoder: Callable[[Tensor], Tensor],
     images: Tensor,
@@ -238,7 +243,17 @@ def report(
         (:func:`ccl_helpers.metrics.linear_probe`, features standardised on that half)
         and scored on the other half (binomial standard error).
     """
+    check_callable("encoder", encoder)
+    check_tensor("images", images, ndim=4, floating=True)
+    n_negatives = check_int("n_negatives", n_negatives)
+    check_choice("strategy", strategy, STRATEGIES)
+    alpha = check_positive("alpha", alpha)
+    n_samples = check_int("n_samples", n_samples, 2)
+    n_transforms_attract = check_int("n_transforms_attract", n_transforms_attract, 2)
+    n_transforms_repel = check_int("n_transforms_repel", n_transforms_repel, 1)
+    seed = check_int("seed", seed, 0)
     check_inputs("images", images, labels)
+    _check_pixels(images)
     counts = _class_counts(labels)
     generator = torch.Generator(device=images.device).manual_seed(seed)
     with _evaluation_mode(encoder):
@@ -367,6 +382,8 @@ def draw_loss_bounds(ax, table: pd.DataFrame) -> None:
     colour) and the loss it bounds (a dot, L^µ_sup's colour: over the binary tasks for
     CURL's lemma, over all the classes for Lemmas 1 and 2), one column each, ±2
     standard errors where not exact; log scale. Adds no axis labels."""
+    from . import plotting  # matplotlib loads with the first figure
+
     check_frame("table", table, list(COLUMNS))
     if not set(REPORT_ROWS) <= set(table.index):
         raise ValueError(

@@ -31,8 +31,9 @@ from pathlib import Path
 import torch
 from torch import Tensor, nn
 
-from . import checks, data, distributed, metrics, models, runtime
+from . import data, distributed, metrics, models, runtime
 from . import supervised_approx as sa
+from ._checks import check_int, check_positive
 
 SIZES = {
     "smoke": {"steps": 8, "batch_size": 32, "hidden": (64,), "probe_iter": 20},
@@ -47,7 +48,7 @@ LR = 1e-3
 TEST_FRACTION, SPLIT_SEED = 0.3, 0
 KNN_K = 5
 
-__all__ = ["SIZES", "check_options", "main", "parse_args"]
+__all__ = ["SIZES", "main"]
 
 HELP = """Train an MLP encoder with SimCLR's NT-Xent loss on scikit-learn's 8x8 digits
 (no download needed), on one process or on several with torchrun, then report the
@@ -69,7 +70,7 @@ def _sizes_text() -> str:
     return "sizes per scale:\n" + "\n".join(rows)
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def _parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """The command-line options, with ``steps`` and ``batch_size`` filled in from
     ``--scale``."""
     parser = argparse.ArgumentParser(
@@ -122,11 +123,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return options
 
 
-@checks.checked(options=checks.Instance(argparse.Namespace), world_size=checks.Int())
-def check_options(options: argparse.Namespace, world_size: int) -> None:
+def _check_options(options: argparse.Namespace, world_size: int) -> None:
     """Raise ``ValueError`` naming the option unless every option is in range for
     ``world_size`` processes."""
-    checks.Steps().check("--steps", options.steps, {})
+    check_int("--steps", options.steps)
     if options.batch_size >= 2 and world_size > options.batch_size:
         raise ValueError(
             f"world_size, the number of processes, must be ≤ --batch-size (the global "
@@ -140,8 +140,8 @@ def check_options(options: argparse.Namespace, world_size: int) -> None:
             f"processes ({world_size}), got {options.batch_size}"
         )
     for name in ("temperature", "lr"):
-        checks.check_positive(f"--{name}", getattr(options, name))
-    checks.check_int("--seed", options.seed, minimum=0)
+        check_positive(f"--{name}", getattr(options, name))
+    check_int("--seed", options.seed, minimum=0)
     _check_out(getattr(options, "out", None))
 
 
@@ -245,7 +245,11 @@ def _run(options: argparse.Namespace, device: torch.device) -> dict | None:
     if distributed.rank() != 0:
         return None
     n_processes = distributed.world_size()
-    backend = torch.distributed.get_backend() if distributed.is_distributed() else None
+    backend = (
+        torch.distributed.get_backend()
+        if torch.distributed.is_available() and torch.distributed.is_initialized()
+        else None
+    )
     results = {
         "scale": options.scale,
         "world_size": n_processes,
@@ -271,10 +275,10 @@ def _run(options: argparse.Namespace, device: torch.device) -> dict | None:
 def main(argv: list[str] | None = None) -> dict | None:
     """The entry point: parse, join the process group (if under ``torchrun``), train,
     evaluate, write."""
-    options = parse_args(argv)
+    options = _parse_args(argv)
     device = distributed.init_from_env()
     try:
-        check_options(options, distributed.world_size())
+        _check_options(options, distributed.world_size())
         runtime.setup(
             options.seed, threads=None if "CCL_THREADS" in os.environ else 1
         )  # setup reads CCL_THREADS

@@ -14,35 +14,9 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor, nn
 
-from .checks import Choice, Estimate, Sized, Sizes, check_int, checked
+from ._checks import check_choice, check_count, check_int, check_sizes
 
-
-def _element_size() -> int:
-    """Bytes per entry of a new parameter: torch's default dtype's."""
-    return torch.get_default_dtype().itemsize
-
-
-def _widths(size) -> list[int]:
-    """A size or a sequence of sizes as a list."""
-    return list(size) if isinstance(size, (list, tuple)) else [size]
-
-
-def _mlp_bytes(arguments: dict) -> int:
-    """The bytes of :class:`MLP`'s weights and biases: Σ (fan_in + 1) · fan_out."""
-    widths = [
-        *_widths(arguments["in_features"]),
-        *_widths(arguments["hidden"]),
-        *_widths(arguments["out_features"]),
-    ]
-    return _element_size() * sum(
-        (fan_in + 1) * fan_out for fan_in, fan_out in zip(widths[:-1], widths[1:])
-    )
-
-
-MLP_PARAMETERS = Estimate(
-    "models.MLP's parameters", ("in_features", "hidden", "out_features"), _mlp_bytes
-)
-"""The memory of :class:`MLP`'s parameters, from its widths."""
+__all__ = ["MLP", "Classifier", "ConvNet", "DeepReLU"]
 
 
 class MLP(nn.Module):
@@ -53,17 +27,15 @@ class MLP(nn.Module):
         out_features).
     """
 
-    @checked(
-        in_features=Sized(Sizes(), MLP_PARAMETERS),
-        hidden=Sized(Sizes(), MLP_PARAMETERS),
-        out_features=Sized(Sizes(), MLP_PARAMETERS),
-    )
     def __init__(
         self,
         in_features: int,
         hidden: Sequence[int] = (256, 256),
         out_features: int = 64,
     ):
+        check_sizes("in_features", in_features)
+        check_sizes("hidden", hidden)
+        check_sizes("out_features", out_features)
         super().__init__()
         widths = [in_features, *hidden]
         layers: list[nn.Module] = [nn.Flatten()]
@@ -77,7 +49,7 @@ class MLP(nn.Module):
         return self.net(x)
 
 
-class MaxPool2x2(nn.Module):
+class _MaxPool2x2(nn.Module):
     """2×2 max-pooling, stride 2 (a trailing odd row or column dropped): x (..., h, w) →
     (..., ⌊h/2⌋, ⌊w/2⌋), the values of ``nn.MaxPool2d(2)``.
 
@@ -95,36 +67,9 @@ class MaxPool2x2(nn.Module):
         return torch.maximum(rows[..., 0::2], rows[..., 1::2])
 
 
-def _convnet_bytes(arguments: dict) -> int | None:
-    """The bytes of :class:`ConvNet`'s parameters: each block's (c_in k² + 1) c_out,
-    then the linear map's (c · s² + 1) · out_features, s the side left (``None`` where
-    ``padding`` or the sizes leave no valid net: the body says why)."""
-    padding, kernel = arguments["padding"], arguments["kernel_size"]
-    if not isinstance(padding, int) or not isinstance(kernel, int):
-        return None
-    total, fan_in, size = 0, arguments["in_channels"], arguments["image_size"]
-    for fan_out in _widths(arguments["channels"]):
-        size = (size + 2 * padding - kernel + 1) // 2
-        total += (fan_in * kernel * kernel + 1) * fan_out
-        fan_in = fan_out
-    if size < 1:
-        return None
-    return _element_size() * (
-        total + (fan_in * size * size + 1) * arguments["out_features"]
-    )
-
-
-CONVNET_PARAMETERS = Estimate(
-    "models.ConvNet's parameters",
-    ("in_channels", "image_size", "channels", "out_features"),
-    _convnet_bytes,
-)
-"""The memory of :class:`ConvNet`'s parameters, from its sizes."""
-
-
 class ConvNet(nn.Module):
     """The small conv net of Merad et al.'s image experiments: ``len(channels)`` blocks
-    [conv k×k (zero padding p) → 2×2 max-pool (:class:`MaxPool2x2`) → ReLU], then
+    [conv k×k (zero padding p) → 2×2 max-pool (stride 2) → ReLU], then
     flatten and a linear map to R^out_features. No BatchNorm, so stacked seeds run under
     vmap. The ReLU after the pooling gives the function and gradient of conv → ReLU →
     pool (max commutes with a nondecreasing map), on a quarter of the entries.
@@ -141,13 +86,6 @@ class ConvNet(nn.Module):
     Shapes: x (n, in_channels, image_size, image_size) → (n, out_features).
     """
 
-    @checked(
-        in_channels=Sized(Sizes(), CONVNET_PARAMETERS),
-        image_size=Sized(Sizes(), CONVNET_PARAMETERS),
-        channels=Sized(Sizes(), CONVNET_PARAMETERS),
-        out_features=Sized(Sizes(), CONVNET_PARAMETERS),
-        kernel_size=Sizes(),
-    )
     def __init__(
         self,
         in_channels: int = 1,
@@ -158,8 +96,16 @@ class ConvNet(nn.Module):
         kernel_size: int = 5,
         padding: int = 0,
     ):
-        super().__init__()
+        for name, size in (
+            ("in_channels", in_channels),
+            ("image_size", image_size),
+            ("channels", channels),
+            ("out_features", out_features),
+            ("kernel_size", kernel_size),
+        ):
+            check_sizes(name, size)
         check_int("padding", padding, 0, kernel_size - 1)
+        super().__init__()
         layers: list[nn.Module] = []
         fan_in, size = in_channels, image_size
         for fan_out in channels:
@@ -172,7 +118,7 @@ class ConvNet(nn.Module):
                 )
             layers += [
                 nn.Conv2d(fan_in, fan_out, kernel_size, padding=padding),
-                MaxPool2x2(),
+                _MaxPool2x2(),
                 nn.ReLU(),
             ]
             fan_in, size = fan_out, size // 2
@@ -189,21 +135,6 @@ class ConvNet(nn.Module):
         return self.net(x)
 
 
-def _classifier_bytes(arguments: dict) -> int | None:
-    """The bytes of :class:`Classifier`'s head: (d + 1) · n_classes (``None`` for an
-    encoder without ``out_features``)."""
-    d = getattr(arguments["encoder"], "out_features", None)
-    if not isinstance(d, int):
-        return None
-    return _element_size() * (d + 1) * arguments["n_classes"]
-
-
-CLASSIFIER_HEAD = Estimate(
-    "models.Classifier's head", ("n_classes",), _classifier_bytes
-)
-"""The memory of :class:`Classifier`'s linear head."""
-
-
 class Classifier(nn.Module):
     """An encoder followed by a linear head: x ↦ W f(x) + b, logits (n, n_classes).
 
@@ -211,8 +142,8 @@ class Classifier(nn.Module):
     network).
     """
 
-    @checked(n_classes=Sized(Sizes(), CLASSIFIER_HEAD))
     def __init__(self, encoder: nn.Module, n_classes: int):
+        check_sizes("n_classes", n_classes)
         super().__init__()
         self.encoder = encoder
         self.head = nn.Linear(encoder.out_features, n_classes)
@@ -221,33 +152,16 @@ class Classifier(nn.Module):
         return self.head(self.encoder(x))
 
 
-TRAINABLE = ("hidden", "all")
+_MAX_DEPTH = 10_000
+"""The most square layers :class:`DeepReLU` builds. They are built and run in Python
+loops, one m × m matrix W_l a layer, each of which fits: a huge depth exhausts the
+memory (or, at small widths, runs for hours) without any one allocation failing. The
+sources' networks have a few layers (the book's at most 2)."""
+
+_TRAINABLE = ("hidden", "all")
 """Which layers of :class:`DeepReLU` gradient descent trains: ``"hidden"`` (W_1 … W_L
 only, A and B fixed at their initialisation, as in Allen-Zhu et al. 2019 and hence Merad
 et al.'s Theorem 1) or ``"all"`` (A, W_1 … W_L and B, as in Wen 2020, Algorithm 1)."""
-
-
-def _deep_relu_bytes(arguments: dict) -> int | None:
-    """The bytes of :class:`DeepReLU`'s matrices: m d_x + L m² + d m (``None`` unless
-    the sizes are integers: the body says why)."""
-    names = ("in_features", "width", "depth", "out_features")
-    if not all(isinstance(arguments[name], int) for name in names):
-        return None
-    m = arguments["width"]
-    return _element_size() * (
-        m * arguments["in_features"]
-        + arguments["depth"] * m * m
-        + arguments["out_features"] * m
-    )
-
-
-DEEP_RELU_PARAMETERS = Estimate(
-    "models.DeepReLU's matrices",
-    ("in_features", "width", "depth", "out_features"),
-    _deep_relu_bytes,
-)
-"""The memory of :class:`DeepReLU`'s matrices A, W_1 … W_L, B (parameters or
-buffers)."""
 
 
 class DeepReLU(nn.Module):
@@ -284,13 +198,6 @@ class DeepReLU(nn.Module):
         out_features).
     """
 
-    @checked(
-        in_features=Sized(Sizes(), DEEP_RELU_PARAMETERS),
-        width=Sized(Sizes(), DEEP_RELU_PARAMETERS),
-        out_features=Sized(Sizes(), DEEP_RELU_PARAMETERS),
-        depth=Sized(Sizes(0), DEEP_RELU_PARAMETERS),
-        trainable=Choice(TRAINABLE),
-    )
     def __init__(
         self,
         in_features: int,
@@ -300,6 +207,12 @@ class DeepReLU(nn.Module):
         *,
         trainable: str = "hidden",
     ):
+        check_sizes("in_features", in_features)
+        check_sizes("width", width)
+        check_sizes("out_features", out_features)
+        depth = check_int("depth", depth, 0)
+        check_count("layers", depth, _MAX_DEPTH, f"depth={depth}")
+        check_choice("trainable", trainable, _TRAINABLE)
         super().__init__()
         self.in_features, self.width, self.depth, self.out_features = (
             in_features,

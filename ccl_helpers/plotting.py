@@ -8,10 +8,10 @@ gid). A swept parameter (a width m, κ_M, α) takes the ``sweep_styles`` of a se
 map; black ("limit") marks an exact or limiting curve (an ODE, a fit), grey
 ("reference") a constant reference.
 
-Sizes: the book's column is ``COLUMN_PX`` CSS px wide in a 1400 px window. A figure of
-``figsize(n)`` (``COLUMN_WIDTH_IN`` wide, at ``DPI``) is at most that many image px, so
-it is shown at its natural size, and a font of s pt appears as s · DPI / 96 pt ≥ s pt
-(``rendered_points``). Every font of ``use_style`` is ≥ ``MIN_FONT_PT`` = 9 pt.
+Sizes: the book's column is 784 CSS px wide in a 1400 px window. A figure of
+``figure(n)`` (7.6 in wide, at ``DPI`` = 100) is at most that many image px, so it is
+shown at its natural size, and a font of s pt appears as s · DPI / 96 pt ≥ s pt. Every
+font of ``use_style`` is ≥ ``MIN_FONT_PT`` = 9 pt.
 """
 
 from __future__ import annotations
@@ -28,9 +28,31 @@ import numpy as np
 import pandas as pd
 import seaborn as sns
 
-from .checks import Int, Positive, check_frame, checked
+from ._checks import check_frame, check_int
 
-PALETTE = "colorblind"
+__all__ = [
+    "QUANTITIES",
+    "LINES",
+    "SWEEP",
+    "MAX_PANELS",
+    "DPI",
+    "MIN_FONT_PT",
+    "MIN_COLOR_DISTANCE",
+    "quantity",
+    "color",
+    "style",
+    "markers",
+    "sweep_styles",
+    "figure",
+    "use_style",
+    "runs_and_mean",
+    "runs_with_limit",
+    "finish",
+    "legend_below",
+    "heatmap",
+]
+
+_PALETTE = "colorblind"
 LINES = MappingProxyType(
     {
         "-": {"linestyle": "-", "linewidth": 2.2},  # a measured quantity's (mean) curve
@@ -39,19 +61,19 @@ LINES = MappingProxyType(
     }
 )
 """Line style -> its Matplotlib keywords (style and width)."""
-RUN_STYLE = {"linewidth": 0.8, "alpha": 0.35}  # one run among seeds, under their mean
-ERROR_BAND_STYLE = {"alpha": 0.25, "linewidth": 0}
+_RUN_STYLE = {"linewidth": 0.8, "alpha": 0.35}  # one run among seeds, under their mean
+_ERROR_BAND_STYLE = {"alpha": 0.25, "linewidth": 0}
 SWEEP = "sweep"
 """The gid of the curves of a swept parameter (:func:`sweep_styles`)."""
 
-COLUMN_PX = 784  # width of the book's content column at a 1400 px window (CSS px)
+_COLUMN_PX = 784  # width of the book's content column at a 1400 px window (CSS px)
 DPI = 100  # image px per inch of the stored figures
-COLUMN_WIDTH_IN = 7.6  # 760 px, + 2 × PAD_IN of tight bounding box ≤ COLUMN_PX
-PAD_IN = 0.05  # savefig pad around the tight bounding box (inches)
-ROW_HEIGHT_IN = {1: 3.4, 2: 3.0, 3: 2.6}  # height of one row of n panels
+_COLUMN_WIDTH_IN = 7.6  # 760 px, + 2 × _PAD_IN of tight bounding box ≤ _COLUMN_PX
+_PAD_IN = 0.05  # savefig pad around the tight bounding box (inches)
+_ROW_HEIGHT_IN = {1: 3.4, 2: 3.0, 3: 2.6}  # height of one row of n panels
 MAX_PANELS = 3  # panels in one row
 MIN_FONT_PT = 9.0
-FONT_SIZES_PT = {
+_FONT_SIZES_PT = {
     "font.size": 10.0,
     "axes.labelsize": 10.0,
     "axes.titlesize": 10.0,
@@ -63,7 +85,7 @@ FONT_SIZES_PT = {
 }
 
 
-class Quantity(NamedTuple):
+class _Quantity(NamedTuple):
     """How the book draws one quantity: its colour (hex) and line style (a key of
     :data:`LINES`: "-" measured or a method, "--" a bound or a limit, ":" a
     reference)."""
@@ -76,93 +98,101 @@ QUANTITIES = MappingProxyType(
     {
         # losses
         # unsupervised contrastive loss L_un, L^N_un, Wen's L_S
-        "L_un": Quantity("#0173b2", "-"),
-        "L_mu": Quantity("#029e73", "-"),  # mean-classifier loss L^µ_sup
-        "L_sup": Quantity("#de8f05", "-"),  # loss of the best linear classifier L_sup
-        "loss_max": Quantity("#56b4e9", "-"),  # largest per-sample loss max_i ℓ(z_i)
-        "L_block": Quantity("#9edae5", "-"),  # Arora et al.'s block loss L^block_un
+        "L_un": _Quantity("#0173b2", "-"),
+        "L_mu": _Quantity("#029e73", "-"),  # mean-classifier loss L^µ_sup
+        "L_sup": _Quantity("#de8f05", "-"),  # loss of the best linear classifier L_sup
+        "loss_max": _Quantity("#56b4e9", "-"),  # largest per-sample loss max_i ℓ(z_i)
+        "L_block": _Quantity("#9edae5", "-"),  # Arora et al.'s block loss L^block_un
         # mean-classifier loss on (k + 1)-tuples of classes
-        "L_mu_tuple": Quantity("#66c2a5", "-"),
+        "L_mu_tuple": _Quantity("#66c2a5", "-"),
         # bounds
         # Arora et al.: (L_un − τ log 2)/(1 − τ)
-        "curl_bound": Quantity("#d55e00", "--"),
-        "curl_block_bound": Quantity("#fd8d3c", "--"),  # the same from L^block_un
+        "curl_bound": _Quantity("#d55e00", "--"),
+        "curl_block_bound": _Quantity("#fd8d3c", "--"),  # the same from L^block_un
         # (L^k_un − E log(1 + |I|))/(1 − τ_k)
-        "k_negative_bound": Quantity("#c49c94", "--"),
-        "k_negative_bound_tuple": Quantity("#8c564b", "--"),  # the same over (1 − τ⁺_k)
-        "alpha": Quantity("#b185a6", "-"),  # Arora et al.'s factor α = 1/(1 − τ)
+        "k_negative_bound": _Quantity("#c49c94", "--"),
+        # the same over (1 − τ⁺_k)
+        "k_negative_bound_tuple": _Quantity("#8c564b", "--"),
+        "alpha": _Quantity("#b185a6", "-"),  # Arora et al.'s factor α = 1/(1 − τ)
         # Merad et al. Lemma 1: L_un/p_min + log N_C
-        "lemma1_bound": Quantity("#8c0800", "--"),
-        "lemma1_bound_no_log": Quantity("#cc78bc", "--"),  # L_un/p_min
+        "lemma1_bound": _Quantity("#8c0800", "--"),
+        "lemma1_bound_no_log": _Quantity("#cc78bc", "--"),  # L_un/p_min
         # Merad et al. Lemma 2: L^N_un/p_cc(N)
-        "lemma2_bound": Quantity("#b1400d", "--"),
+        "lemma2_bound": _Quantity("#b1400d", "--"),
         # L^N_un/min_c P(J ⊇ C∖{c})
-        "lemma2_bound_anchor_excluded": Quantity("#ff7aa6", "--"),
-        "lemma4_bound": Quantity("#a23582", "--"),  # Merad et al. Lemma 4: 2ε'/η
+        "lemma2_bound_anchor_excluded": _Quantity("#ff7aa6", "--"),
+        "lemma4_bound": _Quantity("#a23582", "--"),  # Merad et al. Lemma 4: 2ε'/η
         # Chebyshev with Var T: Var T/(βN_C)²
-        "chebyshev_bound": Quantity("#ff6f4e", "--"),
+        "chebyshev_bound": _Quantity("#ff6f4e", "--"),
         # Merad et al. §3.1 as printed: π²/(6β²)
-        "chebyshev_bound_source": Quantity("#9c9ede", "--"),
-        "smoothness_source": Quantity("#d65f5f", "--"),  # Lemma 3 as printed: 2 + 8C²
-        "smoothness_tight": Quantity("#591e71", "--"),  # the tighter B(C)
-        "wen_rate": Quantity("#592f0d", "--"),  # Wen: sqrt(L_S^(0)/(cT))
-        "lemma_a1_bound": Quantity("#7b4173", "--"),  # Lee Lemma A.1: log n/α
-        "invariance_gap": Quantity("#637939", "--"),  # Lee Theorem 4.4 gap 1/||m|| − 1
+        "chebyshev_bound_source": _Quantity("#9c9ede", "--"),
+        "smoothness_source": _Quantity("#d65f5f", "--"),  # Lemma 3 as printed: 2 + 8C²
+        "smoothness_tight": _Quantity("#591e71", "--"),  # the tighter B(C)
+        "wen_rate": _Quantity("#592f0d", "--"),  # Wen: sqrt(L_S^(0)/(cT))
+        "lemma_a1_bound": _Quantity("#7b4173", "--"),  # Lee Lemma A.1: log n/α
+        "invariance_gap": _Quantity("#637939", "--"),  # Lee Theorem 4.4 gap 1/||m|| − 1
         # norms, geometry, training
-        "smoothness_exact": Quantity("#12711c", "-"),  # sup over the ball of ||∇²ℓ||
-        "norm_max": Quantity("#ca9161", "-"),  # max_x ||f(x)||
-        "norm_min": Quantity("#001c7f", "-"),  # min_x ||f(x)|| (η)
-        "loss_norm": Quantity("#006374", "-"),  # norm of the loss vector ||loss^(t)||_2
+        "smoothness_exact": _Quantity("#12711c", "-"),  # sup over the ball of ||∇²ℓ||
+        "norm_max": _Quantity("#ca9161", "-"),  # max_x ||f(x)||
+        "norm_min": _Quantity("#001c7f", "-"),  # min_x ||f(x)|| (η)
+        # norm of the loss vector ||loss^(t)||_2
+        "loss_norm": _Quantity("#006374", "-"),
         # ||W^(T) − W^(0)|| (query / only encoder)
-        "movement_W": Quantity("#b8850a", "-"),
-        "movement_theta": Quantity("#956cb4", "-"),  # ||θ^(T) − θ^(0)|| (key encoder)
+        "movement_W": _Quantity("#b8850a", "-"),
+        "movement_theta": _Quantity("#956cb4", "-"),  # ||θ^(T) − θ^(0)|| (key encoder)
         # gradient steps to reach a target loss
-        "steps_to_target": Quantity("#5254a3", "-"),
+        "steps_to_target": _Quantity("#5254a3", "-"),
         # P(|T − E T| ≥ βN_C), T the coupon time
-        "collection_tail": Quantity("#17becf", "-"),
-        "mean_gap": Quantity("#023eff", "-"),  # mean smooth-max gap (Lemma A.1)
-        "largest_gap": Quantity("#e7298a", "-"),  # largest smooth-max gap (Lemma A.1)
+        "collection_tail": _Quantity("#17becf", "-"),
+        "mean_gap": _Quantity("#023eff", "-"),  # mean smooth-max gap (Lemma A.1)
+        "largest_gap": _Quantity("#e7298a", "-"),  # largest smooth-max gap (Lemma A.1)
         # gap of the attracting bound (Theorem 4.4)
-        "attract_gap": Quantity("#6b6ecf", "-"),
+        "attract_gap": _Quantity("#6b6ecf", "-"),
         # probes
-        "mean_classifier": Quantity("#6acc64", "-"),  # accuracy of the mean classifier
-        "mean_centred": Quantity("#c885ff", "-"),  # mean classifier on centred features
+        "mean_classifier": _Quantity("#6acc64", "-"),  # accuracy of the mean classifier
+        # mean classifier on centred features
+        "mean_centred": _Quantity("#c885ff", "-"),
         # mean classifier with unit-norm rows
-        "mean_normalised": Quantity("#bcbd22", "-"),
-        "linear_probe": Quantity("#e7ba52", "-"),  # linear-probe accuracy
-        "knn": Quantity("#843c39", "-"),  # k-NN accuracy
+        "mean_normalised": _Quantity("#bcbd22", "-"),
+        "linear_probe": _Quantity("#e7ba52", "-"),  # linear-probe accuracy
+        "knn": _Quantity("#843c39", "-"),  # k-NN accuracy
         # methods and settings
-        "contrastive": Quantity("#ad494a", "-"),
-        "non_contrastive": Quantity("#8ca252", "-"),
+        "contrastive": _Quantity("#ad494a", "-"),
+        "non_contrastive": _Quantity("#8ca252", "-"),
         # finite-width gap to the infinite-width dynamics
-        "width_gap": Quantity("#2c9bff", "-"),
-        "two_encoders": Quantity("#4e4359", "-"),  # Wen: query and key encoders
+        "width_gap": _Quantity("#2c9bff", "-"),
+        "two_encoders": _Quantity("#4e4359", "-"),  # Wen: query and key encoders
         # one encoder, hidden layer trained
-        "one_encoder_hidden": Quantity("#c80b4e", "-"),
-        "one_encoder_all": Quantity("#8c6d31", "-"),  # one encoder, every layer trained
-        "identity_augmentation": Quantity("#9b43b1", "-"),  # views equal to the input
+        "one_encoder_hidden": _Quantity("#c80b4e", "-"),
+        # one encoder, every layer trained
+        "one_encoder_all": _Quantity("#8c6d31", "-"),
+        "identity_augmentation": _Quantity("#9b43b1", "-"),  # views equal to the input
         # Lee: the unnormalised dot-product similarity
-        "dot_product": Quantity("#8b2be2", "-"),
+        "dot_product": _Quantity("#8b2be2", "-"),
         # Lee: the negative Euclidean similarity
-        "neg_euclidean": Quantity("#1ac938", "-"),
-        "balance_bound_contrastive": Quantity("#850b43", "--"),  # Lemma 4.5's bound
-        "balance_bound_non_contrastive": Quantity("#0b4e21", "--"),  # the same
-        "steps_to_gradient_target": Quantity("#437a64", "-"),  # steps to ||∇_z L|| ≤ ε'
+        "neg_euclidean": _Quantity("#1ac938", "-"),
+        "balance_bound_contrastive": _Quantity("#850b43", "--"),  # Lemma 4.5's bound
+        "balance_bound_non_contrastive": _Quantity("#0b4e21", "--"),  # the same
+        # steps to ||∇_z L|| ≤ ε'
+        "steps_to_gradient_target": _Quantity("#437a64", "-"),
         # exact curves and references
         # an exact or limiting curve: an ODE, a fit, a slope
-        "limit": Quantity("#000000", "--"),
-        "reference": Quantity("#808080", ":"),  # a constant or a reference line
-        "shading": Quantity("#ebebeb", "-"),  # a shaded range of an axis
+        "limit": _Quantity("#000000", "--"),
+        "reference": _Quantity("#808080", ":"),  # a constant or a reference line
+        "shading": _Quantity("#ebebeb", "-"),  # a shaded range of an axis
     }
 )
-"""The book's quantities, methods, bounds and references: name -> :class:`Quantity`.
-No two share a colour, and any two are at least :data:`MIN_COLOR_DISTANCE` apart."""
+"""The book's quantities, methods, bounds and references: name -> how the book draws
+it, a named tuple (``color``, a hex string; ``linestyle``, a key of :data:`LINES`: "-"
+measured or a method, "--" a bound or a limit, ":" a reference). No two share a
+colour, and any two are at least :data:`MIN_COLOR_DISTANCE` apart."""
 MIN_COLOR_DISTANCE = 12.0
 """The least CIE76 ΔE in CIELAB between any two colours of :data:`QUANTITIES`."""
 
 
-def quantity(name: str) -> Quantity:
-    """The :class:`Quantity` (colour, line style) of the book's quantity ``name``."""
+def quantity(name: str):
+    """How the book draws its quantity ``name``: the named tuple (``color``,
+    ``linestyle``) of :data:`QUANTITIES`."""
     if name not in QUANTITIES:
         raise ValueError(
             f"name must be one of the book's quantities {sorted(QUANTITIES)}, "
@@ -191,18 +221,20 @@ def style(name: str, *, line: bool = True, **overrides) -> dict:
     return {"color": look.color, "gid": name, **lines, **overrides}
 
 
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
+_MARKERS = ("o", "s", "^", "D", "v", "P", "X", "*")
 """Marker shapes for the categories of one figure (e.g. augmentation strategies)."""
 
 
 def markers(values) -> dict:
-    """A distinct marker (:data:`MARKERS`) for each of ``values``: value -> marker."""
+    """A distinct marker shape ("o", "s", "^", "D", "v", "P", "X", "*") for each of
+    ``values`` (1 to 8 categories of one figure, e.g. augmentation strategies): value ->
+    marker."""
     values = list(values)
-    if not values or len(values) > len(MARKERS):
+    if not values or len(values) > len(_MARKERS):
         raise ValueError(
-            f"values must hold 1..{len(MARKERS)} categories, got {len(values)}"
+            f"values must hold 1..{len(_MARKERS)} categories, got {len(values)}"
         )
-    return dict(zip(values, MARKERS))
+    return dict(zip(values, _MARKERS))
 
 
 def sweep_styles(values, linestyle: str = "-") -> dict:
@@ -227,51 +259,46 @@ def sweep_styles(values, linestyle: str = "-") -> dict:
     }
 
 
-@checked(n_panels=Int(1, MAX_PANELS), n_rows=Int(1))
-def figsize(n_panels: int = 1, n_rows: int = 1) -> tuple[float, float]:
+def _figsize(n_panels: int = 1, n_rows: int = 1) -> tuple[float, float]:
     """(width, height) in inches of ``n_rows`` rows of ``n_panels`` panels (1..3) that
     fill the book's column, so that fonts keep their size as rendered."""
-    height = ROW_HEIGHT_IN[n_panels] * (1.0 if n_rows == 1 else 0.8 * n_rows)
-    return COLUMN_WIDTH_IN, round(height, 2)
+    height = _ROW_HEIGHT_IN[n_panels] * (1.0 if n_rows == 1 else 0.8 * n_rows)
+    return _COLUMN_WIDTH_IN, round(height, 2)
 
 
 def figure(n_panels: int = 1, n_rows: int = 1, **subplots):
-    """``plt.subplots(n_rows, n_panels)`` at ``figsize(n_panels, n_rows)`` with
-    constrained layout (legends outside an axes stay inside the figure).
+    """``plt.subplots(n_rows, n_panels)`` of ``n_rows`` rows of ``n_panels`` panels
+    (1..:data:`MAX_PANELS`) that fill the book's column (7.6 in wide, so that fonts
+    keep their size as rendered), with constrained layout (legends outside an axes stay
+    inside the figure).
 
     Returns:
         (figure, axes) as ``plt.subplots`` returns them; ``subplots`` are passed on
         (``sharex``, ``sharey``, ...).
     """
-    size = figsize(n_panels, n_rows)
+    n_panels = check_int("n_panels", n_panels, 1, MAX_PANELS)
+    n_rows = check_int("n_rows", n_rows)
+    size = _figsize(n_panels, n_rows)
     return plt.subplots(
         n_rows, n_panels, figsize=size, layout="constrained", **subplots
     )
 
 
-@checked(size_pt=Positive(convert=True), width_in=Positive(convert=True))
-def rendered_points(size_pt: float, width_in: float = COLUMN_WIDTH_IN) -> float:
-    """Size in CSS pt at which a font of ``size_pt`` appears in the book, in a figure
-    ``width_in`` inches wide: the image is shrunk to the column when wider."""
-    width_px = width_in * DPI
-    return size_pt * DPI / 96 * min(1.0, COLUMN_PX / width_px)
-
-
 def use_style() -> None:
     """Set the book's style: seaborn white grid, colour-blind palette, the column's
     figure size, fonts ≥ 9 pt as rendered, constrained layout."""
-    sns.set_theme(context="notebook", style="whitegrid", palette=PALETTE)
+    sns.set_theme(context="notebook", style="whitegrid", palette=_PALETTE)
     plt.rcParams.update(
         {
-            "figure.figsize": figsize(1),
+            "figure.figsize": _figsize(1),
             "figure.dpi": DPI,
             "savefig.dpi": "figure",
             "savefig.bbox": "tight",
-            "savefig.pad_inches": PAD_IN,
+            "savefig.pad_inches": _PAD_IN,
             "figure.constrained_layout.use": True,
             "legend.frameon": False,
             "axes.titleweight": "bold",
-            **FONT_SIZES_PT,
+            **_FONT_SIZES_PT,
         }
     )
 
@@ -298,22 +325,28 @@ def runs_and_mean(
             (std/√runs at each x; needs ≥ 2 runs).
     """
     check_frame("history", history, [x, y, run], min_rows=0)
-    look = style(look) if isinstance(look, str) else dict(look)
-    if "color" not in look or "gid" not in look:
+    if isinstance(look, str) and look not in QUANTITIES:
+        raise ValueError(
+            f"look must be one of the book's quantities {sorted(QUANTITIES)} or the "
+            f"keywords of style() or sweep_styles(), got {look!r}"
+        )
+    look = style(look) if isinstance(look, str) else look
+    if not isinstance(look, Mapping) or "color" not in look or "gid" not in look:
         raise ValueError(
             f"look must be a quantity's name or the keywords of style() or "
             f"sweep_styles(), got {look!r}"
         )
-    for _, one in history.groupby(run):
-        ax.plot(one[x], one[y], **{**look, **RUN_STYLE})
+    look = dict(look)
     by_x = history.groupby(x)[y]
+    if error_band and int(by_x.count().min()) < 2:
+        raise ValueError("error_band needs at least 2 runs at every x")
+    for _, one in history.groupby(run):
+        ax.plot(one[x], one[y], **{**look, **_RUN_STYLE})
     mean = by_x.mean()
     ax.plot(mean.index, mean.to_numpy(), label=label or y, **look)
     if error_band:
-        if int(by_x.count().min()) < 2:
-            raise ValueError("error_band needs at least 2 runs at every x")
         error = by_x.sem()
-        band = {"color": look["color"], "gid": look["gid"], **ERROR_BAND_STYLE}
+        band = {"color": look["color"], "gid": look["gid"], **_ERROR_BAND_STYLE}
         ax.fill_between(mean.index, mean - error, mean + error, **band)
     return ax
 
@@ -333,6 +366,23 @@ def runs_with_limit(
     look (:func:`style` of the name with "-" read as "_"), from ``finite``; and, if
     ``limit`` is given, the group's limit curve (e.g. an ODE) in the look of "limit",
     labelled once. Rows with a missing ``y`` are skipped."""
+    if isinstance(groups, str):
+        raise ValueError(
+            f"groups must be a sequence of the groups' names, got the string "
+            f"{groups!r}: pass [{groups!r}]"
+        )
+    unknown = [
+        g
+        for g in groups
+        if not isinstance(g, str) or g.replace("-", "_") not in QUANTITIES
+    ]
+    if unknown:
+        raise ValueError(
+            f"groups must name the book's quantities ('-' read as '_'), got {unknown}"
+        )
+    check_frame("finite", finite, [by, x, y, run], min_rows=0)
+    if limit is not None:
+        check_frame("limit", limit, [by, x, y], min_rows=0)
     for group in groups:
         one = finite[finite[by] == group].dropna(subset=[y])
         runs_and_mean(ax, one, x, y, look=group.replace("-", "_"), run=run, label=group)
@@ -347,7 +397,7 @@ def runs_with_limit(
     return ax
 
 
-class PlainLogFormatter(mticker.LogFormatter):
+class _PlainLogFormatter(mticker.LogFormatter):
     """Tick labels of a log axis as plain numbers ("6", "0.3", "2,000"), not "6×10⁰";
     powers of ten below 0.001 as 10⁻ᵏ. Which ticks get a label is the log formatter's
     choice."""
@@ -361,16 +411,16 @@ class PlainLogFormatter(mticker.LogFormatter):
         return f"$10^{{{exponent}}}$" if math.isclose(x, 10.0**exponent) else f"{x:.1g}"
 
 
-def plain_log_ticks(ax: plt.Axes) -> plt.Axes:
+def _plain_log_ticks(ax: plt.Axes) -> plt.Axes:
     """Label the log-scaled axes of ``ax`` with plain numbers (majors and the minors
     the log formatter labels); an axis whose labels were set by hand is left alone."""
     for axis in (ax.xaxis, ax.yaxis):
         if axis.get_scale() != "log":
             continue
         if isinstance(axis.get_major_formatter(), mticker.LogFormatterSciNotation):
-            axis.set_major_formatter(PlainLogFormatter())
+            axis.set_major_formatter(_PlainLogFormatter())
         if isinstance(axis.get_minor_formatter(), mticker.LogFormatterSciNotation):
-            axis.set_minor_formatter(PlainLogFormatter(labelOnlyBase=False))
+            axis.set_minor_formatter(_PlainLogFormatter(labelOnlyBase=False))
     return ax
 
 
@@ -384,10 +434,11 @@ def finish(
 ) -> plt.Axes:
     """Label the axes, set the title and draw the legend: inside the axes if
     ``legend`` is True, to their right if it is ``"right"``, none if False. Log axes
-    get plain tick labels (:func:`plain_log_ticks`)."""
+    get plain tick labels ("6", "0.3", "2,000", not "6×10⁰"; 10⁻ᵏ below 0.001); an axis
+    whose tick labels were set by hand keeps them."""
     if legend not in (True, False, "right"):
         raise ValueError(f"legend must be True, False or 'right', got {legend!r}")
-    plain_log_ticks(ax)
+    _plain_log_ticks(ax)
     ax.set_xlabel(xlabel)
     ax.set_ylabel(ylabel)
     if title:
@@ -399,11 +450,11 @@ def finish(
     return ax
 
 
-@checked(ncols=Int(1))
 def legend_below(fig: plt.Figure, ax: plt.Axes, ncols: int = 1):
     """One legend for a multi-panel figure ``fig`` (constrained layout, as ``figure``
     gives), below its panels, holding the labelled lines of ``ax`` in ``ncols``
     columns."""
+    ncols = check_int("ncols", ncols)
     handles, labels = ax.get_legend_handles_labels()
     if not handles:
         raise ValueError("ax must hold at least one labelled line")

@@ -9,7 +9,9 @@ A file holds ``{"chapter", "provenance", "numbers"}``. ``provenance``: the comma
 the git commit (and whether the tree had uncommitted changes), the device, the UTC
 date, the wall time, the torch and Python versions and the scale. The wall time runs
 from ``started`` when the chapter passes it, else from the import of this module,
-which a chapter's first cell does (``import ccl_helpers``).
+which a chapter's first cell does (``import ccl_helpers``). ``CCL_COMMIT``, where set,
+names the commit (a copy of the tree sent to another machine, whose repository, if any,
+is not that commit's) and the dirty flag is None; ``CCL_PAPER_COMMAND`` the command.
 
 The folder: ``CCL_RESULTS_DIR`` if set; else ``results/paper`` in the book's root
 (the package's parent folder, when it holds ``_toc.yml``); else ``results/paper``
@@ -44,20 +46,32 @@ import numpy as np
 import pandas as pd
 import torch
 
-from .checks import UNKNOWN, BadValue, Optional, Rule, check_frame, checked
+from ._checks import check_frame
 from .runtime import device, scale
 
-IMPORTED_AT = time.time()
+__all__ = [
+    "CHAPTER_PATTERN",
+    "beside_stored",
+    "chapter_path",
+    "jsonable",
+    "load_paper_results",
+    "provenance_line",
+    "records_dir",
+    "save_paper_results",
+    "write_json",
+]
+
+_IMPORTED_AT = time.time()
 """Time of this module's import: the default start of a chapter's wall time."""
 
 CHAPTER_PATTERN = re.compile(r"\d\d_[a-z0-9_]+")
 """A chapter's name, as its notebook's: two digits, "_", a lower-case topic."""
 
-BOOK_ROOT = Path(__file__).resolve().parent.parent
+_BOOK_ROOT = Path(__file__).resolve().parent.parent
 
 
 def _root() -> Path:
-    return BOOK_ROOT if (BOOK_ROOT / "_toc.yml").is_file() else Path.cwd()
+    return _BOOK_ROOT if (_BOOK_ROOT / "_toc.yml").is_file() else Path.cwd()
 
 
 def _folder_of(variable: str) -> Path | None:
@@ -75,7 +89,7 @@ def _folder_of(variable: str) -> Path | None:
     return folder
 
 
-def results_dir() -> Path:
+def _results_dir() -> Path:
     """The folder of the paper-scale results (see the module's docstring)."""
     folder = _folder_of("CCL_RESULTS_DIR")
     return _root() / "results" / "paper" if folder is None else folder
@@ -83,9 +97,9 @@ def results_dir() -> Path:
 
 def records_dir() -> Path:
     """The folder of the chapters' records at the current scale (module docstring):
-    at ``paper``, ``records/`` in :func:`results_dir`."""
+    at ``paper``, ``records/`` in the folder of the paper-scale results."""
     if scale() == "paper":
-        return results_dir() / "records"
+        return _results_dir() / "records"
     folder = _folder_of("CCL_RECORDS_DIR")
     if folder is not None:
         return folder
@@ -94,55 +108,52 @@ def records_dir() -> Path:
     return _root() / "_build" / "results" / scale()
 
 
-class _Chapter(Rule):
-    """The rule of a chapter's name (:data:`CHAPTER_PATTERN`)."""
-
-    def check(self, name, value, arguments):
-        if not isinstance(value, str) or not CHAPTER_PATTERN.fullmatch(value):
-            raise ValueError(
-                f"{name} must be a chapter's name such as '02_multiple_negatives' "
-                f"(two digits, '_', lower-case letters, digits or '_'), got {value!r}"
-            )
-        return value
-
-    def bad_values(self, valid):
-        return [BadValue("unknown name", UNKNOWN), BadValue("number", 1.5)]
+def _check_chapter(name: str, value) -> str:
+    """``value`` if it is a chapter's name (:data:`CHAPTER_PATTERN`); else
+    ``ValueError`` naming ``name``."""
+    if not isinstance(value, str) or not CHAPTER_PATTERN.fullmatch(value):
+        raise ValueError(
+            f"{name} must be a chapter's name such as '02_multiple_negatives' "
+            f"(two digits, '_', lower-case letters, digits or '_'), got {value!r}"
+        )
+    return value
 
 
-class _PastTime(Rule):
-    """The rule of a past ``time.time()``: a real number (not a bool) not after
-    now."""
-
-    def check(self, name, value, arguments):
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, (int, float))
-            or not value <= time.time()
-        ):
-            raise ValueError(f"{name} must be a past time.time(), got {value!r}")
-        return value
-
-    def bad_values(self, valid):
-        return [
-            BadValue("future", time.time() + 1e6),
-            BadValue("nan", math.nan),
-            BadValue("bool", True),
-            BadValue("string", UNKNOWN),
-        ]
+def _check_past_time(name: str, value) -> float:
+    """``value`` if it is a past ``time.time()``, a real number (not a bool) not after
+    now; else ``ValueError`` naming ``name``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, (int, float))
+        or not value <= time.time()
+    ):
+        raise ValueError(f"{name} must be a past time.time(), got {value!r}")
+    return value
 
 
-@checked(chapter=_Chapter())
 def chapter_path(chapter: str, folder: Path | None = None) -> Path:
-    """``<folder>/<chapter>.json`` (folder: :func:`results_dir`), after checking that
-    ``chapter`` is a chapter's name."""
-    return (results_dir() if folder is None else Path(folder)) / f"{chapter}.json"
+    """``<folder>/<chapter>.json`` (folder: the paper-scale results' folder, see the
+    module's docstring), after checking that ``chapter`` is a chapter's name."""
+    _check_chapter("chapter", chapter)
+    return (_results_dir() if folder is None else Path(folder)) / f"{chapter}.json"
 
 
 def write_json(path: Path, record: dict) -> Path:
-    """Write the JSON data ``record`` to ``path`` (atomically, folders made)."""
+    """Write the JSON data ``record`` (a dict, as :func:`jsonable` makes it) to
+    ``path`` (atomically, folders made)."""
+    if not isinstance(record, dict):
+        raise ValueError(f"record must be a dict, got {type(record).__name__}")
+    try:
+        text = json.dumps(record, indent=1, allow_nan=False) + "\n"
+    except (TypeError, ValueError) as error:
+        raise ValueError(
+            f"record must be JSON data without NaN or inf (pass it through "
+            f"jsonable): {error}"
+        ) from None
+    path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     partial = path.with_suffix(".json.partial")
-    partial.write_text(json.dumps(record, indent=1, allow_nan=False) + "\n")
+    partial.write_text(text)
     os.replace(partial, path)
     return path
 
@@ -190,7 +201,7 @@ def _git(*args: str) -> str | None:
     try:
         done = subprocess.run(
             ["git", *args],
-            cwd=BOOK_ROOT,
+            cwd=_BOOK_ROOT,
             capture_output=True,
             text=True,
             timeout=30,
@@ -208,8 +219,7 @@ def _device_name() -> str:
     return f"{here.type} ({platform.machine()}, {os.cpu_count()} cores)"
 
 
-@checked(started=Optional(_PastTime()))
-def provenance(started: float | None = None) -> dict:
+def _provenance(started: float | None = None) -> dict:
     """Where and how the numbers are computed now: command, commit, dirty, device,
     date (UTC, ISO 8601), wall_time_s (since ``started``, a ``time.time()``, default
     this module's import), torch, python, scale. ``CCL_COMMIT``, where set, names the
@@ -224,7 +234,7 @@ def provenance(started: float | None = None) -> dict:
         "device": _device_name(),
         "date": datetime.datetime.now(datetime.UTC).isoformat(timespec="seconds"),
         "wall_time_s": round(
-            time.time() - (IMPORTED_AT if started is None else started), 1
+            time.time() - (_IMPORTED_AT if started is None else started), 1
         ),
         "torch": torch.__version__,
         "python": platform.python_version(),
@@ -232,12 +242,12 @@ def provenance(started: float | None = None) -> dict:
     }
 
 
-@checked(chapter=_Chapter(), started=Optional(_PastTime()))
 def save_paper_results(
     chapter: str, numbers: dict, *, started: float | None = None
 ) -> Path:
-    """Write ``numbers`` with their :func:`provenance` to ``<results_dir>/<chapter>
-    .json`` (replacing the file atomically); only at ``CCL_SCALE=paper``.
+    """Write ``numbers`` with their provenance (see the module's docstring) to
+    ``<results folder>/<chapter>.json`` (replacing the file atomically); only at
+    ``CCL_SCALE=paper``.
 
     Args:
         chapter: the chapter's name, e.g. ``"02_multiple_negatives"``.
@@ -247,7 +257,10 @@ def save_paper_results(
             import).
     Returns: the path written.
     """
-    path = chapter_path(chapter)
+    _check_chapter("chapter", chapter)
+    if started is not None:
+        _check_past_time("started", started)
+    path = _results_dir() / f"{chapter}.json"
     if scale() != "paper":
         raise ValueError(
             f"CCL_SCALE must be 'paper' to save paper-scale results, got {scale()!r}"
@@ -256,13 +269,12 @@ def save_paper_results(
         raise ValueError(f"numbers must be a dict, got {type(numbers).__name__}")
     record = {
         "chapter": chapter,
-        "provenance": provenance(started),
+        "provenance": _provenance(started),
         "numbers": jsonable(numbers, "numbers"),
     }
     return write_json(path, record)
 
 
-@checked(chapter=_Chapter())
 def load_paper_results(chapter: str) -> dict | None:
     """The record that :func:`save_paper_results` wrote for ``chapter`` (keys
     ``chapter``, ``provenance``, ``numbers``; DataFrames come back as lists of
@@ -270,7 +282,8 @@ def load_paper_results(chapter: str) -> dict | None:
 
     Raises: ValueError when the file is not such a record.
     """
-    path = chapter_path(chapter)
+    _check_chapter("chapter", chapter)
+    path = _results_dir() / f"{chapter}.json"
     if not path.is_file():
         return None
     try:

@@ -1,7 +1,20 @@
-"""Run-time set-up: device, seeding, determinism, scale, precision, progress bars.
+"""Run-time set-up: CPU kernels, device, seeds, scale, precision, progress bars.
 
-Run-time set-up: device choice, seeding, determinism, experiment scale, precision,
-progress bars."""
+The experiment scale (``CCL_SCALE``) sizes every run (:func:`scale`, :func:`steps`,
+:func:`evals`); :func:`setup` seeds every generator, makes torch deterministic and
+sets its CPU threads (``CCL_THREADS``); :func:`device` (``CCL_DEVICE``) and
+:func:`precision` (``CCL_PRECISION``) choose where and how minibatches train.
+
+**One set of CPU kernels on every x86 machine**, so that stored outputs reproduce
+exactly. torch picks its CPU kernels by the instruction set it finds: its own vectorised
+kernels (``ATEN_CPU_CAPABILITY``), oneDNN's convolutions (``ONEDNN_MAX_CPU_ISA``) and
+MKL's matrix products (``MKL_CBWR``). AVX-512 kernels add in another order than AVX2
+ones, so the last bits of a result differ from one machine to the next, and a few
+hundred training steps turn that into a different third digit.
+:func:`pin_cpu_kernels` (called by :func:`ccl_helpers.setup`, which every chapter calls
+first) holds all three to AVX2, which every x86 machine the book is checked on has, for
+about 5 % more time per conv-net step. Importing :mod:`ccl_helpers` sets nothing.
+"""
 
 from __future__ import annotations
 
@@ -14,15 +27,66 @@ from typing import TypeVar
 import numpy as np
 import torch
 
-from .checks import Device, Int, check_available, check_int, checked, mps_available
+from ._checks import check_available, check_device, check_int, mps_available
+
+__all__ = [
+    "SCALES",
+    "autocast",
+    "by_scale",
+    "device",
+    "evals",
+    "glue",
+    "pin_cpu_kernels",
+    "plain_number",
+    "precision",
+    "progress",
+    "scale",
+    "setup",
+    "steps",
+    "under_ci",
+]
 
 SCALES = ("smoke", "standard", "paper")
 """The experiment sizes selected by the ``CCL_SCALE`` environment variable."""
 
-PRECISIONS = ("fp32", "bf16")
+_PRECISIONS = ("fp32", "bf16")
 """The training precisions selected by the ``CCL_PRECISION`` environment variable."""
 
-T = TypeVar("T")
+_T = TypeVar("_T")
+
+_CPU_KERNELS = {
+    "ATEN_CPU_CAPABILITY": "avx2",
+    "ONEDNN_MAX_CPU_ISA": "AVX2",
+    "MKL_CBWR": "AVX2",
+}
+"""The environment variables :func:`pin_cpu_kernels` sets, unless already set."""
+
+
+def _native_kernels() -> bool:
+    """Whether ``CCL_CPU_KERNELS`` asks for the machine's own kernels (``native``, any
+    case); False when it is unset or blank. Any other value raises ValueError naming
+    the variable."""
+    value = os.environ.get("CCL_CPU_KERNELS", "").strip().lower()
+    if value not in ("", "native"):
+        raise ValueError(
+            f"CCL_CPU_KERNELS must be 'native' (the machine's own kernels) or unset "
+            f"(AVX2), got {os.environ['CCL_CPU_KERNELS']!r}"
+        )
+    return value == "native"
+
+
+def pin_cpu_kernels() -> None:
+    """Hold torch's CPU kernels to AVX2 (``ATEN_CPU_CAPABILITY=avx2``,
+    ``ONEDNN_MAX_CPU_ISA=AVX2``, ``MKL_CBWR=AVX2``), so that results are the
+    same to the last bit on every x86 machine. Call it before torch runs its first CPU
+    kernel: torch reads the variables once, at that kernel. A variable already set is
+    left as it is, and CPUs other than x86 ignore them. ``CCL_CPU_KERNELS=native``
+    leaves all three unset, so torch uses the machine's own kernels (e.g. AVX-512): the
+    check that the book's verdicts do not depend on the last bits of a machine runs the
+    chapters that way; any other value but blank raises ValueError."""
+    if not _native_kernels():
+        for name, value in _CPU_KERNELS.items():
+            os.environ.setdefault(name, value)
 
 
 def scale() -> str:
@@ -38,7 +102,7 @@ def scale() -> str:
     return value
 
 
-def by_scale(*, smoke: T, standard: T, paper: T) -> T:
+def by_scale(*, smoke: _T, standard: _T, paper: _T) -> _T:
     """The value given for the current :func:`scale`, e.g. ``by_scale(smoke=50,
     standard=2000, paper=20000)``."""
     return {"smoke": smoke, "standard": standard, "paper": paper}[scale()]
@@ -66,13 +130,15 @@ def _positive_integer(variable: str, text: str) -> int:
     return value
 
 
-@checked(smoke=Int(1), standard=Int(1), paper=Int(1))
 def steps(*, smoke: int, standard: int, paper: int) -> int:
     """A step or iteration count for the current :func:`scale`, as :func:`by_scale`; at
     ``paper`` at most ``CCL_PAPER_STEPS`` when that is set.
 
     The cap is the paper dry run's switch: every training call at the paper scale's
     data sizes, widths and seeds, for a few steps, on any machine (``make test``)."""
+    smoke = check_int("smoke", smoke)
+    standard = check_int("standard", standard)
+    paper = check_int("paper", paper)
     counts = {"smoke": smoke, "standard": standard, "paper": paper}
     cap = _paper_cap()
     return counts[scale()] if cap is None else min(paper, cap)
@@ -110,8 +176,7 @@ def device() -> torch.device:
 def _forced_device(forced: str) -> torch.device:
     """The device ``CCL_DEVICE`` names; ValueError unless it is available here (the
     CPU, CUDA or MPS when present, with an index below the CUDA device count; ``meta``,
-    the device without data, is accepted too: :func:`~ccl_helpers.checks.Device`'s
-    rule)."""
+    the device without data, is accepted too, as by every device argument)."""
     try:
         chosen = torch.device(forced.strip())
     except RuntimeError:
@@ -131,12 +196,11 @@ def precision() -> str:
     if not value:
         on_bf16_gpu = device().type == "cuda" and torch.cuda.is_bf16_supported()
         return "bf16" if scale() == "paper" and on_bf16_gpu else "fp32"
-    if value not in PRECISIONS:
-        raise ValueError(f"CCL_PRECISION must be one of {PRECISIONS}, got {value!r}")
+    if value not in _PRECISIONS:
+        raise ValueError(f"CCL_PRECISION must be one of {_PRECISIONS}, got {value!r}")
     return value
 
 
-@checked(device=Device())
 def autocast(device: torch.device | str) -> contextlib.AbstractContextManager:
     """``torch.autocast`` to bfloat16 on ``device``'s type when :func:`precision` is
     ``"bf16"``, else a no-op (``contextlib.nullcontext``: the float32 path runs exactly
@@ -149,6 +213,7 @@ def autocast(device: torch.device | str) -> contextlib.AbstractContextManager:
     convergence checks of full-batch :func:`~ccl_helpers.train.gradient_descent` or
     sympy: those stay in float32/float64, where the theory's inequalities are asserted.
     """
+    device = check_device("device", device)
     if precision() == "bf16":
         return torch.autocast(device.type, dtype=torch.bfloat16)
     return contextlib.nullcontext()
@@ -160,12 +225,12 @@ def under_ci() -> bool:
     return os.environ.get("CI", "").strip().lower() not in ("", "0", "false", "no")
 
 
-@checked(seed=Int(0))
 def setup(
     seed: int = 0, threads: int | None = None, *, quiet: bool = False
 ) -> torch.device:
-    """Seed every generator, make torch deterministic, set torch's CPU threads and fix
-    the display; print one line saying so (unless ``quiet``); return :func:`device`.
+    """Hold torch's CPU kernels to AVX2 (:func:`pin_cpu_kernels`), seed every
+    generator, make torch deterministic, set torch's CPU threads and fix the display;
+    print one line saying so (unless ``quiet``); return :func:`device`.
 
     Args:
         seed: seed for ``random``, NumPy and torch (all devices); must be ≥ 0.
@@ -177,8 +242,12 @@ def setup(
             times.
         quiet: no printed line.
     """
+    seed = check_int("seed", seed, 0)
+    if threads is not None:
+        threads = check_int("threads", threads)
     if not isinstance(quiet, bool):
         raise ValueError(f"quiet must be True or False, got {quiet!r}")
+    pin_cpu_kernels()  # before the process runs any kernel
     chosen = device()  # a CCL_DEVICE this machine lacks fails before any set-up
     if threads is None:
         default = (os.cpu_count() or 1) if scale() == "paper" else 1
@@ -186,7 +255,6 @@ def setup(
         threads = (
             default if threads is None else _positive_integer("CCL_THREADS", threads)
         )
-    threads = check_int("threads", threads)
     os.environ.setdefault("CUBLAS_WORKSPACE_CONFIG", ":4096:8")
     random.seed(seed)
     np.random.seed(seed)
@@ -211,9 +279,13 @@ def setup(
     return chosen
 
 
-def progress(iterable: Iterable[T], **kwargs) -> Iterable[T]:
+def progress(iterable: Iterable[_T], **kwargs) -> Iterable[_T]:
     """Wrap ``iterable`` in a ``tqdm.auto`` progress bar, silent under CI (see
     :func:`under_ci`)."""
+    if not (hasattr(iterable, "__iter__") or hasattr(iterable, "__getitem__")):
+        raise ValueError(
+            f"iterable must be iterable (e.g. range(n), not n), got {iterable!r}"
+        )
     from tqdm.auto import tqdm
 
     kwargs.setdefault("disable", under_ci())
@@ -229,6 +301,10 @@ def glue(name: str, value, display: bool = False) -> None:
     formats a glued value by evaluating its ``repr``, and ``np.float64(0.5)`` (NumPy ≥
     2) or ``tensor(0.5)`` would not take a format such as ``:.3f``.
     """
+    if not isinstance(name, str) or not name:
+        raise ValueError(f"name must be a non-empty string, got {name!r}")
+    if not isinstance(display, bool):
+        raise ValueError(f"display must be True or False, got {display!r}")
     try:
         from myst_nb import glue as myst_glue
     except ImportError:

@@ -32,8 +32,9 @@ and on B₃ = {max_j ‖z_j‖ ≤ C} (d ≥ 2) its supremum is the one-dimensio
 
     sup_{B₃} ‖∇²ℓ‖ = max_{0 ≤ u ≤ 2C²} φ(u, 6C²)  ≈ 1.5·C² + 1/(3C²)  for large C,
 
-far below the source's L_smooth ≤ 2 + 8C². :func:`smoothness_bound_tight` is a
-closed-form, proven bound in between (see its docstring).
+far below the source's L_smooth ≤ 2 + 8C². B(C) = min(B₁(C), B₂(C)), the
+``bound_tight`` column of :func:`smoothness_table`, is a closed-form, proven bound in
+between (B₁ from Weyl's inequality, B₂ from the closed form φ).
 
 Chapter 3 (Wen, Lemma D.1). g(u) = log(1 + Σ_{j=1}^k exp(u_j)) has Hessian diag(p) − ppᵀ
 with p_j = e^{u_j}/(1 + Σ_i e^{u_i}); its largest eigenvalue is < 1/2 for every k
@@ -53,24 +54,35 @@ import sympy as sp
 import torch
 from torch import Tensor
 
-from .checks import (
-    SECONDS_PER_SYMBOLIC_TERM,
-    BadValue,
-    Device,
-    Duration,
-    Estimate,
-    Int,
-    Optional,
-    Positive,
-    Sized,
-    Steps,
-    TensorOf,
+from ._checks import (
+    check_count,
+    check_device,
+    check_finite,
+    check_int,
     check_positive,
-    checked,
+    check_tensor,
 )
 from .losses import logistic_loss
 
-SQRT2 = math.sqrt(2.0)
+__all__ = [
+    "lemma3_gradient_difference",
+    "lemma3_hessian_difference",
+    "u_hessian_eigenvalues",
+    "triplet_hessian_charpoly_difference",
+    "triplet_loss",
+    "smoothness_table",
+    "lse_hessian_symbolic",
+    "lse_hessian_difference",
+    "lse_gershgorin_identity",
+    "lse_k1_gap",
+    "lse_hessian",
+    "lse_hessian_lambda_max",
+    "lse_hessian_gershgorin_bound",
+    "smooth_max",
+    "smooth_max_bounds",
+]
+
+_SQRT2 = math.sqrt(2.0)
 
 
 def _lambert_w_of_inverse_e() -> float:
@@ -84,10 +96,10 @@ def _lambert_w_of_inverse_e() -> float:
 
 # : W(1/e) = max_{u ∈ R} u/(1 + e^u) = max_u u·(1 − σ(u)) ≈ 0.2784645, attained at u = 1
 # + W(1/e).
-LAMBERT_W_INV_E = _lambert_w_of_inverse_e()
+_LAMBERT_W_INV_E = _lambert_w_of_inverse_e()
 
 #: M with ∇²u = M ⊗ I_d for u = z₁ᵀ(z₃ − z₂).
-U_HESSIAN_BLOCKS = ((0.0, -1.0, 1.0), (-1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
+_U_HESSIAN_BLOCKS = ((0.0, -1.0, 1.0), (-1.0, 0.0, 0.0), (1.0, 0.0, 0.0))
 
 
 # ---------------------------------------------------------------- validation
@@ -100,60 +112,45 @@ def _check_radius(radius, name: str = "radius C") -> float:
     return check_positive(name, radius)
 
 
-class _Radius(Positive):
-    """The rule of a radius C: a finite real > 0 or a one-element tensor of one; passed
-    on as a float."""
-
-    def __init__(self):
-        super().__init__(convert=True)
-
-    def check(self, name, value, arguments):
-        return _check_radius(value, name)
-
-
-class _Triplets(TensorOf):
-    """The rule of triplets z (..., 3, d), d ≥ 1 (rows z₁, z₂, z₃), floating point
-    (finite with ``finite``)."""
-
-    def __init__(self, *, finite: bool = False):
-        super().__init__(min_ndim=2, floating=True, finite=finite)
-
-    def check(self, name, value, arguments):
-        super().check(name, value, arguments)
-        if value.shape[-2] != 3 or value.shape[-1] < 1:
-            raise ValueError(
-                f"{name} must be a tensor of shape (..., 3, d) with d ≥ 1 (rows z₁, "
-                f"z₂, z₃), got {tuple(value.shape)}"
-            )
-        return value
-
-    def bad_values(self, valid):
-        bad = super().bad_values(valid)
-        if isinstance(valid, Tensor) and valid.ndim >= 2:
-            bad.append(BadValue("two rows", valid[..., :2, :]))
-        return bad
+def _check_triplets(name: str, z) -> Tensor:
+    """``z`` if it is a floating tensor of triplets (..., 3, d), d ≥ 1 (rows z₁, z₂,
+    z₃); else ValueError naming ``name``."""
+    check_tensor(name, z, min_ndim=2, floating=True)
+    if z.shape[-2] != 3 or z.shape[-1] < 1:
+        raise ValueError(
+            f"{name} must be a tensor of shape (..., 3, d) with d ≥ 1 (rows z₁, "
+            f"z₂, z₃), got {tuple(z.shape)}"
+        )
+    return z
 
 
-class _Logits(TensorOf):
-    """The rule of logits u (..., k), k ≥ 1, floating point (finite with
-    ``finite``)."""
+def _check_logits(name: str, u) -> Tensor:
+    """``u`` if it is a floating tensor of logits (..., k), k ≥ 1; else ValueError
+    naming ``name``."""
+    check_tensor(name, u, min_ndim=1, floating=True)
+    if u.shape[-1] < 1:
+        raise ValueError(
+            f"{name} must have shape (..., k) with k ≥ 1, got {tuple(u.shape)}"
+        )
+    return u
 
-    def __init__(self, *, finite: bool = False):
-        super().__init__(min_ndim=1, floating=True, finite=finite)
 
-    def check(self, name, value, arguments):
-        super().check(name, value, arguments)
-        if value.shape[-1] < 1:
-            raise ValueError(
-                f"{name} must have shape (..., k) with k ≥ 1, got {tuple(value.shape)}"
-            )
-        return value
+_MAX_SYMBOLIC_TERMS = 10**6
+"""The most terms a symbolic Hessian of this module may build: (3d)³ for the triplet
+loss on 3d symbols ((3d)² second derivatives of an expression of 3d terms), k³ for
+log(1 + Σ_{j=1}^k exp(u_j)). sympy builds, differentiates and cancels a term in tens of
+microseconds, so a million terms is about a minute of work; a larger size, which nothing
+allocates up front, would run for hours (the book uses d ≤ 2 and k ≤ 3)."""
 
-    def bad_values(self, valid):
-        bad = super().bad_values(valid)
-        if isinstance(valid, Tensor) and valid.ndim >= 1:
-            bad.append(BadValue("k = 0", valid[..., :0]))
-        return bad
+
+def _check_symbolic_size(name: str, value, symbols_per_unit: int) -> int:
+    """``value`` (an integer ≥ 1, the d or k of a symbolic Hessian over
+    ``symbols_per_unit``·value symbols) as an int, if its (symbols)³ terms stay within
+    :data:`_MAX_SYMBOLIC_TERMS`; else ValueError naming ``name``."""
+    value = check_int(name, value)
+    terms = (symbols_per_unit * value) ** 3
+    check_count("symbolic terms", terms, _MAX_SYMBOLIC_TERMS, f"{name}={value}")
+    return value
 
 
 # ---------------------------------------------------------------- sympy helpers
@@ -191,53 +188,36 @@ def _zero_if_identity(matrix: sp.Matrix) -> sp.Matrix:
 # ---------------------------------------------------------------- Lemma 3, symbolic
 
 
-def _triplet_hessian_seconds(arguments: dict) -> float:
-    """A lower bound on the time of the symbolic Hessians built on
-    :func:`triplet_symbols`: (3d)² second derivatives of an expression of 3d symbols."""
-    return SECONDS_PER_SYMBOLIC_TERM * (3 * arguments["dim"]) ** 3
-
-
-TRIPLET_HESSIAN = Duration(
-    "symbolic's triplet Hessian", ("dim",), _triplet_hessian_seconds
-)
-"""The time of a symbolic Hessian over the 3d symbols of :func:`triplet_symbols`."""
-
-
-@checked(dim=Sized(Int(1), TRIPLET_HESSIAN))
-def triplet_symbols(dim: int = 1) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
-    """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
-    return _triplet_symbols(dim)
-
-
 @cache
 def _triplet_symbols(dim: int) -> tuple[sp.Matrix, sp.Matrix, sp.Matrix]:
+    """Real column vectors z₁, z₂, z₃ ∈ R^d of sympy symbols ``z1_0 … z3_{d−1}``."""
     return tuple(sp.Matrix(sp.symbols(f"z{j}_0:{dim}", real=True)) for j in (1, 2, 3))
 
 
-def triplet_loss_symbolic(dim: int = 1) -> tuple[sp.Matrix, sp.Expr]:
+def _triplet_loss_symbolic(dim: int = 1) -> tuple[sp.Matrix, sp.Expr]:
     """(z, ℓ): z = (z₁; z₂; z₃) ∈ R^{3d} stacked, ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂)))."""
-    z1, z2, z3 = triplet_symbols(dim)
+    z1, z2, z3 = _triplet_symbols(dim)
     u = (z1.T * (z3 - z2))[0]
     return sp.Matrix.vstack(z1, z2, z3), sp.log(1 + sp.exp(u))
 
 
-def triplet_gradient_symbolic(dim: int = 1) -> sp.Matrix:
+def _triplet_gradient_symbolic(dim: int = 1) -> sp.Matrix:
     """∇ℓ(z) ∈ R^{3d}, by sympy differentiation of ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂)))."""
-    z, loss = triplet_loss_symbolic(dim)
+    z, loss = _triplet_loss_symbolic(dim)
     return sp.Matrix([sp.diff(loss, x) for x in z])
 
 
-def triplet_hessian_symbolic(dim: int = 1) -> sp.Matrix:
+def _triplet_hessian_symbolic(dim: int = 1) -> sp.Matrix:
     """∇²ℓ(z) ∈ R^{3d×3d}, by sympy differentiation of ℓ(z) = log(1 + exp(z₁ᵀ(z₃ −
     z₂)))."""
-    z, loss = triplet_loss_symbolic(dim)
+    z, loss = _triplet_loss_symbolic(dim)
     return sp.hessian(loss, list(z))
 
 
 def _source_pieces(dim: int):
     """The source's objects: A_i, cos_ij = z_iᵀz_j, ∂cos_ij = (A_iA_jᵀ + A_jA_iᵀ)z,
     ∂²cos_ij, v."""
-    z1, z2, z3 = triplet_symbols(dim)
+    z1, z2, z3 = _triplet_symbols(dim)
     z = sp.Matrix.vstack(z1, z2, z3)
     eye, zero = sp.eye(dim), sp.zeros(dim)
     blocks = [
@@ -253,14 +233,14 @@ def _source_pieces(dim: int):
     return grad12, grad13, hess12, hess13, v
 
 
-def triplet_gradient_source_form(dim: int = 1) -> sp.Matrix:
+def _triplet_gradient_source_form(dim: int = 1) -> sp.Matrix:
     """The source's gradient (v₁ − 1)∂cos₁₂ + v₂∂cos₁₃, v = softmax(cos₁₂, cos₁₃),
     ∂cos_ij = (A_iA_jᵀ + A_jA_iᵀ)z with A_i the 3d×d block selectors (z_i = A_iᵀz)."""
     grad12, grad13, _, _, v = _source_pieces(dim)
     return (v[0] - 1) * grad12 + v[1] * grad13
 
 
-def triplet_hessian_source_form(dim: int = 1) -> sp.Matrix:
+def _triplet_hessian_source_form(dim: int = 1) -> sp.Matrix:
     """The source's Hessian (v₁ − 1)∂²cos₁₂ + v₂∂²cos₁₃ + (∂cos₁₂ ∂cos₁₃)∂v, with
     ∂²cos_ij = A_iA_jᵀ + A_jA_iᵀ and ∂v = (diag(v) − vvᵀ)(∂cos₁₂ ∂cos₁₃)ᵀ ∈ R^{2×3d}."""
     grad12, grad13, hess12, hess13, v = _source_pieces(dim)
@@ -269,42 +249,53 @@ def triplet_hessian_source_form(dim: int = 1) -> sp.Matrix:
     return (v[0] - 1) * hess12 + v[1] * hess13 + jacobian * dv
 
 
-def triplet_hessian_block_form(dim: int = 1) -> sp.Matrix:
+def _triplet_hessian_block_form(dim: int = 1) -> sp.Matrix:
     """σ'(u)·g gᵀ + σ(u)·(M ⊗ I_d), u = z₁ᵀ(z₃ − z₂), g = ∇u = (z₃ − z₂, −z₁, z₁),
     σ(u) = 1/(1 + e^{−u}), σ' = σ(1 − σ), M = [[0, −1, 1], [−1, 0, 0], [1, 0, 0]]."""
-    z1, z2, z3 = triplet_symbols(dim)
+    z1, z2, z3 = _triplet_symbols(dim)
     u = (z1.T * (z3 - z2))[0]
     s = 1 / (1 + sp.exp(-u))
     g = sp.Matrix.vstack(z3 - z2, -z1, z1)
     kron = sp.kronecker_product(
-        sp.Matrix(U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify), sp.eye(dim)
+        sp.Matrix(_U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify), sp.eye(dim)
     )
     return s * (1 - s) * g * g.T + s * kron
 
 
 def lemma3_gradient_difference(dim: int = 1) -> sp.Matrix:
     """sympy's ∇ℓ minus the source's (v₁ − 1)∂cos₁₂ + v₂∂cos₁₃, simplified: the zero
-    vector."""
+    vector of R^{3d}, for ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂))), z₁, z₂, z₃ ∈ R^d, v =
+    softmax(cos₁₂, cos₁₃), ∂cos_ij = (A_iA_jᵀ + A_jA_iᵀ)z with A_i the 3d×d block
+    selectors (z_i = A_iᵀz)."""
+    dim = _check_symbolic_size("dim", dim, 3)
     return _zero_if_identity(
-        triplet_gradient_symbolic(dim) - triplet_gradient_source_form(dim)
+        _triplet_gradient_symbolic(dim) - _triplet_gradient_source_form(dim)
     )
 
 
 def lemma3_hessian_difference(dim: int = 1, form: str = "source") -> sp.Matrix:
     """sympy's ∇²ℓ minus the ``form`` ("source": (v₁ − 1)∂²cos₁₂ + v₂∂²cos₁₃ + (∂cos₁₂
     ∂cos₁₃)∂v; "block": σ'(u)g gᵀ + σ(u)(M ⊗ I_d)), simplified exactly: the 3d × 3d zero
-    matrix."""
-    forms = {"source": triplet_hessian_source_form, "block": triplet_hessian_block_form}
+    matrix.
+
+    Here ∂²cos_ij = A_iA_jᵀ + A_jA_iᵀ, ∂v = (diag(v) − vvᵀ)(∂cos₁₂ ∂cos₁₃)ᵀ ∈ R^{2×3d},
+    u = z₁ᵀ(z₃ − z₂), g = ∇u = (z₃ − z₂, −z₁, z₁), σ' = σ(1 − σ) and M = [[0, −1, 1],
+    [−1, 0, 0], [1, 0, 0]]."""
+    dim = _check_symbolic_size("dim", dim, 3)
+    forms = {
+        "source": _triplet_hessian_source_form,
+        "block": _triplet_hessian_block_form,
+    }
     if form not in forms:
         raise ValueError(f"form must be one of {sorted(forms)}, got {form!r}")
-    return _zero_if_identity(triplet_hessian_symbolic(dim) - forms[form](dim))
+    return _zero_if_identity(_triplet_hessian_symbolic(dim) - forms[form](dim))
 
 
 def u_hessian_eigenvalues() -> dict:
     """Eigenvalues {√2: 1, −√2: 1, 0: 1} of M (∇²u = M ⊗ I_d): ‖∇²u‖ = √2, whereas
     ‖∂²cos_ij‖ = 1 (eigenvalues ±1): the source's ∂²cos terms combine to s·(M ⊗ I), norm
     √2·s."""
-    return sp.Matrix(U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify).eigenvals()
+    return sp.Matrix(_U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify).eigenvals()
 
 
 def triplet_hessian_charpoly_difference() -> sp.Expr:
@@ -316,7 +307,7 @@ def triplet_hessian_charpoly_difference() -> sp.Expr:
     norm."""
     a, s, x, w, lam = sp.symbols("a s x w lambda", real=True)
     g = sp.Matrix([w, -x, x])
-    hessian = a * g * g.T + s * sp.Matrix(U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify)
+    hessian = a * g * g.T + s * sp.Matrix(_U_HESSIAN_BLOCKS).applyfunc(sp.nsimplify)
     big_g, u = w**2 + 2 * x**2, x * w
     expected = lam * (lam**2 - a * big_g * lam - 2 * s**2 - 4 * a * s * u)
     return sp.expand((lam * sp.eye(3) - hessian).det() - expected)
@@ -325,17 +316,16 @@ def triplet_hessian_charpoly_difference() -> sp.Expr:
 # ---------------------------------------------------------------- Lemma 3, torch
 
 
-@checked(z=_Triplets())
 def triplet_loss(z: Tensor) -> Tensor:
     """ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂))) for z of shape (..., 3, d) → (...,).
 
     It is :func:`ccl_helpers.losses.logistic_loss` of the rows (exact to rounding at
     every u, second derivatives included)."""
+    _check_triplets("z", z)
     return logistic_loss(*z.unbind(-2), reduction="none")
 
 
-@checked(z=_Triplets())
-def triplet_hessian(z: Tensor) -> Tensor:
+def _triplet_hessian(z: Tensor) -> Tensor:
     """∇²ℓ(z) = σ'(u)·g gᵀ + σ(u)·(M ⊗ I_d) for z (..., 3, d) → (..., 3d, 3d), block
     order z₁, z₂, z₃.
 
@@ -346,7 +336,7 @@ def triplet_hessian(z: Tensor) -> Tensor:
     u = (z1 * w).sum(-1)
     s, a = torch.sigmoid(u), torch.sigmoid(u) * torch.sigmoid(-u)
     g = torch.cat([w, -z1, z1], -1)
-    blocks = torch.tensor(U_HESSIAN_BLOCKS, dtype=z.dtype, device=z.device)
+    blocks = torch.tensor(_U_HESSIAN_BLOCKS, dtype=z.dtype, device=z.device)
     kron = torch.kron(blocks, torch.eye(z.shape[-1], dtype=z.dtype, device=z.device))
     return (
         a[..., None, None] * g[..., :, None] * g[..., None, :]
@@ -354,46 +344,22 @@ def triplet_hessian(z: Tensor) -> Tensor:
     )
 
 
-@checked(
-    u=TensorOf(floating=True, finite=True),
-    grad_sq_norm=TensorOf(floating=True, finite=True),
-)
-def hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
+def _hessian_norm_formula(u: Tensor, grad_sq_norm: Tensor) -> Tensor:
     """φ(u, G) = ½[aG + √(a²G² + 8s² + 16·a·s·u)], s = σ(u), a = s(1 − s): the spectral
-    norm of a·g gᵀ + s(M ⊗ I) with u = z₁ᵀw, G = ‖g‖² = 2‖z₁‖² + ‖w‖² (broadcast; G ≥
-    2√2|u| for real z); both floating-point and finite."""
-    try:
-        torch.broadcast_shapes(u.shape, grad_sq_norm.shape)
-    except RuntimeError:
-        raise ValueError(
-            f"grad_sq_norm must broadcast with u, got shapes "
-            f"{tuple(grad_sq_norm.shape)} and {tuple(u.shape)}"
-        ) from None
-    if bool((grad_sq_norm < 0).any()):
-        raise ValueError("grad_sq_norm G must be ≥ 0")
-    s, a = torch.sigmoid(u), torch.sigmoid(u) * torch.sigmoid(-u)
-    radicand = (a * grad_sq_norm) ** 2 + 8 * s**2 + 16 * a * s * u
-    return 0.5 * (a * grad_sq_norm + radicand.clamp_min(0).sqrt())
-
-
-@checked(z=_Triplets(finite=True))
-def triplet_hessian_norm(z: Tensor) -> Tensor:
-    """‖∇²ℓ(z)‖₂ in closed form, φ(u, G) of :func:`hessian_norm_formula`, for z (..., 3,
-    d) → (...,).
+    norm ‖∇²ℓ(z)‖₂ of a·g gᵀ + s(M ⊗ I) with u = z₁ᵀw, w = z₃ − z₂, G = ‖g‖² = 2‖z₁‖² +
+    ‖w‖² (broadcast; G ≥ 2√2|u| for real z).
 
     Proof: with p, q, r the unit eigenvectors of M (eigenvalues √2, −√2, 0), g = p⊗α +
     q⊗β with α = z₁ + w/√2, β = z₁ − w/√2, ‖α‖² − ‖β‖² = 2√2u, ‖α‖² + ‖β‖² = G; for λ >
     √2s, λ is an eigenvalue iff 1 = a[‖α‖²/(λ − √2s) + ‖β‖²/(λ + √2s)], whose root is φ;
     every other eigenvalue lies in [−√2s, √2s] ⊂ [−φ, φ]."""
-    z1, z2, z3 = z.unbind(-2)
-    w = z3 - z2
-    return hessian_norm_formula(
-        (z1 * w).sum(-1), 2 * (z1 * z1).sum(-1) + (w * w).sum(-1)
-    )
+    s, a = torch.sigmoid(u), torch.sigmoid(u) * torch.sigmoid(-u)
+    radicand = (a * grad_sq_norm) ** 2 + 8 * s**2 + 16 * a * s * u
+    return 0.5 * (a * grad_sq_norm + radicand.clamp_min(0).sqrt())
 
 
 def _eig_norm(z: Tensor) -> Tensor:
-    return torch.linalg.eigvalsh(triplet_hessian(z)).abs().amax(-1)
+    return torch.linalg.eigvalsh(_triplet_hessian(z)).abs().amax(-1)
 
 
 def _uniform_ball_points(
@@ -413,17 +379,7 @@ def _uniform_ball_points(
     )
 
 
-GRID = Estimate(
-    "symbolic.smoothness_sup_exact's grid",
-    ("points",),
-    lambda arguments: 16 * 8 * arguments["points"],
-)
-"""The memory of :func:`smoothness_sup_exact`'s grid: the points and the formula's
-temporaries, at most 16 float64 per point."""
-
-
-@checked(radius=_Radius(), points=Sized(Int(16), GRID), rounds=Int(0, 50))
-def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> float:
+def _smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> float:
     """sup_{z ∈ B₃} ‖∇²ℓ(z)‖ = max_{0 ≤ u ≤ 2C²} φ(u, 6C²) (d ≥ 2), by a grid refined
     ``rounds`` times.
 
@@ -438,7 +394,7 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     best = -math.inf
     for _ in range(rounds + 1):
         grid = torch.linspace(lo, hi, points, dtype=torch.float64)
-        values = hessian_norm_formula(grid, big_g)
+        values = _hessian_norm_formula(grid, big_g)
         index = int(values.argmax())
         best = max(best, float(values[index]))
         step = (hi - lo) / (points - 1)
@@ -449,29 +405,7 @@ def smoothness_sup_exact(radius: float, points: int = 2001, rounds: int = 6) -> 
     return best
 
 
-def _search_bytes(arguments: dict) -> int:
-    """The bytes of :func:`smoothness_sup_search`'s starts: per start, the triplet z
-    (3d) and its Hessian (3d × 3d), each with a gradient, an Adam state of two moments
-    and a temporary: 8 float64 copies."""
-    entries = 3 * arguments["dim"]
-    return 8 * 8 * arguments["n_starts"] * (entries + entries**2)
-
-
-STARTS = Estimate(
-    "symbolic.smoothness_sup_search's starts", ("dim", "n_starts"), _search_bytes
-)
-"""The memory of :func:`smoothness_sup_search`."""
-
-
-@checked(
-    radius=_Radius(),
-    dim=Sized(Int(1), STARTS),
-    n_starts=Sized(Int(1), STARTS),
-    n_steps=Steps(0),
-    seed=Int(0),
-    device=Optional(Device()),
-)
-def smoothness_sup_search(
+def _smoothness_sup_search(
     radius: float,
     dim: int = 2,
     n_starts: int = 128,
@@ -485,8 +419,8 @@ def smoothness_sup_search(
     continuation in C.
 
     The objective is the largest |eigenvalue| (torch.linalg.eigvalsh) of the explicit
-    Hessian :func:`triplet_hessian` — not the closed form — so it checks
-    :func:`smoothness_sup_exact` independently. Each stage runs ``n_steps`` Adam steps
+    Hessian :func:`_triplet_hessian` — not the closed form — so it checks
+    :func:`_smoothness_sup_exact` independently. Each stage runs ``n_steps`` Adam steps
     (cosine-decayed from ``lr``·min(C_j, 1/C_j), so that u = z₁ᵀ(z₃ − z₂) moves by O(lr)
     per step) on the ascent direction projected onto the tangent cone of the active
     constraints (the outward radial part dropped where ‖z_j‖ = C_j), then projects every
@@ -503,8 +437,6 @@ def smoothness_sup_search(
     maximiser z of shape (3, d)); deterministic for a given seed on a given device.
     """
     C = radius
-    if isinstance(lr, bool) or not isinstance(lr, (int, float)) or not 0 < lr <= 1:
-        raise ValueError(f"lr must be in (0, 1], got {lr!r}")
     device = torch.device("cpu") if device is None else device
     n_doublings = max(0, math.ceil(math.log2(C)))
     radii = [C / 2 ** (n_doublings - j) for j in range(n_doublings + 1)]
@@ -552,15 +484,13 @@ def smoothness_sup_search(
     return float(values[best]), z[best].clone()
 
 
-@checked(radius=_Radius())
-def smoothness_bound_source(radius: float) -> float:
+def _smoothness_bound_source(radius: float) -> float:
     """The source's constant (Lemma 3): L_smooth ≤ 2 + 8C²."""
     C = radius
     return 2.0 + 8.0 * C * C
 
 
-@checked(radius=_Radius())
-def smoothness_bound_weyl(radius: float) -> float:
+def _smoothness_bound_weyl(radius: float) -> float:
     """B₁(C) = max_{s ∈ [1/2, σ(2C²)]} [6C²·s(1 − s) + √2·s] = 6C² s̄(1 − s̄) + √2 s̄,
     s̄ = min(1/2 + 1/(6√2 C²), σ(2C²)).
 
@@ -569,12 +499,11 @@ def smoothness_bound_weyl(radius: float) -> float:
     (6C² + √2)²/(24C²) = 1.5C² + 1/√2 + 1/(12C²); it is ≤ 1.5C² + √2 always."""
     C = radius
     k = 6 * C * C
-    s_bar = min(0.5 + 1 / (SQRT2 * k), 1 / (1 + math.exp(-2 * C * C)))
-    return k * s_bar * (1 - s_bar) + SQRT2 * s_bar
+    s_bar = min(0.5 + 1 / (_SQRT2 * k), 1 / (1 + math.exp(-2 * C * C)))
+    return k * s_bar * (1 - s_bar) + _SQRT2 * s_bar
 
 
-@checked(radius=_Radius())
-def smoothness_bound_secular(radius: float) -> float:
+def _smoothness_bound_secular(radius: float) -> float:
     """B₂(C) = ¾C² + ½√(9C⁴/4 + Ȳ), Ȳ = 8σ(2C²)²·(1 + 2·min(C², W(1/e))), W(1/e) ≈
     0.2785.
 
@@ -583,15 +512,16 @@ def smoothness_bound_secular(radius: float) -> float:
     min(u/2, W(1/e)). For large C it is 1.5C² + Ȳ/(6C²) + O(C⁻⁶) ≈ 1.5C² + 2.08/C²."""
     C = radius
     s_max = 1 / (1 + math.exp(-2 * C * C))
-    y_bar = 8 * s_max**2 * (1 + 2 * min(C * C, LAMBERT_W_INV_E))
+    y_bar = 8 * s_max**2 * (1 + 2 * min(C * C, _LAMBERT_W_INV_E))
     return 0.75 * C * C + 0.5 * math.sqrt(2.25 * C**4 + y_bar)
 
 
-def smoothness_bound_tight(radius: float) -> float:
-    """B(C) = min(B₁(C), B₂(C)) (:func:`smoothness_bound_weyl`,
-    :func:`smoothness_bound_secular`): a proven bound sup_{B₃} ‖∇²ℓ‖ ≤ B(C) ≤ 1.5C² + √2
-    < 2 + 8C². B(C)/sup → 1 as C → 0 (both → 1/√2) and as C → ∞ (both ~ 1.5C²)."""
-    return min(smoothness_bound_weyl(radius), smoothness_bound_secular(radius))
+def _smoothness_bound_tight(radius: float) -> float:
+    """B(C) = min(B₁(C), B₂(C)) (:func:`_smoothness_bound_weyl`,
+    :func:`_smoothness_bound_secular`): a proven bound
+    sup_{B₃} ‖∇²ℓ‖ ≤ B(C) ≤ 1.5C² + √2 < 2 + 8C². B(C)/sup → 1 as C → 0 (both → 1/√2)
+    and as C → ∞ (both ~ 1.5C²)."""
+    return min(_smoothness_bound_weyl(radius), _smoothness_bound_secular(radius))
 
 
 def smoothness_table(
@@ -602,27 +532,56 @@ def smoothness_table(
     seed: int = 0,
     device: torch.device | str | None = None,
 ):
-    """pandas DataFrame, one row per C: the searched sup, the exact sup, B₁, B₂, B =
-    min, 2 + 8C², and the ratios source/sup and sup/C²."""
+    """pandas DataFrame, one row per radius C of ``radii`` (each > 0): the searched sup,
+    the exact sup, B₁, B₂, B = min, 2 + 8C², and the ratios source/sup and sup/C², on
+    B₃ = {max_j ‖z_j‖ ≤ C} for ℓ(z) = log(1 + exp(z₁ᵀ(z₃ − z₂))) (Merad et al.,
+    Lemma 3):
+
+    - ``sup_search``: sup_{z ∈ B₃} ‖∇²ℓ(z)‖₂ by projected gradient ascent on the largest
+      |eigenvalue| of the explicit Hessian, from ``n_starts`` uniform starts in B₃ ⊂
+      (R^d)³, ``n_steps`` Adam steps per stage of a continuation in C, seeded by
+      ``seed``, on ``device`` (default the CPU);
+    - ``sup_exact``: max_{0 ≤ u ≤ 2C²} φ(u, 6C²), φ(u, G) = ½[aG + √(a²G² + 8s² +
+      16·a·s·u)], s = σ(u), a = s(1 − s), on a refined grid;
+    - ``bound_weyl``: B₁(C) = 6C² s̄(1 − s̄) + √2 s̄, s̄ = min(1/2 + 1/(6√2 C²), σ(2C²));
+    - ``bound_secular``: B₂(C) = ¾C² + ½√(9C⁴/4 + Ȳ), Ȳ = 8σ(2C²)²·(1 + 2·min(C²,
+      W(1/e)));
+    - ``bound_tight``: B(C) = min(B₁(C), B₂(C)), a proven bound ≤ 1.5C² + √2;
+    - ``bound_source``: the source's L_smooth ≤ 2 + 8C².
+    """
     import pandas as pd
 
-    rows = []
+    try:
+        radii = list(radii)
+    except TypeError:
+        raise ValueError(
+            f"radii must be a sequence of radii C > 0, got {radii!r}"
+        ) from None
+    if not radii:
+        raise ValueError("radii must hold at least one radius C > 0")
     radii = [_check_radius(radius, f"radii[{i}]") for i, radius in enumerate(radii)]
+    dim = check_int("dim", dim)
+    n_starts = check_int("n_starts", n_starts)
+    n_steps = check_int("n_steps", n_steps, 0)
+    seed = check_int("seed", seed, 0)
+    if device is not None:
+        device = check_device("device", device)
+    rows = []
     for C in radii:
-        searched, _ = smoothness_sup_search(
+        searched, _ = _smoothness_sup_search(
             C, dim=dim, n_starts=n_starts, n_steps=n_steps, seed=seed, device=device
         )
-        exact = smoothness_sup_exact(C)
+        exact = _smoothness_sup_exact(C)
         rows.append(
             {
                 "C": C,
                 "sup_search": searched,
                 "sup_exact": exact,
-                "bound_weyl": smoothness_bound_weyl(C),
-                "bound_secular": smoothness_bound_secular(C),
-                "bound_tight": smoothness_bound_tight(C),
-                "bound_source": smoothness_bound_source(C),
-                "source_over_sup": smoothness_bound_source(C) / exact,
+                "bound_weyl": _smoothness_bound_weyl(C),
+                "bound_secular": _smoothness_bound_secular(C),
+                "bound_tight": _smoothness_bound_tight(C),
+                "bound_source": _smoothness_bound_source(C),
+                "source_over_sup": _smoothness_bound_source(C) / exact,
                 "sup_over_C2": exact / (C * C),
             }
         )
@@ -633,44 +592,33 @@ def smoothness_table(
 # + Σ exp)
 
 
-def _lse_hessian_seconds(arguments: dict) -> float:
-    """A lower bound on the time of the symbolic Hessians built on
-    :func:`lse_symbols`: k² second derivatives of an expression of k exponentials."""
-    return SECONDS_PER_SYMBOLIC_TERM * arguments["k"] ** 3
-
-
-LSE_HESSIAN = Duration("symbolic's log-sum-exp Hessian", ("k",), _lse_hessian_seconds)
-"""The time of a symbolic Hessian over the k symbols of :func:`lse_symbols`."""
-
-
-@checked(k=Sized(Int(1), LSE_HESSIAN))
-def lse_symbols(k: int = 2) -> tuple[sp.Symbol, ...]:
-    """Real symbols u_1 … u_k."""
-    return _lse_symbols(k)
-
-
 @cache
 def _lse_symbols(k: int) -> tuple[sp.Symbol, ...]:
+    """Real symbols u_1 … u_k."""
     return sp.symbols(f"u1:{k + 1}", real=True)
 
 
 def lse_hessian_symbolic(k: int = 2) -> sp.Matrix:
-    """∇²g(u) for g(u) = log(1 + Σ_{j=1}^k exp(u_j)), by sympy differentiation."""
-    u = lse_symbols(k)
+    """∇²g(u) for g(u) = log(1 + Σ_{j=1}^k exp(u_j)), by sympy differentiation: a k × k
+    matrix of real symbols u_1 … u_k."""
+    k = _check_symbolic_size("k", k, 1)
+    u = _lse_symbols(k)
     return sp.hessian(sp.log(1 + sum(sp.exp(x) for x in u)), u)
 
 
-def lse_probabilities_symbolic(k: int = 2) -> tuple[sp.Expr, list[sp.Expr]]:
+def _lse_probabilities_symbolic(k: int = 2) -> tuple[sp.Expr, list[sp.Expr]]:
     """(p₀, [p_1 … p_k]): p_j = e^{u_j}/(1 + Σ_i e^{u_i}), p₀ = 1/(1 + Σ_i e^{u_i}) = 1
     − Σ_j p_j."""
-    u = lse_symbols(k)
+    u = _lse_symbols(k)
     total = 1 + sum(sp.exp(x) for x in u)
     return 1 / total, [sp.exp(x) / total for x in u]
 
 
 def lse_hessian_difference(k: int = 2) -> sp.Matrix:
-    """sympy's ∇²g minus diag(p) − ppᵀ, simplified exactly: the k × k zero matrix."""
-    _, p = lse_probabilities_symbolic(k)
+    """sympy's ∇²g minus diag(p) − ppᵀ, simplified exactly: the k × k zero matrix, for
+    g(u) = log(1 + Σ_{j=1}^k exp(u_j)) and p_j = e^{u_j}/(1 + Σ_i e^{u_i})."""
+    k = _check_symbolic_size("k", k, 1)
+    _, p = _lse_probabilities_symbolic(k)
     p = sp.Matrix(p)
     return _zero_if_identity(lse_hessian_symbolic(k) - (sp.diag(*p) - p * p.T))
 
@@ -680,8 +628,10 @@ def lse_gershgorin_identity(k: int = 2) -> list[sp.Expr]:
     all zero.
 
     Center p_j(1 − p_j), radius p_j Σ_{i≠j} p_i; so every Gershgorin disc ends below
-    1/2 − p₀p_j < 1/2, and λ_max(diag(p) − ppᵀ) < 1/2 for every u and k."""
-    p0, p = lse_probabilities_symbolic(k)
+    1/2 − p₀p_j < 1/2, and λ_max(diag(p) − ppᵀ) < 1/2 for every u and k (p_j =
+    e^{u_j}/(1 + Σ_i e^{u_i}), p₀ = 1 − Σ_j p_j)."""
+    k = _check_symbolic_size("k", k, 1)
+    p0, p = _lse_probabilities_symbolic(k)
     gaps = []
     for j, pj in enumerate(p):
         radius = pj * sum(pi for i, pi in enumerate(p) if i != j)
@@ -702,43 +652,41 @@ def lse_k1_gap() -> sp.Expr:
     return sp.factor(sp.Rational(1, 4) - p * (1 - p))
 
 
-@checked(u=_Logits())
 def lse_hessian(u: Tensor) -> Tensor:
     """diag(p) − ppᵀ, p_j = e^{u_j}/(1 + Σ_i e^{u_i}), for u (..., k) → (..., k, k)."""
+    _check_logits("u", u)
     p = torch.softmax(torch.cat([torch.zeros_like(u[..., :1]), u], -1), -1)[..., 1:]
     return torch.diag_embed(p) - p[..., :, None] * p[..., None, :]
 
 
-@checked(u=_Logits(finite=True))
 def lse_hessian_lambda_max(u: Tensor) -> Tensor:
-    """λ_max(diag(p) − ppᵀ) at u (..., k) → (...,), by eigvalsh; u finite."""
+    """λ_max(diag(p) − ppᵀ) at u (..., k) → (...,), by eigvalsh; u finite.
+
+    Its supremum over u is 1/4 for k = 1 (attained at u = 0) and 1/2 for k ≥ 2
+    (approached by u = (t, t, −∞, …), t → ∞, where λ_max = e^t/(1 + 2e^t); never
+    attained since p₀ > 0)."""
+    _check_logits("u", u)
+    check_finite("u", u)
     return torch.linalg.eigvalsh(lse_hessian(u))[..., -1]
 
 
-@checked(u=_Logits())
 def lse_hessian_gershgorin_bound(u: Tensor) -> Tensor:
     """max_j p_j(2 − 2p_j − p₀) (the largest Gershgorin disc end) at u (..., k) →
     (...,): < 1/2."""
+    _check_logits("u", u)
     probs = torch.softmax(torch.cat([torch.zeros_like(u[..., :1]), u], -1), -1)
     p0, p = probs[..., :1], probs[..., 1:]
     return (p * (2 - 2 * p - p0)).amax(-1)
 
 
-@checked(k=Int(1))
-def lse_hessian_lambda_max_sup(k: int) -> float:
-    """sup_u λ_max(diag(p) − ppᵀ): 1/4 for k = 1 (attained at u = 0), 1/2 for k ≥ 2
-    (approached by u = (t, t, −∞, …), t → ∞, where λ_max = e^t/(1 + 2e^t); never
-    attained since p₀ > 0)."""
-    return 0.25 if k == 1 else 0.5
-
-
 # ---------------------------------------------------------------- Lee (2025), Lemma A.1
 
 
-@checked(x=_Logits(), alpha=Positive())
 def smooth_max(x: Tensor, alpha: float = 1.0) -> Tensor:
     """(1/α) log Σ_i exp(α x_i) over the last dimension of x (..., n) → (...,), α >
     0."""
+    _check_logits("x", x)
+    check_positive("alpha", alpha)
     return torch.logsumexp(alpha * x, -1) / alpha
 
 

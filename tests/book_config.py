@@ -2,7 +2,7 @@
 copy of _config.yml with execution off, its local Sphinx extensions named by absolute
 path (Jupyter Book resolves them from the copy's folder).
 
-Usage: python tests/book_config.py OUT.yml   (make test: _build/_config_stored.yml)
+Usage: python tests/book_config.py <output> (make test: _build/_config_stored.yml)
 """
 
 from __future__ import annotations

@@ -248,7 +248,8 @@ class Browser:
         self.evaluate(READY_JS)
 
     def screenshots(self, stem: Path) -> list[Path]:
-        """Save the whole page as PNG tiles ``stem-01.png``, ... of TILE_HEIGHT px."""
+        """Save the whole page as PNG tiles of TILE_HEIGHT px, named after ``stem``
+        with -01, -02, … appended."""
         height = self.evaluate("document.documentElement.scrollHeight")
         paths = []
         for number, top in enumerate(range(0, height, TILE_HEIGHT), start=1):

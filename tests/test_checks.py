@@ -1,5 +1,6 @@
-"""Unit tests of ccl_helpers.checks: each checker returns the value it accepts and
-raises ValueError naming the argument and the allowed range otherwise."""
+"""Unit tests of ccl_helpers._checks, the plain argument checks: each checker returns
+the value it accepts and raises ValueError naming the argument and the allowed range
+otherwise; on anything (hypothesis), never another error."""
 
 from __future__ import annotations
 
@@ -9,8 +10,10 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
-from ccl_helpers import checks
+from ccl_helpers import _checks as checks
 
 
 @pytest.mark.parametrize(
@@ -204,6 +207,12 @@ def test_check_labels():
         (torch.tensor([0, 1]), {"n": 3}, "n = 3"),
         (torch.tensor([0, -1]), {}, r"0\.\.N_C − 1"),
         (torch.tensor([0, 3]), {"n_classes": 3}, r"0\.\.2, got values in 0\.\.3"),
+        # uint8 and bool tensors index as masks: labels of those dtypes, and int32
+        # ones, get the conversion
+        *(
+            (torch.tensor([0, 1]).to(dtype), {}, rf"int64.*{dtype}: pass labels\.long")
+            for dtype in (torch.int32, torch.uint8, torch.bool)
+        ),
     ]
     for value, options, match in bad:
         with pytest.raises(ValueError, match=f"labels must .*{match}"):
@@ -304,8 +313,6 @@ def test_check_batch_checks_length_and_dtypes_only():
     ]:
         with pytest.raises(ValueError, match=match):
             checks.check_batch("batch", bad, ("floating", "integer"))
-    with pytest.raises(ValueError, match=r"kinds\[0\]"):
-        checks.check_batch("batch", (x,), ("float",))
 
 
 def test_check_batch_works_under_vmap():
@@ -330,250 +337,122 @@ def test_check_inputs():
             checks.check_inputs("x", inputs, labels_, "y")
 
 
-# ---------------------------------------------------------------- declared rules
+def test_check_open_unit():
+    assert checks.check_open_unit("level", 0.95) == 0.95
+    for bad in (0, 1, 1.5, -0.1, math.nan, True, "0.5"):
+        with pytest.raises(ValueError, match=r"level must be in \(0, 1\)"):
+            checks.check_open_unit("level", bad)
 
 
-@checks.checked(
-    x=checks.TensorOf(min_ndim=1, floating=True),
-    y=checks.TensorOf(min_ndim=1, floating=True, like="x"),
-    k=checks.Int(1),
-    t=checks.Positive(),
-    mode=checks.Choice(("a", "b")),
-    chunk=checks.Optional(checks.Int(2)),
-)
-def _declared(x, y, k=1, t=1.0, mode="a", chunk=None):
-    """A function with declared rules."""
-    return x, y, k, t, mode, chunk
+def test_check_sizes_checks_each_entry():
+    assert checks.check_sizes("widths", [3, 4]) == [3, 4]
+    assert checks.check_sizes("widths", 2) == 2
+    for bad in (0, [3, 0], [3, 2.5], True, "3"):
+        with pytest.raises(ValueError, match="widths must be an integer"):
+            checks.check_sizes("widths", bad)
 
 
-def test_checked_keeps_the_name_docstring_and_signature():
-    import inspect
-
-    assert _declared.__name__ == "_declared"
-    assert _declared.__doc__ == "A function with declared rules."
-    assert list(inspect.signature(_declared).parameters) == [
-        "x",
-        "y",
-        "k",
-        "t",
-        "mode",
-        "chunk",
-    ]
-    assert set(checks.declarations(_declared)) == {"x", "y", "k", "t", "mode", "chunk"}
-
-
-def test_checked_passes_valid_calls_and_converts_integers():
-    x = torch.zeros(2, 3)
-    out = _declared(x, x, np.int64(3), 2, chunk=np.int64(4))
-    assert out[0] is x and out[1] is x
-    assert type(out[2]) is int and type(out[5]) is int and out[3] == 2
-
-
-@pytest.mark.parametrize("argument", ["x", "y", "k", "t", "mode", "chunk"])
-def test_every_bad_value_of_a_rule_is_rejected_naming_the_argument(argument):
-    valid = dict(x=torch.zeros(2, 3), y=torch.ones(2, 3), k=1, t=1.0, mode="a", chunk=2)
-    rule = checks.declarations(_declared)[argument]
-    bad_values = rule.bad_values(valid[argument])
-    assert bad_values
-    for bad in bad_values:
-        with pytest.raises(ValueError, match=argument) as error:
-            _declared(**{**valid, argument: bad.value})
-        assert all(name in str(error.value) for name in bad.also)
-
-
-def test_a_rule_for_an_unknown_argument_fails_when_declared():
-    with pytest.raises(TypeError, match="no argument"):
-        checks.checked(z=checks.Int())(lambda x: x)
-
-
-def test_sizes_checks_each_entry():
-    rule = checks.Sizes()
-    assert rule.check("hidden", (4, 5), {}) == (4, 5)
-    with pytest.raises(ValueError, match="hidden"):
-        rule.check("hidden", (4, 0), {})
-
-
-@pytest.mark.parametrize(
-    "rule, valid",
-    [
-        (checks.PositiveOrScalarTensor(), torch.tensor(0.5)),
-        (checks.Probabilities(), torch.tensor([0.25, 0.75])),
-        (checks.Function(), len),
-        (checks.Instance(checks.BadValue), checks.BadValue("a", 1)),
-        (checks.Device(), "cpu"),
-        (checks.FloatingDtype(), torch.float32),
-        (checks.Sizes(), (4, 5)),
-        (checks.Labels(min_size=1), torch.tensor([0, 1, 1])),
-        (checks.OpenUnit(), 0.95),
-        (checks.TensorOf(ndim=2, floating=True, finite=True), torch.zeros(2, 3)),
-        (checks.TensorOf(min_ndim=2, floating=True, min_size=1), torch.zeros(2, 3)),
-        (checks.Optional(checks.Int(0, 5)), 3),
-        (checks.Frame(["step"]), pd.DataFrame({"step": [0, 1], "value": [1.0, 2.0]})),
-    ],
-    ids=repr,
-)
-def test_each_rule_accepts_its_valid_value_and_rejects_its_bad_values(rule, valid):
-    rule.check("arg", valid, {})
-    assert rule.bad_values(valid)
-    for bad in rule.bad_values(valid):
-        with pytest.raises(ValueError, match="arg"):
-            rule.check("arg", bad.value, {})
-
-
-def test_tensor_of_same_dtype_as_names_both_arguments_and_their_dtypes():
-    rule = checks.TensorOf(floating=True, same_dtype_as="anchor")
-    anchor = torch.zeros(3, dtype=torch.float64)
-    positive = torch.ones(3, dtype=torch.float64)
-    assert rule.check("positive", positive, {"anchor": anchor}) is positive
-    with pytest.raises(ValueError, match="positive.*anchor.*float64.*float32"):
-        rule.check("positive", torch.ones(3), {"anchor": anchor})
-    (bad,) = [bad for bad in rule.bad_values(anchor) if bad.label == "other dtype"]
-    assert bad.value.dtype == torch.float32 and bad.also == ("anchor",)
-    assert rule.check("positive", torch.ones(3), {"anchor": None}) is not None
-
-
-def test_tensor_of_min_size_rejects_an_empty_set_along_the_sample_axis():
-    rule = checks.TensorOf(min_ndim=2, min_size=1, sample_dim=-2)
-    rule.check("features", torch.zeros(1, 3), {})
-    with pytest.raises(ValueError, match="features must hold at least 1 example"):
-        rule.check("features", torch.zeros(0, 3), {})
-    (bad,) = [
-        bad for bad in rule.bad_values(torch.zeros(4, 3)) if bad.label == "empty set"
-    ]
-    assert bad.value.shape == (0, 3)
-
-
-def test_labels_min_size_rejects_no_labels():
-    with pytest.raises(ValueError, match="labels must hold at least 1 example"):
-        checks.Labels(min_size=1).check("labels", torch.zeros(0, dtype=torch.long), {})
-
-
-# ------------------------------------------------------------- sizes: the memory limit
-
-
-def test_memory_limit_default_and_environment(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    assert checks.memory_limit() == 256 * 2**30
-    for text, limit in [
-        ("1TB", 1e12),
-        ("1 TiB", 2**40),
-        ("2e12", 2e12),
-        ("500gb", 5e11),
-        ("inf", math.inf),
-    ]:
-        monkeypatch.setenv("CCL_MEMORY_LIMIT", text)
-        assert checks.memory_limit() == limit
-    for text in ("lots", "-1GB", "0", "12 parsecs"):
-        monkeypatch.setenv("CCL_MEMORY_LIMIT", text)
-        with pytest.raises(ValueError, match="CCL_MEMORY_LIMIT"):
-            checks.memory_limit()
-
-
-PAIR_BYTES = checks.Estimate(
-    "pair's table", ("n", "width"), lambda a: 8 * a["n"] * a["width"]
-)
-
-
-@checks.checked(
-    n=checks.Sized(checks.Int(), PAIR_BYTES),
-    width=checks.Sized(checks.Int(), PAIR_BYTES),
-)
-def _table(n, width=4):
-    return torch.zeros(n, width, dtype=torch.float64)
-
-
-def test_a_sized_call_is_checked_with_its_defaults_before_its_body(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    assert _table(3).shape == (3, 4)
-    assert checks.estimated_bytes(_table, 3) == 8 * 3 * 4 == _table(3).nbytes
-    with pytest.raises(ValueError) as error:
-        _table(2**40)  # 8.8 TB with the default width 4
-    message = str(error.value)
-    for part in ("pair's table", "n=1099511627776", "width=4", "35.2 TB", "275 GB"):
-        assert part in message
-    assert "CCL_MEMORY_LIMIT" in message
-    monkeypatch.setenv("CCL_MEMORY_LIMIT", "100")
-    with pytest.raises(ValueError, match="above the memory limit of 100 bytes"):
-        _table(4)
-
-
-def test_sized_rules_add_a_huge_size_naming_the_estimates_arguments():
-    rule = checks.declarations(_table)["n"]
-    assert rule.converts and rule.estimate is PAIR_BYTES
-    huge = [bad for bad in rule.bad_values(3) if bad.label == "huge size"]
-    assert huge == [checks.BadValue("huge size", 2**50, ("n", "width"))]
-    assert checks.Optional(rule).estimate is PAIR_BYTES
-    rows = checks.Sized(checks.TensorOf(), PAIR_BYTES).bad_values(torch.ones(2, 3))
-    assert rows[-1].value.shape == (2**20, 3) and rows[-1].value.stride(0) == 0
-
-
-# --------------------------------------------------------------- sizes: the time limit
-
-
-def test_time_limit_default_and_environment(monkeypatch):
-    monkeypatch.delenv("CCL_TIME_LIMIT", raising=False)
-    assert checks.time_limit() == 24 * 3600
-    for text, limit in [
-        ("90", 90),
-        ("90s", 90),
-        ("30min", 1800),
-        ("12 h", 43200),
-        ("7d", 7 * 86400),
-        ("inf", math.inf),
-    ]:
-        monkeypatch.setenv("CCL_TIME_LIMIT", text)
-        assert checks.time_limit() == limit
-    for text in ("soon", "-1h", "0", "3 fortnights", "1GB"):
-        monkeypatch.setenv("CCL_TIME_LIMIT", text)
-        with pytest.raises(ValueError, match="CCL_TIME_LIMIT"):
-            checks.time_limit()
-
-
-@pytest.mark.parametrize(
-    "seconds, shown",
-    [(45, "45 s"), (150, "2.5 min"), (86400, "24 h"), (3 * 86400, "3 days")],
-)
-def test_format_seconds(seconds, shown):
-    assert checks._limits.format_seconds(seconds) == shown
-
-
-PAIR_TIME = checks.Duration(
-    "pair's scan", ("n",), lambda a: a["n"] ** 2 * checks.SECONDS_PER_STEP
-)
-
-
-@checks.checked(n=checks.Sized(checks.Int(), PAIR_TIME), n_steps=checks.Steps())
-def _scan(n, n_steps=10):
-    return n * n_steps
-
-
-def test_durations_and_steps_are_checked_on_the_time_limit(monkeypatch):
-    monkeypatch.delenv("CCL_TIME_LIMIT", raising=False)
-    assert _scan(1000, n_steps=10**6) == 10**9
-    assert checks.estimated_bytes(_scan, 1000) == 0  # a duration counts no bytes
-    with pytest.raises(ValueError) as error:
-        _scan(10**6)  # 10¹² pairs at 1 µs: 11.6 days
-    message = str(error.value)
-    for part in ("pair's scan", "n=1000000", "11.6 days", "24 h", "CCL_TIME_LIMIT"):
-        assert part in message
+def test_check_size_along_names_both_arguments():
+    a, b = torch.zeros(3, 4), torch.zeros(5, 4)
+    checks.check_size_along("a", a, "b", b, -1)
     with pytest.raises(
-        ValueError, match=r"n_steps=100,000,000,000 would run for at least 27.8 h"
+        ValueError, match=r"a must have the size of b along dimension 0"
     ):
-        _scan(3, n_steps=10**11)
-    monkeypatch.setenv("CCL_TIME_LIMIT", "2d")
-    assert _scan(3, n_steps=10**11) == 3 * 10**11
-    monkeypatch.setenv("CCL_TIME_LIMIT", "1s")
-    with pytest.raises(ValueError, match="above the time limit of 1 s"):
-        _scan(3, n_steps=2 * 10**6)
-    steps = checks.declarations(_scan)["n_steps"]
-    assert checks.BadValue("huge size", checks.HUGE) in steps.bad_values(10)
+        checks.check_size_along("a", a, "b", b, 0)
 
 
-def test_check_planned_names_the_sizes_and_the_variable(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    checks.check_planned("a table", "n=3", 24, ("n",))
-    with pytest.raises(ValueError) as error:
-        checks.check_planned("a table", "n=2**50", 2**53, ("n",))
-    message = str(error.value)
-    for part in ("a table: n=2**50 would allocate 9.01 PB", "reduce n, or lift", "1TB"):
-        assert part in message
+def test_check_same_dtype_names_both_arguments_except_under_autocast():
+    a, b = torch.zeros(2), torch.zeros(2, dtype=torch.float64)
+    checks.check_same_dtype("a", a, "b", a)
+    with pytest.raises(ValueError, match="a must have the dtype of b, torch.float64"):
+        checks.check_same_dtype("a", a, "b", b)
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        checks.check_same_dtype("a", a, "b", b)
+
+
+def test_check_min_size_refuses_an_empty_set_along_its_axis():
+    checks.check_min_size("x", torch.zeros(1, 0), 1, 0)
+    with pytest.raises(ValueError, match=r"x must hold at least 1 example\(s\) along"):
+        checks.check_min_size("x", torch.zeros(1, 0), 1, 1)
+
+
+def test_check_count_refuses_by_name_from_a_count():
+    assert checks.check_count("tasks", math.comb(10, 3), 1000, "n_classes=10") == 120
+    with pytest.raises(ValueError, match=r"n_classes=100, m=5 give 75,287,520 tasks"):
+        checks.check_count("tasks", math.comb(100, 5), 10**6, "n_classes=100, m=5")
+
+
+def test_check_device_refuses_a_device_this_machine_lacks():
+    assert checks.check_device("device", "cpu") == torch.device("cpu")
+    if not torch.cuda.is_available():
+        with pytest.raises(ValueError, match="device must name a device available"):
+            checks.check_device("device", "cuda")
+
+
+# ---------------------------------------------------------------- the shared checkers
+# on anything (hypothesis): each returns the value it accepts or raises a ValueError
+# naming the argument, never another error.
+
+ANYTHING = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-(2**70), 2**70),
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.text(max_size=3),
+    st.lists(st.integers(-3, 3), max_size=3),
+    st.lists(st.floats(allow_nan=True), max_size=3).map(torch.tensor),
+    st.integers(-3, 3).map(np.int64),
+)
+
+
+def accepted_or_named(check, *args):
+    """check(*args), or None after a ValueError whose message names the argument."""
+    try:
+        return check(*args)
+    except ValueError as error:
+        assert "arg" in str(error)
+        return None
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=ANYTHING, minimum=st.integers(-3, 3))
+def test_check_int_on_anything(value, minimum):
+    out = accepted_or_named(checks.check_int, "arg", value, minimum)
+    if out is not None:
+        assert type(out) is int and out == value and out >= minimum
+        assert not isinstance(value, bool)
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=ANYTHING, allow_zero=st.booleans())
+def test_check_positive_on_anything(value, allow_zero):
+    out = accepted_or_named(checks.check_positive, "arg", value, allow_zero)
+    if out is not None:
+        assert type(out) is float and out == float(value) and math.isfinite(out)
+        assert out > 0 or (allow_zero and out == 0)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    steps=st.one_of(ANYTHING, st.lists(ANYTHING, max_size=3)), last=st.integers(0, 5)
+)
+def test_check_steps_on_anything(steps, last):
+    out = accepted_or_named(checks.check_steps, "arg", steps, last)
+    if out is not None:
+        assert all(type(s) is int and 0 <= s <= last for s in out)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    value=st.one_of(
+        ANYTHING,
+        st.lists(
+            st.one_of(st.floats(-1, 2), st.just(math.nan)), min_size=1, max_size=4
+        ).map(lambda p: torch.tensor(p, dtype=torch.float64)),
+    )
+)
+@example(value=torch.tensor([0.25, 0.75], dtype=torch.float64))
+def test_check_probabilities_on_anything(value):
+    out = accepted_or_named(checks.check_probabilities, "arg", value)
+    if out is not None:
+        assert bool((out >= 0).all()) and abs(float(out.sum()) - 1) <= 1e-5

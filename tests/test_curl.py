@@ -1,6 +1,6 @@
 """Tests of ccl_helpers.curl (Arora et al. 2019): the bound, the lemma L_sup ≤ L_mu ≤
 bound, the block loss, the batch samplers; the k-negative lemma (collision terms
-against enumeration, closed forms and Monte Carlo; the lemma checked exactly on a tiny
+against enumeration, closed forms and Monte Carlo; the lemma verified exactly on a tiny
 enumerated distribution); the block losses against a naive loop; the downstream
 classifiers; the supervised baseline with a grid and early stopping."""
 
@@ -18,9 +18,17 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import labels_with_counts, naive_unsupervised_loss, nominal_bytes, randn
+from bad_calls import bad_call
+from conftest import labels_with_counts, naive_unsupervised_loss, randn
 
 from ccl_helpers import curl, metrics
+from ccl_helpers._checks import lacking_device
+from ccl_helpers.curl._blocks import _block_losses, _BlockSamples, _draw_block_samples
+from ccl_helpers.curl._k_negatives import (
+    _collision_terms,
+    _negative_counts,
+    _tuple_mean_classifier_loss,
+)
 from ccl_helpers.data import EmpiricalClasses, GaussianClasses
 from ccl_helpers.losses import logistic_loss
 from ccl_helpers.models import MLP, Classifier
@@ -339,16 +347,23 @@ RHO4 = torch.tensor([0.1, 0.2, 0.3, 0.4], dtype=torch.float64)
     ],
 )
 def test_collision_terms_match_enumeration_of_class_tuples(rho, k):
-    tau, collision = curl.collision_terms(k, rho)
+    tau, collision = _collision_terms(k, rho)
     expected_tau, expected_collision = brute_force_collision_terms(k, rho)
     assert isinstance(tau, float) and isinstance(collision, float)
     assert tau == pytest.approx(expected_tau, rel=1e-12, abs=1e-15)
     assert collision == pytest.approx(expected_collision, rel=1e-12, abs=1e-15)
 
 
-@pytest.mark.parametrize("rho", [RHO4, torch.tensor([0.7, 0.3]), [0.2, 0.5, 0.3]])
+@pytest.mark.parametrize(
+    "rho",
+    [
+        RHO4,
+        torch.tensor([0.7, 0.3]),
+        torch.tensor([0.2, 0.5, 0.3], dtype=torch.float64),
+    ],
+)
 def test_collision_terms_with_one_negative(rho):
-    tau, collision = curl.collision_terms(1, rho)
+    tau, collision = _collision_terms(1, rho)
     expected = float((torch.as_tensor(rho, dtype=torch.float64) ** 2).sum())
     assert tau == pytest.approx(expected, rel=1e-12)
     assert collision == pytest.approx(expected * math.log(2), rel=1e-12)
@@ -356,7 +371,7 @@ def test_collision_terms_with_one_negative(rho):
 
 @pytest.mark.parametrize("n_classes, k", [(4, 1), (4, 3), (6, 2), (10, 5), (10, 9)])
 def test_collision_terms_uniform_closed_form(n_classes, k):
-    tau, _ = curl.collision_terms(k, torch.full((n_classes,), 1.0 / n_classes))
+    tau, _ = _collision_terms(k, torch.full((n_classes,), 1.0 / n_classes))
     distinct = math.factorial(n_classes) / (
         math.factorial(n_classes - k - 1) * n_classes ** (k + 1)
     )
@@ -374,63 +389,10 @@ def test_collision_terms_match_monte_carlo():
     ).all(0)
     collided = (~distinct).double()
     log_hits = torch.log1p(hits.double())
-    tau, collision = curl.collision_terms(k, RHO4)
+    tau, collision = _collision_terms(k, RHO4)
     for estimate, exact in [(collided, tau), (log_hits, collision)]:
         se = float(estimate.std()) / math.sqrt(m)
         assert abs(float(estimate.mean()) - exact) < 4 * se
-
-
-@pytest.mark.parametrize("k", [0, -1, 4, 5, 1.5, True, "2", None])
-def test_collision_terms_bad_k_raises(k):
-    with pytest.raises(ValueError, match="n_negatives"):
-        curl.collision_terms(k, RHO4)
-
-
-@pytest.mark.parametrize(
-    "rho",
-    [
-        torch.tensor([0.5, 0.6]),
-        torch.tensor([1.2, -0.1, -0.1]),
-        torch.tensor([0.5, 0.5, 0.0]),
-        torch.tensor([1.0]),
-        torch.tensor([[0.5, 0.5]]),
-        torch.tensor([0.5, float("nan")]),
-        torch.tensor([1, 0]),
-        "abc",
-    ],
-)
-def test_collision_terms_bad_rho_raises(rho):
-    with pytest.raises(ValueError, match="class_probs"):
-        curl.collision_terms(1, rho)
-
-
-@pytest.mark.parametrize("loss", [0.3, 0.9, 2.5])
-def test_k_negative_bound_with_one_negative_is_the_mean_classifier_bound(loss):
-    tau = float((RHO4**2).sum())
-    assert curl.k_negative_bound(loss, 1, RHO4) == pytest.approx(
-        curl.mean_classifier_bound(loss, tau), rel=1e-14
-    )
-    losses = torch.tensor([loss, 2 * loss], dtype=torch.float64)
-    torch.testing.assert_close(
-        curl.k_negative_bound(losses, 1, RHO4),
-        curl.mean_classifier_bound(losses, tau),
-        rtol=1e-14,
-        atol=0,
-    )
-
-
-@pytest.mark.parametrize("k", [2, 3])
-def test_k_negative_bound_formula(k):
-    tau, collision = brute_force_collision_terms(k, RHO4)
-    losses = torch.tensor([0.5, 1.7], dtype=torch.float64)
-    torch.testing.assert_close(
-        curl.k_negative_bound(losses, k, RHO4),
-        (losses - collision) / (1 - tau),
-        rtol=1e-12,
-        atol=0,
-    )
-    with pytest.raises(ValueError, match="n_negatives"):
-        curl.k_negative_bound(1.0, 4, RHO4)
 
 
 LEMMA_COLUMNS = [
@@ -472,7 +434,7 @@ def test_k_negative_lemma_holds_on_random_features(scale):
     rho = metrics.class_frequencies(labels)
     for k in (1, 2, 3):
         rows = table[table.k == k]
-        tau, collision = curl.collision_terms(k, rho)
+        tau, collision = _collision_terms(k, rho)
         assert (rows["tau_k"] == tau).all() and (rows["collision"] == collision).all()
         np.testing.assert_allclose(
             rows["bound"], (rows["L_un"] - collision) / (1 - tau), rtol=1e-12
@@ -514,7 +476,7 @@ def test_k_negative_lemma_bad_negatives_raise(negatives):
 def test_k_negative_lemma_bad_sizes_raise():
     labels = labels_with_counts((4, 6, 5))
     features = randn(1, labels.numel(), 3)
-    with pytest.raises(ValueError, match="n_negatives"):  # k + 1 > N_C
+    with pytest.raises(ValueError, match="negatives"):  # k + 1 > N_C
         curl.k_negative_lemma(features, labels, [3], 100)
     with pytest.raises(ValueError, match="n_samples"):
         curl.k_negative_lemma(features, labels, [1], 1)
@@ -575,11 +537,11 @@ def test_k_negative_lemma_holds_exactly_on_an_enumerated_distribution(counts, k)
     for seed, scale in [(0, 0.3), (1, 1.0), (2, 2.5)]:
         features = scale * randn(labels.numel(), 2, seed=seed)
         l_un, l_mu, tau, collision = naive_k_negative_sides(features, labels, k)
+        tau_k, collision_k = _collision_terms(k, rho)
         assert (tau, collision) == pytest.approx(
-            curl.collision_terms(k, rho), rel=1e-12, abs=1e-15
+            (tau_k, collision_k), rel=1e-12, abs=1e-15
         )
-        bound = curl.k_negative_bound(l_un, k, rho)
-        assert bound == pytest.approx((l_un - collision) / (1 - tau), rel=1e-12)
+        bound = (l_un - collision_k) / (1 - tau_k)  # k_negative_lemma's bound
         assert l_mu <= bound + 1e-12
         mean = metrics.mean_classifier(features, labels, task_size=k + 1)["loss"]
         assert float(mean) == pytest.approx(l_mu, rel=1e-10)
@@ -593,7 +555,8 @@ def test_k_negative_lemma_holds_exactly_on_an_enumerated_distribution(counts, k)
     )
     assert l_un == pytest.approx(math.log(k + 1), rel=1e-12)
     assert l_mu == pytest.approx(math.log(k + 1), rel=1e-12)
-    bound = curl.k_negative_bound(l_un, k, rho)
+    tau_k, collision_k = _collision_terms(k, rho)
+    bound = (l_un - collision_k) / (1 - tau_k)
     assert bound - l_mu == pytest.approx(
         (tau * math.log(k + 1) - collision) / (1 - tau), abs=1e-12
     )
@@ -629,10 +592,10 @@ def test_draw_block_samples_follow_the_distribution(block_size):
     counts = (30, 10, 20, 5)
     labels = labels_with_counts(counts, seed=3)
     m = 20_000
-    samples = curl.draw_block_samples(
+    samples = _draw_block_samples(
         labels, block_size, m, torch.Generator().manual_seed(4)
     )
-    assert isinstance(samples, curl.BlockSamples)
+    assert isinstance(samples, _BlockSamples)
     assert samples.anchor.shape == (m,)
     assert samples.positives.shape == samples.negatives.shape == (m, block_size)
     for index in samples:
@@ -668,7 +631,7 @@ def test_draw_block_samples_follow_the_distribution(block_size):
 
 def test_draw_block_samples_blocks_hold_distinct_draws():
     labels = labels_with_counts((50, 50), seed=0)
-    samples = curl.draw_block_samples(labels, 4, 500, torch.Generator().manual_seed(1))
+    samples = _draw_block_samples(labels, 4, 500, torch.Generator().manual_seed(1))
     # i.i.d. draws within a block: not all copies of the first member
     for index in (samples.positives, samples.negatives):
         assert (index != index[:, :1]).any(1).float().mean() > 0.9
@@ -678,7 +641,7 @@ def test_draw_block_samples_is_deterministic():
     labels = labels_with_counts((3, 5, 4), seed=1)
 
     def draw(generator):
-        return curl.draw_block_samples(labels, 2, 50, generator)
+        return _draw_block_samples(labels, 2, 50, generator)
 
     first = draw(torch.Generator().manual_seed(7))
     second = draw(torch.Generator().manual_seed(7))
@@ -691,33 +654,8 @@ def test_draw_block_samples_is_deterministic():
         assert torch.equal(a, b)
 
 
-@pytest.mark.parametrize(
-    "kwargs, argument",
-    [
-        ({"block_size": 0}, "block_size"),
-        ({"block_size": 1.5}, "block_size"),
-        ({"block_size": True}, "block_size"),
-        ({"n_samples": 1}, "n_samples"),
-        ({"n_samples": 0}, "n_samples"),
-        ({"n_samples": 10.0}, "n_samples"),
-        ({"labels": torch.tensor([0, 0, 2, 2])}, "labels"),
-        ({"labels": torch.tensor([0, 0, 0])}, "labels"),
-        ({"labels": torch.tensor([0.0, 1.0])}, "labels"),
-    ],
-)
-def test_draw_block_samples_bad_arguments_raise(kwargs, argument):
-    arguments = {
-        "labels": labels_with_counts((3, 4)),
-        "block_size": 2,
-        "n_samples": 10,
-        **kwargs,
-    }
-    with pytest.raises(ValueError, match=argument):
-        curl.draw_block_samples(**arguments)
-
-
 def naive_block_losses(features, labels, samples):
-    """The estimates of curl.block_losses, one draw at a time, in Python floats."""
+    """The estimates of _block_losses, one draw at a time, in Python floats."""
     feats = features.tolist()
 
     def dot(u, v):
@@ -758,10 +696,10 @@ def naive_block_losses(features, labels, samples):
 def test_block_losses_match_a_naive_loop(block_size):
     labels = labels_with_counts((4, 3, 5), seed=2)
     features = randn(2, labels.numel(), 3, seed=3, dtype=torch.float32)
-    samples = curl.draw_block_samples(
+    samples = _draw_block_samples(
         labels, block_size, 40, torch.Generator().manual_seed(5)
     )
-    losses = curl.block_losses(features, samples)
+    losses = _block_losses(features, samples)
     assert set(losses) == {"L_un", "L_un_se", "L_block", "L_block_se", "gap_se"}
     for value in losses.values():
         assert value.shape == (2,) and value.dtype == torch.float64
@@ -770,7 +708,7 @@ def test_block_losses_match_a_naive_loop(block_size):
         for name, value in expected.items():
             assert float(losses[name][s]) == pytest.approx(value, rel=1e-10, abs=1e-14)
     # a feature without the seed axis
-    alone = curl.block_losses(features[1], samples)
+    alone = _block_losses(features[1], samples)
     for name, value in alone.items():
         assert value.shape == ()
         torch.testing.assert_close(value, losses[name][1], rtol=1e-12, atol=0)
@@ -779,8 +717,8 @@ def test_block_losses_match_a_naive_loop(block_size):
 def test_block_losses_with_blocks_of_one_are_l_un():
     labels = labels_with_counts((4, 3, 5), seed=2)
     features = randn(3, labels.numel(), 3, seed=6)
-    losses = curl.block_losses(
-        features, curl.draw_block_samples(labels, 1, 200, torch.Generator())
+    losses = _block_losses(
+        features, _draw_block_samples(labels, 1, 200, torch.Generator())
     )
     assert torch.equal(losses["L_block"], losses["L_un"])
     assert torch.equal(losses["L_block_se"], losses["L_un_se"])
@@ -792,11 +730,9 @@ def test_block_losses_with_blocks_of_one_are_l_un():
 def test_block_loss_is_below_l_un(scale, block_size):
     labels = labels_with_counts((6, 9, 5), seed=4)
     features = scale * randn(3, labels.numel(), 4, seed=5)
-    losses = curl.block_losses(
+    losses = _block_losses(
         features,
-        curl.draw_block_samples(
-            labels, block_size, 4000, torch.Generator().manual_seed(6)
-        ),
+        _draw_block_samples(labels, block_size, 4000, torch.Generator().manual_seed(6)),
     )
     assert bool((losses["gap_se"] > 0).all())
     assert bool((losses["L_block"] <= losses["L_un"] + 4 * losses["gap_se"]).all())
@@ -806,9 +742,9 @@ def test_block_loss_is_below_l_un(scale, block_size):
 def test_block_losses_l_un_matches_the_exact_loss(block_size):
     labels = labels_with_counts((6, 9, 5), seed=4)
     features = randn(2, labels.numel(), 4, seed=7)
-    losses = curl.block_losses(
+    losses = _block_losses(
         features,
-        curl.draw_block_samples(
+        _draw_block_samples(
             labels, block_size, 20_000, torch.Generator().manual_seed(8)
         ),
     )
@@ -838,8 +774,8 @@ def test_block_evaluator():
         assert value.shape == (2,) and bool(torch.isfinite(value).all())
     with torch.no_grad():
         features = model(inputs)
-    samples = curl.draw_block_samples(labels, 3, 300, torch.Generator().manual_seed(10))
-    for name, value in curl.block_losses(features, samples).items():
+    samples = _draw_block_samples(labels, 3, 300, torch.Generator().manual_seed(10))
+    for name, value in _block_losses(features, samples).items():
         torch.testing.assert_close(values[name], value)
     mean = metrics.mean_classifier(features.double(), labels, task_size=2)
     torch.testing.assert_close(values["L_mu"], mean["loss"])
@@ -1175,13 +1111,6 @@ def test_k_negative_lemma_needs_seed_axis():
         curl.k_negative_lemma(randn(6, 2, seed=1), labels, [1], 100)
 
 
-def test_block_losses_reject_samples_beyond_the_features():
-    labels = torch.tensor([0, 0, 1, 1, 2, 2])
-    samples = curl.draw_block_samples(labels, 2, 50)
-    with pytest.raises(ValueError, match="features"):
-        curl.block_losses(randn(1, 4, 2, seed=2), samples)
-
-
 # ---------------------------------------------------------------- the claims
 
 
@@ -1245,7 +1174,7 @@ def test_claims_read_by_the_verdict_method():
 
 @pytest.mark.parametrize("k, n_classes", [(1, 1), (1, 4), (3, 2), (4, 3), (9, 9)])
 def test_negative_counts_enumerate_every_count_vector(k, n_classes):
-    counts = curl.negative_counts(k, n_classes)
+    counts = _negative_counts(k, n_classes)
     assert counts.shape == (math.comb(k + n_classes - 1, n_classes - 1), n_classes)
     assert (counts.sum(-1) == k).all() and (counts >= 0).all()
     assert len({tuple(row.tolist()) for row in counts}) == len(counts)
@@ -1280,7 +1209,7 @@ def brute_force_tuple_loss(features, labels, k):
 def test_tuple_mean_classifier_loss_matches_enumeration(k):
     labels = labels_with_counts((2, 3, 2, 4), seed=5)
     features = 1.5 * randn(2, labels.numel(), 3, seed=6)
-    tau_plus, loss = curl.tuple_mean_classifier_loss(features, labels, k)
+    tau_plus, loss = _tuple_mean_classifier_loss(features, labels, k)
     expected_tau, expected = brute_force_tuple_loss(features, labels, k)
     assert tau_plus == pytest.approx(expected_tau, rel=1e-12)
     torch.testing.assert_close(loss, expected, rtol=1e-12, atol=0)
@@ -1289,7 +1218,7 @@ def test_tuple_mean_classifier_loss_matches_enumeration(k):
 def test_tuple_loss_with_one_negative_is_the_binary_mean_classifier_loss():
     labels = labels_with_counts((5, 8, 3, 6), seed=7)
     features = randn(3, labels.numel(), 4, seed=8)
-    tau_plus, loss = curl.tuple_mean_classifier_loss(features, labels, 1)
+    tau_plus, loss = _tuple_mean_classifier_loss(features, labels, 1)
     rho = metrics.class_frequencies(labels)
     assert tau_plus == pytest.approx(float((rho**2).sum()), rel=1e-12)
     binary = metrics.mean_classifier(features.double(), labels, task_size=2)["loss"]
@@ -1299,63 +1228,214 @@ def test_tuple_loss_with_one_negative_is_the_binary_mean_classifier_loss():
 def test_tuple_loss_does_not_overflow_on_large_features():
     labels = labels_with_counts((4, 4, 4), seed=9)
     features = 300 * randn(1, labels.numel(), 3, seed=10)
-    _, loss = curl.tuple_mean_classifier_loss(features, labels, 2)
+    _, loss = _tuple_mean_classifier_loss(features, labels, 2)
     expected = brute_force_tuple_loss(features, labels, 2)[1]
     assert torch.isfinite(loss).all()
     torch.testing.assert_close(loss, expected, rtol=1e-10, atol=0)
 
 
-@pytest.mark.parametrize(
-    "features, labels, k, match",
-    [
-        (torch.zeros(4, 3), torch.tensor([0, 0, 1, 1]), 1, "features"),
-        (torch.zeros(1, 4, 3), torch.tensor([0, 0, 0, 0]), 1, "two classes"),
-        (torch.zeros(1, 4, 3), torch.tensor([0, 0, 1, 1]), 0, "n_negatives"),
-        (torch.zeros(1, 3, 3), torch.tensor([0, 0, 1, 1]), 1, "labels"),
-        (torch.zeros(1, 4, 3), torch.tensor([0, 0, 1, 1]), 2**50, "n_negatives=1125"),
-        (torch.zeros(1, 6, 3), torch.tensor([0, 1, 2] * 2), 2**50, "n_negatives=1125"),
-    ],
-)
-def test_tuple_mean_classifier_loss_bad_inputs_raise(features, labels, k, match):
-    with pytest.raises(ValueError, match=match):
-        curl.tuple_mean_classifier_loss(features, labels, k)
-
-
-def test_size_estimates_of_the_draws_and_the_counts(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
-
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    counts = curl.negative_counts(4, 3)
-    # each count also a Python int in a list (8 + 32 bytes) before the float64 tensor
-    assert estimated_bytes(curl.negative_counts, 4, 3) == 6 * counts.nbytes
-    with pytest.raises(ValueError, match="n_negatives=100, n_classes=100"):
-        curl.negative_counts(100, 100)  # C(199, 99) ≈ 4.5e58 rows
-    labels = labels_with_counts((2, 2, 3), seed=0)
-    # each drawn index with its uniform (or class) and its position: 3 × 8 bytes
-    drawn = nominal_bytes(curl.draw_block_samples(labels, 3, 9))
-    assert estimated_bytes(curl.draw_block_samples, labels, 3, 9) == 3 * drawn
-    with pytest.raises(ValueError, match="block_size=3, n_samples=10000000000"):
-        curl.draw_block_samples(labels, 3, 10**10)
-
-
-def test_batch_estimates_are_the_bytes_of_a_batch(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
-
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    latent = GaussianClasses.random(3, 4, seed=1)
-    args = (latent, 2, 5, torch.Generator().manual_seed(0))
-    batch = curl.contrastive_batches(*args, block_size=3)(0)
-    nominal = nominal_bytes(batch)
-    assert estimated_bytes(curl.contrastive_batches, *args, block_size=3) == nominal
-    inputs, labels = randn(7, 4), torch.tensor([0, 0, 1, 1, 2, 2, 2])
-    args = (inputs, labels, 2, 5, torch.Generator().manual_seed(0))
-    x, y = curl.labelled_batches(*args)(0)
-    index = y.numel() * 8  # the drawn indices (int64)
-    expected = x.nbytes + y.nbytes + index
-    assert estimated_bytes(curl.labelled_batches, *args) == expected
-
-
 def test_negative_counts_into_one_class_is_one_row():
     # k negatives in one class: the single count vector (k), for any k
-    assert curl.negative_counts(5, 1).tolist() == [[5.0]]
-    assert curl.negative_counts(2**50, 1).tolist() == [[float(2**50)]]
+    assert _negative_counts(5, 1).tolist() == [[5.0]]
+    assert _negative_counts(2**50, 1).tolist() == [[float(2**50)]]
+
+
+def test_head_accuracy_refuses_labels_beyond_the_logits():
+    """Labels 5..7 scored against 3 logits would read as accuracy 0: a ValueError
+    naming the range instead; labels within it score as the reference does."""
+    val_x, val_y = blob_split(10, seed=2)
+    model = StackedModel(make_classifier, 2, seed=0)
+    with pytest.raises(ValueError, match=r"labels must lie in 0\.\.2.*got a label 7"):
+        curl.head_accuracy(val_x, val_y + 5)(model)
+    assert torch.equal(
+        curl.head_accuracy(val_x, val_y)(model),
+        validation_accuracy(model, val_x, val_y),
+    )
+
+
+# ---------------------------------------------------------------- bad calls
+
+_LABELS = torch.tensor([0, 1, 2, 0, 1, 2, 0, 1])  # 8 examples of 3 classes
+_FEATURES = randn(2, 8, 3, seed=1)  # (S, n, d)
+_INPUTS = randn(8, 3, seed=2, dtype=torch.float32)  # (n, d)
+_NAN_INPUTS = _INPUTS.clone()
+_NAN_INPUTS[0, 0] = math.nan
+_BATCH = (randn(4, 3, seed=3), randn(4, 2, 3, seed=4), randn(4, 2, 3, seed=5))
+_LATENT = EmpiricalClasses(_INPUTS, _LABELS)
+_MANY_CLASSES = torch.arange(28) % 14  # N_C = 14: C(25, 12) count vectors for k = 13
+
+
+def _identity(x):
+    return x
+
+
+def _three_logits(x):
+    """A model of two seeds with three logits: (S, n, 3)."""
+    return torch.zeros(2, x.shape[0], 3)
+
+
+def score_of_head_accuracy(inputs, labels, model):
+    """The score head_accuracy builds, applied to ``model``."""
+    return curl.head_accuracy(inputs, labels)(model)
+
+
+_TUNED = {
+    "make_model": lambda: torch.nn.Linear(3, 3),
+    "loss_fn": curl.cross_entropy_loss,
+    "batches": lambda n, generator: curl.labelled_batches(
+        _INPUTS, _LABELS, n, 4, generator
+    ),
+    "score": curl.head_accuracy(_INPUTS, _LABELS),
+}
+_TUNED_KEYWORDS = {"grid": [(0.1, 0.0)], "n_seeds": 2, "n_steps": 4, "eval_steps": [2]}
+
+
+def _tuned(**changes):
+    """train_tuned's keyword arguments, with ``changes``."""
+    return {**_TUNED_KEYWORDS, **changes}
+
+
+BAD_CALLS = [
+    bad_call(
+        curl.downstream_accuracies,
+        "classifiers",
+        *(_FEATURES, _LABELS) * 2,
+        classifiers=("median",),
+    ),
+    bad_call(
+        curl.downstream_accuracies,
+        "task_sizes",
+        *(_FEATURES, _LABELS) * 2,
+        task_sizes=1,
+    ),
+    bad_call(
+        curl.downstream_accuracies,
+        "test_labels",
+        _FEATURES,
+        _LABELS,
+        _FEATURES,
+        _LABELS.int(),
+    ),
+    # the lemma
+    bad_call(curl.mean_classifier_bound, "tau", 1.0, 1.0),
+    bad_call(curl.mean_classifier_bound, "tau", 1.0, -0.1),
+    bad_call(curl.mean_classifier_bound, "unsupervised_loss", math.nan, 0.3),
+    bad_call(curl.mean_classifier_bound, "unsupervised_loss", torch.tensor([1]), 0.3),
+    bad_call(curl.lemma_quantities, "features", _FEATURES[0, :, 0], _LABELS),
+    bad_call(curl.lemma_quantities, "labels", _FEATURES, _LABELS.double()),
+    bad_call(curl.lemma_quantities, "max_iter", _FEATURES, _LABELS, max_iter=0),
+    bad_call(
+        curl.lemma_quantities,
+        "fit_features",
+        _FEATURES,
+        _LABELS,
+        heldout_fit=(_FEATURES[..., :2], _LABELS),
+    ),
+    # k negatives
+    bad_call(curl.k_negative_lemma, "features", _FEATURES[0], _LABELS, [1], 10),
+    bad_call(curl.k_negative_lemma, "labels", _FEATURES, _LABELS[:6], [1], 10),
+    bad_call(curl.k_negative_lemma, "negatives", _FEATURES, _LABELS, [0], 10),
+    bad_call(curl.k_negative_lemma, r"negatives.*1\.\.2", _FEATURES, _LABELS, [3], 10),
+    bad_call(curl.k_negative_lemma, "negatives", _FEATURES, _LABELS, 2, 10),
+    bad_call(curl.k_negative_lemma, "negatives", _FEATURES, _LABELS, [], 10),
+    bad_call(curl.k_negative_lemma, "n_samples", _FEATURES, _LABELS, [1], 1),
+    bad_call(curl.k_negative_lemma, "generator", _FEATURES, _LABELS, [1], 10, 0),
+    bad_call(
+        curl.k_negative_lemma,
+        "negatives=13",
+        randn(1, 28, 2),
+        _MANY_CLASSES,
+        [13],
+        10,
+    ),
+    # blocks
+    bad_call(curl.block_evaluator, "block_size", _INPUTS, _LABELS, 0, 10),
+    bad_call(curl.block_evaluator, "block_size", _INPUTS, _LABELS, 2.0, 10),
+    bad_call(curl.block_evaluator, "n_samples", _INPUTS, _LABELS, 2, 1),
+    bad_call(curl.block_evaluator, "inputs", _INPUTS[:6], _LABELS, 2, 10),
+    bad_call(curl.block_evaluator, "inputs", _NAN_INPUTS, _LABELS, 2, 10),
+    bad_call(curl.block_evaluator, "labels", _INPUTS, _LABELS.double(), 2, 10),
+    bad_call(curl.block_evaluator, "labels must cover", _INPUTS, 2 * _LABELS, 2, 10),
+    bad_call(curl.block_evaluator, "generator", _INPUTS, _LABELS, 2, 10, 0),
+    # training: losses, batches, scores, the tuned procedure
+    bad_call(curl.block_contrastive_loss, "forward", "encoder", _BATCH),
+    bad_call(curl.block_contrastive_loss, "batch", _identity, _BATCH[:2]),
+    bad_call(
+        curl.block_contrastive_loss,
+        "positives",
+        _identity,
+        (_BATCH[0], _BATCH[0], _BATCH[0]),
+    ),
+    bad_call(
+        curl.block_contrastive_loss,
+        r"batch\[0\]",
+        _identity,
+        (_BATCH[0].long(), *_BATCH[1:]),
+    ),
+    bad_call(curl.cross_entropy_loss, "forward", None, (_INPUTS, _LABELS)),
+    bad_call(
+        curl.cross_entropy_loss, r"batch\[1\]", _identity, (_INPUTS, _LABELS.float())
+    ),
+    bad_call(curl.cross_entropy_loss, "batch", _identity, _INPUTS),
+    bad_call(curl.contrastive_batches, "latent", _INPUTS, 2, 4, torch.Generator()),
+    bad_call(curl.contrastive_batches, "n_seeds", _LATENT, 0, 4, torch.Generator()),
+    bad_call(curl.contrastive_batches, "batch_size", _LATENT, 2, 0, torch.Generator()),
+    bad_call(curl.contrastive_batches, "generator", _LATENT, 2, 4, 0),
+    bad_call(
+        curl.contrastive_batches, "block_size", _LATENT, 2, 4, torch.Generator(), 0
+    ),
+    bad_call(curl.labelled_batches, "inputs", _INPUTS[:6], _LABELS, 2, 4, None),
+    bad_call(curl.labelled_batches, "labels", _INPUTS, _LABELS.float(), 2, 4, None),
+    bad_call(curl.labelled_batches, "batch_size", _INPUTS, _LABELS, 2, 0, None),
+    bad_call(curl.labelled_batches, "generator", _INPUTS, _LABELS, 2, 4, 0),
+    bad_call(curl.head_accuracy, "inputs", _INPUTS[:6], _LABELS),
+    bad_call(curl.head_accuracy, "labels", _INPUTS, _LABELS.float()),
+    bad_call(
+        score_of_head_accuracy,
+        r"labels must lie in 0\.\.2.*got a label 7",
+        _INPUTS,
+        _LABELS + 5,
+        _three_logits,
+    ),
+    bad_call(curl.probe_accuracy, "fit_inputs", _INPUTS[:6], _LABELS, _INPUTS, _LABELS),
+    bad_call(curl.probe_accuracy, "val_labels", _INPUTS, _LABELS, _INPUTS, -_LABELS),
+    bad_call(
+        curl.probe_accuracy,
+        "val_inputs",
+        _INPUTS,
+        _LABELS,
+        _INPUTS[:, :2],
+        _LABELS,
+    ),
+    bad_call(
+        curl.probe_accuracy, "max_iter", _INPUTS, _LABELS, _INPUTS, _LABELS, max_iter=0
+    ),
+    bad_call(curl.train_tuned, "grid", *_TUNED.values(), **_tuned(grid=[])),
+    bad_call(curl.train_tuned, "lr", *_TUNED.values(), **_tuned(grid=[(0.0, 0.0)])),
+    bad_call(
+        curl.train_tuned,
+        "loss_fn",
+        _TUNED["make_model"],
+        "cross_entropy",
+        _TUNED["batches"],
+        _TUNED["score"],
+        **_tuned(),
+    ),
+    bad_call(
+        curl.train_tuned, "search_seeds", *_TUNED.values(), **_tuned(search_seeds=3)
+    ),
+    bad_call(
+        curl.train_tuned, "eval_steps", *_TUNED.values(), **_tuned(eval_steps=[5])
+    ),
+    bad_call(curl.train_tuned, "tolerance", *_TUNED.values(), **_tuned(tolerance=-0.1)),
+    bad_call(curl.train_tuned, "n_steps", *_TUNED.values(), **_tuned(n_steps=0)),
+    bad_call(
+        curl.train_tuned, "device", *_TUNED.values(), **_tuned(device=lacking_device())
+    ),
+    bad_call(curl.train_tuned, "device", *_TUNED.values(), **_tuned(device="gpu")),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

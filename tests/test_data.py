@@ -11,13 +11,13 @@ import math
 import numpy as np
 import pytest
 import torch
+from bad_calls import bad_call
 from scipy import stats
 
+from ccl_helpers import data
 from ccl_helpers.data import (
     EmpiricalClasses,
     GaussianClasses,
-    check_class_probs,
-    duplicate_rows,
     fixed_triplets,
     hard_negatives,
     load_digits,
@@ -25,6 +25,7 @@ from ccl_helpers.data import (
     train_test_split,
     unit_sphere,
 )
+from ccl_helpers.data._latent import _duplicate_rows
 
 RHO = torch.tensor([0.5, 0.3, 0.2])
 
@@ -329,20 +330,13 @@ def test_train_test_split_is_deterministic_under_the_seed():
 # ---------------------------------------------------------------- validation
 
 
-def test_check_class_probs_accepts_a_distribution():
-    rho = torch.tensor([0.2, 0.8])
-    assert check_class_probs(rho) is rho
-
-
 @pytest.mark.parametrize(
     "rho", [[0.5, 0.4], [0.6, 0.6], [1.2, -0.2], [1.0], [[0.5, 0.5]]]
 )
 def test_bad_class_probs_raise(rho):
     with pytest.raises(ValueError, match="class_probs"):
-        check_class_probs(torch.tensor(rho))
+        GaussianClasses(torch.tensor(rho), torch.zeros(2, 3), 1.0)
     if torch.tensor(rho).ndim == 1 and len(rho) == 2:
-        with pytest.raises(ValueError, match="class_probs"):
-            GaussianClasses(torch.tensor(rho), torch.zeros(2, 3), 1.0)
         inputs, labels = split_data((2, 3))
         with pytest.raises(ValueError, match="class_probs"):
             EmpiricalClasses(inputs, labels, class_probs=torch.tensor(rho))
@@ -475,8 +469,8 @@ def test_separation_counts_duplicates_as_zero_and_warns():
     with pytest.warns(UserWarning, match="3 exactly duplicated rows"):
         delta = separation(x)
     assert float(delta) == 0.0
-    assert sorted(map(tuple, duplicate_rows(x).tolist())) == [(2, 7), (2, 9), (4, 5)]
-    assert duplicate_rows(torch.randn(5, 2, generator=gen(3))).shape == (0, 2)
+    assert sorted(map(tuple, _duplicate_rows(x).tolist())) == [(2, 7), (2, 9), (4, 5)]
+    assert _duplicate_rows(torch.randn(5, 2, generator=gen(3))).shape == (0, 2)
 
 
 def test_duplicate_rows_equals_brute_force():
@@ -486,14 +480,14 @@ def test_duplicate_rows_equals_brute_force():
         for j in range(30)
         if any(torch.equal(x[i], x[j]) for i in range(j))
     )
-    assert sorted(map(tuple, duplicate_rows(x).tolist())) == expected
+    assert sorted(map(tuple, _duplicate_rows(x).tolist())) == expected
 
 
 def test_separation_of_the_digits_is_positive():
     images, _ = load_digits()
     delta = separation(unit_sphere(images))
     assert 0 < float(delta) < 1
-    assert duplicate_rows(images).shape == (0, 2)
+    assert _duplicate_rows(images).shape == (0, 2)
 
 
 @pytest.mark.parametrize(
@@ -636,11 +630,99 @@ def test_sample_sim_draws_as_sample_given_does():
     assert torch.equal(x, latent.sample_given(classes, again))
 
 
-def test_separation_estimate_and_huge_inputs(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
+# ---------------------------------------------------------------- bad calls
 
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    x = torch.randn(30, 4)
-    assert estimated_bytes(separation, x) == 30**2 * 4
-    with pytest.raises(ValueError, match=r"x=shape \(1000000, 2\).*4 TB"):
-        separation(torch.zeros(1, 2).expand(10**6, 2))
+_RHO2 = torch.tensor([0.5, 0.5])
+_INPUTS, _LABELS = split_data((4, 5))
+_TRIPLETS = gaussian_triplets(n=2)
+
+BAD_CALLS = [
+    bad_call(
+        data.GaussianClasses, "class_probs", torch.tensor([0.6, 0.6]), _INPUTS[:2], 1.0
+    ),
+    bad_call(data.GaussianClasses, "means", _RHO2, torch.zeros(3, 2), 1.0),
+    bad_call(data.GaussianClasses, "noise_std", _RHO2, torch.zeros(2, 3), 0.0),
+    bad_call(data.GaussianClasses.random, "separation", 3, 2, separation=-1.0),
+    bad_call(data.GaussianClasses.random, "n_classes", 1, 2),
+    bad_call(data.EmpiricalClasses, "labels", _INPUTS[:-1], _LABELS),
+    bad_call(data.EmpiricalClasses, r"pass labels\.long\(\)", _INPUTS, _LABELS.int()),
+    bad_call(data.EmpiricalClasses, "inputs", _INPUTS.long(), _LABELS),
+    bad_call(
+        data.EmpiricalClasses,
+        "class_probs",
+        _INPUTS,
+        _LABELS,
+        class_probs=torch.tensor([0.2, 0.3, 0.5]),
+    ),
+    # the abstract base's samplers, through a subclass
+    bad_call(
+        data.LatentClassModel.sample_given,
+        "classes",
+        GaussianClasses.random(3, 2),
+        torch.tensor([3]),
+        gen(),
+    ),
+    bad_call(
+        data.LatentClassModel.sample_given,
+        r"pass classes\.long\(\)",
+        GaussianClasses.random(3, 2),
+        torch.tensor([1, 0], dtype=torch.uint8),
+        gen(),
+    ),
+    bad_call(
+        data.LatentClassModel.sample_classes,
+        "shape",
+        GaussianClasses.random(3, 2),
+        (0,),
+        gen(),
+    ),
+    bad_call(
+        data.LatentClassModel.sample_sim,
+        "block_size",
+        GaussianClasses.random(3, 2),
+        (3,),
+        gen(),
+        block_size=0,
+    ),
+    bad_call(data.load_digits, "device", device="bogus"),
+    bad_call(data.load_digits, "dtype", dtype=torch.int64),
+    bad_call(data.train_test_split, "test_fraction", _INPUTS, _LABELS, 1.0),
+    bad_call(data.train_test_split, "seed", _INPUTS, _LABELS, 0.3, seed=-1),
+    bad_call(data.train_test_split, "inputs", _INPUTS.long(), _LABELS),
+    bad_call(data.train_test_split, "labels", _INPUTS, _LABELS.double()),
+    bad_call(data.train_test_split, "length", _INPUTS[:-1], _LABELS),
+    bad_call(
+        data.unit_sphere,
+        "x has 1 all-zero rows",
+        torch.tensor([[1.0, 0.0], [0.0, 0.0]]),
+    ),
+    bad_call(
+        data.unit_sphere,
+        "x must be a floating-point",
+        torch.ones(3, 2, dtype=torch.long),
+    ),
+    bad_call(data.separation, "x must", torch.zeros(1, 3)),
+    bad_call(data.separation, "x must", torch.ones(3, 2, dtype=torch.long)),
+    bad_call(data.separation, "x must be finite", torch.tensor([[0.0], [math.nan]])),
+    bad_call(data.separation, "block_elements", torch.zeros(2, 3), block_elements=0),
+    bad_call(data.fixed_triplets, "n must", _INPUTS + 1, _LABELS, 0, gen()),
+    bad_call(data.fixed_triplets, r"n must be ≤ N/3", _INPUTS + 1, _LABELS, 4, gen()),
+    bad_call(
+        data.fixed_triplets,
+        "negatives",
+        _INPUTS + 1,
+        _LABELS,
+        2,
+        gen(),
+        negatives="hard",
+    ),
+    bad_call(data.fixed_triplets, "inputs", _INPUTS.long(), _LABELS, 2, gen()),
+    bad_call(data.hard_negatives, "delta", _TRIPLETS, 2.5),
+    bad_call(data.hard_negatives, "delta", _TRIPLETS, 0.0),
+    bad_call(data.hard_negatives, "triplets", tuple(_TRIPLETS), 0.1),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

@@ -1,12 +1,13 @@
 """Tests of ccl_helpers.data's augmentations (kornia): every strategy on 8×8 and 28×28
 images (shape, range, dtype, device), determinism under a seed, independent parameters
 per image, shared parameters along chosen dimensions, the parts of the recipe
-(identity, noise level, cutout area), bad arguments."""
+(identity, noise level, cutout area), bad calls."""
 
 from __future__ import annotations
 
 import pytest
 import torch
+from bad_calls import bad_call
 
 from ccl_helpers import data
 
@@ -87,21 +88,28 @@ def test_augment_stays_on_the_gpu_and_is_deterministic_there():
     assert a.device == x.device and torch.equal(a, b)
 
 
-@pytest.mark.parametrize(
-    "call, argument",
-    [
-        (lambda: data.augment(torch.rand(8, 8), "base", gen()), "images"),
-        (lambda: data.augment(torch.ones(2, 1, 8, 8).long(), "base", gen()), "images"),
-        (lambda: data.augment(images(8), "blur", gen()), "strategy"),
-        (lambda: data.augment(images(8), "base", 0), "generator"),
-        (
-            lambda: data.augment(
-                images(8).expand(2, 6, 1, 8, 8), "base", gen(), param_shape=(3, 1)
-            ),
-            "param_shape",
-        ),
-    ],
-)
-def test_bad_arguments_raise_value_error(call, argument):
-    with pytest.raises(ValueError, match=argument):
-        call()
+IMAGES = torch.rand(6, 1, 8, 8, generator=torch.Generator().manual_seed(0))
+
+BAD_CALLS = [
+    bad_call(data.augment, "images", IMAGES[0, 0], "base", gen()),
+    bad_call(data.augment, "images", (IMAGES * 255).long(), "base", gen()),
+    bad_call(data.augment, "strategy", IMAGES, "blur", gen()),
+    bad_call(data.augment, "generator", IMAGES, "base", 0),
+    bad_call(
+        data.augment,
+        "param_shape",
+        IMAGES.expand(2, 6, 1, 8, 8),
+        "base",
+        gen(),
+        param_shape=(3, 1),
+    ),
+    bad_call(data.pipeline, "strategy", "none", 8, 8),
+    bad_call(data.pipeline, "strategy", "rotation", 8, 8),
+    bad_call(data.pipeline, "height", "base", 0, 8),
+    bad_call(data.pipeline, "width", "base", 8, 2.5),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

@@ -1,5 +1,5 @@
-"""Tests of ccl_helpers.data's file readers and data sets: IDX and CIFAR-10 parsers on
-small files the tests write; FashionMNIST on Debian's files (shapes, range, class
+"""Tests of ccl_helpers.data's file readers and data sets: the IDX parser on small
+files the tests write; FashionMNIST on Debian's files (shapes, range, class
 counts, md5 of the contents); bad files; the search order; the error that names the
 ways to get the files; the download (from local HTTP servers, data_server.py: the
 content md5 check, the mirrors' order, CCL_DATA_MIRROR, the Debian folder's variable)
@@ -9,8 +9,6 @@ from __future__ import annotations
 
 import gzip
 import hashlib
-import os
-import pickle
 import shutil
 import socket
 import struct
@@ -20,18 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import torch
+from bad_calls import bad_call
 from data_server import serve
 
 from ccl_helpers import data
-from ccl_helpers.data import (
-    DataNotFoundError,
-    _fetch,
-    load_cifar10_batches,
-    load_idx,
-)
+from ccl_helpers.data import DataNotFoundError, _fetch
 from ccl_helpers.data.__main__ import main as data_main
+from ccl_helpers.data._files import _load_idx
 
-# ------------------------------------------------------------ IDX and CIFAR-10 files
+# ------------------------------------------------------------ IDX files
 
 IDX_CODES = {
     np.uint8: 0x08,
@@ -68,24 +63,24 @@ def test_load_idx_round_trip(tmp_path, compress, dtype, shape):
     rng = np.random.default_rng(0)
     array = (rng.normal(size=shape) * 100).astype(dtype)
     path = write_idx(tmp_path / "data.idx", array, compress)
-    loaded = load_idx(path)
+    loaded = _load_idx(path)
     assert tuple(loaded.shape) == shape
     np.testing.assert_array_equal(loaded.numpy(), array)
 
 
 def test_load_idx_bad_files(tmp_path):
     with pytest.raises(DataNotFoundError, match="not found"):
-        load_idx(tmp_path / "absent")
+        _load_idx(tmp_path / "absent")
     (tmp_path / "text").write_bytes(b"hello world")
     with pytest.raises(ValueError, match="not an IDX file"):
-        load_idx(tmp_path / "text")
+        _load_idx(tmp_path / "text")
     path = write_idx(tmp_path / "short", np.zeros((4, 4), np.uint8))
     path.write_bytes(path.read_bytes()[:-3])
     with pytest.raises(ValueError, match="bytes"):
-        load_idx(path)
+        _load_idx(path)
     (tmp_path / "bad.gz").write_bytes(gzip.compress(b"\x00\x00\x08\x02abc")[:-4])
     with pytest.raises(ValueError):
-        load_idx(tmp_path / "bad.gz")
+        _load_idx(tmp_path / "bad.gz")
 
 
 @pytest.mark.parametrize("damage", ["truncated", "corrupt"])
@@ -104,106 +99,13 @@ def test_load_idx_names_a_damaged_gzip_file(tmp_path, damage):
     )
     (tmp_path / "images.gz").write_bytes(damaged)
     with pytest.raises(ValueError, match=r"images\.gz is a truncated or corrupt gzip"):
-        load_idx(tmp_path / "images.gz")
-
-
-def write_cifar(directory, names, per_batch=3, seed=0):
-    directory.mkdir(exist_ok=True)
-    rng = np.random.default_rng(seed)
-    written = []
-    for name in names:
-        data = rng.integers(0, 256, (per_batch, 3072), dtype=np.uint8)
-        labels = rng.integers(0, 10, per_batch).tolist()
-        batch = {
-            b"batch_label": name.encode(),
-            b"labels": labels,
-            b"data": data,
-            b"filenames": [b"x.png"] * per_batch,
-        }
-        with open(directory / name, "wb") as handle:
-            pickle.dump(batch, handle, protocol=2)
-        written.append((data, labels))
-    return written
-
-
-def test_load_cifar10_batches_round_trip(tmp_path):
-    names = [f"data_batch_{i}" for i in range(1, 6)]
-    written = write_cifar(tmp_path / "cifar", names + ["test_batch"])
-    images, labels = load_cifar10_batches(tmp_path / "cifar")
-    assert (
-        images.shape == (15, 3, 32, 32)
-        and images.dtype == torch.float32
-        and labels.dtype == torch.long
-    )
-    data = np.concatenate([d for d, _ in written[:5]])
-    assert labels.tolist() == sum((batch for _, batch in written[:5]), [])
-    # row layout: 1024 red, 1024 green, 1024 blue values, each plane row-major
-    for n, c, r, col in [(0, 0, 0, 0), (4, 1, 5, 7), (14, 2, 31, 31), (7, 2, 0, 31)]:
-        assert float(images[n, c, r, col]) * 255 == pytest.approx(
-            data[n, c * 1024 + r * 32 + col], abs=1e-3
-        )
-    test_images, test_labels = load_cifar10_batches(tmp_path / "cifar", train=False)
-    assert test_images.shape == (3, 3, 32, 32) and test_labels.tolist() == written[5][1]
-
-
-def test_load_cifar10_bad_files(tmp_path):
-    with pytest.raises(DataNotFoundError, match="not found"):
-        load_cifar10_batches(tmp_path / "absent")
-    write_cifar(tmp_path / "partial", ["data_batch_1", "data_batch_2"])
-    with pytest.raises(FileNotFoundError, match="data_batch_3"):
-        load_cifar10_batches(tmp_path / "partial")
-    (tmp_path / "junk").mkdir()
-    (tmp_path / "junk" / "test_batch").write_bytes(b"not a pickle")
-    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):
-        load_cifar10_batches(tmp_path / "junk", train=False)
-    (tmp_path / "evil").mkdir()
-    (tmp_path / "evil" / "test_batch").write_bytes(pickle.dumps({b"data": os.getcwd}))
-    with pytest.raises(
-        ValueError, match="not a CIFAR-10 batch"
-    ):  # refuses to unpickle other objects
-        load_cifar10_batches(tmp_path / "evil", train=False)
-    (tmp_path / "shape").mkdir()
-    with open(tmp_path / "shape" / "test_batch", "wb") as handle:
-        pickle.dump({b"data": np.zeros((2, 100), np.uint8), b"labels": [0, 1]}, handle)
-    with pytest.raises(ValueError, match="not a CIFAR-10 batch"):
-        load_cifar10_batches(tmp_path / "shape", train=False)
-
-
-def test_load_cifar100_fine_and_coarse_labels(tmp_path):
-    folder = tmp_path / "cifar-100-python"
-    folder.mkdir()
-    rng = np.random.default_rng(2)
-    written = {}
-    for name, n in (("train", 4), ("test", 2)):
-        batch = {
-            b"data": rng.integers(0, 256, (n, 3072), dtype=np.uint8),
-            b"fine_labels": rng.integers(0, 100, n).tolist(),
-            b"coarse_labels": rng.integers(0, 20, n).tolist(),
-        }
-        with open(folder / name, "wb") as handle:
-            pickle.dump(batch, handle, protocol=2)
-        written[name] = batch
-    images, fine = data.load_cifar100(folder)
-    assert (
-        images.shape == (4, 3, 32, 32)
-        and fine.tolist() == written["train"][b"fine_labels"]
-    )
-    assert float(images[3, 2, 31, 31]) * 255 == pytest.approx(
-        written["train"][b"data"][3, 3071], abs=1e-3
-    )
-    _, coarse = data.load_cifar100(folder, train=False, labels="coarse")
-    assert coarse.tolist() == written["test"][b"coarse_labels"]
-    with pytest.raises(ValueError, match="labels"):
-        data.load_cifar100(folder, labels="super")
-    (folder / "test").unlink()
-    with pytest.raises(DataNotFoundError, match="CIFAR-100"):
-        data.load_cifar100(folder, train=False)
+        _load_idx(tmp_path / "images.gz")
 
 
 # ---------------------------------------------------------------- FashionMNIST (Debian)
 
 debian = pytest.mark.skipif(
-    not (data.DEBIAN_FASHION_MNIST / "t10k-labels-idx1-ubyte.gz").exists(),
+    not (_fetch.DEBIAN_FASHION_MNIST / "t10k-labels-idx1-ubyte.gz").exists(),
     reason="Debian's dataset-fashion-mnist is not installed",
 )
 
@@ -226,12 +128,12 @@ def test_fashion_mnist_from_debian_files(split, n, monkeypatch):
 def test_a_folder_of_truncated_copies_is_reported_not_found(tmp_path, monkeypatch):
     """The Debian files cut to their first kilobyte: fetch names the first damaged
     file (exit status 1 from the command line) and loading names a damaged one."""
-    for path in data.DEBIAN_FASHION_MNIST.glob("*-ubyte.gz"):
+    for path in _fetch.DEBIAN_FASHION_MNIST.glob("*-ubyte.gz"):
         with open(path, "rb") as handle:
             (tmp_path / path.name).write_bytes(handle.read(1000))
     monkeypatch.setenv("CCL_DATA_DIR", str(tmp_path))
     with pytest.raises(ValueError, match=r"train-images-idx3-ubyte\.gz is damaged"):
-        data.fetch()
+        _fetch._fetch_files()
     with pytest.raises(ValueError, match=r"t10k-images-idx3-ubyte\.gz is a truncated"):
         data.fashion_mnist("test")
 
@@ -239,9 +141,9 @@ def test_a_folder_of_truncated_copies_is_reported_not_found(tmp_path, monkeypatc
 @debian
 def test_debian_files_hold_the_published_contents():
     """Debian recompressed the .gz files; their contents have the published md5."""
-    want = data.SOURCES["fashion-mnist"].content_md5
+    want = _fetch.SOURCES["fashion-mnist"].content_md5
     for name, md5 in want.items():
-        raw = gzip.decompress((data.DEBIAN_FASHION_MNIST / f"{name}.gz").read_bytes())
+        raw = gzip.decompress((_fetch.DEBIAN_FASHION_MNIST / f"{name}.gz").read_bytes())
         assert hashlib.md5(raw).hexdigest() == md5, name
 
 
@@ -267,7 +169,9 @@ def places(tmp_path, monkeypatch):
     folders["env"].mkdir()
     monkeypatch.setenv("CCL_DATA_DIR", str(folders["env"]))
     monkeypatch.setattr(_fetch, "DEBIAN_FASHION_MNIST", folders["debian"])
-    monkeypatch.setattr(_fetch, "cache_dir", lambda dataset: folders["cache"] / dataset)
+    monkeypatch.setattr(
+        _fetch, "_cache_dir", lambda dataset: folders["cache"] / dataset
+    )
     return folders
 
 
@@ -282,7 +186,7 @@ def test_search_order_root_env_debian_cache(places):
     images, labels = data.fashion_mnist("test", root=places["root"])
     assert labels.tolist() == [1] * 3 and images.shape == (3, 1, 28, 28)
     assert float(images[0, 0, 0, 5]) == pytest.approx(5 / 255)
-    assert data.search_path("fashion-mnist", places["root"])[0] == places["root"]
+    assert _fetch._search_path("fashion-mnist", places["root"])[0] == places["root"]
     wide, _ = data.fashion_mnist("test", root=places["root"], dtype=torch.float64)
     assert wide.dtype == torch.float64
     torch.testing.assert_close(wide.float(), images, rtol=0, atol=0)
@@ -291,7 +195,7 @@ def test_search_order_root_env_debian_cache(places):
     # MNIST has no Debian package: its own subfolder of CCL_DATA_DIR, then the cache
     write_split(places["env"] / "MNIST" / "raw", label=7)
     assert data.mnist("test")[1].tolist() == [7] * 3
-    assert places["debian"] not in data.search_path("mnist")
+    assert places["debian"] not in _fetch._search_path("mnist")
 
 
 def test_a_root_that_is_no_folder_raises_rather_than_reading_elsewhere(places):
@@ -299,8 +203,8 @@ def test_a_root_that_is_no_folder_raises_rather_than_reading_elsewhere(places):
     missing = places["root"] / "nonexistent"
     for call in (
         lambda: data.fashion_mnist("test", root=missing),
-        lambda: data.search_path("fashion-mnist", missing),
-        lambda: data.fetch(root=missing),
+        lambda: _fetch._search_path("fashion-mnist", missing),
+        lambda: _fetch._fetch_files(root=missing),
     ):
         with pytest.raises(ValueError, match="root must be an existing folder"):
             call()
@@ -330,12 +234,11 @@ def test_missing_files_raise_one_error_naming_the_three_ways(places):
 @pytest.mark.parametrize(
     "call, argument",
     [
-        (lambda: data.fashion_mnist("val"), "split"),
-        (lambda: data.search_path("cifar"), "dataset"),
-        (lambda: data.fetch("emnist"), "dataset"),
+        (lambda: _fetch._search_path("cifar"), "dataset"),
+        (lambda: _fetch._fetch_files("emnist"), "dataset"),
     ],
 )
-def test_bad_arguments_raise_value_error(call, argument):
+def test_an_unknown_data_set_raises_value_error(call, argument):
     with pytest.raises(ValueError, match=argument):
         call()
 
@@ -424,12 +327,12 @@ def test_download_checks_the_content_md5_and_falls_back_to_the_next_mirror(
     cache = places["cache"] / "mnist"
     cache.mkdir(parents=True)
     (cache / "train-labels-idx1-ubyte.gz").write_bytes(gzip.compress(b"stale"))
-    assert data.download("mnist") == cache
+    assert _fetch._download("mnist") == cache
     assert gz_names(small_mnist["requested"]) == ALL_GZ
     assert sorted(path.name for path in cache.iterdir()) == ALL_GZ
     images, labels = data.mnist("train")
     assert images.shape == (3, 1, 28, 28) and labels.tolist() == [1] * 3
-    data.download("mnist")  # the files in the cache pass: nothing downloaded again
+    _fetch._download("mnist")  # the files in the cache pass: nothing downloaded again
     assert len(small_mnist["requested"]) == 4
 
 
@@ -454,7 +357,7 @@ def test_a_corrupted_file_is_removed_and_the_next_mirror_tried(
     corrupt(bad, "t10k-labels-idx1-ubyte", "truncated")
     with serve(bad) as (bad_url, bad_requested):
         monkeypatch.setenv("CCL_DATA_MIRROR", bad_url)
-        data.download("mnist")
+        _fetch._download("mnist")
     assert gz_names(bad_requested) == ALL_GZ
     assert gz_names(small_mnist["requested"]) == [
         "t10k-labels-idx1-ubyte.gz",
@@ -469,7 +372,7 @@ def test_a_file_that_no_mirror_gives_right_is_not_kept(
 ):
     corrupt(small_mnist["folder"], "train-images-idx3-ubyte", "content")
     with pytest.raises(DataNotFoundError) as caught:
-        data.download("mnist")
+        _fetch._download("mnist")
     message = str(caught.value)
     assert "train-images-idx3-ubyte.gz removed" in message
     assert small_mnist["md5"]["train-images-idx3-ubyte"] in message
@@ -483,11 +386,11 @@ def test_the_mirror_variable_is_tried_first(places, small_mnist, tmp_path, monke
     cache = places["cache"] / "mnist"
     with serve(own) as (url, requested):
         monkeypatch.setenv("CCL_DATA_MIRROR", url.rstrip("/"))  # "/" is added
-        assert data.download("mnist") == cache
+        assert _fetch._download("mnist") == cache
     assert gz_names(requested) == ALL_GZ and small_mnist["requested"] == []
     shutil.rmtree(cache)
     monkeypatch.setenv("CCL_DATA_MIRROR", own.as_uri())  # a folder, as a file:// URL
-    data.download("mnist")
+    _fetch._download("mnist")
     assert small_mnist["requested"] == []
     assert data.mnist("test")[1].tolist() == [2] * 3
 
@@ -498,7 +401,7 @@ def test_fetch_downloads_from_the_mirror_rather_than_installing(
     """A user who names a mirror wants it: no apt-get, even as root."""
     system["network"] = True
     monkeypatch.setenv("CCL_DATA_MIRROR", "https://mirror.example.org/fashion/")
-    assert data.fetch() == places["cache"] / "fashion-mnist"
+    assert _fetch._fetch_files() == places["cache"] / "fashion-mnist"
     assert system["commands"] == [] and system["downloads"] == 1
 
 
@@ -508,7 +411,10 @@ def test_fetch_downloads_from_the_mirror_rather_than_installing(
 )
 def test_a_mirror_that_is_no_url_raises(places, monkeypatch, capsys, mirror):
     monkeypatch.setenv("CCL_DATA_MIRROR", mirror)
-    for call in (lambda: data.download("mnist"), lambda: data.fetch("mnist")):
+    for call in (
+        lambda: _fetch._download("mnist"),
+        lambda: _fetch._fetch_files("mnist"),
+    ):
         with pytest.raises(ValueError, match="CCL_DATA_MIRROR must be an http://"):
             call()
     assert data_main(["fetch", "--dataset", "mnist"]) == 1
@@ -520,7 +426,7 @@ def test_the_debian_folder_is_read_from_the_environment(places, tmp_path, monkey
     write_split(places["debian"], label=3)
     monkeypatch.setenv("CCL_DEBIAN_DATA_DIR", str(elsewhere))
     assert data.fashion_mnist("test")[1].tolist() == [5] * 3
-    path = data.search_path("fashion-mnist")
+    path = _fetch._search_path("fashion-mnist")
     assert places["debian"] not in path
     assert path.index(elsewhere) == path.index(places["cache"] / "fashion-mnist") - 1
     monkeypatch.delenv("CCL_DEBIAN_DATA_DIR")
@@ -529,8 +435,8 @@ def test_the_debian_folder_is_read_from_the_environment(places, tmp_path, monkey
 
 def test_the_debian_folder_defaults_to_debian_s(monkeypatch):
     monkeypatch.delenv("CCL_DEBIAN_DATA_DIR", raising=False)
-    assert data.DEBIAN_FASHION_MNIST == Path("/usr/share/datasets/fashion-mnist")
-    assert data.DEBIAN_FASHION_MNIST in data.search_path("fashion-mnist")
+    assert _fetch.DEBIAN_FASHION_MNIST == Path("/usr/share/datasets/fashion-mnist")
+    assert _fetch.DEBIAN_FASHION_MNIST in _fetch._search_path("fashion-mnist")
 
 
 def test_loader_downloads_only_when_asked(places, monkeypatch):
@@ -540,7 +446,7 @@ def test_loader_downloads_only_when_asked(places, monkeypatch):
         asked.append(dataset)
         return write_split(places["cache"] / dataset)
 
-    monkeypatch.setattr(_fetch, "download", fake_download)
+    monkeypatch.setattr(_fetch, "_download", fake_download)
     with pytest.raises(DataNotFoundError):
         data.fashion_mnist("test")
     assert asked == []
@@ -572,7 +478,7 @@ def system(places, monkeypatch):
         return write_split(places["cache"] / dataset, "train")
 
     monkeypatch.setattr(_fetch, "_run", run)
-    monkeypatch.setattr(_fetch, "download", fake_download)
+    monkeypatch.setattr(_fetch, "_download", fake_download)
     monkeypatch.setattr(_fetch.shutil, "which", lambda name: f"/usr/bin/{name}")
     monkeypatch.setattr(_fetch.os, "geteuid", lambda: 0, raising=False)
     return state
@@ -581,7 +487,7 @@ def system(places, monkeypatch):
 def accept_as_official(folder, monkeypatch, dataset="fashion-mnist"):
     """Make the small files in ``folder`` the official contents of ``dataset`` (their
     md5s replace the published ones for the test)."""
-    content_md5 = data.SOURCES[dataset].content_md5
+    content_md5 = _fetch.SOURCES[dataset].content_md5
     for path in folder.iterdir():
         raw = path.read_bytes()
         raw = gzip.decompress(raw) if path.suffix == ".gz" else raw
@@ -622,26 +528,26 @@ def test_fetch_checks_the_files_it_finds(places, system, capsys, monkeypatch, da
     assert f"{damaged} is damaged" in err and "md5" in err
     assert system["commands"] == [] and system["downloads"] == 0
     with pytest.raises(ValueError, match=damaged.name):
-        data.fetch()
+        _fetch._fetch_files()
 
 
 def test_fetch_installs_the_debian_package_as_root(places, system):
-    assert data.fetch() == places["debian"]
+    assert _fetch._fetch_files() == places["debian"]
     assert system["commands"] == [["apt-get", "install", "-y", "dataset-fashion-mnist"]]
 
 
 def test_fetch_updates_apt_when_the_first_install_fails(places, system):
     system["fail_first"] = True
-    assert data.fetch() == places["debian"]
+    assert _fetch._fetch_files() == places["debian"]
     install = ["apt-get", "install", "-y", "dataset-fashion-mnist"]
     assert system["commands"] == [install, ["apt-get", "update"], install]
 
 
 def test_fetch_downloads_when_not_root_or_for_mnist(places, system, monkeypatch):
     system["network"] = True
-    assert data.fetch("mnist") == places["cache"] / "mnist"
+    assert _fetch._fetch_files("mnist") == places["cache"] / "mnist"
     monkeypatch.setattr(_fetch.os, "geteuid", lambda: 1000, raising=False)
-    assert data.fetch() == places["cache"] / "fashion-mnist"
+    assert _fetch._fetch_files() == places["cache"] / "fashion-mnist"
     assert system["commands"] == [] and system["downloads"] == 2
 
 
@@ -660,7 +566,7 @@ def test_files_are_found_without_pooch(tmp_path, monkeypatch):
     monkeypatch.setenv("CCL_DATA_DIR", str(tmp_path))
     monkeypatch.setattr(_fetch, "DEBIAN_FASHION_MNIST", tmp_path / "debian")
     write_split(tmp_path / "fashion-mnist", label=6)
-    assert data.search_path("fashion-mnist")[-1] == tmp_path / "debian"
+    assert _fetch._search_path("fashion-mnist")[-1] == tmp_path / "debian"
     assert data.fashion_mnist("test")[1].tolist() == [6] * 3
 
 
@@ -674,3 +580,28 @@ def test_the_command_line_help_is_plain_words(argv, capsys):
         assert "apt-get" in text and "(default: fashion-mnist)" in text
         assert "MD5" in text and "CCL_DATA_DIR" in text and "CCL_DATA_MIRROR" in text
         assert "CCL_DEBIAN_DATA_DIR" in text
+
+
+# ---------------------------------------------------------------- bad calls
+
+BAD_CALLS = [
+    bad_call(data.fashion_mnist, "split", "val"),
+    bad_call(data.fashion_mnist, "device", "test", device="bogus"),
+    bad_call(data.fashion_mnist, "dtype", "test", dtype=torch.uint8),
+    bad_call(data.mnist, "device", "test", device=1.5),
+    bad_call(data.mnist, "dtype", "test", dtype=torch.int64),
+    bad_call(data.find_split, "split", "mnist", "validation"),
+    bad_call(data.find_split, "dataset", "cifar", "test"),
+    bad_call(
+        data.find_split,
+        "CCL_DATA_DIR must be an existing folder",
+        "mnist",
+        "test",
+        environment={"CCL_DATA_DIR": "/nonexistent/ccl-data"},
+    ),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

@@ -6,9 +6,11 @@ from __future__ import annotations
 import itertools
 import math
 
+import matplotlib.pyplot as plt
+import pandas as pd
 import pytest
 import torch
-from conftest import nominal_bytes
+from bad_calls import bad_call
 
 import ccl_helpers as ccl
 from ccl_helpers import coupon, curl, encoder_report, multineg, supervised_approx
@@ -184,12 +186,28 @@ class WrongShape(torch.nn.Module):
         (lambda z: z.sum(-1), "embeddings \\(n, d\\)"),
         (lambda z: z.round().long(), "floating embeddings"),
         (lambda z: z * math.nan, "NaN or infinite"),
+        (lambda z: (z, z), "tuple .*lambda x: model\\(x\\)\\[0\\]"),
+        (lambda z: {"embeddings": z}, "dict .*lambda x: model\\(x\\)\\[0\\]"),
     ],
 )
 def test_an_encoder_of_the_wrong_output_raises(reshape, message):
     _, images, labels = tiny_set()
     with pytest.raises(ValueError, match=message):
         table(WrongShape(reshape), images, labels)
+
+
+@pytest.mark.parametrize(
+    "change, message",
+    [
+        (lambda x: x * 255, r"\[0, 1\].*divide 0–255 pixels by 255"),
+        (lambda x: x - 0.5, r"\[0, 1\], the augmentations' range, got \[−?-?0\.\d"),
+        (lambda x: x.permute(0, 2, 3, 1), "channels-last: pass images.permute"),
+    ],
+)
+def test_images_outside_the_augmentations_range_or_channels_last_raise(change, message):
+    encoder, images, labels = tiny_set()
+    with pytest.raises(ValueError, match=message):
+        table(encoder, change(images), labels)
 
 
 @pytest.mark.parametrize(
@@ -207,8 +225,6 @@ def test_labels_without_two_classes_of_two_images_raise(labels, message):
 
 
 def test_draw_loss_bounds_draws_each_finite_bound_over_its_loss():
-    import matplotlib.pyplot as plt
-
     encoder, images, labels = tiny_set()
     for n_negatives, drawn in ((6, 3), (1, 2)):  # N = 1 < N_C: Lemma 2 is +∞
         found = table(encoder, images, labels, n_negatives=n_negatives)
@@ -237,28 +253,48 @@ def test_readable_writes_estimates_with_their_errors():
     assert (text["bounds"] == found["bounds"]).all()
 
 
-def test_the_draws_and_views_are_estimated_before_anything_runs(monkeypatch):
-    from ccl_helpers import metrics
-    from ccl_helpers.checks import estimated_bytes
+# ------------------------------------------------------------------ bad calls
 
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    encoder, images, labels = tiny_set()
-    samples = metrics.draw_unsupervised_samples(labels, 6, 50)
-    drawn = nominal_bytes(samples)  # int64 indices
-    estimate = estimated_bytes(
-        ccl.report, encoder, images, labels, n_negatives=6, n_samples=50
+_ENCODER, _IMAGES, _LABELS = tiny_set()
+_FIGURE, _AX = plt.subplots()
+plt.close(_FIGURE)  # drawn on, never shown
+_ONE_ROW = pd.DataFrame({c: [0.0] for c in encoder_report.COLUMNS}, index=["L_un"])
+_REPORT = dict(
+    n_negatives=2, n_samples=10, n_transforms_attract=2, n_transforms_repel=1
+)
+
+
+def _report(match, *, encoder=_ENCODER, images=_IMAGES, labels=_LABELS, **changes):
+    """A bad call of ``report`` on the tiny set, with ``changes`` to the valid one."""
+    return bad_call(
+        encoder_report.report, match, encoder, images, labels, **_REPORT | changes
     )
-    views = (16 + 1 + 4) * images.nbytes  # K + 1 views for Theorem 4.4, K' for 4.6
-    # the draws with the uniforms and classes drawn alongside, and the views
-    assert estimate == 3 * drawn + views
-    with pytest.raises(ValueError, match="n_samples=10000000000"):
-        table(encoder, images, labels, n_samples=10**10)
-    calls = []
 
-    def counting(x):
-        calls.append(len(x))
-        return encoder(x)
 
-    with pytest.raises(ValueError, match="n_transforms_attract=1000000000"):
-        ccl.report(counting, images, labels, n_negatives=6, n_transforms_attract=10**9)
-    assert calls == []  # raised before the encoder ran
+BAD_CALLS = [
+    _report("encoder must be callable", encoder="a model"),
+    _report("images", images=_IMAGES[:, 0]),
+    _report("images", images=(_IMAGES * 255).long()),
+    _report(r"images.*\[0, 1\].*divide 0–255 pixels by 255", images=_IMAGES * 255),
+    _report("images.*channels-last", images=_IMAGES.permute(0, 2, 3, 1)),
+    _report("images must have n = len\\(labels\\)", labels=_LABELS[:-1]),
+    _report("labels must be torch.int64", labels=_LABELS.int()),
+    _report("labels must hold at least two classes", labels=torch.zeros_like(_LABELS)),
+    _report("n_negatives", n_negatives=0),
+    _report("strategy", strategy="blur"),
+    _report("alpha", alpha=0.0),
+    _report("n_samples", n_samples=1),
+    _report("n_transforms_attract", n_transforms_attract=1),
+    _report("n_transforms_repel", n_transforms_repel=0),
+    _report("seed", seed=-1),
+    _report("encoder must map images .*embeddings", encoder=WrongShape(torch.sum)),
+    bad_call(encoder_report.readable, "table", _ONE_ROW.drop(columns="slack")),
+    bad_call(encoder_report.readable, "table", _ONE_ROW.to_dict()),
+    bad_call(encoder_report.draw_loss_bounds, "table .*REPORT_ROWS", _AX, _ONE_ROW),
+    bad_call(encoder_report.draw_loss_bounds, "table", _AX, _ONE_ROW.iloc[:0]),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

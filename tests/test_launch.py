@@ -16,6 +16,7 @@ from pathlib import Path
 
 import pytest
 import torch
+from bad_calls import bad_call
 
 import ccl_helpers
 from ccl_helpers import launch
@@ -133,9 +134,9 @@ def test_import_adds_distributed_without_a_process_group():
 
 def test_defaults_follow_the_scale(monkeypatch):
     monkeypatch.setenv("CCL_SCALE", "smoke")
-    options = launch.parse_args([])
+    options = launch._parse_args([])
     assert (options.scale, options.steps, options.batch_size) == ("smoke", 8, 32)
-    options = launch.parse_args(["--scale", "paper", "--steps", "5"])
+    options = launch._parse_args(["--scale", "paper", "--steps", "5"])
     assert (options.scale, options.steps, options.batch_size) == ("paper", 5, 256)
     assert (options.temperature, options.lr, options.out) == (0.5, 1e-3, None)
 
@@ -162,7 +163,9 @@ def test_defaults_follow_the_scale(monkeypatch):
 )
 def test_bad_options_raise(argv, world_size, message):
     with pytest.raises(ValueError, match=message):
-        launch.check_options(launch.parse_args(["--scale", "smoke", *argv]), world_size)
+        launch._check_options(
+            launch._parse_args(["--scale", "smoke", *argv]), world_size
+        )
 
 
 @pytest.mark.parametrize("out", ["missing/results.json", "."])
@@ -189,23 +192,41 @@ def test_a_ccl_device_this_machine_lacks_fails_at_once(monkeypatch, capsys):
 
 
 def test_good_options_pass():
-    launch.check_options(
-        launch.parse_args(["--scale", "smoke", "--batch-size", "12"]), 4
+    launch._check_options(
+        launch._parse_args(["--scale", "smoke", "--batch-size", "12"]), 4
     )
 
 
 def test_unknown_scale_is_a_usage_error(capsys):
     with pytest.raises(SystemExit):
-        launch.parse_args(["--scale", "huge"])
+        launch._parse_args(["--scale", "huge"])
     assert "invalid choice" in capsys.readouterr().err
 
 
 def test_help_says_what_it_trains_in_plain_words_with_the_defaults(capsys):
     with pytest.raises(SystemExit):
-        launch.parse_args(["--help"])
+        launch._parse_args(["--help"])
     text = capsys.readouterr().out
     assert "MLP encoder" in text and "8x8 digits" in text and "torchrun" in text
     for default in ("(default: 0.5)", "(default: 0.001)", "(default: 0)"):
         assert default in text
     assert "standard    150 steps, batch  64" in text
     assert "``" not in text and ":func:" not in text and ":data:" not in text
+
+
+SMOKE = ["--scale", "smoke"]
+
+BAD_CALLS = [
+    bad_call(launch.main, "--steps", [*SMOKE, "--steps", "0"]),
+    bad_call(launch.main, "--batch-size", [*SMOKE, "--batch-size", "1"]),
+    bad_call(launch.main, "--lr", [*SMOKE, "--lr", "-1"]),
+    bad_call(launch.main, "--temperature", [*SMOKE, "--temperature", "nan"]),
+    bad_call(launch.main, "--seed", [*SMOKE, "--seed", "-1"]),
+    bad_call(launch.main, "--out must be a file path", [*SMOKE, "--out", "."]),
+    bad_call(launch.main, "CCL_DEVICE", SMOKE, environment={"CCL_DEVICE": "bogus"}),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

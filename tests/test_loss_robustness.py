@@ -109,8 +109,8 @@ LOSSES = {
         [(B, D)] * 2,
         False,
     ),
-    "wen.triplet_loss": (
-        lambda z, t: wen.triplet_loss(identity, (z[0], wen.all_triplets(B))),
+    "multineg.triplet_loss": (
+        lambda z, t: multineg.triplet_loss(identity, (z[0], multineg.all_triplets(B))),
         [(B, D)],
         False,
     ),

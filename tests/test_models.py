@@ -9,10 +9,13 @@ from functools import partial
 
 import pytest
 import torch
+from bad_calls import bad_call
 from conftest import randn as randn64
 from torch import nn
 
-from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU, MaxPool2x2
+from ccl_helpers import models
+from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU
+from ccl_helpers.models import _MaxPool2x2 as MaxPool2x2
 from ccl_helpers.train import StackedModel
 
 randn = partial(randn64, dtype=torch.float32)
@@ -131,21 +134,6 @@ def test_convnet_rejects_wrong_shapes(shape):
         ConvNet()(randn(*shape))
 
 
-@pytest.mark.parametrize(
-    "kwargs, argument",
-    [
-        ({"image_size": 8}, "image_size"),  # 8 → 4 → pool 2 → conv 5×5 fails
-        ({"image_size": 15}, "image_size"),
-        ({"padding": 5}, "padding"),
-        ({"padding": -1}, "padding"),
-        ({"kernel_size": 0}, "kernel_size"),
-    ],
-)
-def test_convnet_bad_sizes_raise(kwargs, argument):
-    with pytest.raises(ValueError, match=argument):
-        ConvNet(**kwargs)
-
-
 def _relu_then_pool(model: ConvNet) -> nn.Sequential:
     """The same net with each block in the order conv → ReLU → nn.MaxPool2d(2)."""
     layers = []
@@ -224,25 +212,6 @@ def test_classifier_shapes_and_composition():
     assert model.encoder is encoder
     conv = Classifier(ConvNet(channels=(2, 3), out_features=7), n_classes=10)
     assert conv(randn(3, 1, 28, 28)).shape == (3, 10)
-
-
-@pytest.mark.parametrize(
-    "make",
-    [
-        lambda: MLP(0),
-        lambda: MLP(4, (8, 0), 2),
-        lambda: MLP(4, (-1,), 2),
-        lambda: MLP(4, (8,), 0),
-        lambda: ConvNet(in_channels=0),
-        lambda: ConvNet(image_size=0),
-        lambda: ConvNet(channels=(4, 0)),
-        lambda: ConvNet(out_features=-3),
-        lambda: Classifier(MLP(4, (), 3), n_classes=0),
-    ],
-)
-def test_non_positive_sizes_raise(make):
-    with pytest.raises(ValueError, match="must be an integer ≥ 1"):
-        make()
 
 
 def test_same_seed_same_initialisation():
@@ -372,24 +341,6 @@ def test_deep_relu_same_seed_same_initialisation():
         assert torch.equal(a, b), name
 
 
-@pytest.mark.parametrize(
-    "kwargs, argument",
-    [
-        ({"in_features": 0}, "in_features"),
-        ({"width": 0}, "width"),
-        ({"out_features": -1}, "out_features"),
-        ({"depth": -1}, "depth"),
-        ({"depth": 1.5}, "depth"),
-        ({"trainable": "outer"}, "trainable"),
-    ],
-)
-def test_deep_relu_bad_arguments_raise(kwargs, argument):
-    arguments = {"in_features": 4, "width": 8, "depth": 1, "out_features": 2, **kwargs}
-    trainable = arguments.pop("trainable", "hidden")
-    with pytest.raises(ValueError, match=argument):
-        DeepReLU(**arguments, trainable=trainable)
-
-
 def test_deep_relu_rejects_wrong_input_size():
     model = DeepReLU(6, 8, 1, 2)
     with pytest.raises(ValueError, match="x must have shape"):
@@ -398,44 +349,49 @@ def test_deep_relu_rejects_wrong_input_size():
         model(randn(6))
 
 
-def _bytes(module: nn.Module) -> int:
-    """The bytes of a module's parameters and buffers."""
-    return sum(
-        t.numel() * t.element_size() for t in [*module.parameters(), *module.buffers()]
-    )
+# ---------------------------------------------------------------- bad calls
+
+SIZE = "must be an integer ≥ 1"
+
+BAD_CALLS = [
+    bad_call(models.MLP, "in_features", 0),
+    bad_call(models.MLP, f"hidden {SIZE}", 4, (8, 0), 2),
+    bad_call(models.MLP, "hidden", 4, (-1,), 2),
+    bad_call(models.MLP, "hidden", 4, (8, 2.5), 2),
+    bad_call(models.MLP, f"out_features {SIZE}", 4, (8,), 0),
+    bad_call(models.ConvNet, f"in_channels {SIZE}", in_channels=0),
+    bad_call(models.ConvNet, f"image_size {SIZE}", image_size=0),
+    bad_call(models.ConvNet, f"channels {SIZE}", channels=(4, 0)),
+    bad_call(models.ConvNet, f"out_features {SIZE}", out_features=-3),
+    # 8 → 4 → pool 2 → a 5×5 convolution does not fit
+    bad_call(models.ConvNet, "image_size must leave", image_size=8),
+    bad_call(models.ConvNet, "image_size must leave", image_size=15),
+    bad_call(models.ConvNet, "padding", padding=5),
+    bad_call(models.ConvNet, "padding", padding=-1),
+    bad_call(models.ConvNet, "kernel_size", kernel_size=0),
+    bad_call(models.Classifier, f"n_classes {SIZE}", MLP(4, (), 3), n_classes=0),
+    bad_call(models.Classifier, "n_classes", MLP(4, (), 3), n_classes=2.0),
+    bad_call(models.DeepReLU, "in_features", 0, 8, 1, 2),
+    bad_call(models.DeepReLU, "width", 4, 0, 1, 2),
+    bad_call(models.DeepReLU, "out_features", 4, 8, 1, -1),
+    bad_call(models.DeepReLU, "depth must be an integer ≥ 0", 4, 8, -1, 2),
+    bad_call(models.DeepReLU, "depth", 4, 8, 1.5, 2),
+    # 10⁶ layers: built in a Python loop, each W_l fits; refused before the first
+    bad_call(
+        models.DeepReLU, "depth=1000000 give 1,000,000 layers", 10, 1000, 10**6, 2
+    ),
+    bad_call(
+        models.DeepReLU,
+        r"trainable must be one of \('hidden', 'all'\)",
+        4,
+        8,
+        1,
+        2,
+        trainable="outer",
+    ),
+]
 
 
-@pytest.mark.parametrize(
-    "cls, args, kwargs",
-    [
-        (MLP, (7, (5, 3), 2), {}),
-        (MLP, (6, (), 4), {}),
-        (ConvNet, (), {}),
-        (ConvNet, (3, 8, (4,), 5), {"kernel_size": 3, "padding": 1}),
-        (DeepReLU, (5, 6, 2, 3), {}),
-        (DeepReLU, (5, 6, 0, 3), {"trainable": "all"}),
-        (Classifier, (MLP(4, (3,), 5), 7), {}),
-    ],
-)
-def test_size_estimates_are_the_bytes_of_the_parameters(cls, args, kwargs):
-    from ccl_helpers.checks import estimated_bytes
-
-    module = cls(*args, **kwargs)
-    expected = _bytes(module) - (_bytes(args[0]) if cls is Classifier else 0)
-    assert estimated_bytes(cls, *args, **kwargs) == expected
-
-
-def test_a_huge_network_fails_at_once_naming_its_sizes(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    with pytest.raises(ValueError) as error:
-        MLP(10**6, (10**5,), 3)
-    message = str(error.value)
-    for part in (
-        "in_features=1000000",
-        "hidden=(100000,)",
-        "400 GB",
-        "CCL_MEMORY_LIMIT",
-    ):
-        assert part in message
-    with pytest.raises(ValueError, match="depth=1000000"):
-        DeepReLU(10, 1000, 10**6, 2)
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

@@ -11,11 +11,11 @@ import numpy as np
 import pytest
 import sympy as sp
 import torch
-from conftest import nominal_bytes
+from bad_calls import bad_call
 
-from ccl_helpers import checks, train
 from ccl_helpers import multimodal as mm
-from ccl_helpers.multimodal import _losses
+from ccl_helpers import train
+from ccl_helpers.multimodal import _data_model, _losses, _ode, _scores, _symbolic
 from ccl_helpers.verdicts import Claim
 
 
@@ -48,7 +48,7 @@ def test_geometric_sigmas():
 
 
 def test_haar_is_orthogonal_and_unbiased():
-    Q = mm.haar_orthogonal(400, 3, gen(0))
+    Q = _data_model._haar_orthogonal(400, 3, gen(0))
     eye = torch.eye(3, dtype=torch.float64)
     assert torch.allclose(Q.mT @ Q, eye.expand(400, 3, 3), atol=1e-12)
     # Haar: E Q = 0 and E Q_ij² = 1/d
@@ -125,23 +125,21 @@ def test_population_norm_and_reparametrisation(small):
     pairs = mm.sample_pairs(model, 50_000, gen(3))
     raw = pairs.x_A @ W_A.mT
     assert torch.allclose(
-        raw.pow(2).sum(-1).mean(-1).sqrt(), mm.population_norm(W_A, cov_A), rtol=0.02
+        raw.pow(2).sum(-1).mean(-1).sqrt(),
+        _data_model._population_norm(W_A, cov_A),
+        rtol=0.02,
     )
     parts = mm.reparametrise(W_A, W_B, model)
     total = parts.S_A.pow(2).sum((-2, -1)) + parts.Xi_A.pow(2).sum((-2, -1))
     assert torch.allclose(total, torch.ones(2, dtype=torch.float64))
-    f_A = mm.features(W_A, pairs.x_A[:, :10], covariance=cov_A)
+    f_A = _data_model._features(W_A, pairs.x_A[:, :10], covariance=cov_A)
     assert torch.allclose(
         f_A, pairs.z[:, :10] @ parts.S_A.mT + pairs.xi_A[:, :10] @ parts.Xi_A.mT
     )
-    f_batch = mm.features(W_A, pairs.x_A[:, :10], normalisation="batch")
+    f_batch = _data_model._features(W_A, pairs.x_A[:, :10], normalisation="batch")
     assert torch.allclose(
         f_batch.pow(2).sum(-1).mean(-1), torch.ones(2, dtype=torch.float64)
     )
-    with pytest.raises(ValueError, match="covariance"):
-        mm.features(W_A, pairs.x_A)
-    with pytest.raises(ValueError, match="normalisation"):
-        mm.features(W_A, pairs.x_A, covariance=cov_A, normalisation="layer")
 
 
 def test_init_scaling():
@@ -179,8 +177,8 @@ def test_contrastive_loss_against_loops(small, form):
     pairs = mm.sample_pairs(model, 6, gen(4))
     cov_A, cov_B = model.covariances()
     f_A, f_B = (
-        mm.features(W_A, pairs.x_A, covariance=cov_A),
-        mm.features(W_B, pairs.x_B, covariance=cov_B),
+        _data_model._features(W_A, pairs.x_A, covariance=cov_A),
+        _data_model._features(W_B, pairs.x_B, covariance=cov_B),
     )
     value = mm.contrastive_loss(f_A, f_B, beta=2.0, tau=0.7, form=form)
     assert torch.allclose(value, naive_contrastive(f_A, f_B, 2.0, 0.7, form))
@@ -189,8 +187,12 @@ def test_contrastive_loss_against_loops(small, form):
         mm.batch_loss(W_A, W_B, model, pairs, beta=2.0, tau=0.7, form=form), value
     )
     for normalisation in mm.NORMALISATIONS:
-        fa = mm.features(W_A, pairs.x_A, covariance=cov_A, normalisation=normalisation)
-        fb = mm.features(W_B, pairs.x_B, covariance=cov_B, normalisation=normalisation)
+        fa = _data_model._features(
+            W_A, pairs.x_A, covariance=cov_A, normalisation=normalisation
+        )
+        fb = _data_model._features(
+            W_B, pairs.x_B, covariance=cov_B, normalisation=normalisation
+        )
         nc = mm.batch_loss(
             W_A, W_B, model, pairs, loss="non_contrastive", normalisation=normalisation
         )
@@ -216,8 +218,10 @@ def test_loss_validation(small):
 def test_autograd_matches_closed_form(small, loss):
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 12, gen(6))
-    auto = mm.gradients(W_A, W_B, model, pairs, loss=loss, beta=1.7, tau=3.0)
-    closed = mm.closed_form_gradients(
+    _, auto = _losses._loss_and_gradients(
+        W_A, W_B, model, pairs, loss=loss, beta=1.7, tau=3.0
+    )
+    closed = _losses._closed_form_gradients(
         W_A, W_B, model, pairs, loss=loss, beta=1.7, tau=3.0
     )
     for a, c in zip(auto, closed):
@@ -299,12 +303,12 @@ def test_train_with_float32_similarity_tracks_float64(small):
 def test_alignment_of_chosen_runs_only(small):
     model, W_A, W_B, _ = small
     parts = mm.reparametrise(W_A, W_B, model)
-    chosen = mm.scores(parts, n_align=300, generator=gen(3), align_runs=[1])
+    chosen = _scores._scores(parts, 300, gen(3), rows=torch.tensor([1]))
     alone = mm.alignment_score(
         *(t[1:] for t in parts[:4]), 300, gen(3)
     )  # the same draws: run 1 alone
     assert math.isnan(chosen["align"][0]) and chosen["align"][1] == alone[0]
-    full = mm.scores(parts, n_align=300, generator=gen(3))
+    full = _scores._scores(parts, 300, gen(3))
     for key in set(full) - {"align"}:
         assert torch.equal(chosen[key], full[key])
     _, _, history = mm.train(
@@ -323,7 +327,7 @@ def test_alignment_of_chosen_runs_only(small):
     assert align.xs(1, level="seed").isna().all()
     for bad in ([], [2], [0.5], "0", [-1]):
         with pytest.raises(ValueError, match="align_runs"):
-            mm.scores(parts, n_align=10, generator=gen(), align_runs=bad)
+            mm.train(model, W_A, W_B, [(1.0, 1)], generator=gen(), align_runs=bad)
 
 
 def test_gradient_is_orthogonal_to_weights(small):
@@ -331,7 +335,9 @@ def test_gradient_is_orthogonal_to_weights(small):
     (Euler's identity)."""
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 12, gen(7))
-    g_A, g_B = mm.gradients(W_A, W_B, model, pairs, beta=2.0, tau=4.0)
+    _, (g_A, g_B) = _losses._loss_and_gradients(
+        W_A, W_B, model, pairs, beta=2.0, tau=4.0
+    )
     assert (g_A * W_A).sum((-2, -1)).abs().max() < 1e-12
     assert (g_B * W_B).sum((-2, -1)).abs().max() < 1e-12
 
@@ -346,32 +352,30 @@ def test_scores_on_known_matrices():
     S = S / S.norm(dim=(-2, -1), keepdim=True)
     Xi = torch.zeros(1, m, 2, dtype=torch.float64)
     assert torch.allclose(
-        mm.condition_number(S), torch.tensor([10.0], dtype=torch.float64)
+        _scores._condition_number(S), torch.tensor([10.0], dtype=torch.float64)
     )
     # eigenvalues of SSᵀ ∝ (1, .01, .01, .01): stable rank (1 + 3e-4), trace variant
     # 1.03
     assert torch.allclose(
-        mm.balance(S, Xi, "fro"), torch.tensor([1 + 3e-4], dtype=torch.float64)
+        _scores._balance(S, Xi, "fro"), torch.tensor([1 + 3e-4], dtype=torch.float64)
     )
     assert torch.allclose(
-        mm.balance(S, Xi, "tr"), torch.tensor([1.03], dtype=torch.float64)
+        _scores._balance(S, Xi, "tr"), torch.tensor([1.03], dtype=torch.float64)
     )
     balanced = Q[..., :r] / 2
     assert torch.allclose(
-        mm.balance(balanced, Xi, "fro"), torch.tensor([4.0], dtype=torch.float64)
+        _scores._balance(balanced, Xi, "fro"), torch.tensor([4.0], dtype=torch.float64)
     )
     assert torch.allclose(
-        mm.balance(balanced, Xi, "tr"), torch.tensor([4.0], dtype=torch.float64)
+        _scores._balance(balanced, Xi, "tr"), torch.tensor([4.0], dtype=torch.float64)
     )
     assert torch.allclose(
-        mm.alignment_cosines(S, S), torch.ones(1, r, dtype=torch.float64)
+        _scores._alignment_cosines(S, S), torch.ones(1, r, dtype=torch.float64)
     )
     Xi2 = Q[..., r : r + 2] * 0.5
     assert torch.allclose(
-        mm.noise_ratio(S, Xi2), torch.tensor([0.5], dtype=torch.float64)
+        _scores._noise_ratio(S, Xi2), torch.tensor([0.5], dtype=torch.float64)
     )
-    with pytest.raises(ValueError, match="variant"):
-        mm.balance(S, Xi, "nuclear")
 
 
 def exact_alignment(S_A, Xi_A, S_B, Xi_B):
@@ -476,7 +480,7 @@ def test_train_schedule_and_rescaling(small):
         record_steps=[0, 1],
     )
     pairs = mm.sample_pairs(model, 6, gen(8))
-    g_A, g_B = mm.closed_form_gradients(W_A, W_B, model, pairs, beta=0.5, tau=2.0)
+    g_A, g_B = _losses._closed_form_gradients(W_A, W_B, model, pairs, beta=0.5, tau=2.0)
     assert torch.allclose(new_A, W_A - 0.2 * g_A) and torch.allclose(
         new_B, W_B - 0.2 * g_B
     )
@@ -612,7 +616,7 @@ def test_ode_matches_finite_width_short_run():
 def test_ode_matrices_and_alignment():
     a = np.array([[0.5, 0.3]])
     rho = np.array([[1.0, 1.0]])
-    parts = mm.ode_matrices(a, rho, np.array([0.2]), 4)
+    parts = _ode._ode_matrices(a, rho, np.array([0.2]), 4)
     assert torch.allclose(parts.S_A.pow(2).sum(-2), torch.tensor(a))
     assert torch.allclose(parts.S_A, parts.S_B)
     assert torch.allclose(
@@ -652,7 +656,7 @@ def test_alignment_margin_against_numpy_and_its_guarantee():
         S_A, Xi_A, S_B, Xi_B, 20_000, gen(32), exclude_collisions=True
     )
     assert (align[:3] == 1).all()
-    assert "align_margin" in mm.scores(parts)
+    assert "align_margin" in _scores._scores(parts)
 
 
 def test_balance_lower_bound_holds_and_is_tight():
@@ -666,10 +670,10 @@ def test_balance_lower_bound_holds_and_is_tight():
         * torch.rand(200, 1, 1, generator=g, dtype=torch.float64)
         * torch.randn(200, m, dxi, generator=g, dtype=torch.float64)
     )
-    kappa, noise = mm.condition_number(S), mm.noise_ratio(S, Xi)
+    kappa, noise = _scores._condition_number(S), _scores._noise_ratio(S, Xi)
     for variant in ("fro", "tr"):
         bound = mm.balance_lower_bound(kappa, noise, r, variant)
-        assert (mm.balance(S, Xi, variant) >= bound * (1 - 1e-12)).all()
+        assert (_scores._balance(S, Xi, variant) >= bound * (1 - 1e-12)).all()
         # κ = 1 without noise: Balance = bound = r
         tight = mm.balance_lower_bound(torch.ones(1), torch.zeros(1), r, variant)
         assert tight.item() == pytest.approx(r)
@@ -691,8 +695,8 @@ def population_nc_loss(W_A, W_B, model):
 def test_population_nc_loss_by_monte_carlo(small):
     model, W_A, W_B, _ = small
     pairs = mm.sample_pairs(model, 100_000, gen(34))
-    f_A = mm.features(W_A, pairs.x_A, covariance=model.covariances()[0])
-    f_B = mm.features(W_B, pairs.x_B, covariance=model.covariances()[1])
+    f_A = _data_model._features(W_A, pairs.x_A, covariance=model.covariances()[0])
+    f_B = _data_model._features(W_B, pairs.x_B, covariance=model.covariances()[1])
     per_pair = (f_A - f_B).pow(2).sum(-1)
     mean, se = per_pair.mean(-1), per_pair.std(-1) / math.sqrt(per_pair.shape[-1])
     exact = population_nc_loss(W_A, W_B, model)
@@ -711,7 +715,7 @@ def test_population_descent_matches_descent_on_the_weights(small):
     A, B, rows = W_A.clone(), W_B.clone(), []
     for step in range(steps + 1):
         if step % 10 == 0:
-            values = mm.scores(mm.reparametrise(A, B, model))
+            values = _scores._scores(mm.reparametrise(A, B, model))
             rows.append({k: v.numpy() for k, v in values.items()})
         A, B = A.requires_grad_(True), B.requires_grad_(True)
         grad_A, grad_B = torch.autograd.grad(
@@ -784,7 +788,7 @@ def test_alignment_drive_is_the_rate_of_the_log_ratio_and_is_capped():
 def test_symbolic_norm_identity():
     assert mm.symbolic_norm_identity(2, 3, 2, 1) == 0
     for sizes in ((2**50, 3), (2, 2**50)):
-        with pytest.raises(ValueError, match="width=.*input_dim=.*CCL_TIME_LIMIT"):
+        with pytest.raises(ValueError, match="width=.*input_dim=.*sympy monomials"):
             mm.symbolic_norm_identity(*sizes, 2, 1)
 
 
@@ -793,7 +797,11 @@ def test_symbolic_negative_expectations():
         assert all(
             sp.simplify(v) == 0 for v in mm.symbolic_negative_expectations(r).values()
         )
-    with pytest.raises(ValueError, match="latent_dim=1125899906842624.*CCL_TIME_LIMIT"):
+    # r = 3 (768 terms, the book's largest call) is allowed; r = 5 is refused at once
+    assert _symbolic._MAX_NEGATIVE_TERMS >= 768
+    with pytest.raises(ValueError, match="latent_dim=5 give 30,720 sympy terms"):
+        mm.symbolic_negative_expectations(5)
+    with pytest.raises(ValueError, match="latent_dim=1125899906842624.*or more"):
         mm.symbolic_negative_expectations(2**50)
 
 
@@ -835,17 +843,6 @@ def test_claim_nulls_and_margins_match_the_model():
     assert 5 ** mm.CLAIMS["peak_grows_with_kappa_m"].margin < 1.2
 
 
-def test_every_public_function_declares_its_rules():
-    undeclared = [
-        name
-        for name in mm.__all__
-        if callable(getattr(mm, name))
-        and not isinstance(getattr(mm, name), type)  # the records (NamedTuple)
-        and not checks.declarations(getattr(mm, name))
-    ]
-    assert not undeclared, undeclared
-
-
 @pytest.mark.parametrize(
     "sigmas",
     ["bogus", [], [1.0, -1.0], [1.0, math.nan], torch.tensor([2, 1]), [[[1.0]]]],
@@ -863,82 +860,307 @@ def test_bad_schedules_are_named(schedule):
         mm.integrate_ode([2.0, 1.0], 0.3, 2, schedule)
 
 
-def test_size_estimates_are_the_bytes_of_the_results(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    model = mm.make_data_model(torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen())
-    pairs = mm.sample_pairs(model, 7, gen(1))
-    nominal = nominal_bytes(pairs)
-    assert checks.estimated_bytes(mm.sample_pairs, model, 7, gen()) == nominal
-    weights = mm.init_weights(3, 5, 6, gen())
-    assert checks.estimated_bytes(mm.init_weights, 3, 5, 6, gen()) == sum(
-        w.numel() * w.element_size() for w in weights
-    )
-    haar = mm.haar_orthogonal(3, 6, gen())
-    assert checks.estimated_bytes(mm.haar_orthogonal, 3, 6, gen()) == 3 * haar.nbytes
-    estimate = checks.estimated_bytes(
-        mm.make_data_model, torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen()
-    )
-    assert estimate == 4 * haar.nbytes  # U_A and U_B, the QR factors of one
-    W_A, W_B = weights
-    step = checks.estimated_bytes(
-        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, generator=gen()
-    )
-    assert step == nominal + 4 * 3 * 7 * 7 * 8  # the pairs and the n × n block
-    with pytest.raises(ValueError, match="batch_size=1000000000"):
-        mm.train(model, W_A, W_B, [(1.0, 1)], batch_size=10**9, generator=gen())
+# ---------------------------------------------------------------- bad calls
+
+_G = torch.Generator().manual_seed(0)
+_SIGMAS = torch.tensor([2.0, 1.0], dtype=torch.float64)
+_MODEL = mm.make_data_model(_SIGMAS, 0.5, 4, _G, noise_dim=1)
+_W_A, _W_B = mm.init_weights(1, 3, 4, _G)
+_PAIRS = mm.sample_pairs(_MODEL, 4, _G)
+_PARTS = mm.reparametrise(_W_A, _W_B, _MODEL)
+_F_A, _F_B = _PAIRS.x_A, _PAIRS.x_B  # (1, 4, 4) float64 features
+_NAN_W = _W_A.clone()
+_NAN_W[0, 0, 0] = math.nan
+_STATE = mm.integrate_ode(_SIGMAS, 0.5, 1, [(1.0, 2)])
+_S, _XI = _PARTS.S_A, _PARTS.Xi_A  # (1, 3, 2), (1, 3, 1)
 
 
-def test_alignment_estimate_and_huge_sample_counts(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    S_A, Xi_A, S_B, Xi_B = (
-        torch.randn(3, 8, k, dtype=torch.float64) for k in (2, 1, 2, 1)
-    )
-    # per sample: z, z⁻ (2r = 4), ξ_A, ξ_B, ξ⁻ (3), features k = min(8, 6) = 6 (× 4), 4
-    expected = 3 * 10 * (4 + 3 + 24 + 4) * 8
-    args = (S_A, Xi_A, S_B, Xi_B, 10, gen())
-    assert checks.estimated_bytes(mm.alignment_score, *args) == expected
-    with pytest.raises(ValueError, match="n_samples=10000000000"):
-        mm.alignment_score(S_A, Xi_A, S_B, Xi_B, 10**10, gen())
+def _fit(**kwargs):
+    """A valid call of train, one step, but for ``kwargs``."""
+    arguments = dict(generator=torch.Generator().manual_seed(0), batch_size=4)
+    return dict(arguments, **kwargs)
 
 
-def test_sigmas_and_trainings_alignment_estimates(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    sigmas = mm.geometric_sigmas(4.0, 5)
-    # the exponents (linspace) and the σ, float64
-    assert checks.estimated_bytes(mm.geometric_sigmas, 4.0, 5) == 2 * sigmas.nbytes
-    model = mm.make_data_model(torch.tensor([[2.0, 1.0]] * 3), 0.5, 6, gen())
-    W_A, W_B = mm.init_weights(3, 5, 6, gen())
-    parts = mm.reparametrise(W_A, W_B, model)
-    alignment = checks.estimated_bytes(mm.scores, parts, n_align=40, generator=gen())
-    step = checks.estimated_bytes(
-        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, generator=gen()
-    )
-    with_alignment = checks.estimated_bytes(
-        mm.train, model, W_A, W_B, [(1.0, 1)], batch_size=7, n_align=40, generator=gen()
-    )
-    assert with_alignment == step + alignment  # the recorded scores' draws
+BAD_CALLS = [
+    # the data model and the learners
+    bad_call(mm.geometric_sigmas, "kappa_m must be ≥ 1", 0.5, 3),
+    bad_call(mm.geometric_sigmas, "kappa_m", "4", 3),
+    bad_call(mm.geometric_sigmas, "latent_dim", 2.0, 0),
+    bad_call(mm.geometric_sigmas, "latent_dim", 2.0, 2.5),
+    bad_call(mm.make_data_model, "sigmas", [1.0, -1.0], 0.3, 4, _G),
+    bad_call(mm.make_data_model, "sigmas", torch.tensor([2, 1]), 0.3, 4, _G),
+    bad_call(mm.make_data_model, "noise_std", [1.0, 1.0], 0.0, 4, _G),
+    bad_call(mm.make_data_model, "input_dim", [1.0, 1.0], 0.3, 4, _G, noise_dim=3),
+    bad_call(mm.make_data_model, "input_dim", [1.0, 1.0], 0.3, 4.0, _G),
+    bad_call(mm.make_data_model, "generator", [1.0, 1.0], 0.3, 4, 0),
+    bad_call(mm.make_data_model, "noise_dim", [1.0], 0.3, 4, _G, noise_dim=0),
+    bad_call(mm.make_data_model, "dtype", [1.0], 0.3, 4, _G, dtype=torch.int64),
+    bad_call(mm.sample_pairs, "model", tuple(_MODEL), 4, _G),
+    bad_call(mm.sample_pairs, "n", _MODEL, 0, _G),
+    bad_call(mm.sample_pairs, "generator", _MODEL, 4, None),
+    bad_call(mm.init_weights, "n_runs", 0, 3, 4, _G),
+    bad_call(mm.init_weights, "width", 1, 2.5, 4, _G),
+    bad_call(mm.init_weights, "input_dim", 1, 3, -1, _G),
+    bad_call(mm.init_weights, "generator", 1, 3, 4, 0),
+    bad_call(mm.init_weights, "dtype", 1, 3, 4, _G, dtype=torch.int64),
+    bad_call(mm.reparametrise, "W_A", _W_A[0], _W_B[0], _MODEL),
+    bad_call(mm.reparametrise, "W_B", _W_A, _W_B[..., :3], _MODEL),
+    bad_call(
+        mm.reparametrise,
+        "W_A and W_B must have the input dimension d = 4",
+        _W_A[..., :3],
+        _W_B[..., :3],
+        _MODEL,
+    ),
+    bad_call(mm.reparametrise, "model", _W_A, _W_B, None),
+    # the losses: shapes and dtypes
+    bad_call(mm.contrastive_loss, "beta", _F_A, _F_B, beta=0.0, tau=1.0),
+    bad_call(mm.contrastive_loss, "tau", _F_A, _F_B, beta=1.0, tau=-1.0),
+    bad_call(mm.contrastive_loss, "form", _F_A, _F_B, beta=1.0, tau=1.0, form="x"),
+    bad_call(
+        mm.contrastive_loss,
+        "f_B must have the dtype of f_A",
+        _F_A,
+        _F_B.float(),
+        beta=1.0,
+        tau=1.0,
+    ),
+    bad_call(
+        mm.contrastive_loss,
+        "f_B must have the shape of f_A",
+        _F_A,
+        _F_B[:, :3],
+        beta=1.0,
+        tau=1.0,
+    ),
+    bad_call(
+        mm.contrastive_loss,
+        "f_A must hold n ≥ 2",
+        _F_A[:, :1],
+        _F_B[:, :1],
+        beta=1.0,
+        tau=1.0,
+    ),
+    bad_call(mm.contrastive_loss, "f_A", _F_A.long(), _F_B.long(), beta=1.0, tau=1.0),
+    bad_call(mm.non_contrastive_loss, "f_B", _F_A, _F_B[..., :3]),
+    bad_call(mm.non_contrastive_loss, "f_A", _F_A[0, 0], _F_B[0, 0]),
+    bad_call(mm.batch_loss, "loss", _W_A, _W_B, _MODEL, _PAIRS, loss="triplet"),
+    bad_call(mm.batch_loss, "beta", _W_A, _W_B, _MODEL, _PAIRS, beta=0.0),
+    bad_call(
+        mm.batch_loss,
+        "normalisation",
+        _W_A,
+        _W_B,
+        _MODEL,
+        _PAIRS,
+        normalisation="layer",
+    ),
+    bad_call(mm.batch_loss, "pairs", _W_A, _W_B, _MODEL, tuple(_PAIRS)),
+    bad_call(
+        mm.batch_loss,
+        "pairs must hold n ≥ 2",
+        _W_A,
+        _W_B,
+        _MODEL,
+        mm.Pairs(*(t[:, :1] for t in _PAIRS)),
+    ),
+    bad_call(
+        mm.batch_loss,
+        "W_B must have the dtype of W_A",
+        _W_A,
+        _W_B.float(),
+        _MODEL,
+        _PAIRS,
+    ),
+    # the scores and the lemmas
+    bad_call(mm.alignment_score, "n_samples", *_PARTS[:4], 0, _G),
+    bad_call(mm.alignment_score, "ties", *_PARTS[:4], 10, _G, ties="random"),
+    bad_call(mm.alignment_score, "generator", *_PARTS[:4], 10, 0),
+    bad_call(
+        mm.alignment_score,
+        "Xi_A must have the leading dimensions",
+        _S,
+        _XI[:, :2],
+        _S,
+        _XI,
+        10,
+        _G,
+    ),
+    bad_call(
+        mm.alignment_score,
+        "S_B must have the shape of S_A",
+        _S,
+        _XI,
+        _S[..., :1],
+        _XI,
+        10,
+        _G,
+    ),
+    bad_call(
+        mm.alignment_score,
+        "Xi_B must have the shape of Xi_A",
+        _S,
+        _XI,
+        _S,
+        torch.cat([_XI, _XI], -1),
+        10,
+        _G,
+    ),
+    bad_call(mm.alignment_score, "S_A", _S.long(), _XI, _S, _XI, 10, _G),
+    bad_call(mm.alignment_cap, "latent_dim", 0),
+    bad_call(mm.alignment_margin, "parts", tuple(_PARTS)),
+    bad_call(
+        mm.balance_lower_bound,
+        "kappa must hold condition numbers",
+        torch.tensor([0.5]),
+        torch.zeros(1),
+        2,
+    ),
+    bad_call(
+        mm.balance_lower_bound, "kappa and noise", torch.ones(2), torch.zeros(3), 2
+    ),
+    bad_call(
+        mm.balance_lower_bound, "variant", torch.ones(1), torch.zeros(1), 2, "nuclear"
+    ),
+    bad_call(mm.balance_lower_bound, "latent_dim", torch.ones(1), torch.zeros(1), 0),
+    # training
+    bad_call(mm.two_stage, "beta_1", 0.0, 3, 3.0, 4),
+    bad_call(mm.two_stage, "steps_1 must be an integer ≥ 0", 0.05, -1, 3.0, 4),
+    bad_call(mm.two_stage, "beta_2", 0.05, 3, math.nan, 4),
+    bad_call(mm.two_stage, "steps_2 must be an integer ≥ 0", 0.05, 3, 3.0, 4.0),
+    bad_call(mm.train, "schedule", _MODEL, _W_A, _W_B, [(0.0, 3)], **_fit()),
+    bad_call(mm.train, "lr", _MODEL, _W_A, _W_B, [(1.0, 1)], **_fit(lr=-1.0)),
+    bad_call(
+        mm.train, "batch_size", _MODEL, _W_A, _W_B, [(1.0, 1)], **_fit(batch_size=1)
+    ),
+    bad_call(
+        mm.train,
+        "record_steps",
+        _MODEL,
+        _W_A,
+        _W_B,
+        [(1.0, 1)],
+        **_fit(record_steps=[2]),
+    ),
+    bad_call(
+        mm.train, "align_runs", _MODEL, _W_A, _W_B, [(1.0, 1)], **_fit(align_runs=[1])
+    ),
+    bad_call(
+        mm.train,
+        "similarity_dtype applies",
+        _MODEL,
+        _W_A,
+        _W_B,
+        [(1.0, 1)],
+        **_fit(loss="non_contrastive", similarity_dtype=torch.float32),
+    ),
+    bad_call(
+        mm.train,
+        "similarity_dtype",
+        _MODEL,
+        _W_A,
+        _W_B,
+        [(1.0, 1)],
+        **_fit(similarity_dtype=torch.int32),
+    ),
+    bad_call(
+        mm.train, "W_A must be finite", _MODEL, _NAN_W, _W_B, [(1.0, 1)], **_fit()
+    ),
+    bad_call(mm.train, "model", tuple(_MODEL), _W_A, _W_B, [(1.0, 1)], **_fit()),
+    bad_call(
+        mm.train, "progress", _MODEL, _W_A, _W_B, [(1.0, 1)], **_fit(progress="bar")
+    ),
+    bad_call(
+        mm.train, "generator", _MODEL, _W_A, _W_B, [(1.0, 1)], **_fit(generator=0)
+    ),
+    bad_call(mm.compress_width, "W_B", _W_A, _W_B[:, :2]),
+    bad_call(mm.compress_width, "W_A must be finite", _NAN_W, _W_B),
+    bad_call(mm.population_descent, "steps", _W_A, _W_B, _MODEL, -1),
+    bad_call(mm.population_descent, "lr", _W_A, _W_B, _MODEL, 2, lr=0.0),
+    bad_call(
+        mm.population_descent, "record_steps", _W_A, _W_B, _MODEL, 5, record_steps=[6]
+    ),
+    bad_call(mm.population_descent, "model", _W_A, _W_B, _SIGMAS, 2),
+    bad_call(mm.record_grid, "n_points", 10, 1),
+    bad_call(mm.record_grid, "total", -1, 3),
+    # the ODE
+    bad_call(mm.integrate_ode, "sigmas", [1.0, -1.0], 0.3, 2, [(1.0, 2)]),
+    bad_call(mm.integrate_ode, "noise_std", _SIGMAS, -0.4, 2, [(1.0, 2)]),
+    bad_call(mm.integrate_ode, "noise_dim", _SIGMAS, 0.4, 0, [(1.0, 2)]),
+    bad_call(mm.integrate_ode, "schedule", _SIGMAS, 0.4, 2, []),
+    bad_call(
+        mm.integrate_ode,
+        "tau must be ≤ 1 for form='alternative'",
+        _SIGMAS,
+        0.4,
+        2,
+        [(1.0, 2)],
+        tau=2.0,
+        form="alternative",
+    ),
+    bad_call(mm.integrate_ode, "loss", _SIGMAS, 0.4, 2, [(1.0, 2)], loss="x"),
+    bad_call(
+        mm.integrate_ode, "record_steps", _SIGMAS, 0.4, 2, [(1.0, 2)], record_steps=[]
+    ),
+    bad_call(
+        mm.integrate_ode, "record_steps", _SIGMAS, 0.4, 2, [(1.0, 2)], record_steps=[3]
+    ),
+    bad_call(mm.integrate_ode, "rtol", _SIGMAS, 0.4, 2, [(1.0, 2)], rtol=0.0),
+    bad_call(mm.ode_scores, "state", tuple(_STATE), 1),
+    bad_call(mm.ode_scores, "noise_dim", _STATE, 0),
+    bad_call(mm.ode_scores, "generator must be given", _STATE, 1, n_align=5),
+    bad_call(
+        mm.ode_scores, "align_every", _STATE, 1, n_align=5, generator=_G, align_every=0
+    ),
+    bad_call(mm.stage_one_gap, "beta", _SIGMAS, 0.5, 1, 0.0, 2),
+    bad_call(mm.stage_one_gap, "steps", _SIGMAS, 0.5, 1, 0.1, 0),
+    bad_call(mm.stage_one_gap, "sigmas", "bogus", 0.5, 1, 0.1, 2),
+    bad_call(
+        mm.stage_one_gap_finite_width,
+        "betas must not be empty",
+        _MODEL,
+        _W_A,
+        _W_B,
+        [],
+        2,
+    ),
+    bad_call(mm.stage_one_gap_finite_width, "betas", _MODEL, _W_A, _W_B, [0.0], 2),
+    bad_call(
+        mm.stage_one_gap_finite_width,
+        "batch_size",
+        _MODEL,
+        _W_A,
+        _W_B,
+        [0.1],
+        2,
+        batch_size=1,
+    ),
+    bad_call(
+        mm.stage_one_gap_finite_width, "seed", _MODEL, _W_A, _W_B, [0.1], 2, seed=-1
+    ),
+    bad_call(
+        mm.stage_one_gap_finite_width,
+        "record_steps",
+        _MODEL,
+        _W_A,
+        _W_B,
+        [0.1],
+        2,
+        record_steps=[3],
+    ),
+    # the sympy identities: their counts are guarded
+    bad_call(mm.symbolic_norm_identity, "width", 0),
+    bad_call(
+        mm.symbolic_norm_identity, "width=2, input_dim=100.*sympy monomials", 2, 100
+    ),
+    bad_call(
+        mm.symbolic_norm_identity, "latent_dim=1125899906842624.*or more", 2, 3, 2**50
+    ),
+    bad_call(mm.symbolic_negative_expectations, "latent_dim", 0),
+    bad_call(mm.symbolic_negative_expectations, "latent_dim=5 give 30,720", 5),
+]
 
 
-def test_ode_matrices_estimate(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    a = torch.rand(3, 4, 2, dtype=torch.float64) + 0.5
-    rho, noise = torch.rand(3, 4, 2, dtype=torch.float64), torch.rand(3, 4).double()
-    parts = mm.ode_matrices(a, rho, noise, 3)
-    identity = torch.eye(2 * 2 + 2 * 3, dtype=torch.float64)
-    # the identity, and the four matrices of every state with one temporary each
-    expected = identity.nbytes + 2 * nominal_bytes(parts[:4])
-    assert checks.estimated_bytes(mm.ode_matrices, a, rho, noise, 3) == expected
-    with pytest.raises(ValueError, match="noise_dim=1000000"):
-        mm.ode_matrices(a, rho, noise, 10**6)
-
-
-def test_stage_one_gap_estimate_and_huge_steps(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    sigmas = torch.tensor([[2.0, 1.0]] * 3)
-    state = mm.integrate_ode(sigmas, 0.3, 2, [(0.5, 4)])
-    recorded = sum(x.nbytes for x in (state.a, state.rho, state.noise, state.norm2))
-    # two integrations, each: the records, the solver's copy, the states; the steps
-    estimate = checks.estimated_bytes(mm.stage_one_gap, sigmas, 0.3, 2, 0.5, 4)
-    assert estimate == 2 * 3 * recorded + state.steps.nbytes
-    with pytest.raises(ValueError, match="steps=1000000000000"):
-        mm.stage_one_gap(sigmas, 0.3, 2, 0.5, 10**12)
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

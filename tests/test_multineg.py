@@ -13,12 +13,15 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import labels_with_counts, nominal_bytes, randn, uniform
+from bad_calls import bad_call
+from conftest import labels_with_counts, randn, uniform
 
-from ccl_helpers import coupon, curl, losses, metrics, multineg, train, wen
+from ccl_helpers import coupon, curl, losses, metrics, multineg, train
 from ccl_helpers.data import EmpiricalClasses
 from ccl_helpers.losses import info_nce_loss
 from ccl_helpers.models import MLP
+from ccl_helpers.multineg._descent import _descent_to_targets, _triplet_evaluator
+from ccl_helpers.multineg._exact import _best_linear_loss, _output_norm_range
 
 DYADIC = [
     0.5,
@@ -147,7 +150,9 @@ def test_proposition1_as_printed_is_below_nats_form_and_fails_for_zero_encoder()
             k = task_size - 1
             gap = multineg.proposition1_part1_bound(
                 1.0, task_size, n_classes
-            ) - multineg.proposition1_part1_bound_as_printed(1.0, task_size, n_classes)
+            ) - multineg.proposition1_part1_bound(
+                1.0, task_size, n_classes, as_printed=True
+            )
             assert gap == pytest.approx(
                 k * tau * (1 - math.log(2)) / (1 - tau), rel=1e-12
             )
@@ -157,48 +162,18 @@ def test_proposition1_as_printed_is_below_nats_form_and_fails_for_zero_encoder()
             math.log(2), 2, n_classes
         ) == pytest.approx(math.log(2), rel=1e-14)
         assert (
-            multineg.proposition1_part1_bound_as_printed(math.log(2), 2, n_classes)
+            multineg.proposition1_part1_bound(
+                math.log(2), 2, n_classes, as_printed=True
+            )
             < math.log(2) - 0.01
         )
         # read in bits, as its proof intends, it is the nats bound divided by log 2
         for loss in (0.3, 1.7):
-            assert multineg.proposition1_part1_bound_as_printed(
-                loss / math.log(2), n_classes, n_classes
+            assert multineg.proposition1_part1_bound(
+                loss / math.log(2), n_classes, n_classes, as_printed=True
             ) * math.log(2) == pytest.approx(
                 multineg.proposition1_part1_bound(loss, n_classes, n_classes), rel=1e-12
             )
-
-
-@pytest.mark.parametrize(
-    "call, match",
-    [
-        (lambda: multineg.proposition1_bound(1.0, 1, 1, 5), "task_size"),
-        (lambda: multineg.proposition1_bound(1.0, 1, 6, 5), "task_size"),
-        (lambda: multineg.proposition1_bound(1.0, 0, 2, 5), "n_negatives"),
-        (lambda: multineg.proposition1_bound(1.0, 1, 2, 1), "n_classes"),
-        (
-            lambda: multineg.proposition1_bound(float("nan"), 1, 2, 5),
-            "unsupervised_loss",
-        ),
-        (
-            lambda: multineg.proposition1_part1_bound(
-                torch.tensor([1.0, math.inf]), 2, 5
-            ),
-            "unsupervised_loss",
-        ),
-        (
-            lambda: multineg.proposition1_part1_bound_as_printed(1.0, 2.5, 5),
-            "task_size",
-        ),
-        (lambda: multineg.proposition1_factor(1, 2, 0), "n_classes"),
-        (lambda: multineg.lemma1_bound("x", uniform(3)), "unsupervised_loss"),
-        (lambda: multineg.lemma1_bound(1.0, [0.5, 0.5, 0.0]), "class_probs"),
-        (lambda: multineg.lemma2_bound(1.0, -2, uniform(3)), "n_negatives"),
-    ],
-)
-def test_bounds_reject_bad_input(call, match):
-    with pytest.raises(ValueError, match=match):
-        call()
 
 
 # ---------------------------------------------------------------- the average
@@ -307,9 +282,7 @@ def test_best_linear_loss_is_the_linear_probe_and_below_the_mean_classifier():
     labels = labels_with_counts((8, 6, 7), seed=10)
     centres = randn(3, 3, seed=11)
     features = centres[labels] + 1.2 * randn(labels.numel(), 3, seed=12)
-    best = multineg.best_linear_loss(
-        features, labels, class_probs=uniform(3), max_iter=200
-    )
+    best = _best_linear_loss(features, labels, class_probs=uniform(3), max_iter=200)
     probe = metrics.linear_probe(features, labels, task_size=3, class_probs=uniform(3))[
         "loss"
     ]
@@ -317,7 +290,7 @@ def test_best_linear_loss_is_the_linear_probe_and_below_the_mean_classifier():
     mean = multineg.average_mean_classifier_loss(features, labels, 3)
     assert float(best) < float(mean) - 1e-3
     stacked = torch.stack([features, 2 * features])
-    values = multineg.best_linear_loss(stacked, labels, class_probs=torch.tensor(RHO3))
+    values = _best_linear_loss(stacked, labels, class_probs=torch.tensor(RHO3))
     means = multineg.average_mean_classifier_loss(
         stacked, labels, 3, class_probs=torch.tensor(RHO3)
     )
@@ -334,8 +307,8 @@ def test_best_linear_loss_is_fitted_from_zero_not_from_the_mean_classifier():
     computations (it can fail when the fit is stopped too early)."""
     labels = labels_with_counts((30, 30, 30), seed=13)
     features = 3 * torch.eye(3, dtype=torch.float64)[labels] + randn(90, 3, seed=14)
-    early = multineg.best_linear_loss(features, labels, max_iter=1)
-    converged = multineg.best_linear_loss(features, labels, max_iter=300)
+    early = _best_linear_loss(features, labels, max_iter=1)
+    converged = _best_linear_loss(features, labels, max_iter=300)
     mean = multineg.average_mean_classifier_loss(features, labels, 3)
     assert float(converged) < float(mean) < float(early)
     assert float(early) < math.log(3)  # one step from W = 0 (loss log 3) descends
@@ -345,11 +318,9 @@ def test_output_norm_range():
     features = torch.tensor(
         [[[3.0, 4.0], [0.0, 1.0], [1.0, 1.0]], [[0.0, 0.0], [6.0, 8.0], [1.0, 0.0]]]
     )
-    low, high = multineg.output_norm_range(features)
+    low, high = _output_norm_range(features)
     torch.testing.assert_close(low, torch.tensor([1.0, 0.0]))
     torch.testing.assert_close(high, torch.tensor([5.0, 10.0]))
-    with pytest.raises(ValueError, match="features"):
-        multineg.output_norm_range(torch.zeros(3))
 
 
 # ---------------------------------------------------------------- the lemmas and
@@ -751,29 +722,6 @@ def test_add_lemma_bounds():
         multineg.add_lemma_bounds(runs, rho, confidence=-1.0)
 
 
-def test_evaluator_and_runs_reject_bad_input():
-    labels = labels_with_counts((2, 3))
-    with pytest.raises(ValueError, match="inputs"):
-        multineg.make_evaluator(torch.zeros(4, 2), labels)
-    with pytest.raises(ValueError, match="n_negatives"):
-        multineg.make_evaluator(torch.zeros(5, 2), labels, n_negatives=0)
-    latent = EmpiricalClasses(torch.zeros(5, 2), labels)
-    with pytest.raises(ValueError, match="negatives"):
-        multineg.lemma_runs(
-            lambda: MLP(2, (3,), 2),
-            latent,
-            torch.zeros(5, 2),
-            labels,
-            [],
-            n_seeds=1,
-            n_steps=1,
-            batch_size=2,
-            pool_size=None,
-            checkpoints=[],
-            n_samples=10,
-        )
-
-
 def test_proposition1_grid():
     labels = labels_with_counts((5, 4, 6, 5), seed=6)
     features = randn(2, labels.numel(), 3, seed=7)
@@ -861,12 +809,12 @@ def test_triplet_objective_is_chapter3_triplet_loss_times_the_number_of_triplets
     def forward(inputs):
         return inputs @ linear
 
-    index = wen.all_triplets(5)
+    index = multineg.all_triplets(5)
     total = multineg.triplet_objective(
         forward, (x[index[:, 0]], x[index[:, 1]], x[index[:, 2]])
     )
     torch.testing.assert_close(
-        total, index.shape[0] * wen.triplet_loss(forward, (x, index))
+        total, index.shape[0] * multineg.triplet_loss(forward, (x, index))
     )
 
 
@@ -888,7 +836,7 @@ def test_triplet_evaluator_matches_autograd_and_lemma4():
         torch.linalg.vecdot(z[:n], z[2 * n :] - z[n : 2 * n])
     ).sum()
     (gradient,) = torch.autograd.grad(objective, z)
-    result = multineg.triplet_evaluator(triplets)(lambda x: (x @ linear).unsqueeze(0))
+    result = _triplet_evaluator(triplets)(lambda x: (x @ linear).unsqueeze(0))
     torch.testing.assert_close(result["output_grad_norm"], gradient.norm().unsqueeze(0))
     norms = outputs.norm(dim=-1)
     torch.testing.assert_close(result["norm_min"], norms.min().unsqueeze(0))
@@ -908,21 +856,13 @@ def test_lemma4_holds_where_it_applies():
         outputs = torch.cat(
             [scale * direction, scale * direction, -scale * direction]
         ).unsqueeze(0)
-        result = multineg.triplet_evaluator(triplets)(
-            lambda x, outputs=outputs: outputs
-        )
+        result = _triplet_evaluator(triplets)(lambda x, outputs=outputs: outputs)
         assert result["lemma4_applies"].item() == 1.0
         assert result["norm_min"].item() == pytest.approx(scale)
         assert result["loss_max"].item() == pytest.approx(
             math.log1p(math.exp(-2 * scale**2))
         )
         assert result["loss_max"].item() <= result["lemma4_bound"].item()
-
-
-def test_triplet_evaluator_rejects_mismatched_shapes():
-    a, p, n = _random_triplets()
-    with pytest.raises(ValueError, match="triplets"):
-        multineg.triplet_evaluator((a, p, n[:-1]))
 
 
 # ---------------------------------------------------------------- Section 4: Theorem 1
@@ -959,7 +899,7 @@ def _single_seed_descent(triplets, width, lr_constant, seed, n_steps):
 def test_descent_to_targets_steps_match_a_plain_descent():
     triplets = _sphere_triplets()
     epsilons = [0.5, 0.05]
-    outcome = multineg.descent_to_targets(
+    outcome = _descent_to_targets(
         triplets,
         32,
         lr_constant=4.0,
@@ -994,7 +934,7 @@ def test_descent_to_targets_steps_match_a_plain_descent():
 
 
 def test_descent_to_targets_leaves_unreached_targets_missing():
-    outcome = multineg.descent_to_targets(
+    outcome = _descent_to_targets(
         _sphere_triplets(),
         16,
         lr_constant=1.0,
@@ -1024,7 +964,7 @@ def test_descent_sweep_adds_the_parameter_and_repeats_single_runs():
         "lr_constant",
     ]
     assert list(swept.steps["lr_constant"].unique()) == [16.0, 4.0]
-    alone = multineg.descent_to_targets(triplets, 32, lr_constant=4.0, **common)
+    alone = _descent_to_targets(triplets, 32, lr_constant=4.0, **common)
     pd.testing.assert_frame_equal(
         swept.steps[swept.steps.width == 32]
         .drop(columns=["width", "lr_constant"])
@@ -1053,32 +993,6 @@ def test_lazy_width_uses_the_upper_confidence_bound_and_every_wider_width():
         relative_movement=steps.relative_movement.where(steps.index != 13)
     )  # a run at m = 256 that never reached the target
     assert multineg.lazy_width(unreached) is None
-
-
-def test_theorem1_experiment_rejects_bad_input():
-    triplets = _sphere_triplets()
-    common = dict(lr_constant=1.0, epsilons=[0.1], max_steps=2, out_features=4)
-    with pytest.raises(ValueError, match="width"):
-        multineg.descent_to_targets(triplets, 0, **common)
-    with pytest.raises(ValueError, match="lr_constant"):
-        multineg.descent_to_targets(triplets, 8, **{**common, "lr_constant": 0.0})
-    with pytest.raises(ValueError, match="epsilons"):
-        multineg.descent_to_targets(triplets, 8, **{**common, "epsilons": []})
-    with pytest.raises(ValueError, match="grad_epsilons"):
-        multineg.descent_to_targets(triplets, 8, grad_epsilons=[-1.0], **common)
-    with pytest.raises(ValueError, match="triplets"):
-        multineg.descent_to_targets(triplets[:2] + (triplets[2][:-1],), 8, **common)
-    with pytest.raises(ValueError, match="values"):
-        multineg.descent_sweep("width", [], lambda m: (triplets, m), **common)
-    steps = pd.DataFrame({"width": [8, 16], "relative_movement": [0.1, 0.2]})
-    with pytest.raises(ValueError, match="two seeds"):
-        multineg.lazy_width(steps)
-    with pytest.raises(ValueError, match="columns"):
-        multineg.lazy_width(steps.drop(columns="width"))
-    with pytest.raises(ValueError, match="threshold"):
-        multineg.lazy_width(steps, threshold=-1.0)
-    with pytest.raises(ValueError, match="confidence"):
-        multineg.lazy_width(steps, confidence=1.0)
 
 
 # ---------------------------------------------------------------- the figures of
@@ -1284,49 +1198,347 @@ def test_progress_gap_against_a_hand_computation():
         multineg.progress_gap(runs[runs.step < 10])
 
 
-def test_descent_to_targets_needs_a_trained_layer():
-    with pytest.raises(ValueError, match="depth must be an integer ≥ 1, got 0"):
-        multineg.descent_to_targets(
-            _sphere_triplets(), 8, lr_constant=1.0, epsilons=[0.1], max_steps=2, depth=0
-        )
+# ---------------------------------------------------------------- bad calls
+
+RHO = uniform(3)
+LABELS = labels_with_counts((2, 3, 2))
+FEATURES = randn(LABELS.numel(), 2)
+LATENT, LATENT_INPUTS, LATENT_LABELS = indexed_latent()
+BATCH = (
+    randn(4, 3, dtype=torch.float32),
+    randn(4, 3, seed=1, dtype=torch.float32),
+    randn(5, 3, seed=2, dtype=torch.float32),
+    torch.tensor([[0, 1], [2, 3], [4, 0], [1, 2]]),
+)
+TRIPLETS = _sphere_triplets()
+INDEX_DATA = (randn(4, 3), multineg.all_triplets(4))
+RUNS = pd.DataFrame({"N": [1, 15], "L_un": [0.5, 2.0], "L_un_se": [0.01, 0.01]})
+SEEDS = pd.DataFrame({"width": [1, 1], "seed": [0, 1], "steps": [1.0, 2.0]})
+SWEEP = pd.DataFrame(
+    {
+        "seed": [0, 1, 0, 1],
+        "n": [2, 2, 4, 4],
+        "steps": [3.0, 4.0, 5.0, 6.0],
+        "relative_movement": [0.01, 0.02, 0.2, 0.01],
+    }
+)
+MOVEMENT = pd.DataFrame(
+    {"width": [4, 4, 8, 8], "relative_movement": [0.2, 0.3, 0.01, 0.02]}
+)
+GAP_RUNS = pd.DataFrame(
+    {
+        "N": [1] * 6,
+        "seed": [0, 0, 0, 1, 1, 1],
+        "step": [0, 1, 2] * 2,
+        "L_un": [3.0, 2.0, 1.0, 3.0, 2.5, 1.0],
+        "L_mu": [2.0, 1.5, 1.0, 2.0, 1.2, 1.0],
+    }
+)
+RUN = dict(
+    n_seeds=1,
+    n_steps=2,
+    batch_size=2,
+    pool_size=None,
+    checkpoints=[1],
+    n_samples=4,
+    fit_linear=[],
+)
+DESCENT = dict(epsilons=[0.1], max_steps=2, out_features=4)
 
 
-def test_contrastive_batches_estimate_is_the_bytes_of_a_batch(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
-
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    latent, _, _ = indexed_latent()
-    args = (latent, 2, 5, 7, torch.Generator().manual_seed(0))
-    batch = multineg.contrastive_batches(*args)(1)
-    nominal = nominal_bytes(batch)
-    assert estimated_bytes(multineg.contrastive_batches, *args) == nominal
-    with pytest.raises(ValueError, match="batch_size=10000000000"):
-        multineg.contrastive_batches(latent, 2, 10**10, 7, torch.Generator())
+def _case(value):
+    """A case of the sweep: 4 triplets on the sphere, width 8, ν = 1/m."""
+    return TRIPLETS, 8, 1.0
 
 
-def test_proposition1_grid_estimate_is_three_times_its_draws(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
-
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    labels = labels_with_counts((3, 4, 2), seed=2)
-    samples = metrics.draw_unsupervised_samples(labels, 5, 11)
-    drawn = nominal_bytes(samples)  # int64 indices
-    features = randn(9, 3)
-    # with the uniforms and the classes drawn alongside them: 3 × 8 bytes per example
-    estimate = estimated_bytes(
-        multineg.proposition1_grid, features, labels, [2, 5], n_samples=11
-    )
-    assert estimate == 3 * drawn
-    with pytest.raises(ValueError, match="n_samples=10000000000.*n_negatives"):
-        multineg.proposition1_grid(features, labels, [2, 5], n_samples=10**10)
+def _mismatched_case(value):
+    """A case whose negatives hold one triplet fewer than its anchors."""
+    return (*TRIPLETS[:2], TRIPLETS[2][:-1]), 8, 1.0
 
 
-def test_uniform_rho_estimate(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
+def _encoder():
+    return MLP(2, (3,), 2)
 
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    rho = torch.full((7,), 1 / 7, dtype=torch.float64)
-    # ρ, its power and the terms of τ⁺_N = Σ_c ρ(c)^{N+1}
-    assert estimated_bytes(multineg.proposition1_factor, 3, 2, 7) == 3 * rho.nbytes
-    with pytest.raises(ValueError, match="n_classes=100000000000"):
-        multineg.proposition1_factor(3, 2, 10**11)
+
+BAD_CALLS = [
+    # the bounds
+    bad_call(multineg.lemma1_bound, "unsupervised_loss", "x", RHO),
+    bad_call(multineg.lemma1_bound, "unsupervised_loss", math.nan, RHO),
+    bad_call(multineg.lemma1_bound, "class_probs", 1.0, [0.5, 0.5, 0.0]),
+    bad_call(multineg.lemma2_bound, "n_negatives", 1.0, -2, RHO),
+    bad_call(multineg.lemma2_bound, "n_negatives", 1.0, 2.5, RHO),
+    bad_call(multineg.proposition1_bound, "task_size", 1.0, 1, 1, 5),
+    bad_call(multineg.proposition1_bound, "task_size", 1.0, 1, 6, 5),
+    bad_call(multineg.proposition1_bound, "n_negatives", 1.0, 0, 2, 5),
+    bad_call(multineg.proposition1_bound, "n_classes", 1.0, 1, 2, 1),
+    bad_call(multineg.proposition1_bound, "unsupervised_loss", math.nan, 1, 2, 5),
+    bad_call(
+        multineg.proposition1_part1_bound,
+        "unsupervised_loss",
+        torch.tensor([1.0, math.inf]),
+        2,
+        5,
+    ),
+    bad_call(multineg.proposition1_part1_bound, "task_size", 1.0, 2.5, 5),
+    bad_call(
+        multineg.proposition1_part1_bound, "task_size", 1.0, 2.5, 5, as_printed=True
+    ),
+    bad_call(multineg.proposition1_factor, "n_classes", 1, 2, 0),
+    bad_call(multineg.proposition1_factor, "n_negatives", 0, 2, 5),
+    # the exact mean-classifier loss and Proposition 1's grid
+    bad_call(multineg.average_mean_classifier_loss, "task_size", FEATURES, LABELS, 1),
+    bad_call(multineg.average_mean_classifier_loss, "task_size", FEATURES, LABELS, 4),
+    bad_call(
+        multineg.average_mean_classifier_loss, "features", FEATURES[:-1], LABELS, 2
+    ),
+    bad_call(
+        multineg.average_mean_classifier_loss,
+        "means",
+        FEATURES,
+        LABELS,
+        2,
+        means=randn(3, 5),
+    ),
+    bad_call(multineg.proposition1_grid, "n_negatives", FEATURES, LABELS, []),
+    bad_call(
+        multineg.proposition1_grid, "n_samples", FEATURES, LABELS, [1], n_samples=1
+    ),
+    bad_call(
+        multineg.proposition1_grid,
+        "generator",
+        FEATURES,
+        LABELS,
+        [1],
+        generator=0,
+    ),
+    bad_call(
+        multineg.proposition1_grid,
+        "features must hold at least one seed",
+        FEATURES[None][:0],
+        LABELS,
+        [1],
+    ),
+    # training with N negatives
+    bad_call(
+        multineg.contrastive_batches, "n_negatives", LATENT, 2, 5, 0, torch.Generator()
+    ),
+    bad_call(
+        multineg.contrastive_batches,
+        "pool_size",
+        LATENT,
+        2,
+        5,
+        7,
+        torch.Generator(),
+        pool_size=6,
+    ),
+    bad_call(multineg.contrastive_batches, "latent", LATENT_INPUTS, 2, 5, 7, None),
+    bad_call(multineg.contrastive_batches, "generator", LATENT, 2, 5, 7, 0),
+    bad_call(
+        multineg.contrastive_loss, "batch", lambda x: x, (*BATCH[:3], BATCH[3][:3])
+    ),
+    bad_call(
+        multineg.contrastive_loss,
+        r"batch\[3\]",
+        lambda x: x,
+        (*BATCH[:3], BATCH[3].double()),
+    ),
+    bad_call(
+        multineg.contrastive_loss, "batch must be a tuple of 4", lambda x: x, BATCH[:3]
+    ),
+    bad_call(multineg.contrastive_loss, "forward", BATCH[0], BATCH),
+    bad_call(
+        multineg.lemma_runs,
+        "negatives",
+        _encoder,
+        LATENT,
+        torch.zeros(7, 2),
+        LABELS,
+        [],
+        **RUN,
+    ),
+    bad_call(
+        multineg.lemma_runs,
+        "negatives",
+        _encoder,
+        LATENT,
+        torch.zeros(7, 2),
+        LABELS,
+        [0],
+        **RUN,
+    ),
+    bad_call(
+        multineg.lemma_runs,
+        "eval_inputs must have the size of eval_labels",
+        _encoder,
+        LATENT,
+        torch.zeros(4, 2),
+        LABELS,
+        [1],
+        **RUN,
+    ),
+    bad_call(
+        multineg.lemma_runs,
+        "eval_inputs must be finite",
+        _encoder,
+        LATENT,
+        torch.full((7, 2), math.nan),
+        LABELS,
+        [1],
+        **RUN,
+    ),
+    bad_call(
+        multineg.lemma_runs,
+        "make_encoder",
+        "MLP",
+        LATENT,
+        torch.zeros(7, 2),
+        LABELS,
+        [1],
+        **RUN,
+    ),
+    bad_call(
+        multineg.lemma_runs,
+        "n_samples",
+        _encoder,
+        LATENT,
+        torch.zeros(7, 2),
+        LABELS,
+        [1],
+        **{**RUN, "n_samples": 1},
+    ),
+    bad_call(
+        multineg.lemma_runs,
+        "checkpoints",
+        _encoder,
+        LATENT,
+        torch.zeros(7, 2),
+        LABELS,
+        [1],
+        **{**RUN, "checkpoints": [5]},
+    ),
+    bad_call(multineg.add_lemma_bounds, "L_un_se", RUNS.drop(columns="L_un_se"), RHO),
+    bad_call(multineg.add_lemma_bounds, "confidence", RUNS, RHO, confidence=-1.0),
+    # the figures
+    bad_call(
+        multineg.draw_lemma_curves,
+        "runs lacks the columns",
+        None,
+        RUNS,
+        multineg.LEMMA2_CURVES,
+    ),
+    bad_call(multineg.draw_lemma_curves, "curves", None, RUNS, "LEMMA1_CURVES"),
+    bad_call(multineg.draw_stored_runs, "data", RUNS),
+    # Section 4: the fixed triplets and Theorem 1's experiment
+    bad_call(
+        multineg.triplet_objective,
+        "triplets",
+        lambda x: x,
+        (*TRIPLETS[:2], TRIPLETS[2][:-1]),
+    ),
+    bad_call(multineg.triplet_objective, "forward", TRIPLETS[0], TRIPLETS),
+    bad_call(multineg.descent_sweep, "values", "width", [], _case, **DESCENT),
+    bad_call(multineg.descent_sweep, "case", "width", [8], "case", **DESCENT),
+    bad_call(
+        multineg.descent_sweep,
+        "epsilons",
+        "width",
+        [8],
+        _case,
+        **{**DESCENT, "epsilons": []},
+    ),
+    bad_call(
+        multineg.descent_sweep,
+        "grad_epsilons",
+        "width",
+        [8],
+        _case,
+        grad_epsilons=[-1.0],
+        **DESCENT,
+    ),
+    bad_call(
+        multineg.descent_sweep,
+        "depth must be an integer ≥ 1, got 0",
+        "width",
+        [8],
+        _case,
+        depth=0,
+        **DESCENT,
+    ),
+    bad_call(
+        multineg.descent_sweep, "triplets", "width", [8], _mismatched_case, **DESCENT
+    ),
+    bad_call(
+        multineg.descent_sweep,
+        "width",
+        "width",
+        [8],
+        lambda m: (TRIPLETS, 0, 1.0),
+        **DESCENT,
+    ),
+    bad_call(
+        multineg.descent_sweep,
+        "lr_constant",
+        "width",
+        [8],
+        lambda m: (TRIPLETS, 8, 0.0),
+        **DESCENT,
+    ),
+    bad_call(multineg.lazy_width, "two seeds", MOVEMENT.iloc[[0, 2]]),
+    bad_call(multineg.lazy_width, "columns", MOVEMENT.drop(columns="width")),
+    bad_call(multineg.lazy_width, "threshold", MOVEMENT, threshold=-1.0),
+    bad_call(multineg.lazy_width, "confidence", MOVEMENT, confidence=1.0),
+    bad_call(
+        multineg.width_scaled_targets,
+        "product",
+        SWEEP.rename(columns={"n": "width", "steps": "threshold"}),
+        0.0,
+    ),
+    bad_call(multineg.width_scaled_targets, "threshold", SWEEP, 1.6),
+    bad_call(multineg.lazy_values, "threshold", SWEEP, "n", -1.0),
+    bad_call(
+        multineg.lazy_values,
+        "relative_movement",
+        SWEEP.drop(columns="relative_movement"),
+        "n",
+        0.1,
+    ),
+    bad_call(multineg.lazy_values, "named by x", SWEEP, "width", 0.1),
+    bad_call(multineg.endpoint_ratio, "two values", SWEEP[SWEEP.n == 2], "n", "steps"),
+    bad_call(
+        multineg.endpoint_ratio,
+        "finite",
+        SWEEP.assign(steps=SWEEP.steps.where(SWEEP.n != 4)),
+        "n",
+        "steps",
+    ),
+    # the chapter's summaries
+    bad_call(multineg.progress_gap, "fall", GAP_RUNS.assign(L_mu=1.0)),
+    bad_call(multineg.progress_gap, "3 checkpoints", GAP_RUNS[GAP_RUNS.step < 2]),
+    bad_call(multineg.progress_gap, "L_mu", GAP_RUNS.drop(columns="L_mu")),
+    bad_call(multineg.seed_summary, "two seeds", SEEDS.iloc[:1], "width", ["steps"]),
+    bad_call(multineg.seed_summary, "columns", SEEDS, "width", ["missing"]),
+    bad_call(multineg.seed_summary, "by and columns", SEEDS, [], ["steps"]),
+    bad_call(multineg.seed_summary, "frame", {"width": [1]}, "width", ["steps"]),
+    # the shared encoder on index triplets
+    bad_call(multineg.all_triplets, "n must", 1),
+    bad_call(multineg.all_triplets, "device", 4, "bogus"),
+    bad_call(
+        multineg.triplet_loss,
+        r"data\[1\], the triplets",
+        lambda x: x,
+        (INDEX_DATA[0], INDEX_DATA[1][:, :2]),
+    ),
+    bad_call(
+        multineg.triplet_loss,
+        r"data\[1\]",
+        lambda x: x,
+        (INDEX_DATA[0], INDEX_DATA[1].double()),
+    ),
+    bad_call(multineg.triplet_loss, "forward", INDEX_DATA[0], INDEX_DATA),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

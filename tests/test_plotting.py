@@ -8,12 +8,14 @@ import matplotlib
 matplotlib.use("Agg")
 
 import itertools  # noqa: E402
+import math  # noqa: E402
 
 import figure_palette  # noqa: E402
 import matplotlib.pyplot as plt  # noqa: E402
 import numpy as np  # noqa: E402
 import pandas as pd  # noqa: E402
 import pytest  # noqa: E402
+from bad_calls import bad_call  # noqa: E402
 from matplotlib.colors import to_rgba  # noqa: E402
 from matplotlib.font_manager import FontProperties  # noqa: E402
 
@@ -178,7 +180,7 @@ def test_use_style_sets_the_book_style():
         plt.rcParams["legend.frameon"] = True
         plotting.use_style()
         assert plt.rcParams["legend.frameon"] is False
-        assert tuple(plt.rcParams["figure.figsize"]) == plotting.figsize(1)
+        assert tuple(plt.rcParams["figure.figsize"]) == plotting._figsize(1)
         assert plt.rcParams["axes.titleweight"] == "bold"
         assert plt.rcParams["figure.dpi"] == plotting.DPI
         keys = ["font.size", "axes.labelsize", "axes.titlesize", "legend.fontsize"]
@@ -258,26 +260,17 @@ def test_a_quantity_of_an_unknown_name_raises(name):
 
 @pytest.mark.parametrize("n_panels", [1, 2, 3])
 def test_figsize_fills_the_column(n_panels):
-    width, height = plotting.figsize(n_panels)
-    assert width == plotting.COLUMN_WIDTH_IN
-    assert (width + 2 * plotting.PAD_IN) * plotting.DPI <= plotting.COLUMN_PX
+    width, height = plotting._figsize(n_panels)
+    assert width == plotting._COLUMN_WIDTH_IN
+    assert (width + 2 * plotting._PAD_IN) * plotting.DPI <= plotting._COLUMN_PX
     assert 2.0 <= height <= 4.0
-    taller = plotting.figsize(n_panels, n_rows=3)
+    taller = plotting._figsize(n_panels, n_rows=3)
     assert taller[0] == width and taller[1] > height
 
 
 def test_figsize_rows_get_lower_with_more_panels():
-    heights = [plotting.figsize(n)[1] for n in (1, 2, 3)]
+    heights = [plotting._figsize(n)[1] for n in (1, 2, 3)]
     assert heights == sorted(heights, reverse=True) and len(set(heights)) == 3
-
-
-@pytest.mark.parametrize(
-    "n_panels, n_rows, name",
-    [(0, 1, "n_panels"), (4, 1, "n_panels"), (1.5, 1, "n_panels"), (2, 0, "n_rows")],
-)
-def test_figsize_rejects_bad_counts(n_panels, n_rows, name):
-    with pytest.raises(ValueError, match=name):
-        plotting.figsize(n_panels, n_rows)
 
 
 @pytest.mark.parametrize("n_panels", [1, 3])
@@ -297,21 +290,23 @@ def test_figure_saves_an_image_no_wider_than_the_column(n_panels):
         figure.savefig(buffer, format="png")
         plt.close(figure)
     width = plt.imread(io.BytesIO(buffer.getvalue())).shape[1]
-    assert plotting.COLUMN_PX - 40 <= width <= plotting.COLUMN_PX
+    assert plotting._COLUMN_PX - 40 <= width <= plotting._COLUMN_PX
 
 
-def test_rendered_points():
-    assert plotting.rendered_points(9.0) == pytest.approx(9.0 * 100 / 96)
-    # a figure twice the column's width is shown at half its size
-    wide = 2 * plotting.COLUMN_PX / plotting.DPI
-    assert plotting.rendered_points(12.0, wide) == pytest.approx(6.25)
+def rendered_points(size_pt, width_in):
+    """The CSS pt at which a font of ``size_pt`` appears in the book, in a figure
+    ``width_in`` inches wide: s · DPI / 96, the image shrunk to the column if wider."""
+    width_px = width_in * plotting.DPI
+    return size_pt * plotting.DPI / 96 * min(1.0, plotting._COLUMN_PX / width_px)
+
+
+def test_the_smallest_font_renders_at_9_pt_or_more():
     for n_panels in (1, 2, 3):
-        width = plotting.figsize(n_panels)[0]
-        assert plotting.rendered_points(plotting.MIN_FONT_PT, width) >= 9.0
-    with pytest.raises(ValueError, match="size_pt"):
-        plotting.rendered_points(0.0)
-    with pytest.raises(ValueError, match="width_in"):
-        plotting.rendered_points(9.0, -1.0)
+        width = plotting._figsize(n_panels)[0]
+        assert rendered_points(plotting.MIN_FONT_PT, width) >= 9.0
+    # a figure twice the column's width would be shown at half its size
+    wide = 2 * plotting._COLUMN_PX / plotting.DPI
+    assert rendered_points(12.0, wide) == pytest.approx(6.25)
 
 
 def test_sweep_styles_are_distinct_ordered_and_tagged():
@@ -366,7 +361,7 @@ def test_markers_are_distinct_per_category():
     with pytest.raises(ValueError, match="categories"):
         plotting.markers([])
     with pytest.raises(ValueError, match="categories"):
-        plotting.markers(range(len(plotting.MARKERS) + 1))
+        plotting.markers(range(len(plotting._MARKERS) + 1))
 
 
 def test_log_axes_get_plain_tick_labels(ax):
@@ -380,7 +375,7 @@ def test_log_axes_get_plain_tick_labels(ax):
     assert {"1", "10", "100", "1,000"} <= set(majors)
     assert not any("times" in t or "e+" in t for t in majors)
     assert [t.get_text() for t in ax.get_yticklabels()] == ["tiny", "small", "one"]
-    formatter = plotting.PlainLogFormatter()
+    formatter = plotting._PlainLogFormatter()
     assert [formatter._num_to_string(x, 0, 0) for x in (6, 0.3, 1e-5)] == [
         "6",
         "0.3",
@@ -416,3 +411,99 @@ def test_palette_problems_name_untagged_and_miscoloured_artists(ax):
     clean = figure_palette.drawn(empty)
     assert figure_palette.problems([{"suptitle": "", "artists": clean}]) == []
     plt.close(empty)
+
+
+# ------------------------------------------------------------------ bad calls
+
+_FIGURE, _AX = plt.subplots()
+plt.close(_FIGURE)  # drawn on, never shown
+_HISTORY = history()
+_FINITE = history().assign(method="contrastive")
+_TABLE = pd.DataFrame([[1.0, 2.0]], index=["a"], columns=["x", "y"])
+
+BAD_CALLS = [
+    bad_call(plotting.quantity, "name must be one of .*L_mu", "L_unsup"),
+    bad_call(plotting.color, "name must be one of", "l_un"),
+    bad_call(plotting.style, "name must be one of", "bound"),
+    bad_call(plotting.style, "overrides", "L_un", color="red"),
+    bad_call(plotting.markers, "values .*categories", []),
+    bad_call(plotting.markers, "values .*categories", range(9)),
+    bad_call(plotting.sweep_styles, "values", []),
+    bad_call(plotting.sweep_styles, "values must be finite", [1.0, math.inf]),
+    bad_call(plotting.sweep_styles, "linestyle", [1, 2], linestyle="-."),
+    bad_call(plotting.figure, "n_panels", 0),
+    bad_call(plotting.figure, "n_panels", 4),
+    bad_call(plotting.figure, "n_panels", 1.5),
+    bad_call(plotting.figure, "n_rows", 2, 0),
+    bad_call(
+        plotting.runs_and_mean, "history", _AX, _HISTORY, "epoch", "loss", look="L_un"
+    ),
+    bad_call(
+        plotting.runs_and_mean, "look", _AX, _HISTORY, "step", "loss", look="L_unsup"
+    ),
+    bad_call(plotting.runs_and_mean, "look", _AX, _HISTORY, "step", "loss", look=3),
+    bad_call(
+        plotting.runs_and_mean,
+        "error_band",
+        _AX,
+        history(seeds=(0,)),
+        "step",
+        "loss",
+        look="L_un",
+        error_band=True,
+    ),
+    bad_call(
+        plotting.runs_with_limit,
+        "groups",
+        _AX,
+        _FINITE,
+        None,
+        "step",
+        "loss",
+        groups="contrastive",
+    ),
+    bad_call(
+        plotting.runs_with_limit,
+        "groups",
+        _AX,
+        _FINITE,
+        None,
+        "step",
+        "loss",
+        groups=["supervised"],
+    ),
+    bad_call(
+        plotting.runs_with_limit,
+        "finite",
+        _AX,
+        _FINITE,
+        None,
+        "step",
+        "loss",
+        groups=["contrastive"],
+        by="arm",
+    ),
+    bad_call(
+        plotting.runs_with_limit,
+        "limit",
+        _AX,
+        _FINITE,
+        _FINITE.drop(columns="loss"),
+        "step",
+        "loss",
+        groups=["contrastive"],
+    ),
+    bad_call(plotting.finish, "legend", _AX, xlabel="x", ylabel="y", legend="left"),
+    bad_call(plotting.legend_below, "ncols", _FIGURE, _AX, ncols=0),
+    bad_call(
+        plotting.legend_below, "ax must hold at least one labelled line", _FIGURE, _AX
+    ),
+    bad_call(plotting.heatmap, "table", _AX, pd.DataFrame(), label="x"),
+    bad_call(plotting.heatmap, "limits", _AX, _TABLE, label="x", limits=(2.0, 2.0)),
+]
+"""Every public callable but ``use_style``, which takes no argument."""
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

@@ -235,7 +235,7 @@ def wen_setups(x):
             lambda forward, inputs: wen.contrastive_loss(*forward(inputs), N_NEGATIVES),
             x,
         ),
-        ("triplet", one, wen.triplet_loss, (x, wen.all_triplets(N_POINTS))),
+        ("triplet", one, multineg.triplet_loss, (x, multineg.all_triplets(N_POINTS))),
     ]
 
 

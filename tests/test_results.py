@@ -5,16 +5,108 @@ from __future__ import annotations
 
 import json
 import math
+import tempfile
 import time
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from bad_calls import bad_call
 
 from ccl_helpers import results
 
 CHAPTER = "02_multiple_negatives"
+
+A_FILE = __file__  # a file, where a folder is wanted
+NEVER_WRITTEN = Path(tempfile.gettempdir()) / "ccl_bad_calls_never_written"
+PAPER = {"CCL_SCALE": "paper", "CCL_RESULTS_DIR": str(NEVER_WRITTEN)}
+LIVE = pd.DataFrame({"k": [1, 2], "x": [1.0, 2.0]})
+STORED = pd.DataFrame({"k": [1, 2], "x": [3.0, 4.0]})
+
+BAD_CALLS = [
+    bad_call(results.chapter_path, "chapter", "multineg"),
+    bad_call(results.chapter_path, "chapter", 2),
+    bad_call(
+        results.chapter_path,
+        "CCL_RESULTS_DIR",
+        CHAPTER,
+        environment={"CCL_RESULTS_DIR": A_FILE},
+    ),
+    bad_call(results.records_dir, "CCL_SCALE", environment={"CCL_SCALE": "huge"}),
+    bad_call(
+        results.records_dir,
+        "CCL_RECORDS_DIR",
+        environment={"CCL_SCALE": "standard", "CCL_RECORDS_DIR": A_FILE},
+    ),
+    bad_call(
+        results.records_dir,
+        "CCL_RESULTS_DIR",
+        environment={"CCL_SCALE": "paper", "CCL_RESULTS_DIR": A_FILE},
+    ),
+    bad_call(results.load_paper_results, "chapter", "02_Multiple"),
+    bad_call(results.load_paper_results, "chapter", "02_x.json"),
+    bad_call(
+        results.load_paper_results,
+        "CCL_RESULTS_DIR",
+        CHAPTER,
+        environment={"CCL_RESULTS_DIR": A_FILE},
+    ),
+    # each refused before anything is written
+    bad_call(results.save_paper_results, "chapter", "../02_x", {"x": 1}),
+    bad_call(
+        results.save_paper_results,
+        "started",
+        CHAPTER,
+        {"x": 1},
+        started=time.time() + 3600,
+        environment=PAPER,
+    ),
+    bad_call(results.save_paper_results, "started", CHAPTER, {"x": 1}, started="now"),
+    bad_call(
+        results.save_paper_results,
+        "CCL_SCALE must be 'paper'",
+        CHAPTER,
+        {"x": 1},
+        environment={**PAPER, "CCL_SCALE": "standard"},
+    ),
+    bad_call(
+        results.save_paper_results,
+        "numbers must be a dict",
+        CHAPTER,
+        [1, 2],
+        environment=PAPER,
+    ),
+    bad_call(
+        results.save_paper_results,
+        r"numbers\['x'\] must be finite",
+        CHAPTER,
+        {"x": math.inf},
+        environment=PAPER,
+    ),
+    bad_call(results.write_json, "record", NEVER_WRITTEN / "x.json", [1, 2]),
+    bad_call(results.write_json, "record", NEVER_WRITTEN / "x.json", {"x": math.nan}),
+    bad_call(
+        results.jsonable, r"value\['x'\] must be JSON data", {"x": object()}, "value"
+    ),
+    bad_call(results.jsonable, r"value\[0\] must be finite", [math.inf], "value"),
+    bad_call(results.jsonable, "value must have str or int keys", {(1, 2): 3}, "value"),
+    bad_call(results.provenance_line, "record", {"numbers": {}}),
+    bad_call(results.provenance_line, "record", None),
+    bad_call(
+        results.beside_stored, "live", LIVE.to_dict("records"), STORED, ["k"], ["x"]
+    ),
+    bad_call(results.beside_stored, "stored", LIVE, "records", ["k"], ["x"]),
+    bad_call(results.beside_stored, "by", LIVE, STORED, "k", ["x"]),
+    bad_call(results.beside_stored, "columns", LIVE, STORED, ["k"], ["y"]),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()
+    assert not NEVER_WRITTEN.exists()
 
 
 @pytest.fixture
@@ -162,7 +254,7 @@ def test_bad_start_time_raises(folder, started):
 
 def test_results_dir_defaults_to_the_book_root(monkeypatch):
     monkeypatch.delenv("CCL_RESULTS_DIR", raising=False)
-    folder = results.results_dir()
+    folder = results._results_dir()
     assert folder.parts[-2:] == ("results", "paper")
     assert (folder.parent.parent / "_toc.yml").is_file()
 
@@ -188,10 +280,10 @@ def test_beside_stored_puts_group_means_side_by_side():
 def test_provenance_of_a_copy_without_its_repository(folder, monkeypatch):
     monkeypatch.setattr(results, "_git", lambda *args: None)
     monkeypatch.setenv("CCL_COMMIT", "a" * 40)
-    origin = results.provenance()
+    origin = results._provenance()
     assert origin["commit"] == "a" * 40 and origin["dirty"] is None
     monkeypatch.delenv("CCL_COMMIT")
-    assert results.provenance()["commit"] == "unknown"
+    assert results._provenance()["commit"] == "unknown"
 
 
 def test_a_named_commit_wins_over_the_copy_s_repository(folder, monkeypatch):
@@ -199,10 +291,10 @@ def test_a_named_commit_wins_over_the_copy_s_repository(folder, monkeypatch):
     names the commit the tree is."""
     monkeypatch.setattr(results, "_git", lambda *args: "b" * 40 if args[0] else None)
     monkeypatch.setenv("CCL_COMMIT", "a" * 40)
-    origin = results.provenance()
+    origin = results._provenance()
     assert origin["commit"] == "a" * 40 and origin["dirty"] is None
     monkeypatch.delenv("CCL_COMMIT")
-    assert results.provenance()["commit"] == "b" * 40
+    assert results._provenance()["commit"] == "b" * 40
 
 
 def test_the_paper_record_does_not_replace_the_paper_numbers(folder):

@@ -10,8 +10,74 @@ import random
 import numpy as np
 import pytest
 import torch
+from bad_calls import bad_call
 
 from ccl_helpers import runtime
+from ccl_helpers._checks import lacking_device
+
+COUNTS = dict(smoke=1, standard=2, paper=3)
+
+BAD_CALLS = [
+    bad_call(runtime.scale, "CCL_SCALE", environment={"CCL_SCALE": "huge"}),
+    bad_call(runtime.scale, "CCL_SCALE", environment={"CCL_SCALE": " "}),
+    bad_call(runtime.by_scale, "CCL_SCALE", **COUNTS, environment={"CCL_SCALE": "x"}),
+    bad_call(runtime.steps, "standard", smoke=1, standard=0, paper=3),
+    bad_call(runtime.steps, "paper", smoke=1, standard=2, paper=2.5),
+    bad_call(runtime.steps, "smoke", smoke=True, standard=2, paper=3),
+    bad_call(runtime.steps, "CCL_SCALE", **COUNTS, environment={"CCL_SCALE": "big"}),
+    bad_call(
+        runtime.steps,
+        "CCL_PAPER_STEPS",
+        **COUNTS,
+        environment={"CCL_SCALE": "paper", "CCL_PAPER_STEPS": "many"},
+    ),
+    bad_call(
+        runtime.evals,
+        "CCL_PAPER_STEPS",
+        **COUNTS,
+        environment={"CCL_SCALE": "standard", "CCL_PAPER_STEPS": "0"},
+    ),
+    bad_call(runtime.device, "CCL_DEVICE", environment={"CCL_DEVICE": "gpu"}),
+    bad_call(runtime.device, "CCL_DEVICE", environment={"CCL_DEVICE": "cuda:99"}),
+    bad_call(
+        runtime.device, "CCL_DEVICE", environment={"CCL_DEVICE": lacking_device()}
+    ),
+    bad_call(runtime.precision, "CCL_PRECISION", environment={"CCL_PRECISION": "fp16"}),
+    bad_call(runtime.autocast, "device", "gpu"),
+    bad_call(runtime.autocast, "device", lacking_device()),
+    bad_call(runtime.autocast, "device", 0),
+    bad_call(
+        runtime.autocast, "CCL_PRECISION", "cpu", environment={"CCL_PRECISION": "fp8"}
+    ),
+    bad_call(
+        runtime.pin_cpu_kernels,
+        "CCL_CPU_KERNELS",
+        environment={"CCL_CPU_KERNELS": "avx512"},
+    ),
+    bad_call(runtime.setup, "seed", -1, quiet=True),
+    bad_call(runtime.setup, "seed", 1.5, quiet=True),
+    bad_call(runtime.setup, "threads", 0, threads=0, quiet=True),
+    bad_call(runtime.setup, "quiet", quiet="yes"),
+    bad_call(
+        runtime.setup, "CCL_THREADS", quiet=True, environment={"CCL_THREADS": "all"}
+    ),
+    bad_call(
+        runtime.setup, "CCL_DEVICE", quiet=True, environment={"CCL_DEVICE": "gpu"}
+    ),
+    bad_call(runtime.setup, "CCL_SCALE", quiet=True, environment={"CCL_SCALE": "huge"}),
+    bad_call(runtime.progress, "iterable", 100),
+    bad_call(runtime.glue, "name", 0.5, "p_cc"),  # the arguments swapped
+    bad_call(runtime.glue, "display", "p_cc", 0.5, display="yes"),
+]
+"""The bad calls of ``runtime``'s public callables but two that take no value to
+refuse: ``under_ci`` (any value of ``CI`` but '', 0, false, no is true: CI services set
+it to various words) and ``plain_number`` (any value, returned as it is unless a NumPy
+scalar or a one-element tensor)."""
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()
 
 
 @pytest.fixture
@@ -375,47 +441,67 @@ def _has_avx2() -> bool:
         return False
 
 
-@pytest.mark.skipif(
-    not _has_avx2(), reason="the CPU kernels are pinned on x86 with AVX2"
-)
-def test_import_holds_the_cpu_kernels_to_avx2():
-    """Importing ccl_helpers before torch runs a kernel selects torch's and oneDNN's
-    AVX2 kernels (on an AVX-512 machine too), so stored outputs are the same on every
-    x86 machine; a variable the user set is kept; CCL_CPU_KERNELS=native leaves the
-    machine's own kernels."""
+def _run_python(script: str, **env) -> str:
+    """The last line ``script`` prints in a fresh interpreter, then all it printed,
+    with the kernel variables of this process unset and ``env`` set."""
     import subprocess
     import sys
 
-    from ccl_helpers._cpu_kernels import CPU_KERNELS
+    from ccl_helpers.runtime import _CPU_KERNELS
 
-    script = (
-        "import torch, ccl_helpers\n"
-        "torch.nn.functional.conv2d(torch.randn(2, 1, 8, 8), torch.randn(4, 1, 3, 3))\n"
-        "print(torch.backends.cpu.get_cpu_capability())\n"
-    )
-    unset = {*CPU_KERNELS, "CCL_CPU_KERNELS"}
+    unset = {*_CPU_KERNELS, "CCL_CPU_KERNELS"}
     clean = {k: v for k, v in os.environ.items() if k not in unset}
-
-    def run(**env):
-        return subprocess.run(
-            [sys.executable, "-c", script],
-            env={**clean, **env},
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-
-    pinned = run(ONEDNN_VERBOSE="1")
-    assert pinned.stdout.strip().splitlines()[-1] == "AVX2"
-    assert ",jit:avx2," in pinned.stdout + pinned.stderr
-    kept = run(ATEN_CPU_CAPABILITY="default")
-    assert kept.stdout.strip().splitlines()[-1] == "DEFAULT"
-    native = run(CCL_CPU_KERNELS="native").stdout.strip().splitlines()[-1]
-    plain_torch = subprocess.run(
-        [sys.executable, "-c", script.replace(", ccl_helpers", "")],
-        env=clean,
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        env={**clean, **env},
         capture_output=True,
         text=True,
         check=True,
     )
-    assert native == plain_torch.stdout.strip().splitlines()[-1]
+    return "\n".join([done.stdout.strip().splitlines()[-1], done.stdout, done.stderr])
+
+
+def test_importing_the_package_changes_nothing_in_the_process():
+    """No variable set, no matplotlib, seaborn or sympy loaded, no CPU kernel chosen
+    (ATen's capability is still read from the variable after the import); plotting
+    and the sympy derivations load on first use."""
+    script = (
+        "import os, sys\n"
+        "before = dict(os.environ)\n"
+        "import ccl_helpers, torch\n"
+        "heavy = ('matplotlib', 'seaborn', 'sympy')\n"
+        "loaded = [m for m in heavy if m in sys.modules]\n"
+        "same = dict(os.environ) == before\n"
+        "os.environ['ATEN_CPU_CAPABILITY'] = 'default'\n"
+        "capability = torch.backends.cpu.get_cpu_capability()\n"
+        "ccl_helpers.plotting, ccl_helpers.multimodal.symbolic_norm_identity\n"
+        "later = [m for m in heavy if m in sys.modules]\n"
+        "print(same, loaded, capability, later)\n"
+    )
+    last = _run_python(script).splitlines()[0]
+    assert last == "True [] DEFAULT ['matplotlib', 'seaborn', 'sympy']"
+
+
+@pytest.mark.skipif(
+    not _has_avx2(), reason="the CPU kernels are pinned on x86 with AVX2"
+)
+@pytest.mark.parametrize(
+    "pin", ["ccl_helpers.setup(quiet=True)", "ccl_helpers.pin_cpu_kernels()"]
+)
+def test_setup_holds_the_cpu_kernels_to_avx2(pin):
+    """setup (or pin_cpu_kernels alone), before torch runs a kernel, selects torch's
+    and oneDNN's AVX2 kernels (on an AVX-512 machine too), so stored outputs are the
+    same on every x86 machine; a variable the user set is kept; CCL_CPU_KERNELS=native
+    leaves the machine's own kernels, those of torch without ccl_helpers."""
+    conv = (
+        "torch.nn.functional.conv2d(torch.randn(2, 1, 8, 8), torch.randn(4, 1, 3, 3))\n"
+        "print(torch.backends.cpu.get_cpu_capability())\n"
+    )
+    script = f"import torch, ccl_helpers\n{pin}\n{conv}"
+    pinned = _run_python(script, ONEDNN_VERBOSE="1")
+    assert pinned.splitlines()[0] == "AVX2"
+    assert ",jit:avx2," in pinned
+    kept = _run_python(script, ATEN_CPU_CAPABILITY="default")
+    assert kept.splitlines()[0] == "DEFAULT"
+    native = _run_python(script, CCL_CPU_KERNELS="native").splitlines()[0]
+    assert native == _run_python(f"import torch\n{conv}").splitlines()[0]

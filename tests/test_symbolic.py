@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 import sympy as sp
 import torch
+from bad_calls import bad_call
 from conftest import randn
 
 from ccl_helpers import symbolic
@@ -34,6 +35,16 @@ def autograd_hessian(z):
 
     return torch.vmap(torch.func.hessian(loss))(z.reshape(-1, 3 * d)).reshape(
         *z.shape[:-2], 3 * d, 3 * d
+    )
+
+
+def closed_form_norm(z):
+    """‖∇²ℓ(z)‖₂ in closed form for z (..., 3, d) → (...,): φ(u, G) with u = z₁ᵀw,
+    G = 2‖z₁‖² + ‖w‖², w = z₃ − z₂."""
+    z1, z2, z3 = z.unbind(-2)
+    w = z3 - z2
+    return symbolic._hessian_norm_formula(
+        (z1 * w).sum(-1), 2 * (z1 * z1).sum(-1) + (w * w).sum(-1)
     )
 
 
@@ -63,7 +74,7 @@ def test_a_wrong_source_expression_is_detected():
     grad12, grad13, hess12, hess13, v = symbolic._source_pieces(1)
     wrong = (v[0] - 1) * hess12 + v[1] * hess13
     assert not symbolic._zero_if_identity(
-        symbolic.triplet_hessian_symbolic(1) - wrong
+        symbolic._triplet_hessian_symbolic(1) - wrong
     ).is_zero_matrix
 
 
@@ -83,15 +94,15 @@ def test_triplet_hessian_matches_autograd(dim):
         * torch.tensor([0.3, 1.0, 3.0] * 2 + [1.0], dtype=torch.float64)[:, None, None]
     )
     assert torch.allclose(
-        symbolic.triplet_hessian(z), autograd_hessian(z), rtol=1e-10, atol=1e-12
+        symbolic._triplet_hessian(z), autograd_hessian(z), rtol=1e-10, atol=1e-12
     )
 
 
 def test_triplet_hessian_keeps_batch_shape_and_dtype():
     z = randn(2, 4, 3, 5, dtype=torch.float32)
-    hessian = symbolic.triplet_hessian(z)
+    hessian = symbolic._triplet_hessian(z)
     assert hessian.shape == (2, 4, 15, 15) and hessian.dtype == torch.float32
-    assert symbolic.triplet_hessian_norm(z).shape == (2, 4)
+    assert closed_form_norm(z).shape == (2, 4)
 
 
 def test_closed_form_norm_matches_eigenvalues():
@@ -107,9 +118,7 @@ def test_closed_form_norm_matches_eigenvalues():
     )
     z = torch.cat([z, degenerate])
     expected = torch.linalg.matrix_norm(autograd_hessian(z), ord=2)
-    assert torch.allclose(
-        symbolic.triplet_hessian_norm(z), expected, rtol=1e-10, atol=1e-12
-    )
+    assert torch.allclose(closed_form_norm(z), expected, rtol=1e-10, atol=1e-12)
 
 
 @pytest.mark.parametrize("radius", RADII)
@@ -122,8 +131,8 @@ def test_hand_solved_configuration(radius):
     assert torch.linalg.matrix_norm(autograd_hessian(z), ord=2).item() == pytest.approx(
         by_hand, rel=1e-12
     )
-    assert symbolic.triplet_hessian_norm(z).item() == pytest.approx(by_hand, rel=1e-12)
-    exact = symbolic.smoothness_sup_exact(C)
+    assert closed_form_norm(z).item() == pytest.approx(by_hand, rel=1e-12)
+    exact = symbolic._smoothness_sup_exact(C)
     assert by_hand <= exact + 1e-12
     if C >= 2:
         # the maximiser u* ≈ 8/(9C⁴) tends to 0: sup − φ(0) ≈ 8/(27C⁶),
@@ -138,9 +147,9 @@ def test_small_radius_supremum_is_at_the_aligned_corner():
     # in d = 1 and d = 2.
     C = 0.5
     by_hand = phi(2 * C * C, 6 * C * C)
-    assert symbolic.smoothness_sup_exact(C) == pytest.approx(by_hand, rel=1e-12)
+    assert symbolic._smoothness_sup_exact(C) == pytest.approx(by_hand, rel=1e-12)
     for dim in (1, 2):
-        value, z = symbolic.smoothness_sup_search(C, dim=dim, n_starts=32, n_steps=100)
+        value, z = symbolic._smoothness_sup_search(C, dim=dim, n_starts=32, n_steps=100)
         assert value == pytest.approx(by_hand, rel=1e-6)
         assert bool((z.norm(dim=-1) <= C * (1 + 1e-12)).all())
 
@@ -149,27 +158,27 @@ def test_exact_supremum_matches_a_fine_scan_of_the_formula():
     C = 1.0
     grid = torch.linspace(0, 2 * C * C, 200_001, dtype=torch.float64)
     scanned = (
-        symbolic.hessian_norm_formula(
+        symbolic._hessian_norm_formula(
             grid, torch.tensor(6 * C * C, dtype=torch.float64)
         )
         .max()
         .item()
     )
     negative = (
-        symbolic.hessian_norm_formula(
+        symbolic._hessian_norm_formula(
             -grid, torch.tensor(6 * C * C, dtype=torch.float64)
         )
         .max()
         .item()
     )
-    assert symbolic.smoothness_sup_exact(C) == pytest.approx(scanned, rel=1e-9)
+    assert symbolic._smoothness_sup_exact(C) == pytest.approx(scanned, rel=1e-9)
     assert negative <= scanned
 
 
 @pytest.mark.parametrize("radius", [1.0, 2.0, 8.0])
 def test_search_reproduces_the_exact_supremum(radius):
-    value, z = symbolic.smoothness_sup_search(radius, n_starts=64, n_steps=100)
-    exact = symbolic.smoothness_sup_exact(radius)
+    value, z = symbolic._smoothness_sup_search(radius, n_starts=64, n_steps=100)
+    exact = symbolic._smoothness_sup_exact(radius)
     assert value <= exact * (1 + 1e-9)
     assert value == pytest.approx(exact, rel=1e-6)
     assert bool((z.norm(dim=-1) <= radius * (1 + 1e-12)).all())
@@ -182,13 +191,13 @@ def test_search_reproduces_the_exact_supremum(radius):
 
 def test_d1_is_smaller_than_d2_for_large_radius():
     # In d = 1, u = z₁(z₃ − z₂) cannot vanish with G = 6C²: the supremum needs d ≥ 2.
-    value_1d, _ = symbolic.smoothness_sup_search(2.0, dim=1, n_starts=32, n_steps=100)
-    assert value_1d < symbolic.smoothness_sup_exact(2.0) - 0.5
+    value_1d, _ = symbolic._smoothness_sup_search(2.0, dim=1, n_starts=32, n_steps=100)
+    assert value_1d < symbolic._smoothness_sup_exact(2.0) - 0.5
 
 
 def test_search_is_deterministic_under_a_seed():
-    first = symbolic.smoothness_sup_search(2.0, n_starts=16, n_steps=30, seed=3)
-    second = symbolic.smoothness_sup_search(2.0, n_starts=16, n_steps=30, seed=3)
+    first = symbolic._smoothness_sup_search(2.0, n_starts=16, n_steps=30, seed=3)
+    second = symbolic._smoothness_sup_search(2.0, n_starts=16, n_steps=30, seed=3)
     assert first[0] == second[0] and torch.equal(first[1], second[1])
 
 
@@ -198,13 +207,13 @@ def test_search_is_deterministic_under_a_seed():
 @pytest.mark.parametrize("radius", RADII)
 def test_bounds_are_ordered(radius):
     C = radius
-    value, _ = symbolic.smoothness_sup_search(C, n_starts=16, n_steps=60)
-    exact = symbolic.smoothness_sup_exact(C)
-    tight = symbolic.smoothness_bound_tight(C)
-    source = symbolic.smoothness_bound_source(C)
+    value, _ = symbolic._smoothness_sup_search(C, n_starts=16, n_steps=60)
+    exact = symbolic._smoothness_sup_exact(C)
+    tight = symbolic._smoothness_bound_tight(C)
+    source = symbolic._smoothness_bound_source(C)
     assert value <= exact * (1 + 1e-9) <= tight * (1 + 1e-9)
     assert tight == min(
-        symbolic.smoothness_bound_weyl(C), symbolic.smoothness_bound_secular(C)
+        symbolic._smoothness_bound_weyl(C), symbolic._smoothness_bound_secular(C)
     )
     assert tight <= 1.5 * C * C + math.sqrt(2) < source == 2 + 8 * C * C
     assert source / exact > (
@@ -216,23 +225,23 @@ def test_bounds_are_ordered(radius):
 def test_bounds_hold_on_a_fine_grid_of_radii_and_are_tight_at_both_ends():
     radii = [10 ** (k / 20) for k in range(-40, 41)]
     for C in radii:
-        exact = symbolic.smoothness_sup_exact(C, points=401)
-        assert exact <= symbolic.smoothness_bound_tight(C) * (1 + 1e-12)
-        assert exact <= symbolic.smoothness_bound_weyl(C) * (1 + 1e-12)
-        assert exact <= symbolic.smoothness_bound_secular(C) * (1 + 1e-12)
-    assert symbolic.smoothness_bound_tight(1e-3) == pytest.approx(
+        exact = symbolic._smoothness_sup_exact(C, points=401)
+        assert exact <= symbolic._smoothness_bound_tight(C) * (1 + 1e-12)
+        assert exact <= symbolic._smoothness_bound_weyl(C) * (1 + 1e-12)
+        assert exact <= symbolic._smoothness_bound_secular(C) * (1 + 1e-12)
+    assert symbolic._smoothness_bound_tight(1e-3) == pytest.approx(
         1 / math.sqrt(2), rel=1e-5
     )
-    assert symbolic.smoothness_sup_exact(1e-3) == pytest.approx(
+    assert symbolic._smoothness_sup_exact(1e-3) == pytest.approx(
         1 / math.sqrt(2), rel=1e-5
     )
-    assert symbolic.smoothness_bound_tight(100.0) / symbolic.smoothness_sup_exact(
+    assert symbolic._smoothness_bound_tight(100.0) / symbolic._smoothness_sup_exact(
         100.0
     ) == pytest.approx(1, abs=1e-7)
 
 
 def test_lambert_constant():
-    w = symbolic.LAMBERT_W_INV_E
+    w = symbolic._LAMBERT_W_INV_E
     assert w * math.exp(w) == pytest.approx(math.exp(-1), rel=1e-14)
     u = torch.linspace(0, 10, 100_001, dtype=torch.float64)
     assert (u / (1 + u.exp())).max().item() == pytest.approx(w, rel=1e-8)
@@ -278,7 +287,8 @@ def test_lse_lambda_max_is_below_one_half(k):
     lam = symbolic.lse_hessian_lambda_max(u)
     gershgorin = symbolic.lse_hessian_gershgorin_bound(u)
     assert bool((lam <= gershgorin + 1e-12).all()) and bool((gershgorin < 0.5).all())
-    assert bool((lam <= symbolic.lse_hessian_lambda_max_sup(k) + 1e-12).all())
+    supremum = 0.25 if k == 1 else 0.5  # sup_u λ_max (lse_hessian_lambda_max)
+    assert bool((lam <= supremum + 1e-12).all())
     trace = torch.diagonal(symbolic.lse_hessian(u), dim1=-2, dim2=-1).sum(-1)
     assert bool((trace < 1).all())  # the source's bound: λ_max ≤ trace ≤ 1
 
@@ -294,10 +304,6 @@ def test_lse_lambda_max_supremum_is_approached():
         lam = symbolic.lse_hessian_lambda_max(u)
         assert torch.allclose(lam, t.exp() / (1 + 2 * t.exp()), rtol=1e-10)
         assert 0.5 - lam[-1].item() < 1e-5
-    assert (
-        symbolic.lse_hessian_lambda_max_sup(1) == 0.25
-        and symbolic.lse_hessian_lambda_max_sup(7) == 0.5
-    )
 
 
 # ---------------------------------------------------------------- Lee (2025), Lemma A.1
@@ -317,102 +323,67 @@ def test_smooth_max_bounds():
     )
 
 
-# ---------------------------------------------------------------- validation
+# ---------------------------------------------------------------- bad calls
 
 
-@pytest.mark.parametrize(
-    "radius", [0, -1.0, float("nan"), float("inf"), True, "1", None]
-)
-def test_bad_radius_raises(radius):
-    for function in (
-        symbolic.smoothness_bound_source,
-        symbolic.smoothness_bound_tight,
-        symbolic.smoothness_bound_weyl,
-        symbolic.smoothness_bound_secular,
-        symbolic.smoothness_sup_exact,
-        symbolic.smoothness_sup_search,
-    ):
-        with pytest.raises(ValueError, match="radius"):
-            function(radius)
+def test_the_symbolic_sizes_are_integers_and_guarded_by_their_count_of_terms():
+    """d and k: integers ≥ 1, not bools or floats; (3d)³ or k³ sympy terms at most
+    10⁶ (d ≤ 33, k ≤ 100), a size that nothing allocates up front."""
+    assert symbolic._MAX_SYMBOLIC_TERMS == 10**6
+    assert symbolic._check_symbolic_size("dim", 33, 3) == 33
+    assert symbolic._check_symbolic_size("k", 100, 1) == 100
+    with pytest.raises(ValueError, match="dim=34 give 1,061,208 symbolic terms"):
+        symbolic._check_symbolic_size("dim", 34, 3)
+    with pytest.raises(ValueError, match="k=101 give"):
+        symbolic._check_symbolic_size("k", 101, 1)
 
 
-@pytest.mark.parametrize("shape", [(3,), (2, 3), (4, 2), (5, 4, 2), (3, 0)])
-def test_bad_triplet_shapes_raise(shape):
-    z = torch.zeros(shape, dtype=torch.float64)
-    for function in (
-        symbolic.triplet_loss,
-        symbolic.triplet_hessian,
-        symbolic.triplet_hessian_norm,
-    ):
-        with pytest.raises(ValueError, match="z must"):
-            function(z)
+_Z = randn(4, 3, 2)
+_U = randn(4, 3)
+
+BAD_CALLS = [
+    bad_call(symbolic.lemma3_gradient_difference, "dim must be an integer ≥ 1", 0),
+    bad_call(symbolic.lemma3_gradient_difference, "dim must be an integer", True),
+    bad_call(symbolic.lemma3_gradient_difference, "dim must be an integer", 2.0),
+    bad_call(symbolic.lemma3_gradient_difference, "dim=10000 give", 10**4),
+    bad_call(symbolic.lemma3_hessian_difference, "form", 1, "paper"),
+    bad_call(symbolic.lemma3_hessian_difference, "dim=100 give", 100),
+    bad_call(symbolic.triplet_loss, "z must", _Z[..., :2, :]),
+    bad_call(symbolic.triplet_loss, "z must", _Z[..., :0]),
+    bad_call(symbolic.triplet_loss, "z must", torch.zeros(3)),
+    bad_call(symbolic.triplet_loss, "z must .*floating", torch.zeros(3, 2, dtype=int)),
+    bad_call(symbolic.triplet_loss, "z must", [[0.0], [0.0], [0.0]]),
+    bad_call(symbolic.smoothness_table, "radii", 2.0),
+    bad_call(symbolic.smoothness_table, "radii", []),
+    bad_call(symbolic.smoothness_table, r"radii\[1\]", [1.0, 0.0]),
+    bad_call(symbolic.smoothness_table, r"radii\[0\]", [math.nan]),
+    bad_call(symbolic.smoothness_table, r"radii\[0\]", ["1"]),
+    bad_call(symbolic.smoothness_table, "dim", [1.0], dim=0),
+    bad_call(symbolic.smoothness_table, "n_starts", [1.0], n_starts=0),
+    bad_call(
+        symbolic.smoothness_table, "n_steps must be an integer ≥ 0", [1.0], n_steps=-1
+    ),
+    bad_call(symbolic.smoothness_table, "seed", [1.0], seed=-1),
+    bad_call(symbolic.smoothness_table, "device", [1.0], device="bogus"),
+    bad_call(symbolic.lse_hessian_symbolic, "k must be an integer ≥ 1", 0),
+    bad_call(symbolic.lse_hessian_symbolic, "k=100000 give", 10**5),
+    bad_call(symbolic.lse_hessian_difference, "k must be an integer", 1.5),
+    bad_call(symbolic.lse_gershgorin_identity, "k must be an integer", True),
+    bad_call(symbolic.lse_hessian, "u must", torch.zeros(())),
+    bad_call(symbolic.lse_hessian, "u must", torch.zeros(3, 0)),
+    bad_call(symbolic.lse_hessian, "u must .*floating", torch.zeros(3, dtype=int)),
+    bad_call(symbolic.lse_hessian_lambda_max, "u must be finite", _U.log()),
+    bad_call(symbolic.lse_hessian_lambda_max, "u must", _U.tolist()),
+    bad_call(symbolic.lse_hessian_gershgorin_bound, "u must", torch.zeros(())),
+    bad_call(symbolic.smooth_max, "alpha", _U, 0.0),
+    bad_call(symbolic.smooth_max, "x must", torch.zeros((), dtype=torch.float64)),
+    bad_call(symbolic.smooth_max_bounds, "alpha", _U, -1.0),
+    bad_call(symbolic.smooth_max_bounds, "x must", _U[..., :0]),
+]
+"""Every public callable but the three of no argument: ``u_hessian_eigenvalues``,
+``triplet_hessian_charpoly_difference`` and ``lse_k1_gap``."""
 
 
-def test_other_bad_arguments_raise():
-    with pytest.raises(ValueError, match="floating"):
-        symbolic.triplet_hessian(torch.zeros(3, 2, dtype=torch.int64))
-    with pytest.raises(ValueError, match="z must"):
-        symbolic.triplet_hessian([[0.0], [0.0], [0.0]])
-    with pytest.raises(ValueError, match="form"):
-        symbolic.lemma3_hessian_difference(1, "paper")
-    with pytest.raises(ValueError, match="dim"):
-        symbolic.triplet_symbols(0)
-    with pytest.raises(ValueError, match="dim"):
-        symbolic.smoothness_sup_search(1.0, dim=0)
-    with pytest.raises(ValueError, match="n_starts"):
-        symbolic.smoothness_sup_search(1.0, n_starts=0)
-    with pytest.raises(ValueError, match="lr"):
-        symbolic.smoothness_sup_search(1.0, lr=0.0)
-    with pytest.raises(ValueError, match="seed"):
-        symbolic.smoothness_sup_search(1.0, seed=-1)
-    with pytest.raises(ValueError, match="points"):
-        symbolic.smoothness_sup_exact(1.0, points=3)
-    with pytest.raises(ValueError, match="grad_sq_norm"):
-        symbolic.hessian_norm_formula(torch.zeros(1), -torch.ones(1))
-    with pytest.raises(ValueError, match="k"):
-        symbolic.lse_symbols(0)
-    with pytest.raises(ValueError, match="k"):
-        symbolic.lse_hessian_lambda_max_sup(0)
-    with pytest.raises(ValueError, match="u must"):
-        symbolic.lse_hessian(torch.zeros(()))
-    with pytest.raises(ValueError, match="alpha"):
-        symbolic.smooth_max(torch.zeros(3), 0.0)
-    with pytest.raises(ValueError, match="x must"):
-        symbolic.smooth_max(torch.zeros((), dtype=torch.float64))
-
-
-def test_integer_arguments_keep_their_ranges():
-    """The integer checks (ccl_helpers.checks.check_int): bounds on both sides, no bools
-    or floats."""
-    for bad in (0, True, 2.0):
-        with pytest.raises(ValueError, match="dim must be an integer ≥ 1"):
-            symbolic.triplet_symbols(bad)
-    with pytest.raises(ValueError, match="k must be an integer ≥ 1"):
-        symbolic.lse_symbols(0)
-    # sizes: a lower bound on the symbolic Hessian's time, against the time limit
-    assert len(symbolic.triplet_symbols(4)[0]) == 4
-    assert len(symbolic.lse_symbols(5)) == 5
-    with pytest.raises(ValueError, match="dim=10000 .*CCL_TIME_LIMIT"):
-        symbolic.triplet_symbols(10**4)  # (3d)³ µs: 7.8 days
-    with pytest.raises(ValueError, match="k=100000 .*CCL_TIME_LIMIT"):
-        symbolic.lse_symbols(10**5)
-    with pytest.raises(ValueError, match="rounds must be an integer 0..50"):
-        symbolic.smoothness_sup_exact(1.0, rounds=51)
-    with pytest.raises(ValueError, match="points must be an integer ≥ 16"):
-        symbolic.smoothness_sup_exact(1.0, points=15)
-    with pytest.raises(ValueError, match="n_steps must be an integer ≥ 0"):
-        symbolic.smoothness_sup_search(1.0, n_steps=-1)
-
-
-def test_search_and_grid_estimates_cover_their_tensors(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
-
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    z = torch.zeros(5, 3, 2, dtype=torch.float64)  # 5 starts in d = 2
-    hessians = torch.zeros(5, 6, 6, dtype=torch.float64)
-    estimate = estimated_bytes(symbolic.smoothness_sup_search, 1.0, 2, 5)
-    assert estimate == 8 * (z.nbytes + hessians.nbytes)
-    grid = torch.linspace(0, 1, 101, dtype=torch.float64)
-    assert estimated_bytes(symbolic.smoothness_sup_exact, 1.0, 101) == 16 * grid.nbytes
-    with pytest.raises(ValueError, match="n_starts=10000000000"):
-        symbolic.smoothness_sup_search(1.0, 2, 10**10)
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

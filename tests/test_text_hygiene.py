@@ -1,13 +1,13 @@
 """The texts a reader sees speak of the mathematics, and cite only files that exist.
 
-Checked texts: the book's pages (book/*.md and the markdown cells of book/*.ipynb),
-the README, benchmarks/*.md, and the docstrings and comments of ``ccl_helpers`` and
-``benchmarks``. None may refer to how the book was made (issue numbers, "our copy",
-items of an issue, notes or files kept outside the repository), and every file path
-such a text names must exist in the repository. The book's own pages also keep the
-machinery for developers (test files, make targets other than ``make book`` and ``make
-test``, environment variables other than ``CCL_SCALE``) in the README.
-"""
+Checked texts: the book's pages (book/*.md and the markdown cells of book/*.ipynb), the
+README, benchmarks/*.md, and the docstrings and comments of ``ccl_helpers``,
+``benchmarks`` and ``tests`` (but this file, whose examples are what it refuses). None
+may refer to how the book was made (issue numbers, "our copy", items of an issue, notes
+or files kept outside the repository), and every file path such a text names must exist
+in the repository. The book's own pages also keep the machinery for developers (test
+files, make targets other than ``make book`` and ``make test``, environment variables
+other than ``CCL_SCALE``) in the README."""
 
 from __future__ import annotations
 
@@ -155,9 +155,10 @@ def reader_texts() -> dict[str, tuple[Path, str]]:
         texts[path] = path.read_text()
     for path in sorted((ROOT / "book").glob("*.ipynb")):
         texts[path] = notebook_markdown(path)
-    for folder in ("ccl_helpers", "benchmarks"):
+    for folder in ("ccl_helpers", "benchmarks", "tests"):
         for path in sorted((ROOT / folder).rglob("*.py")):
-            texts[path] = python_texts(path)
+            if path != Path(__file__).resolve():
+                texts[path] = python_texts(path)
     return {str(p.relative_to(ROOT)): (p, t) for p, t in texts.items()}
 
 

@@ -11,10 +11,11 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
-from conftest import nominal_bytes
+from bad_calls import bad_call
 from conftest import randn as randn64
 from torch import nn
 
+from ccl_helpers import train as training
 from ccl_helpers.models import MLP, Classifier, ConvNet, DeepReLU
 from ccl_helpers.train import (
     Evaluation,
@@ -1224,51 +1225,6 @@ def test_loop_records_the_configuration_columns_on_every_record():
             )
 
 
-def test_stacked_members_are_estimated_on_the_meta_device(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
-
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    make = partial(MLP, 5, (4,), 3)
-    torch.manual_seed(123)
-    state = torch.random.get_rng_state()
-    estimate = estimated_bytes(StackedModel, make, 3)
-    assert torch.equal(torch.random.get_rng_state(), state)  # nothing drawn
-    model = StackedModel(make, 3)
-    assert estimate == nominal_bytes(model.params.values())
-    assert estimated_bytes(StackedModel.tiled, make, 2, 3) == 2 * estimate
-    with pytest.raises(ValueError, match="n_seeds=10000000.*11.3 TB"):
-        StackedModel(partial(MLP, 784), 10**7)
-
-
-def test_step_grid_estimate(monkeypatch):
-    import sys
-
-    import numpy as np
-
-    from ccl_helpers.checks import estimated_bytes
-
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    spacing = np.geomspace(1, 1000, 12)
-    # per point a float64 of the spacing and a Python int in a set (28 + 28 bytes)
-    per_point = spacing.itemsize + 2 * sys.getsizeof(1000)
-    assert estimated_bytes(log_spaced_steps, 1000, 12) == 12 * per_point
-    with pytest.raises(ValueError, match="n_points=10000000000"):
-        log_spaced_steps(1000, 10**10)
-
-
-def test_from_seeds_estimate_is_the_members_bytes_and_comes_first(monkeypatch):
-    from ccl_helpers.checks import estimated_bytes
-
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    make = partial(MLP, 5, (7,), 3)
-    model = StackedModel.from_seeds(make, [0, 3, 3])
-    actual = sum(t.nbytes for t in [*model.params.values(), *model.buffers.values()])
-    assert estimated_bytes(StackedModel.from_seeds, make, [0, 3, 3]) == actual
-    # checked before the seeds one by one: a range of 10⁹ seeds fails at once
-    with pytest.raises(ValueError, match="seeds=1,000,000,000 entries .* TB"):
-        StackedModel.from_seeds(partial(MLP, 784, (256,), 10), range(10**9))
-
-
 def test_stacked_call_without_gradients_equals_the_call_with_them():
     # the chunked path (⌈1000 / S⌉ inputs at a time) against one vmapped call
     model = StackedModel(ConvNet, 3, seed=0)
@@ -1278,3 +1234,111 @@ def test_stacked_call_without_gradients_equals_the_call_with_them():
         chunked = model(x)
     assert chunked.shape == (3, 700, 32)
     assert torch.allclose(chunked, whole, rtol=0, atol=1e-6)
+
+
+# ---------------------------------------------------------------- bad calls
+
+
+def _linear():
+    return nn.Linear(2, 1)
+
+
+def _mean_output(forward, batch):
+    return forward(batch).mean()
+
+
+_TWO = StackedModel(_linear, 2)
+_BATCH = torch.randn(2, 4, 2, generator=torch.Generator().manual_seed(0))
+_DATA = torch.randn(4, 2, generator=torch.Generator().manual_seed(1))
+
+
+def _zero_gradient(step, beta):
+    return Evaluation(torch.zeros(2), [torch.ones(2, 3)])
+
+
+def _params():
+    return {"w": torch.zeros(2, 3, requires_grad=True)}
+
+
+_HISTORY = pd.DataFrame(
+    {"step": [0, 0], "seed": [0, 0], "quantity": ["a", "b"], "value": [1.0, 2.0]}
+)
+
+BAD_CALLS = [
+    bad_call(training.StackedModel, "n_seeds", _linear, 0),
+    bad_call(training.StackedModel, "n_seeds", _linear, 2.5),
+    bad_call(training.StackedModel, "make_module", "linear", 2),
+    bad_call(training.StackedModel, "device", _linear, 2, device="bogus"),
+    # 10⁷ members, built one by one in a Python loop: refused by count at once
+    bad_call(training.StackedModel, "n_seeds=10,000,000 give", _linear, 10**7),
+    bad_call(training.StackedModel.from_seeds, "seeds", _linear, []),
+    bad_call(training.StackedModel.from_seeds, r"seeds\[0\]", _linear, [-1]),
+    bad_call(training.StackedModel.from_seeds, r"len\(seeds\)", _linear, range(10**9)),
+    bad_call(training.StackedModel.tiled, "n_configs", _linear, 2, 0),
+    bad_call(
+        training.StackedModel.tiled, "n_seeds=10,000, n_configs", _linear, 10**4, 10**4
+    ),
+    bad_call(_TWO.subset, "indices", [0, 2]),
+    bad_call(_TWO.subset, "indices", []),
+    bad_call(_TWO.subset, r"len\(indices\)=1,000,000 give", range(10**6)),
+    bad_call(_TWO.seed_module, "index", 2),
+    bad_call(_TWO.seed_module, "index", -1),
+    bad_call(training.check_stages, "beta must not be empty", "beta", []),
+    bad_call(
+        training.check_stages, "lr_factor must be a list", "lr_factor", [(0.0, 2)]
+    ),
+    bad_call(training.combined_norm, "norms", []),
+    bad_call(training.combined_norm, r"norms\[1\]", [torch.ones(2), torch.ones(3)]),
+    bad_call(training.member_norms, "tensor", torch.tensor(2.0)),
+    bad_call(training.member_norms, "tensor", torch.ones(2, 3, dtype=torch.long)),
+    bad_call(training.log_spaced_steps, "n_points", 10, 0),
+    bad_call(training.log_spaced_steps, "n_steps", 10.0, 5),
+    bad_call(training.loop, "gradient", _params(), "gradient", 2, seeds=[0, 1]),
+    bad_call(training.loop, "n_steps", _params(), _zero_gradient, -1, seeds=[0, 1]),
+    bad_call(training.loop, r"seeds\[0\]", _params(), _zero_gradient, 2, seeds=[-1]),
+    bad_call(
+        training.loop,
+        "optimizer",
+        _params(),
+        _zero_gradient,
+        2,
+        seeds=[0, 1],
+        optimizer="rmsprop",
+    ),
+    bad_call(
+        training.loop,
+        "weight_decay",
+        _params(),
+        _zero_gradient,
+        2,
+        seeds=[0, 1],
+        weight_decay=-0.1,
+    ),
+    bad_call(training.train, "model", "model", _mean_output, lambda t: _BATCH, 2),
+    bad_call(training.train, "loss_fn", _TWO, None, lambda t: _BATCH, 2),
+    bad_call(training.train, "sample_batch", _TWO, _mean_output, _BATCH, 2),
+    bad_call(training.train, "n_steps", _TWO, _mean_output, lambda t: _BATCH, 0),
+    bad_call(
+        training.gradient_descent, "max_steps", _TWO, _mean_output, _DATA, 0, lr=0.1
+    ),
+    bad_call(
+        training.gradient_descent, "model", "model", _mean_output, _DATA, 2, lr=0.1
+    ),
+    bad_call(
+        training.gradient_descent,
+        "target",
+        _TWO,
+        _mean_output,
+        _DATA,
+        2,
+        lr=0.1,
+        target=("accuracy", 0.1),
+    ),
+    bad_call(training.wide, "history", _HISTORY.drop(columns="value")),
+    bad_call(training.wide, "history", _HISTORY.to_dict("list")),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

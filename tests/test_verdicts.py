@@ -10,16 +10,18 @@ import itertools
 import json
 import math
 import re
+import tempfile
 from pathlib import Path
 
 import numpy as np
 import pandas as pd
 import pytest
 import torch
+from bad_calls import bad_call
 from scipy import stats
 
-from ccl_helpers import checks, verdicts
-from ccl_helpers.verdicts import Claim, Verdicts, _records, _statistics
+from ccl_helpers import verdicts
+from ccl_helpers.verdicts import Claim, Verdicts, _claims, _records, _statistics, _table
 
 RNG = np.random.default_rng(0)
 X = np.array([0.61, 0.72, 0.55, 0.80, 0.67, 0.70])
@@ -65,10 +67,11 @@ def test_welch_matches_ttest_ind_and_its_degrees_of_freedom(family):
 
 @pytest.mark.parametrize("df, family", [(4, 1), (4, 21), (19, 10), (2.5, 3)])
 def test_the_t_quantile_is_scipys_at_level_over_the_family(df, family):
-    assert verdicts.t_quantile(df, family) == pytest.approx(
+    t_quantile = _statistics._t_quantile
+    assert t_quantile(df, family) == pytest.approx(
         stats.t.ppf(1 - 0.05 / family / 2, df)
     )
-    assert verdicts.t_quantile(df, family + 1) > verdicts.t_quantile(df, family)
+    assert t_quantile(df, family + 1) > t_quantile(df, family)
 
 
 def test_a_zero_standard_error_gives_a_point_interval():
@@ -114,7 +117,7 @@ def test_decide_at_every_boundary_of_the_band(expected, low, high, word, null):
     if null and touching:
         return
     assert verdicts.decide(expected, null + low, null + high, null, 0.1) == word
-    assert word in verdicts.EMPIRICAL
+    assert word in _claims.EMPIRICAL
 
 
 def test_decide_rejects_a_reversed_interval_and_a_missing_margin():
@@ -254,15 +257,16 @@ def test_a_row_records_its_design_as_tested():
     assert rows["two_arms"]["values"] == pytest.approx(list(X - Y))
     assert rows["two_arms"]["estimate"] == rows["differences"]["estimate"]
     assert rows["welch"]["baseline"] == pytest.approx(list(Y[:4]))
-    assert set(verdicts.DESIGNS) == {rows[k]["design"] for k in rows}
+    assert set(_table.DESIGNS) == {rows[k]["design"] for k in rows}
     with pytest.raises(ValueError, match="paired"):
         book.test(claim_with_margin("bad"), X, paired="yes")
 
 
 def test_fragile_marks_an_end_within_one_se_of_the_band():
-    assert verdicts.fragile(0.105, 0.3, 0.01, 0.0, 0.1)  # low within 0.01 of +Δ
-    assert verdicts.fragile(-0.3, -0.095, 0.01, 0.0, 0.1)  # high near −Δ
-    assert not verdicts.fragile(0.2, 0.3, 0.01, 0.0, 0.1)
+    fragile = _statistics._fragile
+    assert fragile(0.105, 0.3, 0.01, 0.0, 0.1)  # low within 0.01 of +Δ
+    assert fragile(-0.3, -0.095, 0.01, 0.0, 0.1)  # high near −Δ
+    assert not fragile(0.2, 0.3, 0.01, 0.0, 0.1)
     book = Verdicts("01_curl_framework")
     book.test(claim_with_margin("edge", margin=0.01), [0.0101, 0.0105, 0.0102, 0.0104])
     assert book.rows()[0]["fragile"]
@@ -283,7 +287,7 @@ def test_verdicts_rows_theorem_and_not_run():
     ]
     assert table.loc["t", "verdict"] == "holds"
     assert table.loc["n", "verdict"] == "not run"
-    assert table.loc["e", "verdict"] in verdicts.EMPIRICAL
+    assert table.loc["e", "verdict"] in _claims.EMPIRICAL
     with pytest.raises(ValueError, match="already"):
         book.theorem(claim("t"), "holds", "again")
     with pytest.raises(ValueError, match="verdict"):
@@ -308,12 +312,9 @@ def test_claim_rejects_bad_statements(changes, match):
         claim(**changes)
 
 
-def test_claim_fields_are_declared_and_converted():
-    """Each field's rule is declared on Claim (read back by the bad-input test), its
-    numbers pass on as floats, and a replaced field is checked as a new one."""
-    assert {"key", "expected", "null", "margin", "section"} <= set(
-        checks.declarations(Claim)
-    )
+def test_claim_fields_are_converted_and_checked_again_when_replaced():
+    """A claim's numbers pass on as floats, and a replaced field is checked as a new
+    one."""
     made = claim(null=np.int64(1), margin=np.float32(0.5), margin_reason="r")
     assert type(made.null) is float and type(made.margin) is float
     with pytest.raises(ValueError, match="margin"):
@@ -352,16 +353,16 @@ def test_record_round_trip_and_comparison(tmp_path, monkeypatch):
     stored = saved_record(tmp_path, monkeypatch)
     assert stored["numbers"]["slope"]["seeds"] and stored["numbers"]["slope"]["df"] == 5
     assert stored["claims"][0]["values"] == pytest.approx(list(X - Y))
-    assert verdicts.compare_records(stored, stored) == []
+    assert _records.compare_records(stored, stored) == []
     moved = copy.deepcopy(stored)
     entry = moved["numbers"]["slope"]
     entry["seeds"] = [v + 0.01 for v in entry["seeds"]]  # a small move: allowed
     entry["value"] += 0.01
-    assert verdicts.compare_records(stored, moved) == []
+    assert _records.compare_records(stored, moved) == []
     moved["numbers"]["count"]["value"] = 13
     moved["claims"][1]["verdict"] = "holds"
     moved["scale"] = "smoke"
-    problems = verdicts.compare_records(stored, moved)
+    problems = _records.compare_records(stored, moved)
     assert len(problems) == 3
     assert any("count" in p for p in problems) and any("verdict" in p for p in problems)
 
@@ -417,7 +418,7 @@ def test_the_comparator_fails_when_it_should(tmp_path, monkeypatch):
     changed["numbers"]["slope"]["value"] += 1e-3
     cases["a mean that its seeds do not give"] = changed
     for name, fresh in cases.items():
-        assert verdicts.compare_records(stored, fresh), name
+        assert _records.compare_records(stored, fresh), name
 
 
 def test_the_comparators_false_alarm_rate_is_about_one_percent():
@@ -470,28 +471,42 @@ def test_load_records_refuses_bad_files_by_name(tmp_path, monkeypatch):
 def test_a_repeated_number_name_is_refused():
     book = Verdicts("01_curl_framework")
     book.number("n", 3)
-    with pytest.raises(ValueError, match="already recorded"):
+    with pytest.raises(ValueError, match="name 'n' is already recorded"):
         book.number("n", 4)
+    with pytest.raises(ValueError, match="name 'n' is already recorded"):
+        book.number("n", [1.0, 2.0])  # whatever the value, before reading it
 
 
 def test_the_command_line_explains_its_arguments_and_fails_in_one_line(
     tmp_path, monkeypatch, capsys
 ):
     with pytest.raises(SystemExit):
-        verdicts.main(["compare", "--help"])
+        _records.main(["compare", "--help"])
     said = capsys.readouterr().out
     assert "the folder of the committed records" in said
     with pytest.raises(SystemExit) as stopped:
-        verdicts.main(["compare", str(tmp_path / "missing"), str(tmp_path)])
+        _records.main(["compare", str(tmp_path / "missing"), str(tmp_path)])
     assert stopped.value.code == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and "folder of chapter records" in err
     saved_record(tmp_path, monkeypatch)
     with pytest.raises(SystemExit) as stopped:
-        verdicts.main(["compare", str(tmp_path), str(tmp_path)])
+        _records.main(["compare", str(tmp_path), str(tmp_path)])
     assert stopped.value.code == 0
     out = capsys.readouterr().out
     assert "03_wen_convergence: 0 fragile verdicts" in out and "agree" in out
+    # a cut record: one line that names the file, for either command
+    for command in (
+        ["compare", str(CUT_RECORDS), str(tmp_path)],
+        ["scorecard", str(CUT_RECORDS), str(tmp_path / "page.md")],
+    ):
+        with pytest.raises(SystemExit) as stopped:
+            _records.main(command)
+        assert stopped.value.code == 2
+        err = capsys.readouterr().err
+        assert (
+            err.count("\n") == 1 and str(CUT_RECORDS / "03_wen_convergence.json") in err
+        )
 
 
 def test_scorecard_page_counts_and_links(tmp_path, monkeypatch):
@@ -502,7 +517,7 @@ def test_scorecard_page_counts_and_links(tmp_path, monkeypatch):
         book.theorem(claim("t", section="curl-lemma"), "holds", "all | checkpoints")
         book.not_run(claim("n"), "not at this scale")  # no section: no link
         book.save()
-    page = verdicts.write_scorecard(
+    page = _records.write_scorecard(
         tmp_path, tmp_path / "scorecard.md", {"01_curl_framework": "The CURL book"}
     ).read_text()
     assert "| holds | 2 |" in page and "| not run | 2 |" in page
@@ -539,7 +554,7 @@ def test_the_vocabulary_is_fixed():
         "sharpened",
         "not run",
     )
-    assert set(itertools.chain(verdicts.EMPIRICAL, verdicts.THEOREM)) < set(
+    assert set(itertools.chain(_claims.EMPIRICAL, verdicts.THEOREM)) < set(
         verdicts.VOCABULARY
     )
 
@@ -630,10 +645,10 @@ def test_the_scorecard_page_is_built_from_the_committed_records():
     root = Path(__file__).resolve().parent.parent
     records = verdicts.load_records(root / "results" / "standard")
     assert records, "results/standard/ holds no chapter record"
-    titles = verdicts.chapter_titles(root / "_toc.yml")
+    titles = _records.chapter_titles(root / "_toc.yml")
     assert {record["chapter"] for record in records} == set(titles)
     page = (root / "book" / "scorecard.md").read_text()
-    assert page == verdicts.scorecard_page(records, titles), (
+    assert page == _records.scorecard_page(records, titles), (
         "book/scorecard.md is stale: run `make scorecard`"
     )
 
@@ -651,7 +666,7 @@ def test_chapter_titles_are_the_chapters_of_the_toc_not_its_other_pages(tmp_path
     toc.write_text(
         "root: book/notes\nchapters:\n  - file: book/guide\n  - file: book/01_one\n"
     )
-    assert verdicts.chapter_titles(toc) == {"01_one": "First"}
+    assert _records.chapter_titles(toc) == {"01_one": "First"}
 
 
 def test_claims_by_key_keeps_order_and_rejects_a_repeated_key():
@@ -668,7 +683,7 @@ def test_the_reader_table_has_four_wrapping_columns_and_no_keys():
     book.test(claim_with_margin("e_key"), X, Y)
     book.theorem(claim("t_key"), "holds", "all 12 checkpoints")
     shown = book.show()
-    assert list(shown.frame.columns) == list(verdicts.READER_COLUMNS)
+    assert list(shown.frame.columns) == list(_table.READER_COLUMNS)
     full = book.table()
     assert list(shown.frame["verdict"]) == list(full["verdict"])
     assert shown.frame.loc[1, "measured"].endswith("all 12 checkpoints")
@@ -677,3 +692,76 @@ def test_the_reader_table_has_four_wrapping_columns_and_no_keys():
     assert "e_key" not in html and "t_key" not in html
     assert html == book.show()._repr_html_()  # no random ids
     assert "holds" in repr(shown) and " at 0x" not in repr(shown)
+
+
+# ------------------------------------------------------------------ bad calls
+
+_FIELDS = dict(source="S (2020), §1", statement="x beats y", metric="x − y")
+_CLAIM = Claim(key="c", **_FIELDS)
+_SLOPES = pd.DataFrame(
+    {"seed": [0, 0, 0, 1, 1, 1], "m": [1.0, 2, 4] * 2, "y": [3.0, 2, 1] * 2}
+)
+_CHAPTER = Verdicts("01_curl_framework")
+_CHAPTER.number("n", 3)
+_FOLDERS = tempfile.TemporaryDirectory(prefix="bad_records_")
+CUT_RECORDS = Path(_FOLDERS.name) / "cut"
+"""A folder whose only chapter record is cut in the middle."""
+_NAN_RECORDS = Path(_FOLDERS.name) / "nan"
+_RECORD = json.dumps(
+    {"chapter": "03_wen_convergence", "scale": "standard", "claims": []}
+)
+for _folder, _text in (
+    (CUT_RECORDS, _RECORD[: len(_RECORD) // 2]),
+    (_NAN_RECORDS, _RECORD.replace('"standard"', "NaN")),
+):
+    _folder.mkdir()
+    (_folder / "03_wen_convergence.json").write_text(_text)
+
+BAD_CALLS = [
+    bad_call(verdicts.Claim, "key", key="Bad Key", **_FIELDS),
+    bad_call(verdicts.Claim, "expected", key="c", expected="more", **_FIELDS),
+    bad_call(
+        verdicts.Claim, "margin", key="c", margin=0.0, margin_reason="r", **_FIELDS
+    ),
+    bad_call(verdicts.Claim, "margin_reason", key="c", margin=0.1, **_FIELDS),
+    bad_call(verdicts.Claim, "null", key="c", null="0", **_FIELDS),
+    bad_call(verdicts.claims_by_key, "claims", "c"),
+    bad_call(verdicts.claims_by_key, "claims .*'c' is twice", _CLAIM, _CLAIM),
+    bad_call(verdicts.Verdicts, "chapter", "curl_framework"),
+    bad_call(verdicts.Verdicts, "scope", "01_curl_framework", scope=None),
+    bad_call(_CHAPTER.test, "claim", "c", X),
+    bad_call(_CHAPTER.test, "claim 'c' must state its margin", _CLAIM, X),
+    bad_call(_CHAPTER.theorem, "verdict", _CLAIM, "reproduced", "all checkpoints"),
+    bad_call(_CHAPTER.not_run, "reason", _CLAIM, " "),
+    bad_call(_CHAPTER.number, "name 'n' is already recorded", "n", 4),
+    bad_call(_CHAPTER.number, "name", "Bad Name", 1.0),
+    bad_call(verdicts.estimate, "values", [1.0]),
+    bad_call(verdicts.estimate, "baseline", X, [1.0, math.nan]),
+    bad_call(verdicts.estimate, "values and baseline", X, Y[:4]),
+    bad_call(verdicts.estimate, "family", X, family=0),
+    bad_call(verdicts.decide, "expected", "bigger", 0.2, 0.5, 0.0, 0.1),
+    bad_call(verdicts.decide, "margin", "greater", 0.2, 0.5, 0.0, 0.0),
+    bad_call(verdicts.decide, "low", "greater", 0.5, 0.2, 0.0, 0.1),
+    bad_call(verdicts.decide, "high", "greater", 0.2, math.nan, 0.0, 0.1),
+    bad_call(verdicts.format_estimate, "se", 0.5, -0.01),
+    bad_call(verdicts.per_seed_slopes, "frame", _SLOPES.iloc[:0], "m", "y"),
+    bad_call(verdicts.per_seed_slopes, "x", _SLOPES, "width", "y"),
+    bad_call(verdicts.per_seed_slopes, "frame .*2 seeds", _SLOPES.iloc[:3], "m", "y"),
+    bad_call(verdicts.power_law_fit, "confidence", [1.0, 2, 4], [3.0, 2, 1], 95),
+    bad_call(
+        verdicts.power_law_fit, "y must be finite and > 0", [1.0, 2, 4], [1, 0, 1]
+    ),
+    bad_call(verdicts.power_law_fit, "x and y", [1.0, 2, 4], [3.0, 2, 1, 0.5]),
+    bad_call(verdicts.top_set, "values", [], 0.5, 4),
+    bad_call(verdicts.top_set, "sd", [1.0, 2.0, 3.0], 0.0, 4),
+    bad_call(verdicts.top_set, "df", [1.0, 2.0, 3.0], 0.5, 0),
+    bad_call(verdicts.top_set, "confidence", [1.0, 2.0, 3.0], 0.5, 4, confidence=1.0),
+    bad_call(verdicts.load_records, "folder", Path(_FOLDERS.name) / "missing"),
+    bad_call(verdicts.load_records, r"cut/03_wen_convergence\.json", CUT_RECORDS),
+    bad_call(verdicts.load_records, "03_wen_convergence.json", _NAN_RECORDS),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()

@@ -3,7 +3,7 @@ the exact expectation L_S against the direct loop, the closed forms of Facts 1 a
 against autograd and against direct loops over the negative sets, the printed forms of
 Fact 1, the two encoders' initialisation, Algorithm 1 against a hand-written single-seed
 loop, the analysis helpers, the shared encoder's triplet objective, determinism and
-argument validation."""
+argument validation (the bad-call table)."""
 
 from __future__ import annotations
 
@@ -16,12 +16,19 @@ import numpy as np
 import pandas as pd
 import pytest
 import torch
-from conftest import nominal_bytes, randn
+from bad_calls import bad_call
+from conftest import randn
 
-from ccl_helpers import checks, train, wen
+from ccl_helpers import multineg, train, wen
 from ccl_helpers.train import StackedModel
 from ccl_helpers.verdicts import EXPECTED, Claim
 from ccl_helpers.wen._claims import _CLAIM_LIST
+from ccl_helpers.wen._loss_vectors import _shared_vectors, _tilde, _weights
+from ccl_helpers.wen._negative_sets import (
+    _log_one_plus_sum_exp,
+    _negative_sets,
+    _pairwise_logits,
+)
 
 
 def outputs(n=6, d=3, seed=0, batch=()):
@@ -36,17 +43,11 @@ CASES = [(2, 1), (5, 1), (5, 2), (6, 3), (6, 5), (7, 4)]
 
 @pytest.mark.parametrize("n, k", CASES)
 def test_negative_sets_are_the_combinations_of_the_others(n, k):
-    sets = wen.negative_sets(n, k)
+    sets = _negative_sets(n, k)
     assert sets.shape == (n, math.comb(n - 1, k), k) and sets.dtype == torch.long
-    assert wen.n_negative_sets(n, k) == math.comb(n - 1, k)
     for i in range(n):
         expected = list(itertools.combinations([j for j in range(n) if j != i], k))
         assert [tuple(row) for row in sets[i].tolist()] == expected
-
-
-def test_negative_sets_too_large_raises():
-    with pytest.raises(ValueError, match="n_negatives"):
-        wen.negative_sets(60, 8)
 
 
 # ---------------------------------------------------------------- L_S
@@ -54,7 +55,7 @@ def test_negative_sets_too_large_raises():
 
 def test_pairwise_logits_match_definition():
     q, k = outputs(5, 4)
-    u = wen.pairwise_logits(q, k)
+    u = _pairwise_logits(q, k)
     for i in range(5):
         for j in range(5):
             assert math.isclose(
@@ -83,10 +84,6 @@ def test_exact_loss_per_anchor_and_batch_axes():
             wen.contrastive_loss(q, k, 2)[a, b],
             wen.contrastive_loss_loop(q[a, b], k[a, b], 2),
         )
-    sets = wen.negative_sets(6, 2)
-    torch.testing.assert_close(
-        wen.contrastive_loss(q, k, 2, sets=sets), wen.contrastive_loss(q, k, 2)
-    )
 
 
 def test_exact_loss_is_stable_for_large_logits():
@@ -108,21 +105,19 @@ def test_log_one_plus_sum_exp_is_accurate_at_both_ends():
         300 + math.log1p(math.exp(-1.0) + math.exp(-300)),
         math.log1p(math.exp(2.0)),
     ]
-    value = wen.log_one_plus_sum_exp(u)
+    value = _log_one_plus_sum_exp(u)
     for got, want in zip(value.tolist(), expected):
         assert math.isclose(got, want, rel_tol=1e-13)
-    single = wen.log_one_plus_sum_exp(u.float())
+    single = _log_one_plus_sum_exp(u.float())
     assert float(single[0]) > 0 and math.isclose(
         float(single[0]), expected[0], rel_tol=1e-5
     )
     u_ = u.clone().requires_grad_(True)
-    (grad,) = torch.autograd.grad(wen.log_one_plus_sum_exp(u_).sum(), u_)
+    (grad,) = torch.autograd.grad(_log_one_plus_sum_exp(u_).sum(), u_)
     reference = torch.softmax(torch.cat([torch.zeros(4, 1, dtype=u.dtype), u], 1), 1)[
         :, 1:
     ]
     torch.testing.assert_close(grad, reference, rtol=1e-12, atol=1e-300)
-    with pytest.raises(ValueError, match="u must"):
-        wen.log_one_plus_sum_exp(torch.tensor([1, 2]))
 
 
 def test_collapsed_outputs_are_stationary_with_loss_log_k_plus_one():
@@ -151,7 +146,7 @@ def test_loss_vectors_match_autograd_of_the_direct_loop(n, k):
 def test_loss_vectors_match_autograd_with_batch_axes():
     q, k = outputs(6, 3, batch=(2,))
     for closed, reference in zip(
-        wen.loss_vectors(q, k, 3), wen.loss_vectors_autograd(q, k, 3)
+        wen.loss_vectors(q, k, 3), wen.loss_vectors(q, k, 3, method="autograd")
     ):
         torch.testing.assert_close(closed, reference, rtol=1e-10, atol=1e-13)
 
@@ -219,7 +214,7 @@ def test_fact1_forms_match_their_printed_formulas(n, k):
     }
     for form, (partial, with_n) in forms.items():
         torch.testing.assert_close(
-            wen.loss_tilde(q, kk, k, form=form),
+            _tilde(q, kk, _negative_sets(n, k), form),
             direct_fact1(q, kk, k, partial=partial, with_one_over_n=with_n),
             rtol=1e-10,
             atol=1e-13,
@@ -236,15 +231,15 @@ def test_fact1_comparison_finds_the_missing_factor_n():
         table.loc["main_text", "relative_error_after_factor"] > 1e-3
     )  # not a rescaling of ∂L_S/∂q
     # k = 1: the partial sum is the full sum, so the main text's form is the appendix's
+    sets = _negative_sets(7, 1)
     torch.testing.assert_close(
-        wen.loss_tilde(q, k, 1, form="main_text"),
-        wen.loss_tilde(q, k, 1, form="appendix"),
+        _tilde(q, k, sets, "main_text"), _tilde(q, k, sets, "appendix")
     )
 
 
 def test_negative_weights_rows():
     q, k = outputs(6, 3)
-    weights = wen.negative_weights(q, k, 2)
+    weights = _weights(q, k, _negative_sets(6, 2))
     assert float(weights.diagonal().abs().max()) == 0.0
     assert bool((weights >= 0).all()) and bool((weights.sum(-1) < 1).all())
 
@@ -329,7 +324,7 @@ def test_algorithm1_matches_hand_written_gradient_descent():
             )
             largest_norm = float(torch.cat([q, k]).detach().norm(dim=1).max())
             largest_logit = float(
-                wen.pairwise_logits(q.detach(), k.detach()).fill_diagonal_(-1e9).max()
+                _pairwise_logits(q.detach(), k.detach()).fill_diagonal_(-1e9).max()
             )
             assert math.isclose(row["output_norm_max"], largest_norm, rel_tol=1e-5)
             assert math.isclose(
@@ -583,20 +578,47 @@ def test_lemma44_radius_range_and_the_widths_where_the_radii_meet():
 
 def test_triplet_objective_is_the_shared_encoder_loss_with_one_negative():
     f = randn(6, 3, seed=5)
-    triplets = wen.all_triplets(6)
+    triplets = multineg.all_triplets(6)
     assert triplets.shape == (30, 3) and bool((triplets[:, 0] == triplets[:, 1]).all())
     assert bool((triplets[:, 0] != triplets[:, 2]).all())
-    value = wen.triplet_loss(lambda x: x, (f, triplets))
+    value = multineg.triplet_loss(lambda x: x, (f, triplets))
     torch.testing.assert_close(value, wen.contrastive_loss(f, f, 1))
     f_ = f.clone().requires_grad_(True)
-    (grad,) = torch.autograd.grad(wen.triplet_loss(lambda x: x, (f_, triplets)), f_)
+    (grad,) = torch.autograd.grad(
+        multineg.triplet_loss(lambda x: x, (f_, triplets)), f_
+    )
     torch.testing.assert_close(
-        wen.shared_loss_vectors(f, 1), grad, rtol=1e-10, atol=1e-13
+        _shared_vectors(f, _negative_sets(6, 1)), grad, rtol=1e-10, atol=1e-13
     )
 
 
-# ---------------------------------------------------------------- devices,
-# validation
+@pytest.mark.parametrize("n", [2, 3, 7])
+def test_the_triplets_negatives_are_the_negative_sets_of_one(n):
+    """Chapter 2's triplets (multineg) list, for each anchor, Chapter 3's negative sets
+    of size 1 in the same order."""
+    triplets = multineg.all_triplets(n)
+    assert torch.equal(triplets[:, 2].view(n, n - 1, 1), _negative_sets(n, 1))
+    assert torch.equal(triplets[:, 0], torch.arange(n).repeat_interleave(n - 1))
+
+
+def test_shared_evaluator_is_the_gradient_of_the_shared_loss():
+    x = sphere(5, 4, seed=2).double()
+    linear = randn(2, 4, 3, seed=3)  # two seeds of a linear shared encoder
+
+    def model(inputs):
+        return inputs @ linear
+
+    found = wen.shared_evaluator(x, 2)(model)
+    for s in range(2):
+        f = (x @ linear[s]).requires_grad_(True)
+        loss = wen.contrastive_loss(f, f, 2)
+        (grad,) = torch.autograd.grad(loss, f)
+        torch.testing.assert_close(found["L_S"][s], loss.detach())
+        torch.testing.assert_close(found["loss_norm"][s], grad.norm())
+        torch.testing.assert_close(found["output_norm_max"][s], f.norm(dim=1).max())
+
+
+# ---------------------------------------------------------------- devices
 
 
 @pytest.mark.skipif(not torch.cuda.is_available(), reason="needs CUDA")
@@ -609,61 +631,119 @@ def test_results_stay_on_the_callers_device():
     )
 
 
-@pytest.mark.parametrize(
-    "call, match",
-    [
-        (lambda q, k: wen.contrastive_loss(q, k, 0), "n_negatives"),
-        (lambda q, k: wen.contrastive_loss(q, k, 6), "n_negatives"),
-        (lambda q, k: wen.contrastive_loss(q, k, 2.0), "n_negatives"),
-        (lambda q, k: wen.contrastive_loss(q, k[:5], 2), "shape of q"),
-        (lambda q, k: wen.contrastive_loss(q.long(), k.long(), 2), "floating-point"),
-        (lambda q, k: wen.contrastive_loss(q[0], k[0], 1), "shape"),
-        (lambda q, k: wen.contrastive_loss(q[:1], k[:1], 1), "n ≥ 2"),
-        (lambda q, k: wen.contrastive_loss(q, k, 2, reduction="sum"), "reduction"),
-        (
-            lambda q, k: wen.contrastive_loss(q, k, 2, sets=wen.negative_sets(6, 3)),
-            "sets",
-        ),
-        (lambda q, k: wen.loss_tilde(q, k, 2, form="printed"), "form"),
-        (lambda q, k: wen.negative_weights(q, k, 2, form="other"), "form"),
-        (lambda q, k: wen.contrastive_loss_loop(q[None], k[None], 2), "shape"),
-        (lambda q, k: wen.fact1_comparison(q[None], k[None], 2), "shape"),
-        (lambda q, k: wen.n_negative_sets(1, 1), "n must"),
-        (lambda q, k: wen.TwoEncoders(5, 8, 0, 3), "n_layers"),
-        (lambda q, k: wen.all_triplets(1), "n must"),
-    ],
-)
-def test_bad_arguments_raise_value_error(call, match):
-    q, k = outputs(6, 3)
-    with pytest.raises(ValueError, match=match):
-        call(q, k)
-
-
-def test_algorithm1_bad_arguments():
-    x = sphere(5, 4)
+def test_algorithm1_stops_on_a_non_finite_loss():
     model = StackedModel(lambda: wen.TwoEncoders(4, 6, 2, 3), n_seeds=1)
-    with pytest.raises(ValueError, match="model"):
-        wen.algorithm1(
-            StackedModel(lambda: torch.nn.Linear(4, 3), 1), x, 2, 3, eta=0.1, gamma=0.1
-        )
-    with pytest.raises(ValueError, match="eta"):
-        wen.algorithm1(model, x, 2, 3, eta=0.0, gamma=0.1)
-    with pytest.raises(ValueError, match="n_steps"):
-        wen.algorithm1(model, x, 2, 0, eta=0.1, gamma=0.1)
-    with pytest.raises(ValueError, match="n_negatives"):
-        wen.algorithm1(model, x, 5, 3, eta=0.1, gamma=0.1)
-    with pytest.raises(ValueError, match="x must"):
-        wen.algorithm1(model, x[0], 2, 3, eta=0.1, gamma=0.1)
-    with pytest.raises(ValueError, match="checkpoints"):
-        wen.algorithm1(model, x, 2, 3, eta=0.1, gamma=0.1, checkpoints=0)
-    with pytest.raises(ValueError, match="widths"):
-        wen.run_widths(
-            x, [], n_layers=2, out_features=3, n_negatives=2, n_steps=2, n_seeds=1
-        )
-    with pytest.raises(ValueError, match="history lacks"):
-        wen.running_average(pd.DataFrame({"step": [0]}))
     with pytest.raises(FloatingPointError):
-        wen.algorithm1(model, x, 2, 50, eta=1e6, gamma=1e6)
+        wen.algorithm1(model, sphere(5, 4), 2, 50, eta=1e6, gamma=1e6)
+
+
+# ---------------------------------------------------------------- bad calls
+
+Q, K = outputs(6, 3)
+X = sphere(5, 4)
+HISTORY = pd.DataFrame(
+    {
+        "width": [1] * 4,
+        "seed": [0] * 4,
+        "step": [0, 1, 2, 3],
+        "loss": [4.0, 3.0, 2.5, 2.4],
+        "loss_norm": [1.0, 0.5, 0.25, 0.2],
+    }
+)
+TWO = StackedModel(lambda: wen.TwoEncoders(4, 6, 2, 3), n_seeds=1)
+LINEAR = StackedModel(lambda: torch.nn.Linear(4, 3), 1)
+WIDTHS = dict(n_layers=2, out_features=3, n_negatives=2, n_steps=2, n_seeds=1)
+BIG_Q, BIG_K = outputs(60, 2)  # C(59, 8) ≈ 2·10⁹ negative sets of 8 per anchor
+LOOP_Q, LOOP_K = outputs(30, 2)  # 30·C(29, 5) ≈ 3.6·10⁶ sets: too many to loop over
+
+BAD_CALLS = [
+    # the outputs q, k of the two encoders and k = n_negatives ≤ n − 1
+    bad_call(wen.contrastive_loss, "n_negatives", Q, K, 0),
+    bad_call(
+        wen.contrastive_loss, r"n_negatives.*1\.\.n − 1 = 5 \(n from q\)", Q, K, 6
+    ),
+    bad_call(wen.contrastive_loss, "n_negatives", Q, K, 2.0),
+    bad_call(wen.contrastive_loss, "k must have the shape of q", Q, K[:5], 2),
+    bad_call(wen.contrastive_loss, "k must have the dtype of q", Q, K.float(), 2),
+    bad_call(wen.contrastive_loss, "q must be a floating-point", Q.long(), K.long(), 2),
+    bad_call(wen.contrastive_loss, "q must be .* at least 2 dimension", Q[0], K[0], 1),
+    bad_call(wen.contrastive_loss, "q must hold n ≥ 2 points", Q[:1], K[:1], 1),
+    bad_call(wen.contrastive_loss, "reduction", Q, K, 2, reduction="sum"),
+    bad_call(wen.contrastive_loss, "n=60, n_negatives=8 give", BIG_Q, BIG_K, 8),
+    bad_call(wen.contrastive_loss_loop, "q and k must have shape", Q[None], K[None], 2),
+    bad_call(wen.contrastive_loss_loop, "n=30, n_negatives=5", LOOP_Q, LOOP_K, 5),
+    bad_call(wen.negative_set_logits, "n_negatives", Q, K, 6),
+    bad_call(wen.negative_set_logits, "k must have the shape of q", Q, K[:, :2], 2),
+    bad_call(wen.loss_vectors, r"n_negatives.*\(n from q\)", Q, K, 6),
+    bad_call(wen.loss_vectors, "method", Q, K, 2, method="printed"),
+    bad_call(wen.fact1_comparison, "q and k must have shape", Q[None], K[None], 2),
+    bad_call(wen.fact1_comparison, "n_negatives", Q, K, 0),
+    bad_call(wen.shared_evaluator, r"n_negatives.*\(n from x\)", X, 5),
+    bad_call(
+        wen.shared_evaluator, "x must be finite", X.masked_fill(X > 0.5, math.nan), 1
+    ),
+    # the encoders and Algorithm 1
+    bad_call(wen.TwoEncoders, "n_layers", 5, 8, 0, 3),
+    bad_call(wen.TwoEncoders, "width", 5, 8.5, 2, 3),
+    bad_call(wen.step_size, "scale", 100, 10, 0.0),
+    bad_call(wen.step_size, "width", 0, 10),
+    bad_call(
+        wen.algorithm1,
+        "model must be a StackedModel of TwoEncoders",
+        LINEAR,
+        X,
+        2,
+        3,
+        eta=0.1,
+        gamma=0.1,
+    ),
+    bad_call(
+        wen.algorithm1,
+        "model must be a StackedModel",
+        TWO.template,
+        X,
+        2,
+        3,
+        eta=0.1,
+        gamma=0.1,
+    ),
+    bad_call(wen.algorithm1, "eta", TWO, X, 2, 3, eta=0.0, gamma=0.1),
+    bad_call(wen.algorithm1, "n_steps", TWO, X, 2, 0, eta=0.1, gamma=0.1),
+    bad_call(
+        wen.algorithm1, r"n_negatives.*\(n from x\)", TWO, X, 5, 3, eta=0.1, gamma=0.1
+    ),
+    bad_call(wen.algorithm1, "x must", TWO, X[0], 2, 3, eta=0.1, gamma=0.1),
+    bad_call(
+        wen.algorithm1, "checkpoints", TWO, X, 2, 3, eta=0.1, gamma=0.1, checkpoints=0
+    ),
+    bad_call(wen.run_widths, "widths", X, [], **WIDTHS),
+    bad_call(wen.run_widths, "widths", X, [4, 2.5], **WIDTHS),
+    bad_call(wen.run_widths, "step_scale", X, [4], **WIDTHS, step_scale=-1.0),
+    # the analysis of the histories
+    bad_call(wen.running_average, "history lacks", pd.DataFrame({"step": [0]})),
+    bad_call(wen.running_average, "history must be a DataFrame", HISTORY.to_dict()),
+    bad_call(wen.descent_constant, "loss_norm", HISTORY.drop(columns="loss_norm")),
+    bad_call(wen.lemma43_ratios, "grad_W_sq", HISTORY),
+    bad_call(wen.late_slopes, "decades", HISTORY, "loss_norm", decades=0.0),
+    bad_call(wen.late_slopes, "offset", HISTORY, "loss_norm", offset=-1.0),
+    bad_call(wen.late_slopes, "n_points", HISTORY, "loss_norm", n_points=2),
+    bad_call(wen.late_slopes, "column", HISTORY, "running_average"),
+    # the orders and radii, hidden constants 1
+    bad_call(wen.theorem42_orders, r"n_negatives.*\(n from n\)", 3, 1, 3, 0.5, 0.1),
+    bad_call(wen.theorem42_orders, "delta", 10, 1, 1, 0.0, 0.1),
+    bad_call(wen.proof_descent_constant, "step_scale", 0.0, 0.5, 4),
+    bad_call(wen.movement_radius, "delta", 4, 2, -1.0, 8),
+    bad_call(wen.movement_radius, "width", 4, 2, 0.5, 1),
+    bad_call(wen.lemma44_radius_range, "width", 1, 10, 2),
+    bad_call(wen.lemma44_radius_range, "out_features", 100, 0, 2),
+    bad_call(wen.radius_meeting_width, "prefactor", 10, 0.0),
+    bad_call(wen.radius_meeting_width, "out_features", 0, 0.1),
+]
+
+
+@pytest.mark.parametrize("call", BAD_CALLS, ids=str)
+def test_bad_calls_are_refused_by_name(call):
+    call.check()
 
 
 # ---------------------------------------------------------------- the chapter's claims
@@ -683,63 +763,3 @@ def test_claims_are_valid_with_unique_keys_and_sections_in_the_chapter():
         assert claim.expected != "equal" or claim.margin is not None
         assert f"({claim.section})=" in text, f"no target ({claim.section})= for {key}"
         assert f'claims["{key}"]' in text, f"the chapter adds no row for {key}"
-
-
-def test_every_public_callable_declares_its_rules():
-    undeclared = [
-        name
-        for name in wen.__all__
-        if callable(getattr(wen, name)) and not checks.declarations(getattr(wen, name))
-    ]
-    assert not undeclared, undeclared
-
-
-@pytest.mark.parametrize(
-    "call, names",
-    [
-        (lambda q, k: wen.negative_sets(4, 4), ("n_negatives", "n")),
-        (lambda q, k: wen.theorem42_orders(3, 1, 3, 0.5, 0.1), ("n_negatives", "n")),
-        (lambda q, k: wen.loss_vectors(q, k, 6), ("n_negatives", "q")),
-        (lambda q, k: wen.shared_evaluator(q, 6), ("n_negatives", "x")),
-        (lambda q, k: wen.contrastive_loss(q[:1], k[:1], 1), ("q", "n ≥ 2")),
-    ],
-)
-def test_the_negative_count_is_below_the_number_of_points(call, names):
-    q, k = outputs(6, 3)
-    with pytest.raises(ValueError) as error:
-        call(q, k)
-    assert all(name in str(error.value) for name in names)
-
-
-def test_two_encoders_estimate_is_the_bytes_of_their_parameters(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    model = wen.TwoEncoders(5, 8, 3, 4)
-    actual = nominal_bytes(model.parameters())
-    assert checks.estimated_bytes(wen.TwoEncoders, 5, 8, 3, 4) == actual
-    x = torch.randn(4, 5)
-    assert (
-        checks.estimated_bytes(
-            wen.run_widths,
-            x,
-            (8, 6),
-            n_layers=3,
-            out_features=4,
-            n_negatives=1,
-            n_steps=1,
-            n_seeds=2,
-        )
-        == 2 * actual
-    )
-    with pytest.raises(ValueError, match="width=10000000"):
-        wen.TwoEncoders(5, 10**7, 3, 4)
-
-
-def test_negative_sets_estimate_is_the_index_and_its_copy(monkeypatch):
-    monkeypatch.delenv("CCL_MEMORY_LIMIT", raising=False)
-    sets = wen.negative_sets(7, 3)
-    assert checks.estimated_bytes(wen.negative_sets, 7, 3) == 2 * sets.nbytes
-    q = k = randn(4, 7, 4)  # 4 members: their logits over the sets, float64
-    wen.contrastive_loss(q, k, 3)
-    monkeypatch.setenv("CCL_MEMORY_LIMIT", str(4 * sets.numel() * 8 - 1))
-    with pytest.raises(ValueError, match="4 member.* n_negatives=3 .*CCL_MEMORY_LIMIT"):
-        wen.contrastive_loss(q, k, 3)

@@ -10,11 +10,10 @@ The "simple lemma", in nats, with τ = P(c⁺ = c⁻) = Σ_c ρ(c)² (the collis
 
 - The lemma: :func:`mean_classifier_bound`, its three sides on a finite distribution
   :func:`lemma_quantities`.
-- Its two extensions: k negatives with (k + 1)-way tasks (:func:`collision_terms`,
-  :func:`negative_counts`, :func:`tuple_mean_classifier_loss`,
-  :func:`k_negative_bound`, :func:`k_negative_lemma`) and blocks of similar points
-  (:class:`BlockSamples`, :func:`draw_block_samples`, :func:`block_losses`,
-  :func:`block_evaluator`).
+- Its two extensions: k negatives with (k + 1)-way tasks, both sides of the lemma and
+  its form that charges only the collisions with c⁺ (:func:`k_negative_lemma`), and
+  blocks of similar points, the block loss and its bound along training
+  (:func:`block_evaluator`).
 - Training: the encoders of the source's Table 1, supervised and contrastive, are
   trained by one procedure, :func:`train_tuned` (a grid of step sizes and weight
   decays, early stopping on a validation split: :func:`head_accuracy`,
@@ -30,19 +29,12 @@ fault; the losses that training calls check shapes and dtypes only, so a NaN in 
 inputs propagates.
 """
 
-from ._blocks import BlockSamples, block_evaluator, block_losses, draw_block_samples
+from ._blocks import block_evaluator
 from ._claims import CLAIMS
 from ._downstream import CLASSIFIERS, downstream_accuracies
-from ._k_negatives import (
-    collision_terms,
-    k_negative_bound,
-    k_negative_lemma,
-    negative_counts,
-    tuple_mean_classifier_loss,
-)
+from ._k_negatives import k_negative_lemma
 from ._lemma import lemma_quantities, mean_classifier_bound
 from ._training import (
-    TunedRun,
     block_contrastive_loss,
     contrastive_batches,
     cross_entropy_loss,
@@ -55,24 +47,16 @@ from ._training import (
 __all__ = [
     "CLAIMS",
     "CLASSIFIERS",
-    "BlockSamples",
-    "TunedRun",
     "block_contrastive_loss",
     "block_evaluator",
-    "block_losses",
-    "collision_terms",
     "contrastive_batches",
     "cross_entropy_loss",
     "downstream_accuracies",
-    "draw_block_samples",
     "head_accuracy",
-    "k_negative_bound",
     "k_negative_lemma",
     "labelled_batches",
     "lemma_quantities",
     "mean_classifier_bound",
-    "negative_counts",
     "probe_accuracy",
     "train_tuned",
-    "tuple_mean_classifier_loss",
 ]

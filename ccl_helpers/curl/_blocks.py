@@ -11,21 +11,12 @@ import torch
 from torch import Tensor
 
 from .. import coupon, metrics
-from ..checks import (
-    Estimate,
-    Instance,
-    Int,
-    Labels,
-    Optional,
-    Sized,
-    TensorOf,
-    checked,
-)
-from ..losses import softplus
-from ._lemma import _mean_classifier_bound
+from .._checks import check_inputs, check_instance, check_int
+from .._precision import softplus
+from ._lemma import mean_classifier_bound
 
 
-class BlockSamples(NamedTuple):
+class _BlockSamples(NamedTuple):
     """Indices into a labelled set of M draws of (x, x⁺_1 … x⁺_b, x⁻_1 … x⁻_b): x⁺_j
     i.i.d. from D_{c⁺} (c⁺ the class of x), x⁻_j i.i.d. from D_{c⁻}, c⁻ ~ ρ."""
 
@@ -34,34 +25,18 @@ class BlockSamples(NamedTuple):
     negatives: Tensor  #: (M, b)
 
 
-BLOCK_DRAWS = Estimate(
-    "curl's block draws",
-    ("block_size", "n_samples"),
-    lambda a: 24 * a["n_samples"] * (2 * a["block_size"] + 1),
-)
-"""The memory of M = n_samples draws of (x, x⁺_1 … x⁺_b, x⁻_1 … x⁻_b): per example an
-int64 index, a float64 uniform or an int64 class, and an int64 position."""
-
-
-@checked(
-    labels=Labels(),
-    block_size=Sized(Int(1), BLOCK_DRAWS),
-    n_samples=Sized(Int(2), BLOCK_DRAWS),
-    generator=Optional(Instance(torch.Generator)),
-)
-def draw_block_samples(
+def _draw_block_samples(
     labels: Tensor,
     block_size: int,
     n_samples: int,
     generator: torch.Generator | None = None,
-) -> BlockSamples:
+) -> _BlockSamples:
     """Draw M = ``n_samples`` anchors with a positive and a negative block of
     ``block_size`` each, on the finite distribution of labels (n,) (D_c uniform over
-    class c's examples, ρ the label frequencies, so x is uniform over the set)."""
+    class c's examples, ρ the label frequencies, so x is uniform over the set), the
+    labels covering the classes 0..N_C − 1 (N_C ≥ 2)."""
     b, m = block_size, n_samples
     members, counts = metrics.class_members(labels)
-    if bool((counts == 0).any()) or counts.numel() < 2:
-        raise ValueError("labels must cover the classes 0..N_C−1 (N_C ≥ 2)")
     if generator is None:
         generator = torch.Generator(device=labels.device).manual_seed(0)
     device = labels.device
@@ -75,35 +50,22 @@ def draw_block_samples(
     negative_class = labels[
         torch.randint(labels.numel(), (m,), generator=generator, device=device)
     ]
-    return BlockSamples(
+    return _BlockSamples(
         anchor, uniform_members(labels[anchor]), uniform_members(negative_class)
     )
 
 
-@checked(
-    features=TensorOf(min_ndim=2, floating=True, finite=True),
-    samples=Instance(BlockSamples),
-)
-def block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
+def _block_losses(features: Tensor, samples: _BlockSamples) -> dict[str, Tensor]:
     """Paired Monte Carlo estimates of L_un and of the block loss
     L^block_un = E ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), f̄^± the mean of f over the block, ℓ(z) =
-    log(1 + e^z) (:func:`ccl_helpers.losses.softplus`); L_un uses the first element of
+    log(1 + e^z) (``ccl_helpers._precision.softplus``); L_un uses the first element of
     each block, so the two share draws.
 
-    features (..., n, d) → {"L_un", "L_un_se", "L_block", "L_block_se", "gap_se"}, each
-    (...) float64 (``gap_se``: the standard error of L_un − L^block_un). Jensen's
-    inequality gives L^block_un ≤ L_un for every f.
+    features (..., n, d), the samples indexing its n rows → {"L_un", "L_un_se",
+    "L_block", "L_block_se", "gap_se"}, each (...) float64 (``gap_se``: the standard
+    error of L_un − L^block_un). Jensen's inequality gives L^block_un ≤ L_un for
+    every f.
     """
-    n = features.shape[-2]
-    if any(int(index.max()) >= n for index in samples):
-        raise ValueError(
-            f"samples index examples beyond the n = {n} rows of features (..., n, d)"
-        )
-    return _block_losses(features, samples)
-
-
-def _block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
-    """:func:`block_losses` on arguments its caller has checked."""
     anchor, positives, negatives = samples
     f = features.double()
     a = f[..., anchor, :]  # (..., M, d)
@@ -127,13 +89,6 @@ def _block_losses(features: Tensor, samples: BlockSamples) -> dict[str, Tensor]:
     }
 
 
-@checked(
-    labels=Labels(),
-    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
-    block_size=Sized(Int(1), BLOCK_DRAWS),
-    n_samples=Sized(Int(2), BLOCK_DRAWS),
-    generator=Optional(Instance(torch.Generator)),
-)
 def block_evaluator(
     inputs: Tensor,
     labels: Tensor,
@@ -142,12 +97,29 @@ def block_evaluator(
     generator: torch.Generator | None = None,
 ):
     """An ``evaluate`` for :func:`ccl_helpers.train.train`: model ↦ {quantity: (S,)}
-    on the finite distribution (inputs, labels), with draws made once here
-    (:func:`draw_block_samples`) and shared by every checkpoint: the entries of
-    :func:`block_losses`, ``L_mu`` (the mean classifier on AVG-2, exact), and the
-    lemma's bound from each loss, ``bound`` (L_un − τ log 2)/(1 − τ) and
-    ``block_bound`` (L^block_un − τ log 2)/(1 − τ)."""
-    samples = draw_block_samples(labels, block_size, n_samples, generator)
+    on the finite distribution (inputs (n, ...), labels (n,) covering the classes
+    0..N_C − 1, N_C ≥ 2).
+
+    M = ``n_samples`` anchors x, each with a positive block x⁺_1 … x⁺_b and a negative
+    block x⁻_1 … x⁻_b (b = ``block_size``; x⁺_j i.i.d. from D_{c⁺}, c⁺ the class of x,
+    x⁻_j i.i.d. from D_{c⁻}, c⁻ ~ ρ; x uniform over the set), are drawn once here and
+    shared by every checkpoint. The quantities: paired Monte Carlo estimates of L_un
+    and of the block loss L^block_un = E ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), f̄^± the mean of f over
+    the block, ℓ(z) = log(1 + e^z), L_un from the first element of each block
+    (``L_un``, ``L_un_se``, ``L_block``, ``L_block_se``, and ``gap_se``, the standard
+    error of L_un − L^block_un; Jensen's inequality gives L^block_un ≤ L_un for every
+    f); ``L_mu`` (the mean classifier on AVG-2, exact); and the lemma's bound from each
+    loss, ``bound`` (L_un − τ log 2)/(1 − τ) and ``block_bound``
+    (L^block_un − τ log 2)/(1 − τ)."""
+    check_inputs("inputs", inputs, labels)
+    block_size = check_int("block_size", block_size, 1)
+    n_samples = check_int("n_samples", n_samples, 2)
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator)
+    counts = torch.bincount(labels)
+    if bool((counts == 0).any()) or counts.numel() < 2:
+        raise ValueError("labels must cover the classes 0..N_C−1 (N_C ≥ 2)")
+    samples = _draw_block_samples(labels, block_size, n_samples, generator)
     tau = coupon.tau_plus(1, metrics.class_frequencies(labels))
 
     def evaluate(model) -> dict[str, Tensor]:
@@ -156,8 +128,8 @@ def block_evaluator(
         return {
             **losses,
             "L_mu": metrics.mean_classifier(features, labels, task_size=2)["loss"],
-            "bound": _mean_classifier_bound(losses["L_un"], tau),
-            "block_bound": _mean_classifier_bound(losses["L_block"], tau),
+            "bound": mean_classifier_bound(losses["L_un"], tau),
+            "block_bound": mean_classifier_bound(losses["L_block"], tau),
         }
 
     return evaluate

@@ -77,7 +77,7 @@ def _unseen(classifier: str) -> Claim:
 
 
 CLAIMS: dict[str, Claim] = claims_by_key(
-    # theorem rows (checked by asserts in the chapter)
+    # theorem rows (asserted in the chapter)
     Claim(
         key="simple_lemma",
         source="Arora et al. (2019), eq. (2)",

@@ -8,14 +8,7 @@ import pandas as pd
 from torch import Tensor
 
 from .. import metrics
-from ..checks import (
-    Steps,
-    TensorOf,
-    check_feature_dims,
-    check_features,
-    check_int,
-    checked,
-)
+from .._checks import check_feature_dims, check_features, check_int, check_tensor
 
 CLASSIFIERS = {
     "linear": (metrics.linear_probe, {}),
@@ -28,11 +21,6 @@ head fitted on the training features, and the mean classifier as it is, with cen
 features, and with unit-norm rows (:func:`ccl_helpers.metrics.mean_classifier`)."""
 
 
-@checked(
-    train_features=TensorOf(ndim=3, floating=True),
-    test_features=TensorOf(ndim=3, floating=True),
-    max_iter=Steps(1),
-)
 def downstream_accuracies(
     train_features: Tensor,
     train_labels: Tensor,
@@ -48,6 +36,9 @@ def downstream_accuracies(
     features (S, n, d) for S seeds → tidy frame: seed, task_size, classifier,
     accuracy.
     """
+    check_tensor("train_features", train_features, ndim=3, floating=True)
+    check_tensor("test_features", test_features, ndim=3, floating=True)
+    max_iter = check_int("max_iter", max_iter, 1)
     check_features("train_features", train_features, train_labels, "train_labels")
     check_features("test_features", test_features, test_labels, "test_labels")
     check_feature_dims("test_features", test_features, "train_features", train_features)

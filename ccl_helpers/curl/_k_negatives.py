@@ -12,24 +12,24 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from .. import coupon, metrics
-from ..checks import (
-    Estimate,
-    Instance,
-    Int,
-    Labels,
-    Optional,
-    Sized,
-    TensorOf,
+from .. import metrics
+from .._checks import (
+    check_count,
     check_features,
-    check_finite_real,
+    check_instance,
     check_int,
-    checked,
+    check_tensor,
 )
 
+_MAX_COUNT_VECTORS = 10**6
+"""The most count vectors of k negatives among the N_C − 1 classes other than c⁺,
+C(k + N_C − 2, N_C − 2), that :func:`k_negative_lemma` enumerates: they are built one
+by one in a Python loop (:func:`_negative_counts`), with no allocation to fail until
+the loop has run its course, and the count explodes with N_C (with k = N_C − 1: 24,310
+for the book's N_C = 10, 1.35·10⁶ for N_C = 13, 10¹⁰ for N_C = 20)."""
 
-@checked(n_negatives=Int(1))
-def collision_terms(n_negatives: int, class_probs: Tensor) -> tuple[float, float]:
+
+def _collision_terms(n_negatives: int, class_probs: Tensor) -> tuple[float, float]:
     """The two collision quantities of the k-negative lemma, exactly, for k =
     ``n_negatives`` and c⁺, c⁻_1 … c⁻_k i.i.d. from ρ = ``class_probs`` (N_C,):
 
@@ -38,10 +38,11 @@ def collision_terms(n_negatives: int, class_probs: Tensor) -> tuple[float, float
     - E log(1 + |I|), I = {i : c⁻_i = c⁺},
       = Σ_c ρ(c) Σ_j C(k, j) ρ(c)^j (1 − ρ(c))^{k−j} log(1 + j) (τ log 2 for k = 1).
 
-    Needs k + 1 ≤ N_C (otherwise the classes cannot be distinct).
+    Needs k + 1 ≤ N_C (otherwise the classes cannot be distinct) and every ρ(c) > 0.
     """
-    rho = coupon.probability_vector(class_probs)
-    k = check_int("n_negatives", n_negatives, 1, rho.numel() - 1)
+    rho = class_probs.detach().double().cpu()
+    rho = rho / rho.sum()
+    k = n_negatives
     symmetric = torch.zeros(k + 2, dtype=torch.float64)
     symmetric[0] = 1.0
     for p in rho:  # e_j(ρ_1 … ρ_i) from e_j(ρ_1 … ρ_{i−1})
@@ -54,29 +55,7 @@ def collision_terms(n_negatives: int, class_probs: Tensor) -> tuple[float, float
     return tau, collision
 
 
-def _counts_bytes(arguments: dict) -> float:
-    """The bytes of :func:`negative_counts`: V = C(k + N_C − 1, N_C − 1) rows of N_C
-    counts, each a Python int in a list (8 + 32 bytes) and a float64 (8 bytes); V from
-    log-gamma where it is too large to count exactly."""
-    k, n_classes = arguments["n_negatives"], arguments["n_classes"]
-    if min(k, n_classes - 1) <= 64:
-        rows = math.comb(k + n_classes - 1, n_classes - 1)
-    else:
-        log_rows = (
-            math.lgamma(k + n_classes) - math.lgamma(k + 1) - math.lgamma(n_classes)
-        )
-        rows = math.exp(min(log_rows, 700.0))
-    return 48 * rows * n_classes
-
-
-COUNTS = Estimate(
-    "curl.negative_counts's rows", ("n_negatives", "n_classes"), _counts_bytes
-)
-"""The memory of every way k negatives fall into N_C classes."""
-
-
-@checked(n_negatives=Sized(Int(1), COUNTS), n_classes=Sized(Int(1), COUNTS))
-def negative_counts(n_negatives: int, n_classes: int) -> Tensor:
+def _negative_counts(n_negatives: int, n_classes: int) -> Tensor:
     """Every way k = ``n_negatives`` negatives can fall into ``n_classes`` classes, as
     counts (V, n_classes), V = C(k + n_classes − 1, n_classes − 1) (stars and bars),
     float64."""
@@ -90,8 +69,7 @@ def negative_counts(n_negatives: int, n_classes: int) -> Tensor:
     return torch.tensor(rows, dtype=torch.float64)
 
 
-@checked(features=TensorOf(ndim=3, floating=True), n_negatives=Int(1))
-def tuple_mean_classifier_loss(
+def _tuple_mean_classifier_loss(
     features: Tensor, labels: Tensor, n_negatives: int
 ) -> tuple[float, Tensor]:
     """The supervised side of the k-negative lemma that charges only the collisions
@@ -103,26 +81,24 @@ def tuple_mean_classifier_loss(
 
     x ~ D_{c⁺}: the mean classifier's cross-entropy on the tuple (c⁺; c⁻_1 … c⁻_k),
     a negative class drawn twice counted twice. The expectation over the negatives
-    is a sum over their class counts (:func:`negative_counts`), with the multinomial
+    is a sum over their class counts (:func:`_negative_counts`), with the multinomial
     probabilities given c⁺. Each log(1 + Σ_c n_c e^{a_c}), a_c = f(x)ᵀ(µ_c − µ_{c⁺}),
     is m + log(e^{−m} + Σ_c n_c e^{a_c − m}), m = max(0, max_c a_c), one matrix
     product for all count vectors; where every term underflows it is recomputed as a
     log-sum-exp of 0 and the a_c + log n_c.
-    features (S, n, d) → (τ⁺_k, L^µ_tuple (S,) float64). For k = 1 it is the binary
-    mean-classifier loss L^µ_sup and τ⁺_1 = τ.
+    features (S, n, d), labels (n,) of N_C ≥ 2 classes with P(I = ∅) > 0 → (τ⁺_k,
+    L^µ_tuple (S,) float64). For k = 1 it is the binary mean-classifier loss L^µ_sup
+    and τ⁺_1 = τ.
     """
-    check_features("features", features, labels)
     rho = metrics.class_frequencies(labels).to(features.device)
     n_classes = rho.numel()
     k = n_negatives
-    if n_classes < 2:
-        raise ValueError("labels must hold at least two classes")
     features = features.double()
     scores = features @ metrics.class_means(features, labels).transpose(-1, -2)
     margins = scores - scores.gather(-1, labels.expand(*scores.shape[:-1])[..., None])
     classes = torch.arange(n_classes, device=features.device)
     others = torch.stack([classes[classes != c] for c in classes])  # (N_C, N_C − 1)
-    counts = negative_counts(k, n_classes - 1).to(features.device)  # (V, N_C − 1)
+    counts = _negative_counts(k, n_classes - 1).to(features.device)  # (V, N_C − 1)
     log_q = torch.log(rho[others] / (1 - rho)[:, None])  # (N_C, N_C − 1)
     log_multinomial = torch.lgamma(torch.tensor(k + 1.0, dtype=torch.float64)) - (
         torch.lgamma(counts + 1).sum(-1)
@@ -130,12 +106,6 @@ def tuple_mean_classifier_loss(
     terms = torch.where(counts > 0, counts * log_q[:, None, :], 0.0)
     probability = torch.exp(log_multinomial + terms.sum(-1))  # (N_C, V) given c⁺
     no_hit = rho * (1 - rho) ** k  # P(c⁺ = c, I = ∅)
-    if not no_hit.sum() > 0:
-        raise ValueError(
-            f"n_negatives={k} is too many for these labels: P(I = ∅) = "
-            "Σ_c ρ(c)(1 − ρ(c))^k underflows to 0 in float64, the loss given I = ∅ "
-            "is undefined"
-        )
     weight = (no_hit / no_hit.sum() / torch.bincount(labels, minlength=n_classes))[
         labels
     ]  # (n,): x ~ D_{c⁺}, c⁺ given I = ∅
@@ -157,34 +127,6 @@ def tuple_mean_classifier_loss(
     return tau_plus, torch.stack(losses)
 
 
-@checked(n_negatives=Int(1))
-def k_negative_bound(
-    unsupervised_loss: Tensor | float, n_negatives: int, class_probs: Tensor
-) -> Tensor | float:
-    """The k-negative lemma's right-hand side (L^k_un − E log(1 + |I|)) / (1 − τ_k), in
-    nats (:func:`collision_terms`); for k = 1 it is :func:`mean_classifier_bound`."""
-    check_finite_real("unsupervised_loss", unsupervised_loss)
-    tau, collision = collision_terms(n_negatives, class_probs)
-    return (unsupervised_loss - collision) / (1 - tau)
-
-
-LEMMA_DRAWS = Estimate(
-    "curl.k_negative_lemma's Monte Carlo draws",
-    ("negatives", "n_samples"),
-    lambda a: metrics.DRAWS.amount_of(
-        {"n_negatives": a["negatives"], "n_samples": a["n_samples"]}
-    ),
-)
-"""The memory of :func:`k_negative_lemma`'s draws, with the largest k
-(:data:`ccl_helpers.metrics.DRAWS`)."""
-
-
-@checked(
-    features=TensorOf(ndim=3, floating=True),
-    labels=Labels(),
-    n_samples=Sized(Int(2), LEMMA_DRAWS),
-    generator=Optional(Instance(torch.Generator)),
-)
 def k_negative_lemma(
     features: Tensor,
     labels: Tensor,
@@ -205,23 +147,54 @@ def k_negative_lemma(
 
     L^µ_tuple(f) ≤ (L^k_un(f) − E log(1 + |I|)) / (1 − τ⁺_k)
 
-    (:func:`tuple_mean_classifier_loss`, exact).
-    features (S, n, d) → one row per (seed, k): L_un, L_un_se, L_mu, tau_k,
-    collision, bound, bound_se (the bound's standard error, L_un_se / (1 − τ_k)),
-    tau_plus_k, L_mu_tuple, bound_tuple, bound_tuple_se.
+    with τ_k = 1 − P(c⁺, c⁻_1 … c⁻_k distinct), E log(1 + |I|) over I = {i : c⁻_i =
+    c⁺}, τ⁺_k = P(I ≠ ∅) = Σ_c ρ(c)(1 − (1 − ρ(c))^k), and
+
+        L^µ_tuple = E[ log(1 + Σ_i e^{f(x)ᵀ(µ_{c⁻_i} − µ_{c⁺})}) | I = ∅ ],
+
+    x ~ D_{c⁺}: the mean classifier's cross-entropy on the tuple (c⁺; c⁻_1 … c⁻_k), a
+    negative class drawn twice counted twice, computed exactly as a sum over the
+    negatives' class counts (for k = 1 it is the binary L^µ_sup and τ⁺_1 = τ).
+    features (S, n, d), labels (n,) covering the classes 0..N_C − 1 (N_C ≥ 2), each k
+    in 1..N_C − 1 → one row per (seed, k): L_un, L_un_se, L_mu, tau_k, collision,
+    bound, bound_se (the bound's standard error, L_un_se / (1 − τ_k)), tau_plus_k,
+    L_mu_tuple, bound_tuple, bound_tuple_se.
     """
-    ks = [check_int("negatives", k, 1) for k in negatives]
+    check_tensor("features", features, ndim=3, floating=True)
+    check_features("features", features, labels)
+    n_samples = check_int("n_samples", n_samples, 2)
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator)
+    rho = metrics.class_frequencies(labels)
+    n_classes = rho.numel()
+    if n_classes < 2:
+        raise ValueError("labels must hold at least two classes")
+    if isinstance(negatives, (str, bytes)) or not hasattr(negatives, "__iter__"):
+        raise ValueError(f"negatives must be a sequence of k ≥ 1, got {negatives!r}")
+    ks = [check_int("negatives", k, 1, n_classes - 1) for k in negatives]
     if not ks:
         raise ValueError("negatives must hold at least one k ≥ 1")
-    rho = metrics.class_frequencies(labels)
+    k = max(ks)
+    check_count(
+        "count vectors of k negatives among the N_C − 1 other classes",
+        math.comb(k + n_classes - 2, n_classes - 2),
+        _MAX_COUNT_VECTORS,
+        f"negatives={k} and the N_C={n_classes} classes of labels",
+    )
+    if not (rho * (1 - rho) ** k).sum() > 0:
+        raise ValueError(
+            f"negatives={k} is too many for these labels: P(I = ∅) = "
+            "Σ_c ρ(c)(1 − ρ(c))^k underflows to 0 in float64, the loss given I = ∅ "
+            "is undefined"
+        )
     samples = metrics.draw_unsupervised_samples(labels, max(ks), n_samples, generator)
     estimate, standard_error = metrics.unsupervised_loss_curve(features, samples)
     frames = []
     for k in ks:
-        tau, collision = collision_terms(k, rho)
+        tau, collision = _collision_terms(k, rho)
         l_un, se = estimate[..., k - 1], standard_error[..., k - 1]
         mean = metrics.mean_classifier(features.double(), labels, task_size=k + 1)
-        tau_plus, tuple_loss = tuple_mean_classifier_loss(features, labels, k)
+        tau_plus, tuple_loss = _tuple_mean_classifier_loss(features, labels, k)
         frames.append(
             pd.DataFrame(
                 {

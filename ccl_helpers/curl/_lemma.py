@@ -9,41 +9,32 @@ import math
 from torch import Tensor
 
 from .. import coupon, metrics
-from ..checks import (
-    Labels,
-    Positive,
-    Steps,
-    TensorOf,
+from .._checks import (
     check_feature_dims,
     check_finite_real,
-    checked,
+    check_int,
+    check_labels,
+    check_positive,
+    check_tensor,
 )
 
 
-@checked(tau=Positive(allow_zero=True))
 def mean_classifier_bound(
     unsupervised_loss: Tensor | float, tau: float
 ) -> Tensor | float:
     """The lemma's right-hand side (L_un − τ·log 2)/(1 − τ), in nats; τ in [0, 1);
-    L_un a finite real or floating tensor."""
-    check_finite_real("unsupervised_loss", unsupervised_loss)
+    L_un a finite real or a floating tensor (its values are not read: a NaN loss
+    along training gives a NaN bound)."""
+    check_positive("tau", tau, allow_zero=True)
+    if isinstance(unsupervised_loss, Tensor):
+        check_tensor("unsupervised_loss", unsupervised_loss, floating=True)
+    else:
+        check_finite_real("unsupervised_loss", unsupervised_loss)
     if not tau < 1:
         raise ValueError(f"tau must be in [0, 1), got {tau}")
-    return _mean_classifier_bound(unsupervised_loss, tau)
-
-
-def _mean_classifier_bound(
-    unsupervised_loss: Tensor | float, tau: float
-) -> Tensor | float:
-    """:func:`mean_classifier_bound` on arguments its caller has checked."""
     return (unsupervised_loss - tau * math.log(2)) / (1 - tau)
 
 
-@checked(
-    features=TensorOf(min_ndim=2, floating=True),
-    labels=Labels(),
-    max_iter=Steps(1),
-)
 def lemma_quantities(
     features: Tensor,
     labels: Tensor,
@@ -63,6 +54,12 @@ def lemma_quantities(
     distribution of one N_C-way head fitted on other data, each task using its two
     rows: one W per task, so an upper estimate of the population's L_sup, which the
     in-sample fit of a small distribution underestimates (towards 0)."""
+    check_tensor("features", features, min_ndim=2, floating=True)
+    check_labels("labels", labels)
+    max_iter = check_int("max_iter", max_iter, 1)
+    if heldout_fit is not None:
+        fit_features, fit_labels = heldout_fit
+        check_feature_dims("fit_features", fit_features, "features", features)
     features = features.double()
     rho = metrics.class_frequencies(labels)
     unsupervised = metrics.exact_unsupervised_loss(features, labels, rho)
@@ -70,7 +67,7 @@ def lemma_quantities(
     sides = {
         "L_un": unsupervised,
         "L_mu": mean["loss"],
-        "bound": _mean_classifier_bound(unsupervised, coupon.tau_plus(1, rho)),
+        "bound": mean_classifier_bound(unsupervised, coupon.tau_plus(1, rho)),
         "accuracy_mu": mean["accuracy"],
     }
     if fit_linear:
@@ -78,8 +75,6 @@ def lemma_quantities(
             features, labels, task_size=2, class_probs=rho, max_iter=max_iter
         )["loss"]
     if heldout_fit is not None:
-        fit_features, fit_labels = heldout_fit
-        check_feature_dims("fit_features", fit_features, "features", features)
         n_classes = rho.numel()
         every_class = metrics.all_tasks(n_classes, n_classes, features.device)
         head = metrics.fit_linear_classifiers(

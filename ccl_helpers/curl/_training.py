@@ -5,7 +5,6 @@ early-stopped procedure."""
 
 from __future__ import annotations
 
-import math
 from typing import NamedTuple
 
 import pandas as pd
@@ -14,48 +13,43 @@ import torch.nn.functional as F
 from torch import Tensor
 
 from .. import metrics, train
-from ..checks import (
-    Device,
-    Estimate,
-    Function,
-    Instance,
-    Int,
-    Labels,
-    Optional,
-    Positive,
-    Sized,
-    Steps,
-    TensorOf,
+from .._checks import (
     check_batch,
+    check_callable,
+    check_device,
+    check_inputs,
+    check_instance,
     check_int,
     check_positive,
     check_steps,
-    checked,
 )
+from .._precision import at_least_float32, result_dtype, softplus, widen_float16
 from ..data import LatentClassModel
-from ..losses import at_least_float32, logistic_loss, result_dtype
 from ..train import Forward, StackedModel
 
 
-@checked(forward=Function())
 def block_contrastive_loss(
     forward: Forward, batch: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
     """Mean over the batch of ℓ(f(x)ᵀ(f̄⁻ − f̄⁺)), ℓ(z) = log(1 + e^z), f̄^± the mean of
     f over a block.
 
-    batch: x (B, *input), positives (B, b, *input), negatives (B, b, *input). With b = 1
-    this is L_un of eq. (1); with b > 1 it is the block variant (averages of b positives
-    / b negatives).
+    batch: x (B, *input), positives (B, b, *input), negatives (B, b, *input), B ≥ 1.
+    With b = 1 this is L_un of eq. (1) (:func:`ccl_helpers.losses.logistic_loss`);
+    with b > 1 it is the block variant (averages of b positives / b negatives). A
+    training loss: it reads the batch's dtypes and shapes, never its values.
     """
+    check_callable("forward", forward)
     anchor, positives, negatives = check_batch("batch", batch, ("floating",) * 3)
     if (
-        positives.shape != negatives.shape
-        or positives.shape[0] != anchor.shape[0]
+        anchor.ndim == 0
         or positives.ndim != anchor.ndim + 1
+        or positives.shape != negatives.shape
+        or positives.shape[0] != anchor.shape[0]
+        or anchor.shape[0] == 0
     ):
         raise ValueError(
-            "batch must be x (B, ...), positives and negatives (B, b, ...); got "
+            "batch must be x (B, ...), positives and negatives (B, b, ...), B ≥ 1; got "
             f"{tuple(anchor.shape)}, "
             f"{tuple(positives.shape)}, {tuple(negatives.shape)}"
         )
@@ -63,40 +57,26 @@ def block_contrastive_loss(
         0, (2 * anchor.shape[0], -1)
     )
     positive_mean, negative_mean = blocks.mean(1).chunk(2)
-    return logistic_loss(forward(anchor), positive_mean, negative_mean)
+    # logistic_loss's computation (eq. (1)) on the block means, its checks left out
+    anchor, positive_mean, negative_mean = map(
+        widen_float16, (forward(anchor), positive_mean, negative_mean)
+    )
+    gap = at_least_float32(
+        torch.linalg.vecdot(anchor, negative_mean)
+    ) - at_least_float32(torch.linalg.vecdot(anchor, positive_mean))
+    return softplus(gap).mean().to(result_dtype(anchor))
 
 
-@checked(forward=Function())
 def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor:
     """Supervised training loss: mean cross-entropy of logits forward(x) (B, N_C)
     against labels (B,); its log-softmax in at least float32, the result in the logits'
     dtype (float32 for float16)."""
+    check_callable("forward", forward)
     inputs, labels = check_batch("batch", batch, ("floating", "integer"))
     logits = forward(inputs)
     return F.cross_entropy(at_least_float32(logits), labels).to(result_dtype(logits))
 
 
-CONTRASTIVE_BATCH = Estimate(
-    "curl.contrastive_batches's batches",
-    ("n_seeds", "batch_size", "block_size"),
-    lambda a: (
-        a["n_seeds"]
-        * a["batch_size"]
-        * (1 + 2 * a["block_size"])
-        * a["latent"].example_bytes
-    ),
-)
-"""The memory of one batch of :func:`contrastive_batches`: x and the two blocks of
-every anchor."""
-
-
-@checked(
-    latent=Instance(LatentClassModel),
-    n_seeds=Sized(Int(1), CONTRASTIVE_BATCH),
-    batch_size=Sized(Int(1), CONTRASTIVE_BATCH),
-    generator=Instance(torch.Generator),
-    block_size=Sized(Int(1), CONTRASTIVE_BATCH),
-)
 def contrastive_batches(
     latent: LatentClassModel,
     n_seeds: int,
@@ -107,6 +87,11 @@ def contrastive_batches(
     """step ↦ (x, positives, negatives), each with leading shape (n_seeds, batch_size),
     drawn from D_sim and D_neg of ``latent``; positives and negatives are blocks of
     ``block_size``."""
+    check_instance("latent", latent, LatentClassModel)
+    n_seeds = check_int("n_seeds", n_seeds, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    check_instance("generator", generator, torch.Generator)
+    block_size = check_int("block_size", block_size, 1)
     shape = (n_seeds, batch_size)
 
     def sample(step: int):
@@ -119,27 +104,6 @@ def contrastive_batches(
     return sample
 
 
-def _labelled_bytes(arguments: dict) -> int:
-    """The bytes of one batch of :func:`labelled_batches`: per example its row, its
-    label and its index (8 + 8 bytes)."""
-    inputs = arguments["inputs"]
-    row = math.prod(inputs.shape[1:]) * inputs.element_size()
-    return arguments["n_seeds"] * arguments["batch_size"] * (row + 16)
-
-
-LABELLED_BATCH = Estimate(
-    "curl.labelled_batches's batches", ("n_seeds", "batch_size"), _labelled_bytes
-)
-"""The memory of one batch of :func:`labelled_batches`."""
-
-
-@checked(
-    labels=Labels(),
-    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
-    n_seeds=Sized(Int(1), LABELLED_BATCH),
-    batch_size=Sized(Int(1), LABELLED_BATCH),
-    generator=Instance(torch.Generator),
-)
 def labelled_batches(
     inputs: Tensor,
     labels: Tensor,
@@ -148,7 +112,11 @@ def labelled_batches(
     generator: torch.Generator,
 ):
     """step ↦ (x, y) with leading shape (n_seeds, batch_size), examples drawn uniformly
-    with replacement."""
+    with replacement from inputs (n, ...) and labels (n,)."""
+    check_inputs("inputs", inputs, labels)
+    n_seeds = check_int("n_seeds", n_seeds, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    check_instance("generator", generator, torch.Generator)
     shape = (n_seeds, batch_size)
 
     def sample(step: int):
@@ -163,27 +131,25 @@ def labelled_batches(
     return sample
 
 
-@checked(
-    labels=Labels(),
-    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
-)
 def head_accuracy(inputs: Tensor, labels: Tensor):
     """A validation score of :func:`train_tuned` for a classifier: model ↦ N_C-way
-    accuracy (S,) of its logits model(inputs) (S, n, N_C) against labels (n,)."""
+    accuracy (S,) of its logits model(inputs) (S, n, N_C) against labels (n,), each
+    label in 0..N_C − 1 (else ValueError: a label beyond the logits is never right)."""
+    check_inputs("inputs", inputs, labels)
+    top = int(labels.max())
 
     def score(model: StackedModel) -> Tensor:
-        return (model(inputs).argmax(-1) == labels).double().mean(-1)
+        logits = model(inputs)
+        if top >= logits.shape[-1]:
+            raise ValueError(
+                f"labels must lie in 0..{logits.shape[-1] - 1}, the model's "
+                f"{logits.shape[-1]} logits, got a label {top}"
+            )
+        return (logits.argmax(-1) == labels).double().mean(-1)
 
     return score
 
 
-@checked(
-    fit_labels=Labels(),
-    fit_inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("fit_labels", 0)),
-    val_labels=Labels(),
-    val_inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("val_labels", 0)),
-    max_iter=Steps(1),
-)
 def probe_accuracy(
     fit_inputs: Tensor,
     fit_labels: Tensor,
@@ -198,6 +164,9 @@ def probe_accuracy(
     features of (fit_inputs, fit_labels) (:func:`ccl_helpers.metrics.linear_probe`,
     ``max_iter`` L-BFGS iterations). ``submodule`` names the representation inside the
     model (e.g. ``"encoder"`` of a classifier); None: the model's output."""
+    check_inputs("fit_inputs", fit_inputs, fit_labels, "fit_labels")
+    check_inputs("val_inputs", val_inputs, val_labels, "val_labels")
+    max_iter = check_int("max_iter", max_iter, 1)
     if val_inputs.shape[1:] != fit_inputs.shape[1:]:
         raise ValueError(
             "val_inputs must have the example shape of fit_inputs, "
@@ -221,7 +190,7 @@ def probe_accuracy(
     return score
 
 
-class TunedRun(NamedTuple):
+class _TunedRun(NamedTuple):
     """A model trained with its step size and weight decay chosen on a validation
     score, early-stopped; and the record of the search and of the final run."""
 
@@ -269,19 +238,6 @@ class _EarlyStopping:
             self.model.params[name].copy_(value)
 
 
-@checked(
-    make_model=Function(),
-    loss_fn=Function(),
-    batches=Function(),
-    score=Function(),
-    n_seeds=Int(1),
-    n_steps=Steps(1),
-    search_seeds=Int(1),
-    seed=Int(0),
-    evaluate=Optional(Function()),
-    tolerance=Positive(allow_zero=True, convert=True),
-    device=Device(),
-)
 def train_tuned(
     make_model,
     loss_fn,
@@ -299,7 +255,7 @@ def train_tuned(
     tolerance: float = 0.0,
     device: torch.device | str = "cpu",
     desc: str | None = None,
-) -> TunedRun:
+) -> tuple[StackedModel, pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """A model trained with Adam, its step size and weight decay chosen on a validation
     score, with early stopping: one procedure for every encoder compared.
 
@@ -318,13 +274,29 @@ def train_tuned(
     ``sample_batch``; score: model ↦ (S,) validation accuracy, higher is better
     (:func:`head_accuracy`, :func:`probe_accuracy`); evaluate: model ↦ {quantity: (S,)};
     device: where the models and the batches' generator live.
+
+    Returns a named tuple (model, search, final, history): the chosen configuration's
+    model, each seed at its best step; the search's frame (lr, weight_decay, seed,
+    best_step, val_accuracy, chosen); the returned model's (seed, best_step,
+    val_accuracy); and the final run's tidy history (:func:`ccl_helpers.train.train`).
     """
+    check_callable("make_model", make_model)
+    check_callable("loss_fn", loss_fn)
+    check_callable("batches", batches)
+    check_callable("score", score)
+    n_seeds = check_int("n_seeds", n_seeds, 1)
+    n_steps = check_int("n_steps", n_steps, 1)
+    search_seeds = check_int("search_seeds", search_seeds, 1, n_seeds)
+    seed = check_int("seed", seed, 0)
+    if evaluate is not None:
+        check_callable("evaluate", evaluate)
+    tolerance = check_positive("tolerance", tolerance, allow_zero=True)
+    device = check_device("device", device)
     if not grid:
         raise ValueError("grid must hold at least one (lr, weight_decay)")
     for i, (lr, weight_decay) in enumerate(grid):
         check_positive(f"grid[{i}]: lr", lr)
         check_positive(f"grid[{i}]: weight_decay", weight_decay, allow_zero=True)
-    search_seeds = check_int("search_seeds", search_seeds, 1, n_seeds)
     eval_steps = check_steps("eval_steps", eval_steps, n_steps)
     evaluate_steps = check_steps("evaluate_steps", evaluate_steps, n_steps)
 
@@ -368,4 +340,4 @@ def train_tuned(
     model, best, history = (
         runs[chosen] if final else run(*grid[chosen], n_seeds, final=True)
     )
-    return TunedRun(model, search, best, history)
+    return _TunedRun(model, search, best, history)

@@ -1,17 +1,18 @@
 """The command ``python -m ccl_helpers.data fetch``: make a data set available.
 
 ``python -m ccl_helpers.data fetch [--dataset fashion-mnist|mnist] [--root FOLDER]``:
-make a data set's files available (see :func:`ccl_helpers.data.fetch`) and print
-where they are; exit status 1, with the ways to get them, when that fails (or with
-the error, for a --root that is no folder, a found file that is truncated or corrupt,
-or a CCL_DATA_MIRROR that is no URL)."""
+make a data set's files available (found where
+:func:`ccl_helpers.data.fashion_mnist` looks, else installed or downloaded) and print
+where they are; exit status 1, with the ways to get them, when that fails (or with the
+error, for a --root that is no folder, a found file that is truncated or corrupt, or a
+CCL_DATA_MIRROR that is no URL)."""
 
 from __future__ import annotations
 
 import argparse
 import sys
 
-from ._fetch import DEBIAN_FASHION_MNIST, SOURCES, fetch
+from ._fetch import DEBIAN_FASHION_MNIST, SOURCES, _fetch_files
 
 FETCH_HELP = f"""Find a data set's files and print the folder that holds them. Where
 they are missing: as root on a machine with apt-get, install the Debian package
@@ -51,7 +52,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     options = parser.parse_args(argv)
     try:
-        folder = fetch(options.dataset, options.root)
+        folder = _fetch_files(options.dataset, options.root)
     except ValueError as error:  # not found, a bad file, --root or CCL_DATA_MIRROR
         print(error, file=sys.stderr)
         return 1

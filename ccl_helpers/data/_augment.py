@@ -25,7 +25,7 @@ import math
 import torch
 from torch import Tensor
 
-from ..checks import Choice, Int, TensorOf, checked
+from .._checks import check_choice, check_int, check_tensor
 
 STRATEGIES = ("base", "-blur", "-jitter", "+cutout", "+rotation", "+noise", "none")
 """The augmentation strategies, by name (see the module's text)."""
@@ -37,20 +37,14 @@ _SHARED_PARAMETERS = ("forward_input_shape", "order")
 """kornia parameters that describe the whole batch, not one image."""
 
 
-@checked(
-    strategy=Choice(s for s in STRATEGIES if s != "none"),
-    height=Int(1),
-    width=Int(1),
-)
+@functools.cache
 def pipeline(strategy: str, height: int, width: int):
     """The kornia ``AugmentationSequential`` of ``strategy`` for images of the given
     size (random parameters drawn on the CPU, from torch's global generator); one per
-    (strategy, height, width), cached after its arguments are checked."""
-    return _pipeline(strategy, height, width)
-
-
-@functools.cache
-def _pipeline(strategy: str, height: int, width: int):
+    (strategy, height, width), cached once its arguments have passed their checks."""
+    check_choice("strategy", strategy, [s for s in STRATEGIES if s != "none"])
+    height = check_int("height", height)
+    width = check_int("width", width)
     import kornia.augmentation as K
 
     parts = [
@@ -88,7 +82,6 @@ def _expand(params: list, index: Tensor, batch_shape: torch.Size) -> list:
     return expanded
 
 
-@checked(images=TensorOf(min_ndim=3, floating=True), strategy=Choice(STRATEGIES))
 def augment(
     images: Tensor,
     strategy: str,
@@ -112,6 +105,8 @@ def augment(
     Runs inside training steps: the images' shape and dtype are checked, never their
     values (no device synchronisation), so a NaN in ``images`` propagates.
     """
+    check_tensor("images", images, min_ndim=3, floating=True)
+    check_choice("strategy", strategy, STRATEGIES)
     if not isinstance(generator, torch.Generator):
         raise ValueError(
             f"generator must be a torch.Generator, got {type(generator).__name__}"

@@ -7,11 +7,11 @@ Search order for the four files (``*-idx?-ubyte``, gzipped or not) of a data set
    ``FashionMNIST/raw`` / ``MNIST/raw``);
 2. for FashionMNIST, Debian's package ``dataset-fashion-mnist``: the folder named by
    ``CCL_DEBIAN_DATA_DIR`` if set, else :data:`DEBIAN_FASHION_MNIST`;
-3. the user cache that :func:`download` fills (:func:`cache_dir`, pooch's OS cache: on
-   Linux ``$XDG_CACHE_HOME/ccl_helpers``, by default ``~/.cache/ccl_helpers``).
+3. the user cache that a download fills (pooch's OS cache: on Linux
+   ``$XDG_CACHE_HOME/ccl_helpers``, by default ``~/.cache/ccl_helpers``).
 
 Nothing is downloaded unless asked: ``download=True`` or ``python -m ccl_helpers.data
-fetch`` (:func:`fetch`). A download tries the base URL ``CCL_DATA_MIRROR`` first, if set
+fetch``. A download tries the base URL ``CCL_DATA_MIRROR`` first, if set
 (``http://``, ``https://`` or ``file://``, a folder holding the four ``.gz`` files),
 then the official mirrors; a file is kept only if its decompressed content has the
 md5 of the official file's (the same whatever the compression: Debian's recompressed
@@ -34,8 +34,8 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from ..checks import Device, FloatingDtype, checked
-from ._files import DataNotFoundError, load_idx
+from .._checks import check_device, check_floating_dtype
+from ._files import DataNotFoundError, _load_idx
 
 DEBIAN_FASHION_MNIST = Path("/usr/share/datasets/fashion-mnist")
 """Where Debian's ``dataset-fashion-mnist`` installs the four gzipped IDX files (the
@@ -155,14 +155,14 @@ def _check_content(path: Path, md5: str) -> None:
         )
 
 
-def cache_dir(dataset: str) -> Path:
-    """The user cache of ``dataset`` that :func:`download` fills (pooch's OS cache)."""
+def _cache_dir(dataset: str) -> Path:
+    """The user cache of ``dataset`` that :func:`_download` fills (pooch's OS cache)."""
     import pooch
 
     return Path(pooch.os_cache("ccl_helpers")) / _source(dataset).name
 
 
-def search_path(dataset: str, root: str | os.PathLike | None = None) -> list[Path]:
+def _search_path(dataset: str, root: str | os.PathLike | None = None) -> list[Path]:
     """The folders searched for ``dataset``'s files, in order (see the module text). A
     ``root`` or a ``CCL_DATA_DIR`` that is not a folder raises ValueError (the data
     would otherwise come silently from another place)."""
@@ -179,7 +179,7 @@ def search_path(dataset: str, root: str | os.PathLike | None = None) -> list[Pat
     if source is FASHION_MNIST:
         places.append(_debian_folder())
     try:
-        places.append(cache_dir(dataset))
+        places.append(_cache_dir(dataset))
     except ImportError:  # without pooch there is no download cache to search
         pass
     return places
@@ -192,7 +192,7 @@ def _file_in(folder: Path, name: str) -> Path | None:
     return None
 
 
-def not_found_message(dataset: str, what: str, places: list[Path]) -> str:
+def _not_found_message(dataset: str, what: str, places: list[Path]) -> str:
     """The error text for missing files: where they were looked for and the ways to get
     them (a folder or ``CCL_DATA_DIR``, the Debian package, the download command and
     its ``CCL_DATA_MIRROR``)."""
@@ -210,7 +210,7 @@ def not_found_message(dataset: str, what: str, places: list[Path]) -> str:
     ways.append(
         f"with a network: {FETCH_COMMAND} --dataset {source.name} "
         f"(or download=True), from the URL in CCL_DATA_MIRROR if set, then the "
-        f"official mirrors, into {cache_dir(dataset)}, each file checked against the "
+        f"official mirrors, into {_cache_dir(dataset)}, each file checked against the "
         f"official md5 of its content"
     )
     listed = "".join(f"\n  ({i}) {way}" for i, way in enumerate(ways, 1))
@@ -220,9 +220,9 @@ def not_found_message(dataset: str, what: str, places: list[Path]) -> str:
     )
 
 
-def verify_folder(dataset: str, folder: str | os.PathLike) -> Path:
+def _verify_folder(dataset: str, folder: str | os.PathLike) -> Path:
     """``folder`` if each of ``dataset``'s files in it (``name`` or ``name.gz``) has
-    the official content (the md5 of the decompressed file, as :func:`download`
+    the official content (the md5 of the decompressed file, as :func:`_download`
     checks); ValueError naming the first file that is truncated, corrupt or another
     file. Files absent from ``folder`` are not checked."""
     source, folder = _source(dataset), Path(folder)
@@ -245,22 +245,23 @@ def find_split(
     dataset: str, split: str, root: str | os.PathLike | None = None
 ) -> tuple[Path, Path]:
     """The (images, labels) files of ``split`` ("train" or "test") of ``dataset``: the
-    first folder of :func:`search_path` that holds both. Raises DataNotFoundError."""
+    first folder of the search order (``root``, ``CCL_DATA_DIR``, Debian's folder, the
+    download cache; see :func:`fashion_mnist`) that holds both. Raises
+    DataNotFoundError."""
     if split not in SPLITS:
         raise ValueError(f"split must be 'train' or 'test', got {split!r}")
-    places = search_path(dataset, root)
+    places = _search_path(dataset, root)
     for place in places:
         files = [_file_in(place, name) for name in SPLITS[split]]
         if all(files):
             return files[0], files[1]
     names = " and ".join(f"{name}[.gz]" for name in SPLITS[split])
     raise DataNotFoundError(
-        not_found_message(dataset, f"{split} files ({names})", places)
+        _not_found_message(dataset, f"{split} files ({names})", places)
     )
 
 
-@checked(device=Device(), dtype=FloatingDtype())
-def read_split(
+def _read_split(
     images_path: Path,
     labels_path: Path,
     device: torch.device | str = "cpu",
@@ -268,8 +269,8 @@ def read_split(
 ) -> tuple[Tensor, Tensor]:
     """Images (n, 1, H, W) in [0, 1], of the floating ``dtype``, and labels (n,) int64
     in 0..9 from an IDX pair; ValueError naming the file when the pair is not a labelled
-    image set."""
-    images, labels = load_idx(images_path), load_idx(labels_path)
+    image set (``device`` and ``dtype`` trusted: checked by the loaders)."""
+    images, labels = _load_idx(images_path), _load_idx(labels_path)
     if images.ndim != 3 or images.dtype != torch.uint8:
         raise ValueError(
             f"{images_path} must hold uint8 images (n, H, W), got {images.dtype} "
@@ -293,16 +294,16 @@ def read_split(
     return images, labels.to(device=device, dtype=torch.long)
 
 
-def download(dataset: str) -> Path:
-    """Download ``dataset``'s four ``.gz`` files into :func:`cache_dir` (pooch, quiet) →
-    that folder. Mirrors are tried in turn, ``CCL_DATA_MIRROR`` first if set; a file is
-    kept only if the md5 of its decompressed content is the official one (else it is
-    removed and the next mirror tried), a file already in the cache too. Raises
-    DataNotFoundError when no mirror gives a good file, ValueError for a
+def _download(dataset: str) -> Path:
+    """Download ``dataset``'s four ``.gz`` files into :func:`_cache_dir` (pooch,
+    quiet) → that folder. Mirrors are tried in turn, ``CCL_DATA_MIRROR`` first if set;
+    a file is kept only if the md5 of its decompressed content is the official one
+    (else it is removed and the next mirror tried), a file already in the cache too.
+    Raises DataNotFoundError when no mirror gives a good file, ValueError for a
     ``CCL_DATA_MIRROR`` that is no http(s) or file URL."""
     import pooch
 
-    source, folder = _source(dataset), cache_dir(dataset)
+    source, folder = _source(dataset), _cache_dir(dataset)
     first = _env_mirror()
     mirrors = source.mirrors if first is None else (first, *source.mirrors)
     logger = pooch.get_logger()
@@ -349,12 +350,11 @@ def _load(
     except DataNotFoundError:
         if not download_missing:
             raise
-        download(dataset)
+        _download(dataset)
         paths = find_split(dataset, split, root)
-    return read_split(*paths, device=device, dtype=dtype)
+    return _read_split(*paths, device=device, dtype=dtype)
 
 
-@checked(device=Device(), dtype=FloatingDtype())
 def fashion_mnist(
     split: str = "train",
     root: str | os.PathLike | None = None,
@@ -368,10 +368,11 @@ def fashion_mnist(
     module's text, downloaded only with ``download=True``. Raises DataNotFoundError (a
     ValueError) naming the three ways to get them. Loading the gzipped files is mostly
     decompression."""
+    device = check_device("device", device)
+    check_floating_dtype("dtype", dtype)
     return _load("fashion-mnist", split, root, device, download, dtype)
 
 
-@checked(device=Device(), dtype=FloatingDtype())
 def mnist(
     split: str = "train",
     root: str | os.PathLike | None = None,
@@ -382,6 +383,8 @@ def mnist(
     """MNIST (LeCun et al., 1998), as :func:`fashion_mnist`: images (n, 1, 28, 28) in
     [0, 1] of the floating ``dtype``, labels (n,) int64; from ``root``,
     ``CCL_DATA_DIR`` or the download cache (no Debian package)."""
+    device = check_device("device", device)
+    check_floating_dtype("dtype", dtype)
     return _load("mnist", split, root, device, download, dtype)
 
 
@@ -398,15 +401,15 @@ def _apt_install(package: str) -> bool:
     return _run(["apt-get", "update"]) == 0 and _run(install) == 0
 
 
-def fetch(
+def _fetch_files(
     dataset: str = "fashion-mnist", root: str | os.PathLike | None = None
 ) -> Path:
     """Make ``dataset``'s files available → the folder that holds them.
 
-    If found (:func:`search_path`), the files are checked against their content md5 and
+    If found (:func:`_search_path`), the files are checked against their content md5 and
     nothing else is done; else, unless ``CCL_DATA_MIRROR``
     names a mirror, where ``apt-get`` exists and the user is root, the Debian package
-    is installed (FashionMNIST only); else the files are downloaded (:func:`download`).
+    is installed (FashionMNIST only); else the files are downloaded (:func:`_download`).
     Raises DataNotFoundError, naming every way, when none works; ValueError naming the
     file when a found folder holds a truncated or corrupt one, or for a
     ``CCL_DATA_MIRROR`` that is no http(s) or file URL.
@@ -418,7 +421,7 @@ def fetch(
     except DataNotFoundError:
         pass
     else:
-        return verify_folder(dataset, found)
+        return _verify_folder(dataset, found)
     if (
         mirror is None
         and source.debian_package
@@ -429,8 +432,8 @@ def fetch(
     ):
         return find_split(dataset, "train", root)[0].parent
     try:
-        download(dataset)
+        _download(dataset)
     except DataNotFoundError as error:
-        message = not_found_message(dataset, "files", search_path(dataset, root))
+        message = _not_found_message(dataset, "files", _search_path(dataset, root))
         raise DataNotFoundError(f"{error}\n{message}") from error
     return find_split(dataset, "train", root)[0].parent

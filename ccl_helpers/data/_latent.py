@@ -1,8 +1,5 @@
 """The latent-class model, scikit-learn's digits, and fixed training sets.
 
-The latent-class model of contrastive learning, scikit-learn's digits, and fixed
-training sets.
-
 The latent-class model (Arora et al., 2019): nature has classes c with probabilities
 ρ(c) and a distribution D_c per class. A similar pair (x, x⁺) ~ D_sim draws c⁺ ~ ρ and
 x, x⁺ i.i.d. from D_{c⁺}; a negative x⁻ ~ D_neg draws c⁻ ~ ρ and x⁻ ~ D_{c⁻}.
@@ -27,36 +24,20 @@ import torch
 from torch import Tensor
 
 from .. import coupon
-from ..checks import (
-    Choice,
-    Device,
-    Estimate,
-    FloatingDtype,
-    Instance,
-    Int,
-    Labels,
-    OpenUnit,
-    Positive,
-    Sized,
-    TensorOf,
+from .._checks import (
+    check_choice,
+    check_device,
     check_finite,
+    check_floating_dtype,
     check_inputs,
+    check_instance,
     check_int,
+    check_labels,
+    check_open_unit,
     check_positive,
     check_probabilities,
     check_tensor,
-    checked,
 )
-
-FINITE_INPUTS = TensorOf(min_ndim=1, floating=True, finite=True)
-"""The rule of inputs (n, ...) given to a sampler or an evaluation: floating point,
-finite (read once)."""
-
-
-def check_class_probs(class_probs: Tensor, name: str = "class_probs") -> Tensor:
-    """Validate a probability vector ρ of shape (N_C,), N_C ≥ 2: finite, non-negative,
-    summing to one (:func:`ccl_helpers.checks.check_probabilities`)."""
-    return check_probabilities(name, class_probs)
 
 
 def _check_shape(shape: tuple[int, ...]) -> tuple[int, ...]:
@@ -91,17 +72,16 @@ class LatentClassModel:
         class."""
         return coupon.tau_plus(1, self.class_probs)
 
-    @property
-    def example_bytes(self) -> int:
-        """The bytes of one example x (its entries × their element size): the unit of
-        the memory a sampler of ``shape`` examples needs."""
-        raise NotImplementedError
-
     def sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         """x ~ D_c for every entry c of ``classes`` (shape S) → (*S, *input_shape);
-        ``classes`` an integer tensor of classes in 0..N_C − 1 (no negative index; its
+        ``classes`` an int64 tensor of classes in 0..N_C − 1 (no negative index; its
         values are read)."""
         check_tensor("classes", classes, integer=True)
+        if classes.dtype != torch.int64:  # uint8 and bool index as masks, not classes
+            raise ValueError(
+                f"classes must be torch.int64 (torch.long) classes, got "
+                f"{classes.dtype}: pass classes.long()"
+            )
         if classes.numel() and (
             int(classes.min()) < 0 or int(classes.max()) >= self.n_classes
         ):
@@ -163,7 +143,7 @@ class GaussianClasses(LatentClassModel):
     noise_std: float
 
     def __post_init__(self):
-        check_class_probs(self.class_probs)
+        check_probabilities("class_probs", self.class_probs)
         check_tensor("means", self.means, ndim=2, floating=True)
         if self.means.shape[0] != self.class_probs.numel():
             raise ValueError(
@@ -174,7 +154,6 @@ class GaussianClasses(LatentClassModel):
         check_positive("noise_std", self.noise_std)
 
     @classmethod
-    @checked(separation=Positive(allow_zero=True))
     def random(
         cls,
         n_classes: int,
@@ -188,6 +167,7 @@ class GaussianClasses(LatentClassModel):
     ) -> GaussianClasses:
         """Class means drawn i.i.d. N(0, separation²/dim · I), so ‖m_c‖ ≈ separation
         (finite, ≥ 0); ρ uniform by default."""
+        check_positive("separation", separation, allow_zero=True)
         if n_classes < 2 or dim < 1:
             raise ValueError(
                 f"need n_classes ≥ 2 and dim ≥ 1, got n_classes={n_classes}, dim={dim}"
@@ -200,11 +180,6 @@ class GaussianClasses(LatentClassModel):
             else class_probs.cpu()
         )
         return cls(probs.float().to(device), means.to(device), float(noise_std))
-
-    @property
-    def example_bytes(self) -> int:
-        """The bytes of one example: d entries of the means' dtype."""
-        return self.means.shape[1] * self.means.element_size()
 
     def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         noise = torch.randn(
@@ -240,7 +215,7 @@ class EmpiricalClasses(LatentClassModel):
         self.class_probs = (
             counts.float() / counts.sum()
             if class_probs is None
-            else check_class_probs(class_probs.to(inputs.device))
+            else check_probabilities("class_probs", class_probs.to(inputs.device))
         )
         if self.class_probs.numel() != counts.numel():
             raise ValueError(
@@ -250,11 +225,6 @@ class EmpiricalClasses(LatentClassModel):
         self.order = torch.argsort(labels, stable=True)
         self.starts = torch.cumsum(counts, 0) - counts
 
-    @property
-    def example_bytes(self) -> int:
-        """The bytes of one example: one row of ``inputs``."""
-        return math.prod(self.inputs.shape[1:]) * self.inputs.element_size()
-
     def _sample_given(self, classes: Tensor, generator: torch.Generator) -> Tensor:
         uniform = torch.rand(classes.shape, generator=generator, device=classes.device)
         within = (
@@ -263,7 +233,6 @@ class EmpiricalClasses(LatentClassModel):
         return self.inputs[self.order[self.starts[classes] + within]]
 
 
-@checked(device=Device(), dtype=FloatingDtype())
 def load_digits(
     device: torch.device | str = "cpu", dtype: torch.dtype = torch.float32
 ) -> tuple[Tensor, Tensor]:
@@ -272,6 +241,8 @@ def load_digits(
     Returns images (1797, 1, 8, 8) scaled to [0, 1] and labels (1797,) in 0..9, on
     ``device``, images in the floating ``dtype``.
     """
+    device = check_device("device", device)
+    check_floating_dtype("dtype", dtype)
     from sklearn.datasets import load_digits as sklearn_digits
 
     bunch = sklearn_digits()
@@ -281,12 +252,6 @@ def load_digits(
     )
 
 
-@checked(
-    inputs=FINITE_INPUTS,
-    labels=Labels(),
-    test_fraction=OpenUnit(),
-    seed=Int(0, 2**32 - 1),
-)
 def train_test_split(
     inputs: Tensor, labels: Tensor, test_fraction: float = 0.3, seed: int = 0
 ) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -295,6 +260,11 @@ def train_test_split(
     inputs: (n, ...) finite floating-point examples; labels: (n,) classes ≥ 0, each
     class with at least 2 examples; test_fraction in (0, 1), leaving at least one
     example per class on each side; seed: an integer ≥ 0."""
+    check_tensor("inputs", inputs, min_ndim=1, floating=True)
+    check_finite("inputs", inputs)
+    check_labels("labels", labels)
+    check_open_unit("test_fraction", test_fraction)
+    seed = check_int("seed", seed, 0, 2**32 - 1)
     if inputs.shape[0] != labels.shape[0]:
         raise ValueError(
             "inputs and labels must have the same length, got "
@@ -358,11 +328,10 @@ def unit_sphere(x: Tensor) -> Tensor:
     return flat / norms
 
 
-@checked(x=FINITE_INPUTS)
-def duplicate_rows(x: Tensor) -> Tensor:
+def _duplicate_rows(x: Tensor) -> Tensor:
     """Exact duplicates among the rows of x (n, *input_shape): a LongTensor (k, 2) of
     pairs (i, j), i < j, where row j equals row i and i is the first occurrence of that
-    row; (0, 2) when all rows differ. x must be floating-point and finite."""
+    row; (0, 2) when all rows differ (x trusted: floating-point and finite)."""
     flat = x.reshape(x.shape[0], -1)
     _, inverse = torch.unique(flat, dim=0, return_inverse=True)
     index = torch.arange(flat.shape[0], device=x.device)
@@ -376,26 +345,6 @@ def duplicate_rows(x: Tensor) -> Tensor:
     return torch.stack([first[inverse][later], index[later]], dim=1)
 
 
-def _pairs_bytes(arguments: dict) -> int:
-    """The bytes of the n × n squared distances :func:`separation` computes (in
-    blocks): its time is the time of n² distances."""
-    x = arguments["x"]
-    return x.shape[0] ** 2 * x.element_size()
-
-
-PAIRWISE_DISTANCES = Estimate(
-    "data.separation's n × n distance matrix, computed block by block",
-    ("x",),
-    _pairs_bytes,
-    verb="compute",
-)
-"""The size of :func:`separation`'s O(n²) computation, in bytes."""
-
-
-@checked(
-    x=Sized(TensorOf(min_ndim=1, floating=True), PAIRWISE_DISTANCES),
-    block_elements=Int(1),
-)
 def separation(
     x: Tensor, *, return_pair: bool = False, block_elements: int = 2**24
 ) -> Tensor | tuple[Tensor, Tensor]:
@@ -406,18 +355,18 @@ def separation(
     xᵢ⁺, xᵢ⁻} (the paper notes it fails as soon as one sample is reused in two triplets,
     so repeated samples count);
     Wen (2020), Assumption 2: ‖xᵢ − xⱼ‖₂ ≥ δ for all i ≠ j in [n]. Exact duplicates are
-    therefore not ignored: they give δ = 0, with a warning that counts them (see
-    :func:`duplicate_rows`).
+    therefore not ignored: they give δ = 0, with a warning that counts the duplicated
+    pairs.
 
     Vectorised in blocks of rows (at most ``block_elements`` distances at a time):
     candidate nearest neighbours from the Gram matrix, then their distances recomputed
     directly (exact, no cancellation). Returns a 0-dim tensor on x's device, and with
     ``return_pair`` also the closest pair (i, j), i < j.
     """
-    if x.ndim < 1 or x.shape[0] < 2:
+    check_tensor("x", x, min_ndim=1, floating=True)
+    block_elements = check_int("block_elements", block_elements)
+    if x.shape[0] < 2:
         raise ValueError(f"x must have shape (n, ...) with n ≥ 2, got {tuple(x.shape)}")
-    if not x.is_floating_point():
-        raise ValueError(f"x must be a floating-point tensor, got {x.dtype}")
     flat = x.reshape(x.shape[0], -1)
     if not bool(torch.isfinite(flat).all()):
         raise ValueError("x must be finite")
@@ -437,7 +386,7 @@ def separation(
     i = int(distances.argmin())
     delta = distances[i]
     if float(delta) == 0.0:
-        count = duplicate_rows(flat).shape[0]
+        count = _duplicate_rows(flat).shape[0]
         warnings.warn(
             f"x has {count} exactly duplicated rows: the separation "
             "assumption fails (δ = 0)",
@@ -476,7 +425,6 @@ independently of c⁺ (the source's D_neg, so c⁻ = c⁺ with probability τ);
 ``"other_class"``, c⁻ ~ ρ conditioned on c⁻ ≠ c⁺."""
 
 
-@checked(inputs=FINITE_INPUTS, n=Int(1), negatives=Choice(NEGATIVES))
 def fixed_triplets(
     inputs: Tensor,
     labels: Tensor,
@@ -504,6 +452,10 @@ def fixed_triplets(
         generator: a torch.Generator on the inputs' device.
         class_probs: ρ (N_C,), default the label frequencies.
     """
+    check_tensor("inputs", inputs, min_ndim=1, floating=True)
+    check_finite("inputs", inputs)
+    n = check_int("n", n)
+    check_choice("negatives", negatives, NEGATIVES)
     latent = EmpiricalClasses(
         inputs, labels, class_probs
     )  # validates inputs, labels and ρ
@@ -554,7 +506,6 @@ def fixed_triplets(
     )
 
 
-@checked(triplets=Instance(Triplets), delta=Positive(convert=True))
 def hard_negatives(triplets: Triplets, delta: float) -> Triplets:
     """The triplets with every negative moved on the unit sphere to distance δ of its
     positive: x⁻ᵢ ← cos θ x⁺ᵢ + sin θ vᵢ, 2 sin(θ/2) = δ, vᵢ the unit direction of the
@@ -568,6 +519,8 @@ def hard_negatives(triplets: Triplets, delta: float) -> Triplets:
     Raises ValueError unless 0 < δ ≤ 2, or when a negative is parallel to its
     positive (no direction to move along).
     """
+    check_instance("triplets", triplets, Triplets)
+    delta = check_positive("delta", delta)
     if delta > 2:
         raise ValueError(f"delta must be in (0, 2] (unit sphere), got {delta}")
     positive, negative = triplets.positive, triplets.negative

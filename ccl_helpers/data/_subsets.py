@@ -12,39 +12,26 @@ import numbers
 import torch
 from torch import Tensor
 
-from ..checks import Estimate, Int, Labels, Sized, check_int, checked
-
-LABELS = Labels(min_size=1)
-"""The rule of every subset's ``labels``: an integer vector of classes ≥ 0, not
-empty."""
+from .._checks import check_int, check_labels
 
 
-@checked(labels=LABELS)
-def subset_with_counts(
+def _check_labels(labels) -> None:
+    """ValueError unless ``labels`` is an int64 vector of classes ≥ 0, not empty: the
+    ``labels`` of every subset."""
+    check_labels("labels", labels)
+    if not labels.numel():
+        raise ValueError("labels must hold at least 1 example(s), got 0")
+
+
+def _subset_with_counts(
     labels: Tensor, counts: Tensor, generator: torch.Generator
 ) -> Tensor:
     """Indices (Σ_c counts[c],) of a uniformly random subset with ``counts[c]`` examples
-    of class c, drawn without replacement, sorted; ``counts`` (C,) may live on another
-    device than ``labels`` (n,), with one entry per class 0..max(labels) at least (0
-    leaves a class out)."""
+    of class c, drawn without replacement, sorted; ``counts`` (C,), integers from 0
+    (the class left out) to the class sizes, one per class 0..max(labels) at least, on
+    any device (trusted: built by the callers)."""
     counts = torch.as_tensor(counts, device=labels.device)
     available = torch.bincount(labels, minlength=counts.numel())
-    if counts.ndim == 1 and counts.numel() < available.numel():
-        raise ValueError(
-            f"counts must give one count per class 0..{available.numel() - 1} of "
-            f"labels ({available.numel()} entries; 0 leaves a class out), got "
-            f"{counts.numel()}: {counts.tolist()}"
-        )
-    if (
-        counts.ndim != 1
-        or counts.is_floating_point()
-        or bool((counts < 0).any())
-        or bool((counts > available[: counts.numel()]).any())
-    ):
-        raise ValueError(
-            f"counts must be integers ≥ 0 and at most the class sizes "
-            f"{available.tolist()}, got {counts.tolist()}"
-        )
     keys = torch.rand(labels.shape, generator=generator, device=labels.device)
     by_key = keys.argsort()
     order = by_key[
@@ -56,12 +43,12 @@ def subset_with_counts(
     return order[rank < wanted[labels[order]]].sort().values
 
 
-@checked(labels=LABELS)
 def balanced_subset(
     labels: Tensor, generator: torch.Generator, per_class: int | None = None
 ) -> Tensor:
     """Indices of a class-balanced subset: ``per_class`` (default: the smallest class
     count) random examples of every class present in ``labels`` (n,), sorted."""
+    _check_labels(labels)
     counts = torch.bincount(labels)
     smallest = int(counts[counts > 0].min())
     per_class = (
@@ -69,33 +56,9 @@ def balanced_subset(
         if per_class is None
         else check_int("per_class", per_class, 1, smallest)
     )
-    return subset_with_counts(labels, torch.where(counts > 0, per_class, 0), generator)
+    return _subset_with_counts(labels, torch.where(counts > 0, per_class, 0), generator)
 
 
-LONG_TAIL = Estimate(
-    "data.long_tailed_counts's sizes",
-    ("n_classes",),
-    lambda arguments: 6 * 8 * arguments["n_classes"],
-)
-"""The memory of the class sizes: the exponents, the profile and the counts, 6
-temporaries of 8 bytes per class."""
-
-
-@checked(n_classes=Sized(Int(2), LONG_TAIL), smallest=Int(1))
-def long_tailed_counts(n_classes: int, largest: int, smallest: int) -> Tensor:
-    """Exponentially decaying class sizes (n_classes,): n_c = round(largest ·
-    (smallest/largest)^{c/(n_classes−1)}), c = 0..n_classes−1 (the profile of
-    ImageNet-LT, from ``largest`` down to ``smallest``)."""
-    check_int("largest", largest, 1)
-    if largest < smallest:
-        raise ValueError(
-            f"smallest must be ≤ largest, got smallest={smallest} > largest={largest}"
-        )
-    c = torch.arange(n_classes, dtype=torch.float64)
-    return (largest * (smallest / largest) ** (c / (n_classes - 1))).round().long()
-
-
-@checked(labels=LABELS)
 def long_tailed_subset(
     labels: Tensor,
     imbalance_ratio: float,
@@ -106,6 +69,7 @@ def long_tailed_subset(
     classes present gets n_c ∝ ρ^{−c/(C−1)} examples, ρ = ``imbalance_ratio`` ≥ 1 =
     n_0 / n_{C−1} (up to rounding), Σ_c n_c = ``total`` exactly (largest remainders).
     Classes are ranked by label; each must hold its n_c examples."""
+    _check_labels(labels)
     available = torch.bincount(labels)
     present = torch.nonzero(available).flatten()
     if present.numel() < 2:
@@ -134,10 +98,9 @@ def long_tailed_subset(
             f"{wanted.tolist()} examples per class, more than the class sizes "
             f"{available.tolist()}; lower total"
         )
-    return subset_with_counts(labels, wanted, generator)
+    return _subset_with_counts(labels, wanted, generator)
 
 
-@checked(labels=LABELS)
 def class_subset(
     labels: Tensor, classes: list[int] | Tensor, relabel: bool = False
 ) -> tuple[Tensor, Tensor]:
@@ -145,6 +108,7 @@ def class_subset(
     → (indices (m,) sorted, their labels (m,)); with ``relabel`` the labels become
     0..k−1 in the order of ``classes`` (k distinct classes, each present in
     ``labels``)."""
+    _check_labels(labels)
     classes = torch.as_tensor(classes, device=labels.device)
     if (
         classes.ndim != 1

@@ -3,8 +3,8 @@
 Each formula is written out in its module's docstring.
 
 - :func:`logistic_loss` — the logistic (triplet) loss of Arora et al. (2019), eq. (1):
-  one negative, unnormalised inner products (InfoNCE with ``N = 1``); :func:`softplus`,
-  its ζ(g) = log(1 + e^g) of the score gap, exact at every g.
+  one negative, unnormalised inner products (InfoNCE with ``N = 1``), by an exact
+  ζ(g) = log(1 + e^g) of the score gap (at every g).
 - :func:`info_nce_loss` — InfoNCE with ``N`` explicit negatives per anchor, unnormalised
   inner products and a temperature (the theory's loss; Arora et al. 2019, Merad et al.
   2020).
@@ -21,8 +21,6 @@ Each formula is written out in its module's docstring.
   per-anchor terms −s_pos + λ·(1/α) log Σ e^(α s) of the balanced family, built on it.
 - :func:`reduce` — ``"mean"``, ``"sum"`` or ``"none"`` of per-sample losses
   (:data:`REDUCTIONS`);
-  :func:`at_least_float32`, :func:`widen_float16` and :func:`result_dtype` — the
-  precision policy below;
   :func:`nt_xent_per_anchor` — the NT-Xent terms of chosen anchors (for a loss over
   several processes).
 
@@ -30,11 +28,11 @@ Every loss returns per-sample values with ``reduction="none"``; takes inner prod
 the inputs' dtype (float16 inputs in float32: its range cannot hold them), divides by
 the temperature, takes the log-sum-exp / softplus and reduces in at least float32
 (finite for float16/bfloat16 embeddings of norm up to 1e4 at low temperature); keeps
-the caller's device and dtype, except float32 for float16 inputs; validates argument
-shapes and dtypes only, never values (so it works under ``torch.func.vmap`` and never
-synchronises with the device: a NaN in the inputs propagates to the loss); and raises
-``ValueError`` naming the argument on bad input, and on an empty batch with
-``reduction="mean"``.
+the caller's device and dtype, except float32 for float16 inputs (the package's
+precision policy, ``ccl_helpers._precision``); validates argument shapes and dtypes
+only, never values (so it works under ``torch.func.vmap`` and never synchronises with
+the device: a NaN in the inputs propagates to the loss); and raises ``ValueError``
+naming the argument on bad input, and on an empty batch with ``reduction="mean"``.
 
 Gradients of float16 inputs are float16, and the loss cannot make them float32:
 autograd returns a tensor's gradient in the tensor's own dtype, so the float32 gradient
@@ -65,24 +63,17 @@ traceback that created it (slow: for debugging, not for training).
 """
 
 from ._masked import balanced_terms, masked_logsumexp
-from ._reduction import (
-    REDUCTIONS,
-    at_least_float32,
-    reduce,
-    result_dtype,
-    widen_float16,
-)
+from ._reduction import REDUCTIONS, reduce
 from ._similarity import SIMILARITIES, pairwise_similarity
 from .balanced import balanced_contrastive_loss, generalized_nt_xent_loss
 from .bound_derived import bound_derived_loss
 from .info_nce import info_nce_loss
-from .logistic import logistic_loss, softplus
+from .logistic import logistic_loss
 from .nt_xent import nt_xent_loss, nt_xent_per_anchor
 
 __all__ = [
     "REDUCTIONS",
     "SIMILARITIES",
-    "at_least_float32",
     "balanced_contrastive_loss",
     "balanced_terms",
     "bound_derived_loss",
@@ -94,7 +85,4 @@ __all__ = [
     "nt_xent_per_anchor",
     "pairwise_similarity",
     "reduce",
-    "result_dtype",
-    "softplus",
-    "widen_float16",
 ]

@@ -2,61 +2,38 @@
 
 :func:`masked_logsumexp`, and on it the per-anchor term of the balanced family,
 −s(z_i, z_pos(i)) + λ·(1/α) log Σ_{j kept} e^(α s(z_i, z_j)) (:func:`balanced_terms`).
-The public functions check shapes and dtypes (and α, λ as the losses do); the losses
-call the private ones on arguments they have checked.
+Both check shapes and dtypes (and α, λ as the losses do: a tensor's value only outside
+``torch.func`` transforms); the losses call them on arguments they have checked.
 """
 
 from __future__ import annotations
 
 import torch
 
-from ..checks import (
-    UNKNOWN,
-    BadValue,
-    Optional,
-    PositiveOrScalarTensor,
-    Rule,
-    TensorOf,
+from .._checks import (
+    check_positive_or_scalar_tensor,
+    check_same_dtype,
     check_tensor,
-    checked,
 )
 
 
-class Mask(Rule):
-    """A boolean mask broadcastable to the shape of the argument ``like`` (shapes and
-    dtype only: safe on a per-step path)."""
-
-    def __init__(self, like: str):
-        self.like = like
-
-    def check(self, name, value, arguments):
-        check_tensor(name, value)
-        if value.dtype != torch.bool:
-            raise ValueError(f"{name} must be a boolean mask, got {value.dtype}")
-        shape = arguments[self.like].shape
-        try:
-            broadcast = torch.broadcast_shapes(value.shape, shape)
-        except RuntimeError:
-            broadcast = None
-        if broadcast != shape:
-            raise ValueError(
-                f"{name} must broadcast to the shape {tuple(shape)} of {self.like}, "
-                f"got {tuple(value.shape)}"
-            )
-        return value
-
-    def bad_values(self, valid):
-        if not isinstance(valid, torch.Tensor):
-            return [BadValue("not a tensor", UNKNOWN)]
-        wider = valid.new_zeros((*valid.shape[:-1], valid.shape[-1] + 1))
-        return [
-            BadValue("not a tensor", valid.tolist()),
-            BadValue("not boolean", valid.float()),
-            BadValue(f"shape mismatch with {self.like}", wider, (self.like,)),
-        ]
+def _check_mask(name: str, mask, reference_name: str, reference: torch.Tensor):
+    """``ValueError`` naming ``name`` unless ``mask`` is a boolean tensor that
+    broadcasts to the shape of ``reference`` (shapes and dtype only: no value read)."""
+    check_tensor(name, mask)
+    if mask.dtype != torch.bool:
+        raise ValueError(f"{name} must be a boolean mask, got {mask.dtype}")
+    try:
+        broadcast = torch.broadcast_shapes(mask.shape, reference.shape)
+    except RuntimeError:
+        broadcast = None
+    if broadcast != reference.shape:
+        raise ValueError(
+            f"{name} must broadcast to the shape {tuple(reference.shape)} of "
+            f"{reference_name}, got {tuple(mask.shape)}"
+        )
 
 
-@checked(logits=TensorOf(min_ndim=1, floating=True), excluded=Optional(Mask("logits")))
 def masked_logsumexp(
     logits: torch.Tensor, excluded: torch.Tensor | None = None
 ) -> torch.Tensor:
@@ -64,24 +41,14 @@ def masked_logsumexp(
     over the last dimension: logits (..., n) → (...); ``excluded`` a boolean mask
     broadcastable to ``logits`` (its entries leave the sum), or None (every entry).
     A row with every entry excluded gives −∞."""
-    return _masked_logsumexp(logits, excluded)
-
-
-def _masked_logsumexp(
-    logits: torch.Tensor, excluded: torch.Tensor | None
-) -> torch.Tensor:
+    check_tensor("logits", logits, min_ndim=1, floating=True)
+    if excluded is not None:
+        _check_mask("excluded", excluded, "logits", logits)
     if excluded is not None:
         logits = logits.masked_fill(excluded, -torch.inf)
     return torch.logsumexp(logits, dim=-1)
 
 
-@checked(
-    sims=TensorOf(min_ndim=2, floating=True),
-    alpha=PositiveOrScalarTensor(),
-    lam=PositiveOrScalarTensor(),
-    excluded=Optional(Mask("sims")),
-    positive=Optional(TensorOf(floating=True, same_dtype_as="sims")),
-)
 def balanced_terms(
     sims: torch.Tensor,
     alpha,
@@ -101,6 +68,14 @@ def balanced_terms(
     similarities (..., n); None: two stacked views :math:`(z^{(1)}_1, \dots,
     z^{(1)}_m, z^{(2)}_1, \dots, z^{(2)}_m)`, ``sims`` (..., 2m, 2m) and
     :math:`\operatorname{pos}(i) = i \pm m`. Returns (..., n)."""
+    check_tensor("sims", sims, min_ndim=2, floating=True)
+    alpha = check_positive_or_scalar_tensor("alpha", alpha)
+    lam = check_positive_or_scalar_tensor("lam", lam)
+    if excluded is not None:
+        _check_mask("excluded", excluded, "sims", sims)
+    if positive is not None:
+        check_tensor("positive", positive, floating=True)
+        check_same_dtype("positive", positive, "sims", sims)
     if positive is None:
         n = sims.shape[-1]
         if sims.shape[-2] != n or n % 2:
@@ -114,17 +89,7 @@ def balanced_terms(
             f"positive must have shape {tuple(sims.shape[:-1])} (sims without its "
             f"last dimension), got {tuple(positive.shape)}"
         )
-    return _balanced_terms(sims, positive, alpha, lam, excluded)
-
-
-def _balanced_terms(
-    sims: torch.Tensor,
-    positive: torch.Tensor,
-    alpha,
-    lam,
-    excluded: torch.Tensor | None,
-) -> torch.Tensor:
-    return -positive + lam * _masked_logsumexp(alpha * sims, excluded) / alpha
+    return -positive + lam * masked_logsumexp(alpha * sims, excluded) / alpha
 
 
 def _two_view_positive(sims: torch.Tensor) -> torch.Tensor:

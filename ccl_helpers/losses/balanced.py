@@ -6,33 +6,50 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import Choice, PositiveOrScalarTensor, TensorOf, checked
-from ._masked import _balanced_terms, _two_view_positive
-from ._reduction import REDUCTIONS, batch_of_two_views, reduce, result_dtype
+from .._checks import (
+    check_choice,
+    check_min_size,
+    check_positive_or_scalar_tensor,
+    check_same_dtype,
+    check_same_shape,
+    check_tensor,
+)
+from .._precision import result_dtype
+from ._masked import _two_view_positive, balanced_terms
+from ._reduction import REDUCTIONS, reduce
 from ._similarity import SIMILARITIES, pairwise_similarity
 
-_TWO_VIEW_RULES = dict(
-    z1=TensorOf(min_ndim=2, floating=True),
-    z2=TensorOf(min_ndim=2, floating=True, like="z1", same_dtype_as="z1"),
-    alpha=PositiveOrScalarTensor(),
-    lam=PositiveOrScalarTensor(),
-    similarity=Choice(SIMILARITIES),
-    reduction=Choice(REDUCTIONS),
-)
-"""The rules of both losses' arguments (shapes, dtypes and scalars: no value read)."""
+__all__ = ["balanced_contrastive_loss", "generalized_nt_xent_loss"]
+
+
+def _check_two_views(z1, z2, alpha, lam, similarity, reduction):
+    """The checks of both losses' arguments, at their entry: the views z1, z2 (..., m,
+    d), m ≥ 2, of one dtype and shape; α, λ > 0 (returned checked); the choices.
+    Shapes, dtypes and scalars: no value read."""
+    check_tensor("z1", z1, min_ndim=2, floating=True)
+    check_tensor("z2", z2, min_ndim=2, floating=True)
+    check_same_dtype("z2", z2, "z1", z1)
+    check_same_shape("z2", z2, "z1", z1)
+    alpha = check_positive_or_scalar_tensor("alpha", alpha)
+    lam = check_positive_or_scalar_tensor("lam", lam)
+    check_choice("similarity", similarity, SIMILARITIES)
+    check_choice("reduction", reduction, REDUCTIONS)
+    check_min_size("z1", z1, 2, -2)  # m >= 2: the other samples are the negatives
+    return alpha, lam
 
 
 def _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive):
-    batch_size = batch_of_two_views(z1)
+    batch_size = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (..., 2m, d)
     sims = pairwise_similarity(views, views, similarity)  # (..., 2m, 2m)
     eye = torch.eye(2 * batch_size, dtype=torch.bool, device=sims.device)
     excluded = eye if include_positive else eye | eye.roll(batch_size, dims=-1)
-    per_sample = _balanced_terms(sims, _two_view_positive(sims), alpha, lam, excluded)
+    per_sample = balanced_terms(
+        sims, alpha, lam, excluded, positive=_two_view_positive(sims)
+    )
     return reduce(per_sample, reduction).to(result_dtype(z1))
 
 
-@checked(**_TWO_VIEW_RULES)
 def balanced_contrastive_loss(
     z1: torch.Tensor,
     z2: torch.Tensor,
@@ -83,10 +100,10 @@ def balanced_contrastive_loss(
         S. Lee. *Understanding Self-supervised Contrastive Learning through Supervised
         Objectives*. TMLR 2025 (arXiv 2510.10572), Section 6, eq. (17).
     """
+    alpha, lam = _check_two_views(z1, z2, alpha, lam, similarity, reduction)
     return _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive=False)
 
 
-@checked(**_TWO_VIEW_RULES)
 def generalized_nt_xent_loss(
     z1: torch.Tensor,
     z2: torch.Tensor,
@@ -115,4 +132,5 @@ def generalized_nt_xent_loss(
         S. Lee, TMLR 2025 (arXiv 2510.10572), Section 6; NT-Xent: Chen et al., ICML
         2020, eq. (1).
     """
+    alpha, lam = _check_two_views(z1, z2, alpha, lam, similarity, reduction)
     return _balanced(z1, z2, alpha, lam, similarity, reduction, include_positive=True)

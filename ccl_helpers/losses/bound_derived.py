@@ -6,21 +6,21 @@ from __future__ import annotations
 
 import torch
 
-from ..checks import Choice, PositiveOrScalarTensor, TensorOf, checked
-from ._masked import _balanced_terms
-from ._reduction import REDUCTIONS, reduce, result_dtype
+from .._checks import (
+    check_choice,
+    check_min_size,
+    check_positive_or_scalar_tensor,
+    check_same_dtype,
+    check_tensor,
+)
+from .._precision import result_dtype
+from ._masked import balanced_terms
+from ._reduction import REDUCTIONS, reduce
 from ._similarity import SIMILARITIES, pairwise_similarity
 
+__all__ = ["bound_derived_loss"]
 
-@checked(
-    anchors=TensorOf(min_ndim=2, floating=True),
-    views=TensorOf(min_ndim=3, floating=True, same_dtype_as="anchors"),
-    alpha=PositiveOrScalarTensor(),
-    lam=PositiveOrScalarTensor(),
-    nu=PositiveOrScalarTensor(),
-    similarity=Choice(SIMILARITIES),
-    reduction=Choice(REDUCTIONS),
-)
+
 def bound_derived_loss(
     anchors: torch.Tensor,
     views: torch.Tensor,
@@ -69,18 +69,22 @@ def bound_derived_loss(
     Reference:
         S. Lee, TMLR 2025 (arXiv 2510.10572), Section 4.3, eq. (12)–(14).
     """
+    check_tensor("anchors", anchors, min_ndim=2, floating=True)
+    check_tensor("views", views, min_ndim=3, floating=True)
+    check_same_dtype("views", views, "anchors", anchors)
+    alpha = check_positive_or_scalar_tensor("alpha", alpha)
+    lam = check_positive_or_scalar_tensor("lam", lam)
+    nu = check_positive_or_scalar_tensor("nu", nu)
+    check_choice("similarity", similarity, SIMILARITIES)
+    check_choice("reduction", reduction, REDUCTIONS)
     if views.shape[:-3] != anchors.shape[:-2] or views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
             "views must have shape (..., K, m, d) with (..., m, d) = the shape of "
             f"anchors, {tuple(anchors.shape)}, "
             f"got {tuple(views.shape)}"
         )
+    check_min_size("anchors", anchors, 2, -2)  # m >= 2
     batch_size = anchors.shape[-2]
-    if batch_size < 2:
-        raise ValueError(
-            "anchors must hold m >= 2 samples (shape (..., m, d)), got "
-            f"shape {tuple(anchors.shape)}"
-        )
     sims = pairwise_similarity(
         anchors.unsqueeze(-3), views, similarity
     )  # (..., K, m, m)
@@ -90,5 +94,5 @@ def bound_derived_loss(
         if include_positive
         else torch.eye(batch_size, dtype=torch.bool, device=sims.device)
     )
-    per_transform = _balanced_terms(sims, positive, alpha, lam / nu, excluded)
+    per_transform = balanced_terms(sims, alpha, lam / nu, excluded, positive=positive)
     return reduce(per_transform.mean(-2), reduction).to(result_dtype(anchors))

@@ -8,27 +8,26 @@ import contextlib
 
 import torch
 
-from ..checks import Choice, Int, Optional, Positive, TensorOf, checked
-from ._reduction import (
-    REDUCTIONS,
+from .._checks import (
+    check_choice,
+    check_int,
+    check_positive,
+    check_same_dtype,
+    check_same_shape,
+    check_size_along,
+    check_tensor,
+)
+from .._precision import (
     at_least_float32,
     autocast_state,
-    reduce,
     result_dtype,
     widen_float16,
 )
+from ._reduction import REDUCTIONS, reduce
+
+__all__ = ["info_nce_loss"]
 
 
-@checked(
-    anchor=TensorOf(min_ndim=1, floating=True),
-    positive=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
-    negatives=TensorOf(
-        min_ndim=2, floating=True, like=("anchor", -1), same_dtype_as="anchor"
-    ),
-    temperature=Positive(),
-    reduction=Choice(REDUCTIONS),
-    chunk_size=Optional(Int(1)),
-)
 def info_nce_loss(
     anchor: torch.Tensor,
     positive: torch.Tensor,
@@ -108,6 +107,17 @@ def info_nce_loss(
         its convergence*. arXiv:2012.01064. — A. van den Oord, Y. Li, O. Vinyals.
         *Representation Learning with Contrastive Predictive Coding*. arXiv:1807.03748.
     """
+    check_tensor("anchor", anchor, min_ndim=1, floating=True)
+    check_tensor("positive", positive, min_ndim=1, floating=True)
+    check_same_dtype("positive", positive, "anchor", anchor)
+    check_same_shape("positive", positive, "anchor", anchor)
+    check_tensor("negatives", negatives, min_ndim=2, floating=True)
+    check_same_dtype("negatives", negatives, "anchor", anchor)
+    check_size_along("negatives", negatives, "anchor", anchor, -1)
+    check_positive("temperature", temperature)
+    check_choice("reduction", reduction, REDUCTIONS)
+    if chunk_size is not None:
+        chunk_size = check_int("chunk_size", chunk_size, 1)
     expected = (*anchor.shape[:-1], "N", anchor.shape[-1])
     if (
         negatives.shape[:-2] != anchor.shape[:-1]

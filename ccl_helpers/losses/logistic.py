@@ -3,27 +3,14 @@
 from __future__ import annotations
 
 import torch
-import torch.nn.functional as F
 
-from ..checks import Choice, TensorOf, checked
-from ._reduction import (
-    REDUCTIONS,
-    at_least_float32,
-    reduce,
-    result_dtype,
-    widen_float16,
-)
+from .._checks import check_choice, check_same_dtype, check_same_shape, check_tensor
+from .._precision import at_least_float32, result_dtype, softplus, widen_float16
+from ._reduction import REDUCTIONS, reduce
 
-SOFTPLUS_THRESHOLD = 20.0
-"""Above this, torch's softplus returns its argument; :func:`softplus` adds the tail."""
+__all__ = ["logistic_loss"]
 
 
-@checked(
-    anchor=TensorOf(min_ndim=1, floating=True),
-    positive=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
-    negative=TensorOf(min_ndim=1, floating=True, like="anchor", same_dtype_as="anchor"),
-    reduction=Choice(REDUCTIONS),
-)
 def logistic_loss(
     anchor: torch.Tensor,
     positive: torch.Tensor,
@@ -40,7 +27,7 @@ def logistic_loss(
              = \operatorname{softplus}\bigl(f(x)^\top f(x^-) - f(x)^\top f(x^+)\bigr),
 
     with unnormalised inner products and no temperature. It is :func:`info_nce_loss`
-    with one negative (:math:`N = 1`, temperature 1). Computed by :func:`softplus` of
+    with one negative (:math:`N = 1`, temperature 1). Computed by the exact softplus of
     the gap :math:`g`: finite for any finite inner products (:math:`\ell \approx \max(0,
     g)` for large :math:`|g|`) and exact to rounding at every :math:`g`, derivatives
     included.
@@ -62,20 +49,14 @@ def logistic_loss(
         Analysis of Contrastive Unsupervised Representation Learning*. ICML 2019, eq.
         (1).
     """
+    check_tensor("anchor", anchor, min_ndim=1, floating=True)
+    for name, other in (("positive", positive), ("negative", negative)):
+        check_tensor(name, other, min_ndim=1, floating=True)
+        check_same_dtype(name, other, "anchor", anchor)
+        check_same_shape(name, other, "anchor", anchor)
+    check_choice("reduction", reduction, REDUCTIONS)
     anchor, positive, negative = map(widen_float16, (anchor, positive, negative))
     gap = at_least_float32(torch.linalg.vecdot(anchor, negative)) - at_least_float32(
         torch.linalg.vecdot(anchor, positive)
     )
     return reduce(softplus(gap), reduction).to(result_dtype(anchor))
-
-
-@checked(gap=TensorOf(floating=True))
-def softplus(gap: torch.Tensor) -> torch.Tensor:
-    r""":math:`\log(1 + e^g)` elementwise, exact to rounding at every :math:`g`.
-
-    torch's softplus up to :math:`g = 20` (so values and gradients are its own there),
-    and :math:`g + \log(1 + e^{-g})` above, where torch's softplus returns :math:`g`
-    (an error of :math:`e^{-g}`, which would bias second derivatives). ``gap`` must be
-    a floating-point tensor."""
-    tail = gap + torch.log1p(torch.exp(-gap.clamp_min(SOFTPLUS_THRESHOLD)))
-    return torch.where(gap > SOFTPLUS_THRESHOLD, tail, F.softplus(gap))

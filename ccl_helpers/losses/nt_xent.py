@@ -7,28 +7,25 @@ from __future__ import annotations
 import torch
 import torch.nn.functional as F
 
-from ..checks import Choice, Positive, TensorOf, checked
-from ._masked import _masked_logsumexp
-from ._reduction import (
-    REDUCTIONS,
-    at_least_float32,
-    batch_of_two_views,
-    reduce,
-    result_dtype,
-    widen_float16,
+from .._checks import (
+    check_choice,
+    check_min_size,
+    check_positive,
+    check_same_dtype,
+    check_same_shape,
+    check_tensor,
 )
+from .._precision import at_least_float32, result_dtype, widen_float16
+from ._masked import masked_logsumexp
+from ._reduction import REDUCTIONS, reduce
 
-NORM_EPS = 1e-12
+__all__ = ["nt_xent_loss", "nt_xent_per_anchor"]
+
+_NORM_EPS = 1e-12
 """Norms below this are replaced by it when normalising (a zero vector stays zero, no
 NaN)."""
 
 
-@checked(
-    z1=TensorOf(min_ndim=2, floating=True),
-    z2=TensorOf(min_ndim=2, floating=True, like="z1", same_dtype_as="z1"),
-    temperature=Positive(),
-    reduction=Choice(REDUCTIONS),
-)
 def nt_xent_loss(
     z1: torch.Tensor,
     z2: torch.Tensor,
@@ -52,7 +49,7 @@ def nt_xent_loss(
     For each of the :math:`2B` anchors the positive is its other view and is in the
     denominator; the negatives are the :math:`2B - 2` other samples of the batch (both
     views), whatever their class; the anchor itself is excluded. Norms are clamped below
-    at ``NORM_EPS``, so a zero embedding gives similarities 0 and a finite gradient, not
+    at 1e-12, so a zero embedding gives similarities 0 and a finite gradient, not
     NaN.
 
     Precision: the normalisation, the division by :math:`t`, the log-sum-exp and the
@@ -79,7 +76,14 @@ def nt_xent_loss(
         Contrastive Learning of Visual Representations*. ICML 2020, eq. (1) and
         Algorithm 1.
     """
-    batch_size = batch_of_two_views(z1)
+    check_tensor("z1", z1, min_ndim=2, floating=True)
+    check_tensor("z2", z2, min_ndim=2, floating=True)
+    check_same_dtype("z2", z2, "z1", z1)
+    check_same_shape("z2", z2, "z1", z1)
+    check_positive("temperature", temperature)
+    check_choice("reduction", reduction, REDUCTIONS)
+    check_min_size("z1", z1, 2, -2)  # B >= 2: the other samples are the negatives
+    batch_size = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (..., 2B, d)
     every_anchor = torch.arange(2 * batch_size, device=views.device)
     per_sample = nt_xent_per_anchor(views, every_anchor, temperature)
@@ -97,13 +101,20 @@ def nt_xent_per_anchor(
     :math:`A` distinct view indices, shape ``(A,)``, on the views' device. Returns
     :math:`\operatorname{logsumexp}_{j \ne i}(s_{ij} / t) - s_{i,\operatorname{pos}(i)}
     / t` for :math:`i` in ``anchor_index``, shape ``(..., A)``, in at least float32
-    (arguments not checked: the callers, :func:`nt_xent_loss` with every anchor and
-    :func:`ccl_helpers.distributed.nt_xent_loss_distributed` with a rank's anchors,
-    check them).
+    (:func:`nt_xent_loss` takes every anchor,
+    :func:`ccl_helpers.distributed.nt_xent_loss_distributed` a rank's anchors).
     """
+    check_tensor("views", views, min_ndim=2, floating=True)
+    check_tensor("anchor_index", anchor_index, ndim=1, integer=True)
+    check_positive("temperature", temperature)
+    if views.shape[-2] % 2:
+        raise ValueError(
+            "views must stack two views of B samples, shape (..., 2B, d), got shape "
+            f"{tuple(views.shape)}"
+        )
     total = views.shape[-2] // 2
     views = widen_float16(views)
-    views = F.normalize(at_least_float32(views), dim=-1, eps=NORM_EPS).to(views.dtype)
+    views = F.normalize(at_least_float32(views), dim=-1, eps=_NORM_EPS).to(views.dtype)
     anchors = views.index_select(-2, anchor_index)  # (..., A, d)
     logits = (
         at_least_float32(anchors @ views.transpose(-2, -1)) / temperature
@@ -117,4 +128,4 @@ def nt_xent_per_anchor(
         len(anchor_index), 2 * total, dtype=torch.bool, device=views.device
     )
     self_mask[rows, anchor_index] = True
-    return _masked_logsumexp(logits, self_mask) - positive_logits
+    return masked_logsumexp(logits, self_mask) - positive_logits

@@ -14,7 +14,6 @@ unsupervised loss L_un, exact and by Monte Carlo (``_unsupervised``).
 """
 
 from ._classifiers import (
-    TASKS,
     all_tasks,
     class_frequencies,
     class_means,
@@ -28,12 +27,9 @@ from ._classifiers import (
     mean_classifier,
     standardise,
     task_loss_and_accuracy,
-    task_probabilities,
 )
 from ._unsupervised import (
     CHUNK_ELEMENTS,
-    DRAWS,
-    UnsupervisedSamples,
     draw_unsupervised_samples,
     exact_unsupervised_loss,
     unsupervised_loss_curve,
@@ -42,9 +38,6 @@ from ._unsupervised import (
 
 __all__ = [
     "CHUNK_ELEMENTS",
-    "DRAWS",
-    "TASKS",
-    "UnsupervisedSamples",
     "all_tasks",
     "class_frequencies",
     "class_means",
@@ -60,7 +53,6 @@ __all__ = [
     "mean_classifier",
     "standardise",
     "task_loss_and_accuracy",
-    "task_probabilities",
     "unsupervised_loss_curve",
     "unsupervised_loss_monte_carlo",
 ]

@@ -10,104 +10,54 @@ import math
 import torch
 from torch import Tensor
 
-from ..checks import (
-    UNKNOWN,
-    BadValue,
-    Device,
-    Estimate,
-    FloatingDtype,
-    Function,
-    Int,
-    Labels,
-    Optional,
-    Positive,
-    Probabilities,
-    Rule,
-    Sized,
-    Steps,
-    TensorOf,
+from .._checks import (
+    check_callable,
     check_classes,
+    check_count,
+    check_device,
     check_feature_dims,
     check_features,
     check_finite,
+    check_floating_dtype,
     check_int,
     check_labels,
-    check_planned,
+    check_min_size,
+    check_positive,
+    check_probabilities,
+    check_same_dtype,
     check_same_shape,
     check_tensor,
-    checked,
 )
 from ..coupon import probability_vector
 
-
-def _tasks_bytes(arguments: dict) -> int | None:
-    """The bytes :func:`all_tasks` builds: C(N, m) tuples of m ints (a list, then a
-    tensor), at least 48 + 16 m bytes a task."""
-    n, m = arguments["n_classes"], arguments.get("task_size")
-    if not isinstance(m, int) or m < 0:
-        return None  # task_size's own check raises
-    if min(m, n - m) > 32:  # C(N, m) ≥ C(2j, j) > 2⁶⁰ for j = min(m, N − m) > 32
-        return 2**60 * (48 + 16 * m)
-    return math.comb(n, m) * (48 + 16 * m)
+_MAX_TASKS = 10**6
+"""The most tasks :func:`all_tasks` lists. It enumerates the C(N, m) sets in a Python
+loop (``itertools.combinations``) into a list of tuples before the tensor: no
+allocation fails early on a huge count, which grows combinatorially (C(40, 20) ≈
+1.4·10¹¹). Every call of the book and the tests lists at most a few thousand tasks;
+an evaluation gathers each task's examples, (T, m·n_max, d), so 10⁶ tasks is already
+far beyond what one evaluates."""
 
 
-TASKS = Estimate("metrics.all_tasks's tasks", ("n_classes", "task_size"), _tasks_bytes)
-"""The memory of the C(N, m) tasks :func:`all_tasks` lists."""
-
-
-class _Features(Rule):
-    """The rule of features f(x) (..., n, d), of a floating dtype with finite entries,
-    of the examples whose labels (n,) are the argument ``labels`` (an integer vector of
-    classes ≥ 0) (:func:`~ccl_helpers.checks.check_features`; reads the values: for
-    evaluations only); of the dtype of the argument ``same_dtype_as`` where given (the
-    package's rule for mixed dtypes: ``TensorOf(same_dtype_as=...)``)."""
-
-    reads_values = True
-
-    def __init__(self, labels: str = "labels", same_dtype_as: str | None = None):
-        self.labels = labels
-        self.dtype_rule = same_dtype_as and TensorOf(same_dtype_as=same_dtype_as)
-
-    def check(self, name, value, arguments):
-        if self.labels in arguments:
-            check_features(name, value, arguments[self.labels], self.labels)
-        if self.dtype_rule:
-            self.dtype_rule.check(name, value, arguments)
-        return value
-
-    def bad_values(self, valid):
-        if not isinstance(valid, Tensor):
-            return [BadValue("not a tensor", UNKNOWN)]
-        nan = valid.clone()
-        nan.view(-1)[0] = math.nan
-        return [
-            BadValue("not a tensor", valid.tolist()),
-            BadValue("integer tensor", valid.round().long()),
-            BadValue("too few dimensions", valid[..., 0, :]),
-            BadValue("nan entry", nan),
-            BadValue(
-                f"one row fewer than {self.labels}",
-                valid.narrow(-2, 0, valid.shape[-2] - 1),
-                (self.labels,),
-            ),
-            *(
-                bad
-                for bad in (
-                    self.dtype_rule.bad_values(valid) if self.dtype_rule else []
-                )
-                if bad.label == "other dtype"
-            ),
-        ]
-
-
-@checked(n_classes=Sized(Int(2), TASKS), device=Device())
 def all_tasks(
     n_classes: int, task_size: int, device: torch.device | str = "cpu"
 ) -> Tensor:
     """Every set of ``task_size`` distinct classes out of ``n_classes``, in
-    lexicographic order → (T, m), T = C(N, m) (its memory checked first: :data:`TASKS`).
+    lexicographic order → (T, m), T = C(N, m) (at most 10⁶ tasks: a larger count is
+    refused before any is listed).
     """
+    n_classes = check_int("n_classes", n_classes, 2)
+    device = check_device("device", device)
     task_size = check_int("task_size", task_size, 2, n_classes)
+    smaller = min(task_size, n_classes - task_size)
+    # C(N, m) = C(N, k), k = min(m, N − m), grows with k: for k > 32 it exceeds
+    # C(66, 33) ≈ 7·10¹⁸, a lower bound that spares a product of up to 2⁴⁹ factors
+    check_count(
+        "tasks" if smaller <= 32 else "tasks at the least",
+        math.comb(n_classes, smaller) if smaller <= 32 else math.comb(66, 33),
+        _MAX_TASKS,
+        f"n_classes={n_classes}, task_size={task_size}",
+    )
     return torch.tensor(
         list(itertools.combinations(range(n_classes), task_size)), device=device
     )
@@ -118,11 +68,9 @@ def _check_tasks(tasks: Tensor, n_classes: int | None = None) -> Tensor:
     return check_classes("tasks", tasks, ndim=2, n_classes=n_classes)
 
 
-@checked(class_probs=Probabilities())
-def task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:
+def _task_probabilities(tasks: Tensor, class_probs: Tensor) -> Tensor:
     """P(T) ∝ Π_{c∈T} ρ(c) for tasks (T, m) drawn from ρ^m conditioned on distinct
     classes → (T,)."""
-    _check_tasks(tasks, class_probs.numel())
     weight = class_probs.to(tasks.device)[tasks].prod(-1)
     return weight / weight.sum()
 
@@ -133,12 +81,12 @@ def class_frequencies(labels: Tensor, n_classes: int | None = None) -> Tensor:
     return torch.bincount(labels, minlength=n_classes or 0).double() / labels.numel()
 
 
-@checked(features=_Features())
 def class_means(
     features: Tensor, labels: Tensor, n_classes: int | None = None
 ) -> Tensor:
     """µ_c = mean of f(x) over the examples of class c: features (..., n, d) → (...,
     N_C, d)."""
+    check_features("features", features, labels)
     if n_classes is None:
         n_classes = int(labels.max()) + 1
     check_labels("labels", labels, n_classes=n_classes)
@@ -149,13 +97,13 @@ def class_means(
     return torch.einsum("nc,...nd->...cd", one_hot / counts, features)
 
 
-@checked(labels=Labels(min_size=1))
 def class_members(
     labels: Tensor, n_classes: int | None = None
 ) -> tuple[Tensor, Tensor]:
     """The examples of each class: members (N_C, n_max) of indices into labels, padded
     with −1, and counts (N_C,) = n_c."""
     check_labels("labels", labels, n_classes=n_classes)
+    check_min_size("labels", labels, 1)
     counts = torch.bincount(labels, minlength=n_classes or 0)
     order = torch.argsort(labels, stable=True)
     rank = (
@@ -187,12 +135,13 @@ def labelled_set_sizes(
     return n_classes, counts
 
 
-@checked(n_classes=Int(), counts=TensorOf(ndim=1, integer=True))
 def class_weights(
     class_probs, n_classes: int, counts: Tensor, uniform_default: bool
 ) -> Tensor:
     """ρ on the labels' device (float64): the given one, else uniform or the label
     frequencies ``counts`` (N_C,), integers ≥ 0."""
+    n_classes = check_int("n_classes", n_classes)
+    check_tensor("counts", counts, ndim=1, integer=True)
     if counts.numel() != n_classes:
         raise ValueError(
             f"counts must hold n_classes = {n_classes} entries, got {counts.numel()}"
@@ -215,50 +164,48 @@ def class_weights(
     return rho.to(counts.device)
 
 
-def _example_weights(labels: Tensor, sample_weight: Tensor | None) -> Tensor:
-    """Each example's weight (n,), float64: ``sample_weight`` (checked) or 1/n_c."""
-    if sample_weight is None:
-        return 1.0 / torch.bincount(labels)[labels].double()
+def _check_sample_weight(sample_weight: Tensor, labels: Tensor) -> None:
+    """``ValueError`` unless ``sample_weight`` is a floating vector of one finite
+    weight > 0 per label."""
     check_tensor("sample_weight", sample_weight, ndim=1, floating=True)
     check_same_shape("sample_weight", sample_weight, "labels", labels)
     check_finite("sample_weight", sample_weight)
     if not bool((sample_weight > 0).all()):
         raise ValueError("sample_weight must be > 0")
+
+
+def _check_task_classes(labels: Tensor, tasks: Tensor) -> None:
+    """``ValueError`` unless every class of the tasks has an example in labels."""
+    counts = torch.bincount(labels, minlength=int(tasks.max()) + 1)
+    if not bool((counts[tasks] > 0).all()):
+        raise ValueError(
+            "every class of the tasks must have at least one example in labels"
+        )
+
+
+def _example_weights(labels: Tensor, sample_weight: Tensor | None) -> Tensor:
+    """Each example's weight (n,), float64: ``sample_weight`` or 1/n_c."""
+    if sample_weight is None:
+        return 1.0 / torch.bincount(labels)[labels].double()
     return sample_weight.double()
 
 
 def _task_terms(
     features: Tensor,
-    labels: Tensor,
+    members: Tensor,
     rows: Tensor,
     tasks: Tensor,
     example_weight: Tensor,
 ) -> tuple[Tensor, Tensor, Tensor]:
     """Per-example cross-entropy and correctness in every task, over its examples.
 
-    rows: (..., T, m, d) classifier rows per task. The examples of task t are
-    gathered as m blocks of n_max slots (class by class, padded). Returns ce
+    members: (N_C, n_max), :func:`class_members` of the labels; rows: (..., T, m, d)
+    classifier rows per task. The examples of task t are gathered as m blocks of n_max
+    slots (class by class, padded). Returns ce
     (..., T, m·n_max), correct (..., T, m·n_max) and weight (T, m·n_max): the
     examples' weights w_i (:func:`_example_weights`) normalised to sum 1 over each
     task's examples (1/(m·n_c) for w_i = 1/n_c), 0 on padding.
     """
-    members, counts = class_members(labels, int(tasks.max()) + 1)
-    if not bool((counts[tasks] > 0).all()):
-        raise ValueError(
-            "every class of the tasks must have at least one example in labels"
-        )
-    batch = math.prod(torch.broadcast_shapes(features.shape[:-2], rows.shape[:-3]))
-    check_planned(
-        "the examples of every task",
-        f"{tasks.shape[0]:,} tasks of task_size={tasks.shape[1]} × "
-        f"{members.shape[-1]:,} examples a class × d={features.shape[-1]}",
-        batch
-        * tasks.numel()
-        * members.shape[-1]
-        * features.shape[-1]
-        * features.element_size(),
-        ("task_size", "set of examples"),
-    )
     index = members[tasks].flatten(1)  # (T, m·n_max)
     weight = example_weight[index.clamp_min(0)].masked_fill(index < 0, 0.0)
     weight = (weight / weight.sum(-1, keepdim=True)).to(features.dtype)
@@ -273,7 +220,6 @@ def _task_terms(
     return ce, correct, weight
 
 
-@checked(features=_Features(), classifier=TensorOf(min_ndim=2, floating=True))
 def task_loss_and_accuracy(
     features: Tensor,
     labels: Tensor,
@@ -294,9 +240,12 @@ def task_loss_and_accuracy(
             its examples; default 1/n_c (each class of a task weighs 1/m).
     Returns: loss (...), accuracy (...).
     """
-    _check_tasks(
-        tasks, class_probs.numel() if isinstance(class_probs, Tensor) else None
-    )
+    check_features("features", features, labels)
+    check_tensor("classifier", classifier, min_ndim=2, floating=True)
+    check_probabilities("class_probs", class_probs)
+    _check_tasks(tasks, class_probs.numel())
+    if sample_weight is not None:
+        _check_sample_weight(sample_weight, labels)
     if classifier.shape[-1] != features.shape[-1]:
         raise ValueError(
             f"classifier must have the feature dimension d of features (..., n, d) = "
@@ -311,22 +260,17 @@ def task_loss_and_accuracy(
             f"classifier must have shape (..., N_C, d) or (..., T, m, d) with (T, m) = "
             f"{tuple(tasks.shape)}, got {tuple(classifier.shape)}"
         )
-    p_task = task_probabilities(tasks, class_probs).to(features.dtype)
+    _check_task_classes(labels, tasks)
+    p_task = _task_probabilities(tasks, class_probs).to(features.dtype)
+    members, _ = class_members(labels)
     ce, correct, weight = _task_terms(
-        features, labels, rows, tasks, _example_weights(labels, sample_weight)
+        features, members, rows, tasks, _example_weights(labels, sample_weight)
     )
     return ((ce * weight).sum(-1) * p_task).sum(-1), (
         (correct * weight).sum(-1) * p_task
     ).sum(-1)
 
 
-@checked(
-    features=_Features(),
-    init=Optional(TensorOf(floating=True)),
-    dtype=FloatingDtype(),
-    max_iter=Steps(),
-    tolerance=Positive(convert=True),
-)
 def fit_linear_classifiers(
     features: Tensor,
     labels: Tensor,
@@ -358,6 +302,12 @@ def fit_linear_classifiers(
         max_iter: L-BFGS iterations ≥ 1; tolerance: > 0.
     Returns: rows (..., T, m, d) in the features' dtype.
     """
+    check_features("features", features, labels)
+    if init is not None:
+        check_tensor("init", init, floating=True)
+    check_floating_dtype("dtype", dtype)
+    max_iter = check_int("max_iter", max_iter)
+    tolerance = check_positive("tolerance", tolerance)
     _check_tasks(tasks)
     shape = (*features.shape[:-2], *tasks.shape, features.shape[-1])
     if init is None:
@@ -370,8 +320,12 @@ def fit_linear_classifiers(
                 f"init must broadcast to (..., T, m, d) = {shape}, "
                 f"got {tuple(init.shape)}"
             ) from None
+    if sample_weight is not None:
+        _check_sample_weight(sample_weight, labels)
+    _check_task_classes(labels, tasks)
     fit_features = features.detach().to(dtype)
     example_weight = _example_weights(labels, sample_weight)
+    members, _ = class_members(labels)  # once: the closure runs every L-BFGS step
     rows = (
         init.detach()
         .to(device=features.device, dtype=dtype)
@@ -391,7 +345,7 @@ def fit_linear_classifiers(
 
     def closure() -> Tensor:
         optimizer.zero_grad()
-        ce, _, weight = _task_terms(fit_features, labels, rows, tasks, example_weight)
+        ce, _, weight = _task_terms(fit_features, members, rows, tasks, example_weight)
         loss = (ce * weight).sum()
         loss.backward()
         return loss
@@ -401,13 +355,34 @@ def fit_linear_classifiers(
     return rows.detach().to(features.dtype)
 
 
-_TRAIN_EVAL_RULES = dict(
-    train_labels=Labels(min_size=1),
-    eval_labels=Optional(Labels(min_size=1)),
-    train_features=TensorOf(min_ndim=2, floating=True),
-    eval_features=Optional(TensorOf(floating=True, same_dtype_as="train_features")),
-)
-"""A classifier's sets: ≥ 1 example each, features of one dtype (before fitting)."""
+def _check_train_eval(
+    train_features: Tensor,
+    train_labels: Tensor,
+    eval_features: Tensor | None,
+    eval_labels: Tensor | None,
+) -> None:
+    """The checks of a classifier's sets, before fitting: labels of ≥ 1 example each,
+    features (..., n, d) of one floating dtype with finite entries and one d, and both
+    evaluation arguments or neither."""
+    check_labels("train_labels", train_labels)
+    check_min_size("train_labels", train_labels, 1)
+    if eval_labels is not None:
+        check_labels("eval_labels", eval_labels)
+        check_min_size("eval_labels", eval_labels, 1)
+    check_tensor("train_features", train_features, min_ndim=2, floating=True)
+    if eval_features is not None:
+        check_tensor("eval_features", eval_features, floating=True)
+        check_same_dtype(
+            "eval_features", eval_features, "train_features", train_features
+        )
+    if (eval_features is None) != (eval_labels is None):
+        raise ValueError("give both eval_features and eval_labels, or neither")
+    check_features("train_features", train_features, train_labels, "train_labels")
+    if eval_features is not None:
+        check_features("eval_features", eval_features, eval_labels, "eval_labels")
+        check_feature_dims(
+            "eval_features", eval_features, "train_features", train_features
+        )
 
 
 def _evaluate(
@@ -420,14 +395,10 @@ def _evaluate(
     classifier_of,
 ) -> dict[str, Tensor]:
     """Loss and accuracy of ``classifier_of(tasks, n_classes)`` over the tasks of
-    ``task_size`` classes (None: one task of all the classes)."""
-    if (eval_features is None) != (eval_labels is None):
-        raise ValueError("give both eval_features and eval_labels, or neither")
+    ``task_size`` classes (None: one task of all the classes), on arguments checked by
+    :func:`_check_train_eval`."""
     if eval_features is None:
         eval_features, eval_labels = train_features, train_labels
-    check_features("train_features", train_features, train_labels, "train_labels")
-    check_features("eval_features", eval_features, eval_labels, "eval_labels")
-    check_feature_dims("eval_features", eval_features, "train_features", train_features)
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
     if class_probs is None:
         class_probs = class_frequencies(eval_labels, n_classes)
@@ -443,7 +414,6 @@ def _evaluate(
     return {"loss": loss, "accuracy": accuracy}
 
 
-@checked(**_TRAIN_EVAL_RULES, task_size=Optional(Int(2)))
 def mean_classifier(
     train_features: Tensor,
     train_labels: Tensor,
@@ -468,13 +438,10 @@ def mean_classifier(
     class; ``normalise`` scales each row to unit norm, µ_c/‖µ_c‖ (after centring, if
     both). Returns {"loss": (...), "accuracy": (...)}.
     """
+    _check_train_eval(train_features, train_labels, eval_features, eval_labels)
+    if task_size is not None:
+        task_size = check_int("task_size", task_size, 2)
     if centre:
-        check_features("train_features", train_features, train_labels, "train_labels")
-        if eval_features is not None and eval_labels is not None:
-            check_features("eval_features", eval_features, eval_labels, "eval_labels")
-            check_feature_dims(
-                "eval_features", eval_features, "train_features", train_features
-            )
         offset = train_features.mean(-2, keepdim=True)
         train_features = train_features - offset
         if eval_features is not None:
@@ -497,7 +464,6 @@ def mean_classifier(
     )
 
 
-@checked(**_TRAIN_EVAL_RULES, task_size=Optional(Int(2)), max_iter=Steps())
 def linear_probe(
     train_features: Tensor,
     train_labels: Tensor,
@@ -515,6 +481,10 @@ def linear_probe(
     linear probe. ``task_size=2`` gives CURL's average over the binary tasks; evaluated
     on the training data itself it is L_sup(f) = E_T inf_W L_sup(f, T, W).
     """
+    _check_train_eval(train_features, train_labels, eval_features, eval_labels)
+    if task_size is not None:
+        task_size = check_int("task_size", task_size, 2)
+    max_iter = check_int("max_iter", max_iter)
     return _evaluate(
         train_features,
         train_labels,
@@ -528,13 +498,6 @@ def linear_probe(
     )
 
 
-@checked(
-    train_labels=Labels(min_size=1),
-    eval_labels=Labels(min_size=1),
-    train_features=_Features("train_labels"),
-    eval_features=_Features("eval_labels", same_dtype_as="train_features"),
-    block=Int(),
-)
 def knn_accuracy(
     train_features: Tensor,
     train_labels: Tensor,
@@ -552,6 +515,13 @@ def knn_accuracy(
     dimensions (e.g. seeds); evaluated in blocks of ``block`` evaluation points to bound
     memory.
     """
+    for name, labels in (("train_labels", train_labels), ("eval_labels", eval_labels)):
+        check_labels(name, labels)
+        check_min_size(name, labels, 1)
+    check_features("train_features", train_features, train_labels, "train_labels")
+    check_features("eval_features", eval_features, eval_labels, "eval_labels")
+    check_same_dtype("eval_features", eval_features, "train_features", train_features)
+    block = check_int("block", block)
     check_feature_dims("eval_features", eval_features, "train_features", train_features)
     k = check_int("k", k, 1, train_labels.numel())
     n_classes = int(max(train_labels.max(), eval_labels.max())) + 1
@@ -579,16 +549,15 @@ def knn_accuracy(
     return torch.cat(correct, -1).mean(-1)
 
 
-@checked(
-    encoder=Function(),
-    images=TensorOf(min_ndim=2, floating=True, finite=True),
-    chunk_size=Int(),
-)
 def encode(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
     """f(x) of ``images`` (n, ...) without gradients, in chunks of ``chunk_size`` images
     (one call on many images through a vmapped stack of models is memory-bound and
     several times slower), concatenated along the sample axis: (..., n, d) for an
     encoder with leading dimensions (a StackedModel gives (S, n, d))."""
+    check_callable("encoder", encoder)
+    check_tensor("images", images, min_ndim=2, floating=True)
+    check_finite("images", images)
+    chunk_size = check_int("chunk_size", chunk_size)
     with torch.no_grad():
         return torch.cat(
             [
@@ -599,14 +568,13 @@ def encode(encoder, images: Tensor, *, chunk_size: int = 1000) -> Tensor:
         )
 
 
-@checked(fit=TensorOf(min_ndim=2, floating=True, finite=True))
 def standardise(fit: Tensor, *others: Tensor) -> tuple[Tensor, ...]:
     """(x − μ)/σ for ``fit`` and each of ``others``, with μ, σ the per-dimension mean
     and standard deviation of ``fit`` over its sample axis (features (..., n, d); σ
     clamped at 1e-12): a linear probe on the result does not depend on the features'
     scale."""
-    mean = fit.mean(-2, keepdim=True)
-    scale = fit.std(-2, keepdim=True).clamp_min(1e-12)
+    check_tensor("fit", fit, min_ndim=2, floating=True)
+    check_finite("fit", fit)
     for i, other in enumerate(others):
         check_tensor(f"others[{i}]", other, min_ndim=2, floating=True)
         if other.shape[:-2] != fit.shape[:-2] or other.shape[-1] != fit.shape[-1]:
@@ -616,4 +584,6 @@ def standardise(fit: Tensor, *others: Tensor) -> tuple[Tensor, ...]:
                 f"{tuple(other.shape)}"
             )
         check_finite(f"others[{i}]", other)
+    mean = fit.mean(-2, keepdim=True)
+    scale = fit.std(-2, keepdim=True).clamp_min(1e-12)
     return tuple((x - mean) / scale for x in (fit, *others))

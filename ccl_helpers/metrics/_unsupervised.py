@@ -9,19 +9,16 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..checks import (
-    Estimate,
-    Instance,
-    Int,
-    Optional,
-    Probabilities,
-    Sized,
-    TensorOf,
+from .._checks import (
+    check_features,
     check_finite,
-    checked,
+    check_instance,
+    check_int,
+    check_min_size,
+    check_probabilities,
+    check_tensor,
 )
 from ._classifiers import (
-    _Features,
     class_frequencies,
     class_members,
     class_weights,
@@ -32,7 +29,6 @@ CHUNK_ELEMENTS = 2**22
 """Elements per chunk of the memory-bounded loops (about 32 MiB in float64)."""
 
 
-@checked(features=_Features(), class_probs=Optional(Probabilities()), chunk_size=Int())
 def exact_unsupervised_loss(
     features: Tensor,
     labels: Tensor,
@@ -47,6 +43,11 @@ def exact_unsupervised_loss(
     ``chunk_size`` anchors to bound memory. features (..., n, d), labels (n,),
     ρ (N_C,) defaulting to the label frequencies → (...).
     """
+    check_features("features", features, labels)
+    if class_probs is not None:
+        check_probabilities("class_probs", class_probs)
+    chunk_size = check_int("chunk_size", chunk_size)
+    check_min_size("labels", labels, 1)
     members, counts = class_members(labels)
     if bool((counts == 0).any()):
         raise ValueError("every class 0..max(labels) must have at least one example")
@@ -70,7 +71,7 @@ def exact_unsupervised_loss(
         g_pos = g.gather(-1, positives[rows].clamp_min(0).expand(*g.shape[:-1], -1))
         # torch's softplus returns g itself above its threshold; at 40 the error
         # e^{−40} ≈ 4e−18 is below float64's rounding, and one kernel is 4× faster
-        # than the autograd-safe losses.softplus (no gradient is taken here)
+        # than the autograd-safe _precision.softplus (no gradient is taken here)
         gaps = g.unsqueeze(-2) - g_pos.unsqueeze(-1)
         terms = F.softplus(gaps, threshold=40.0) @ example_weight  # (..., a, n_max)
         total += ((terms * positive_weight[rows]).sum(-1) * example_weight[rows]).sum(
@@ -88,27 +89,6 @@ class UnsupervisedSamples(NamedTuple):
     negatives: Tensor  #: (M, N) x⁻_1 … x⁻_N
 
 
-def _draws_bytes(arguments: dict) -> int | None:
-    """M = n_samples draws of (x, x⁺, x⁻_1 … x⁻_N), N = n_negatives or the largest of
-    a list of them (``None`` for N that are not integers: the body says why)."""
-    negatives = arguments["n_negatives"]
-    negatives = [negatives] if isinstance(negatives, int) else negatives
-    if not isinstance(negatives, (list, tuple)) or not negatives:
-        return None
-    if not all(isinstance(n, int) for n in negatives):
-        return None
-    return 24 * arguments["n_samples"] * (max(negatives) + 2)
-
-
-DRAWS = Estimate(
-    "the Monte Carlo draws of L^N_un", ("n_negatives", "n_samples"), _draws_bytes
-)
-"""The memory of M draws of (x, x⁺, x⁻_1 … x⁻_N): per example an int64 index, a float64
-uniform and an int64 class."""
-_DRAWN = {"n_negatives": Sized(Int(), DRAWS), "n_samples": Sized(Int(2), DRAWS)}
-
-
-@checked(**_DRAWN)
 def draw_unsupervised_samples(
     labels: Tensor,
     n_negatives: int,
@@ -129,8 +109,11 @@ def draw_unsupervised_samples(
         generator: a torch.Generator on the labels' device (default: a new one seeded
             0), for determinism. class_probs: ρ (N_C,), entries > 0; default the label
             frequencies.
-    Returns: :class:`UnsupervisedSamples` on the labels' device.
+    Returns: the indices (anchor (M,), positive (M,), negatives (M, N)), a named
+    tuple on the labels' device.
     """
+    n_negatives = check_int("n_negatives", n_negatives)
+    n_samples = check_int("n_samples", n_samples, 2)
     n, m = n_negatives, n_samples
     n_classes, counts = labelled_set_sizes(torch.zeros(labels.numel(), 1), labels)
     rho = class_weights(class_probs, n_classes, counts, uniform_default=False)
@@ -151,10 +134,6 @@ def draw_unsupervised_samples(
     return UnsupervisedSamples(anchor, positive, negatives)
 
 
-@checked(
-    features=TensorOf(min_ndim=2, floating=True),
-    samples=Instance(UnsupervisedSamples),
-)
 def unsupervised_loss_curve(
     features: Tensor, samples: UnsupervisedSamples
 ) -> tuple[Tensor, Tensor]:
@@ -175,6 +154,8 @@ def unsupervised_loss_curve(
     Returns: estimate (..., N_max) and standard error (..., N_max), float64; column N −
     1 is L^N_un. Computed in float64 in memory-bounded chunks of draws.
     """
+    check_tensor("features", features, min_ndim=2, floating=True)
+    check_instance("samples", samples, UnsupervisedSamples)
     anchor, positive, negatives = samples
     if (
         negatives.ndim != 2
@@ -223,7 +204,6 @@ def unsupervised_loss_curve(
     return mean + shift, (variance / m).sqrt()
 
 
-@checked(**_DRAWN)
 def unsupervised_loss_monte_carlo(
     features: Tensor,
     labels: Tensor,
@@ -246,6 +226,8 @@ def unsupervised_loss_monte_carlo(
 
     Returns: estimate (...) and standard error (...), float64.
     """
+    n_negatives = check_int("n_negatives", n_negatives)
+    n_samples = check_int("n_samples", n_samples, 2)
     labelled_set_sizes(features, labels)
     samples = draw_unsupervised_samples(
         labels, n_negatives, n_samples, generator, class_probs

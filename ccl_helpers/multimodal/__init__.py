@@ -33,26 +33,24 @@ Everything is batched over a leading *run* axis R (seeds, or different σ's): te
 ...). The infinite-width ODE (A.18)–(A.22) is :func:`integrate_ode`.
 
 Where each part lives: the data model and the learners (:func:`make_data_model`,
-:func:`sample_pairs`, :func:`init_weights`, :func:`features`, :func:`reparametrise`);
-the losses and their gradients (:func:`contrastive_loss`, :func:`batch_loss`,
-:func:`gradients`, :func:`closed_form_gradients`); the scores and the sufficient
-conditions of Lemmas 4.4–4.5 (:func:`scores`); training (:func:`train`,
-:func:`population_descent`); the ODE (:func:`integrate_ode`, :func:`ode_scores`,
-:func:`stage_one_gap`); the symbolic identities (:func:`symbolic_norm_identity`,
-:func:`symbolic_negative_expectations`).
+:func:`sample_pairs`, :func:`init_weights`, :func:`reparametrise`); the losses
+(:func:`contrastive_loss`, :func:`non_contrastive_loss`, :func:`batch_loss`); the
+alignment score and the sufficient conditions of Lemmas 4.4–4.5
+(:func:`alignment_score`, :func:`alignment_margin`, :func:`balance_lower_bound`);
+training (:func:`train`, :func:`population_descent`); the ODE (:func:`integrate_ode`,
+:func:`ode_scores`, :func:`stage_one_gap`); the symbolic identities
+(:func:`symbolic_norm_identity`, :func:`symbolic_negative_expectations`).
 
 Histories. :func:`train`, :func:`population_descent` and :func:`ode_scores` return the
-book's one long history (step, [beta], seed, quantity, value), whose ``seed`` is the
-index of a run on the leading axis (a row of σ for the ODE);
-:func:`~ccl_helpers.train.wide` is its view with one column per score.
+book's one long history (step, [beta], seed, quantity, value) of the scores
+:data:`SCORES`, whose ``seed`` is the index of a run on the leading axis (a row of σ
+for the ODE); :func:`~ccl_helpers.train.wide` is its view with one column per score.
 
-Checks. Each public function declares the rule of each argument beside its signature
-(:func:`~ccl_helpers.checks.checked`) and checks them once, where it is called,
-relations between arguments (the input dimension of the weights and of the model) in
-its body; the values of tensors are checked where a computation needs them finite
-(the SVD of κ, the eigenvalues of Balance, the starting weights of a training run),
-never along the steps. The losses and the scores recorded along training check shapes
-and dtypes only: a NaN in their input propagates to their output.
+Checks. Each public function checks its arguments once, at its top, and relations
+between them (the input dimension of the weights and of the model); the values of
+tensors are checked where a computation needs them finite (the starting weights of a
+training run), never along the steps. The losses check shapes and dtypes only: a NaN
+in their input propagates to their output.
 
 The claims of the source that the chapter tests, each stated before looking at the
 numbers, are :data:`CLAIMS`.
@@ -64,28 +62,16 @@ from ._data_model import (
     DataModel,
     Pairs,
     Reparametrised,
-    features,
     geometric_sigmas,
-    haar_orthogonal,
     init_weights,
     make_data_model,
-    population_norm,
     reparametrise,
     sample_pairs,
 )
-from ._losses import (
-    FORMS,
-    LOSSES,
-    batch_loss,
-    closed_form_gradients,
-    contrastive_loss,
-    gradients,
-    non_contrastive_loss,
-)
+from ._losses import FORMS, LOSSES, batch_loss, contrastive_loss, non_contrastive_loss
 from ._ode import (
     ODEState,
     integrate_ode,
-    ode_matrices,
     ode_scores,
     stage_one_gap,
     stage_one_gap_finite_width,
@@ -93,16 +79,10 @@ from ._ode import (
 from ._scores import (
     SCORES,
     alignment_cap,
-    alignment_cosines,
     alignment_margin,
     alignment_score,
-    balance,
     balance_lower_bound,
-    condition_number,
-    noise_ratio,
-    scores,
 )
-from ._symbolic import symbolic_negative_expectations, symbolic_norm_identity
 from ._training import (
     compress_width,
     population_descent,
@@ -118,30 +98,20 @@ __all__ = [
     "NORMALISATIONS",
     "SCORES",
     "geometric_sigmas",
-    "haar_orthogonal",
     "DataModel",
     "make_data_model",
     "Pairs",
     "sample_pairs",
     "init_weights",
-    "population_norm",
-    "features",
     "Reparametrised",
     "reparametrise",
     "contrastive_loss",
     "non_contrastive_loss",
     "batch_loss",
-    "gradients",
-    "closed_form_gradients",
-    "condition_number",
-    "alignment_cosines",
-    "noise_ratio",
-    "balance",
     "alignment_score",
     "alignment_cap",
     "alignment_margin",
     "balance_lower_bound",
-    "scores",
     "two_stage",
     "train",
     "compress_width",
@@ -149,11 +119,23 @@ __all__ = [
     "record_grid",
     "ODEState",
     "integrate_ode",
+    "ode_scores",
     "stage_one_gap",
     "stage_one_gap_finite_width",
-    "ode_matrices",
-    "ode_scores",
     "symbolic_norm_identity",
     "symbolic_negative_expectations",
     "CLAIMS",
 ]
+
+
+_SYMBOLIC = ("symbolic_negative_expectations", "symbolic_norm_identity")
+"""The sympy derivations, imported on first use: importing the package loads no
+sympy."""
+
+
+def __getattr__(name: str):
+    if name in _SYMBOLIC:
+        from . import _symbolic
+
+        return getattr(_symbolic, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

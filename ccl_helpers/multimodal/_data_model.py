@@ -13,38 +13,32 @@ from typing import NamedTuple
 import torch
 from torch import Tensor
 
-from ..checks import (
-    UNKNOWN,
-    BadValue,
-    Choice,
-    Device,
-    Estimate,
-    FloatingDtype,
-    Instance,
-    Int,
-    Optional,
-    Positive,
-    Rule,
-    Sized,
-    TensorOf,
+from .._checks import (
+    check_finite,
+    check_floating_dtype,
+    check_instance,
+    check_int,
+    check_positive,
+    check_same_dtype,
+    check_same_shape,
     check_tensor,
-    checked,
 )
 
 NORMALISATIONS = ("population", "batch")
+"""The normalisers N of the features (A.6): population, N² = E‖W x‖², or batch, N² the
+batch mean of ‖W x‖²."""
 
 
-def weight_pair(*, finite: bool = False) -> dict[str, Rule]:
-    """The rules of W_A, W_B (runs, width, input_dim), floating, of one shape; with
+def _check_weights(W_A: Tensor, W_B: Tensor, *, finite: bool = False) -> None:
+    """W_A, W_B (runs, width, input_dim): floating, of one shape and dtype; with
     ``finite``, their values too (once per call, never per step)."""
-    return {
-        "W_A": TensorOf(ndim=3, floating=True, finite=finite),
-        "W_B": TensorOf(ndim=3, floating=True, finite=finite, like="W_A"),
-    }
-
-
-GENERATOR = Instance(torch.Generator)
-"""The rule of a random-number generator (its device is the result's)."""
+    check_tensor("W_A", W_A, ndim=3, floating=True)
+    check_tensor("W_B", W_B, ndim=3, floating=True)
+    check_same_dtype("W_B", W_B, "W_A", W_A)
+    check_same_shape("W_B", W_B, "W_A", W_A)
+    if finite:
+        check_finite("W_A", W_A)
+        check_finite("W_B", W_B)
 
 
 def _check_input_dim(W_A: Tensor, model: DataModel) -> None:
@@ -87,41 +81,10 @@ def _shape_of(value) -> str:
     )
 
 
-class Sigmas(Rule):
-    """The rule of σ (r,) or (R, r): finite and positive numbers, a floating tensor or
-    a sequence (:func:`_sigma_rows`; reads the values)."""
-
-    reads_values = True
-
-    def check(self, name, value, arguments):
-        _sigma_rows(value, name=name)
-        return value
-
-    def bad_values(self, valid):
-        bad = [BadValue("not numbers", UNKNOWN)]
-        if isinstance(valid, Tensor):
-            nan = valid.clone()
-            nan.view(-1)[0] = math.nan
-            bad += [
-                BadValue("integer tensor", valid.round().long()),
-                BadValue("nan entry", nan),
-                BadValue("negative entry", -valid),
-                BadValue("three dimensions", valid[None, None]),
-            ]
-        return bad
-
-
-SIGMAS = Estimate(
-    "multimodal.geometric_sigmas's σ",
-    ("latent_dim",),
-    lambda arguments: 2 * 8 * arguments["latent_dim"],
-)
-"""The memory of :func:`geometric_sigmas`: the exponents and the σ (float64)."""
-
-
-@checked(kappa_m=Positive(convert=True), latent_dim=Sized(Int(1), SIGMAS))
 def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     """σ_p = κ_M^{(r−p)/(r−1)} (A.5): geometric from κ_M down to 1, float64, CPU."""
+    kappa_m = check_positive("kappa_m", kappa_m)
+    latent_dim = check_int("latent_dim", latent_dim, 1)
     if kappa_m < 1:
         raise ValueError(f"kappa_m must be ≥ 1, got {kappa_m}")
     if latent_dim == 1:
@@ -130,39 +93,16 @@ def geometric_sigmas(kappa_m: float, latent_dim: int) -> Tensor:
     return kappa_m**exponents
 
 
-HAAR = Estimate(
-    "multimodal.haar_orthogonal's matrices",
-    ("n_runs", "dim"),
-    lambda a: 3 * a["n_runs"] * a["dim"] ** 2 * a["dtype"].itemsize,
-)
-"""The memory of :func:`haar_orthogonal`: the Gaussian matrices and their QR factors
-(3 R dim² entries)."""
-
-
-@checked(
-    n_runs=Sized(Int(1), HAAR),
-    dim=Sized(Int(1), HAAR),
-    generator=GENERATOR,
-    dtype=FloatingDtype(),
-    device=Optional(Device()),
-)
-def haar_orthogonal(
+def _haar_orthogonal(
     n_runs: int,
     dim: int,
     generator: torch.Generator,
-    *,
     dtype=torch.float64,
     device=None,
 ) -> Tensor:
     """(n_runs, dim, dim) Haar-random orthogonal matrices (QR of a Gaussian with the
-    sign fix)."""
+    sign fix), on ``device`` (default: the generator's)."""
     device = device if device is not None else generator.device
-    return _haar_orthogonal(n_runs, dim, generator, dtype, device)
-
-
-def _haar_orthogonal(
-    n_runs: int, dim: int, generator: torch.Generator, dtype, device
-) -> Tensor:
     g = torch.randn(n_runs, dim, dim, generator=generator, dtype=dtype, device=device)
     q, r = torch.linalg.qr(g)
     signs = torch.sign(torch.diagonal(r, dim1=-2, dim2=-1))
@@ -208,33 +148,6 @@ class DataModel(NamedTuple):
         )
 
 
-def _data_model_bytes(arguments: dict) -> int:
-    """The bytes of :func:`make_data_model`'s two Haar constructions: U_A kept while
-    U_B is drawn (4 R d² entries)."""
-    sigmas = arguments["sigmas"]
-    if isinstance(sigmas, Tensor):
-        n_runs = sigmas.shape[0] if sigmas.ndim == 2 else 1
-    else:  # a sequence of σ (one run) or of rows of σ
-        n_runs = len(sigmas) if isinstance(sigmas[0], Sequence) else 1
-    return 4 * n_runs * arguments["input_dim"] ** 2 * arguments["dtype"].itemsize
-
-
-DATA_MODEL = Estimate(
-    "multimodal.make_data_model's orthogonal matrices",
-    ("input_dim",),
-    _data_model_bytes,
-)
-"""The memory of :func:`make_data_model`."""
-
-
-@checked(
-    sigmas=Sigmas(),
-    noise_std=Positive(convert=True),
-    input_dim=Sized(Int(1), DATA_MODEL),
-    generator=GENERATOR,
-    noise_dim=Optional(Int(1)),
-    dtype=FloatingDtype(),
-)
 def make_data_model(
     sigmas: Tensor | Sequence[float],
     noise_std: float,
@@ -255,8 +168,15 @@ def make_data_model(
         noise_dim: d_ξ (default d − r).
         generator: torch generator; its device is the device of the result.
     """
-    sigmas = _sigma_rows(sigmas, dtype)
-    n_runs, r = sigmas.shape
+    _sigma_rows(sigmas)
+    noise_std = check_positive("noise_std", noise_std)
+    input_dim = check_int("input_dim", input_dim, 1)
+    check_instance("generator", generator, torch.Generator)
+    if noise_dim is not None:
+        noise_dim = check_int("noise_dim", noise_dim, 1)
+    check_floating_dtype("dtype", dtype)
+    rows = _sigma_rows(sigmas, dtype)
+    n_runs, r = rows.shape
     noise_dim = input_dim - r if noise_dim is None else noise_dim
     if r + noise_dim > input_dim or noise_dim < 1:
         raise ValueError(
@@ -264,15 +184,15 @@ def make_data_model(
             f"{noise_dim}, got {input_dim}"
         )
     device = generator.device
-    sigmas = sigmas.to(device)
+    rows = rows.to(device)
     U_A = _haar_orthogonal(n_runs, input_dim, generator, dtype, device)
     U_B = _haar_orthogonal(n_runs, input_dim, generator, dtype, device)
     return DataModel(
-        U_A[..., :r] * sigmas.unsqueeze(-2),
+        U_A[..., :r] * rows.unsqueeze(-2),
         noise_std * U_A[..., r : r + noise_dim],
-        U_B[..., :r] * sigmas.unsqueeze(-2),
+        U_B[..., :r] * rows.unsqueeze(-2),
         noise_std * U_B[..., r : r + noise_dim],
-        sigmas,
+        rows,
         noise_std,
     )
 
@@ -298,29 +218,12 @@ class Pairs(NamedTuple):
     x_B: Tensor
 
 
-def _pairs_bytes(model: DataModel, n: int) -> int:
-    """The bytes of n pairs per run: z, ξ_A, ξ_B, x_A, x_B (r + 2 (d_ξ + d) entries
-    per pair)."""
-    per_pair = model.latent_dim + 2 * (model.noise_dim + model.input_dim)
-    return model.n_runs * n * per_pair * model.M_A.dtype.itemsize
-
-
-PAIRS = Estimate(
-    "multimodal.sample_pairs's pairs",
-    ("n",),
-    lambda arguments: _pairs_bytes(arguments["model"], arguments["n"]),
-)
-"""The memory of :func:`sample_pairs`."""
-
-
-@checked(model=Instance(DataModel), n=Sized(Int(1), PAIRS), generator=GENERATOR)
 def sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs:
     """n positive pairs per run (shared z, independent ±1 noises). Negatives of pair i:
     the other rows."""
-    return _sample_pairs(model, n, generator)
-
-
-def _sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs:
+    check_instance("model", model, DataModel)
+    n = check_int("n", n, 1)
+    check_instance("generator", generator, torch.Generator)
     R, dt = model.n_runs, model.M_A.dtype
     z = _signs((R, n, model.latent_dim), generator, dt)
     xi_A = _signs((R, n, model.noise_dim), generator, dt)
@@ -334,21 +237,6 @@ def _sample_pairs(model: DataModel, n: int, generator: torch.Generator) -> Pairs
     )
 
 
-WEIGHTS = Estimate(
-    "multimodal.init_weights's weights",
-    ("n_runs", "width", "input_dim"),
-    lambda a: 2 * a["n_runs"] * a["width"] * a["input_dim"] * a["dtype"].itemsize,
-)
-"""The memory of W_A and W_B (2 R m d entries)."""
-
-
-@checked(
-    n_runs=Sized(Int(1), WEIGHTS),
-    width=Sized(Int(1), WEIGHTS),
-    input_dim=Sized(Int(1), WEIGHTS),
-    generator=GENERATOR,
-    dtype=FloatingDtype(),
-)
 def init_weights(
     n_runs: int,
     width: int,
@@ -358,6 +246,11 @@ def init_weights(
     dtype=torch.float64,
 ) -> tuple[Tensor, Tensor]:
     """W_A, W_B of shape (R, m, d) with iid N(0, 1/m) entries."""
+    n_runs = check_int("n_runs", n_runs, 1)
+    width = check_int("width", width, 1)
+    input_dim = check_int("input_dim", input_dim, 1)
+    check_instance("generator", generator, torch.Generator)
+    check_floating_dtype("dtype", dtype)
     shape = (n_runs, width, input_dim)
     scale = 1.0 / math.sqrt(width)
     W_A = (
@@ -371,38 +264,12 @@ def init_weights(
     return W_A, W_B
 
 
-@checked(
-    W=TensorOf(ndim=3, floating=True, finite=True),
-    covariance=TensorOf(min_ndim=2, floating=True, finite=True),
-)
-def population_norm(W: Tensor, covariance: Tensor) -> Tensor:
-    """N = (tr(W Σ Wᵀ))^{1/2} = (E‖W x‖²)^{1/2}, shape (R,); W and Σ finite."""
-    _check_covariance(W, covariance)
-    return _population_norm(W, covariance)
-
-
-def _check_covariance(W: Tensor, covariance: Tensor) -> None:
-    """Σ (..., d, d) (a floating tensor, finite: its rule), d the input dimension of
-    W."""
-    d = W.shape[-1]
-    if covariance.shape[-2:] != (d, d):
-        raise ValueError(
-            f"covariance must be (..., d, d) with d = the input dimension of W, {d}, "
-            f"got shape {tuple(covariance.shape)}"
-        )
-
-
 def _population_norm(W: Tensor, covariance: Tensor) -> Tensor:
+    """N = (tr(W Σ Wᵀ))^{1/2} = (E‖W x‖²)^{1/2}, shape (R,)."""
     return ((W @ covariance) * W).sum(dim=(-2, -1)).sqrt()
 
 
-@checked(
-    W=TensorOf(ndim=3, floating=True, finite=True),
-    x=TensorOf(min_ndim=2, floating=True, finite=True),
-    covariance=Optional(TensorOf(min_ndim=2, floating=True, finite=True)),
-    normalisation=Choice(NORMALISATIONS),
-)
-def features(
+def _features(
     W: Tensor,
     x: Tensor,
     *,
@@ -412,17 +279,8 @@ def features(
     """The normalised linear features f(x) = W x / N (A.6) of the inputs x (R, n, d),
     shape (R, n, m).
 
-    N is the population norm (:func:`population_norm`, needs ``covariance``) or the
+    N is the population norm (``_population_norm``, needs ``covariance``) or the
     batch one, N² the batch mean of ‖W x‖²."""
-    if x.shape[-1] != W.shape[-1]:
-        raise ValueError(
-            f"x must be (..., n, d) with d = the input dimension of W, {W.shape[-1]}, "
-            f"got shape {tuple(x.shape)}"
-        )
-    if normalisation == "population":
-        if covariance is None:
-            raise ValueError("covariance must be given for normalisation='population'")
-        _check_covariance(W, covariance)
     raw = x @ W.mT
     if normalisation == "population":
         return raw / _population_norm(W, covariance)[:, None, None]
@@ -441,14 +299,11 @@ class Reparametrised(NamedTuple):
     N_B: Tensor
 
 
-@checked(**weight_pair(), model=Instance(DataModel))
 def reparametrise(W_A: Tensor, W_B: Tensor, model: DataModel) -> Reparametrised:
     """S_*, Ξ_* of (A.7): the maps of latents and noises to the normalised outputs."""
+    _check_weights(W_A, W_B)
+    check_instance("model", model, DataModel)
     _check_input_dim(W_A, model)
-    return _reparametrise(W_A, W_B, model)
-
-
-def _reparametrise(W_A: Tensor, W_B: Tensor, model: DataModel) -> Reparametrised:
     WMA, WHA, WMB, WHB = (
         W_A @ model.M_A,
         W_A @ model.H_A,

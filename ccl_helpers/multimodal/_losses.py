@@ -1,9 +1,9 @@
 """The losses (A.8)–(A.10) and their gradients (A.12)–(A.13).
 
 On features (:func:`contrastive_loss`, :func:`non_contrastive_loss`), on a batch through
-the d×d Gram matrices (:func:`batch_loss`), by autograd (:func:`gradients`) and in
-closed form (:func:`closed_form_gradients`, and the Gram-block form that :func:`train`
-steps with).
+the d×d Gram matrices (:func:`batch_loss`), by autograd (``_loss_and_gradients``) and in
+closed form (``_closed_form_gradients``, the test oracle, and the Gram-block form that
+:func:`train` steps with).
 """
 
 from __future__ import annotations
@@ -13,19 +13,29 @@ import math
 import torch
 from torch import Tensor
 
-from ..checks import Choice, Instance, Positive, TensorOf, checked
-from ..losses import at_least_float32, result_dtype, widen_float16
+from .._checks import (
+    check_choice,
+    check_instance,
+    check_positive,
+    check_same_dtype,
+    check_same_shape,
+    check_tensor,
+)
+from .._precision import at_least_float32, result_dtype, widen_float16
 from ._data_model import (
     NORMALISATIONS,
     DataModel,
     Pairs,
     _check_input_dim,
+    _check_weights,
     _population_norm,
-    weight_pair,
 )
 
 LOSSES = ("contrastive", "non_contrastive")
+"""The losses: contrastive L_C (A.8) or (A.9), non-contrastive L_NC (A.10)."""
+
 FORMS = ("primary", "alternative")
+"""The forms of the contrastive loss: primary (A.8), alternative (A.9)."""
 
 
 def _contrastive_from_similarities(
@@ -53,29 +63,13 @@ def _contrastive_from_similarities(
     return terms.mean(-1)
 
 
-PAIR_OUTPUTS = {
-    "f_A": TensorOf(min_ndim=2, floating=True),
-    "f_B": TensorOf(min_ndim=2, floating=True, like="f_A", same_dtype_as="f_A"),
-}
-"""The rules of the features f_A, f_B (..., n, m): floating, one shape (shapes and
-dtypes only: a loss)."""
-
-LOSS_OPTIONS = {
-    "loss": Choice(LOSSES),
-    "beta": Positive(convert=True),
-    "tau": Positive(convert=True),
-    "form": Choice(FORMS),
-    "normalisation": Choice(NORMALISATIONS),
-}
-"""The rules of the loss options of :func:`batch_loss`; β and τ are passed on as
-floats."""
-
-BATCH = {
-    **weight_pair(),
-    "model": Instance(DataModel),
-    "pairs": Instance(Pairs),
-}
-"""The rules of the weights W_A, W_B of a model and of a batch of its pairs."""
+def _check_outputs(f_A: Tensor, f_B: Tensor) -> None:
+    """The features f_A, f_B (..., n, m): floating, of one shape and dtype (shapes and
+    dtypes only: a loss)."""
+    check_tensor("f_A", f_A, min_ndim=2, floating=True)
+    check_tensor("f_B", f_B, min_ndim=2, floating=True)
+    check_same_dtype("f_B", f_B, "f_A", f_A)
+    check_same_shape("f_B", f_B, "f_A", f_A)
 
 
 def _check_negatives(name: str, n: int) -> None:
@@ -87,41 +81,6 @@ def _check_negatives(name: str, n: int) -> None:
         )
 
 
-@checked(**LOSS_OPTIONS)
-def _check_loss_options(
-    *,
-    loss: str = "contrastive",
-    beta: float = 1.0,
-    tau: float = 1.0,
-    form: str = "primary",
-    normalisation: str = "population",
-) -> dict:
-    """The options of :func:`gradients` (those of :func:`batch_loss`), checked by
-    their rules (:data:`LOSS_OPTIONS`), with their defaults."""
-    return {
-        "loss": loss,
-        "beta": beta,
-        "tau": tau,
-        "form": form,
-        "normalisation": normalisation,
-    }
-
-
-def _check_batch(W_A: Tensor, model: DataModel, pairs: Pairs, loss: str) -> None:
-    """The input dimension of the weights W_A, W_B (of one shape: their rules,
-    :data:`BATCH`) is the one of ``model``, and a contrastive batch of ``pairs`` holds
-    n ≥ 2 pairs."""
-    _check_input_dim(W_A, model)
-    if loss == "contrastive":
-        _check_negatives("pairs", pairs.x_A.shape[-2])
-
-
-@checked(
-    **PAIR_OUTPUTS,
-    beta=LOSS_OPTIONS["beta"],
-    tau=LOSS_OPTIONS["tau"],
-    form=LOSS_OPTIONS["form"],
-)
 def contrastive_loss(
     f_A: Tensor, f_B: Tensor, *, beta: float, tau: float, form: str = "primary"
 ) -> Tensor:
@@ -136,6 +95,10 @@ def contrastive_loss(
     (float16 in float32), the log-sum-exp in at least float32, the result in the
     inputs' dtype (float32 for float16).
     """
+    _check_outputs(f_A, f_B)
+    beta = check_positive("beta", beta)
+    tau = check_positive("tau", tau)
+    check_choice("form", form, FORMS)
     _check_negatives("f_A", f_A.shape[-2])
     similarities = at_least_float32(widen_float16(f_A) @ widen_float16(f_B).mT)
     return _contrastive_from_similarities(
@@ -143,14 +106,13 @@ def contrastive_loss(
     ).to(result_dtype(f_A))
 
 
-@checked(**PAIR_OUTPUTS)
 def non_contrastive_loss(f_A: Tensor, f_B: Tensor) -> Tensor:
     """Batch L̂_NC = (1/n) Σ_i ‖f_A^i − f_B^i‖² (A.10), shape (R,); float16 inputs give
     float32 (the squares may exceed its range)."""
+    _check_outputs(f_A, f_B)
     return widen_float16(f_A - f_B).pow(2).sum(-1).mean(-1)
 
 
-@checked(**BATCH, **LOSS_OPTIONS)
 def batch_loss(
     W_A: Tensor,
     W_B: Tensor,
@@ -167,34 +129,20 @@ def batch_loss(
 
     Computed through the d×d Gram matrices W_AᵀW_B, W_AᵀW_A, W_BᵀW_B (cost O(md² + n²d),
     not O(n²m)): s_ij = x_A^iᵀ W_AᵀW_B x_B^j / (N_A N_B); equal to
-    :func:`contrastive_loss` of :func:`features`.
+    :func:`contrastive_loss` of the features f = W x / N (A.6). Checks shapes and
+    dtypes only (a loss): a NaN in the weights propagates to the loss.
     """
-    _check_batch(W_A, model, pairs, loss)
-    return _batch_loss(
-        W_A,
-        W_B,
-        model,
-        pairs,
-        loss=loss,
-        beta=beta,
-        tau=tau,
-        form=form,
-        normalisation=normalisation,
-    )
-
-
-def _batch_loss(
-    W_A: Tensor,
-    W_B: Tensor,
-    model: DataModel,
-    pairs: Pairs,
-    *,
-    loss: str,
-    beta: float,
-    tau: float,
-    form: str,
-    normalisation: str,
-) -> Tensor:
+    _check_weights(W_A, W_B)
+    check_instance("model", model, DataModel)
+    check_instance("pairs", pairs, Pairs)
+    check_choice("loss", loss, LOSSES)
+    beta = check_positive("beta", beta)
+    tau = check_positive("tau", tau)
+    check_choice("form", form, FORMS)
+    check_choice("normalisation", normalisation, NORMALISATIONS)
+    _check_input_dim(W_A, model)
+    if loss == "contrastive":
+        _check_negatives("pairs", pairs.x_A.shape[-2])
     gram_AB = W_A.mT @ W_B
     gram_AA, gram_BB = W_A.mT @ W_A, W_B.mT @ W_B
     if normalisation == "population":
@@ -215,25 +163,16 @@ def _batch_loss(
     return (sq_A / norm2_A[:, None] + sq_B / norm2_B[:, None] - 2 * cross).mean(-1)
 
 
-@checked(**BATCH)
-def gradients(
-    W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_options
-) -> tuple[Tensor, Tensor]:
-    """∇_{W_A} L̂, ∇_{W_B} L̂ by autograd (each run's gradient of its own loss), shapes
-    (R, m, d); ``loss_options`` those of :func:`batch_loss`."""
-    options = _check_loss_options(**loss_options)
-    _check_batch(W_A, model, pairs, options["loss"])
-    return _loss_and_gradients(W_A, W_B, model, pairs, **options)[1]
-
-
 def _loss_and_gradients(
     W_A: Tensor, W_B: Tensor, model: DataModel, pairs: Pairs, **loss_options
 ) -> tuple[Tensor, tuple[Tensor, Tensor]]:
-    """(L̂ (R,) detached, (∇_{W_A} L̂, ∇_{W_B} L̂)) by autograd."""
+    """(L̂ (R,) detached, (∇_{W_A} L̂, ∇_{W_B} L̂)) by autograd of :func:`batch_loss`
+    (each run's gradient of its own loss), shapes (R, m, d); ``loss_options`` those of
+    :func:`batch_loss`."""
     W_A = W_A.detach().requires_grad_(True)
     W_B = W_B.detach().requires_grad_(True)
     with torch.enable_grad():
-        losses = _batch_loss(W_A, W_B, model, pairs, **loss_options)
+        losses = batch_loss(W_A, W_B, model, pairs, **loss_options)
         return losses.detach(), torch.autograd.grad(losses.sum(), (W_A, W_B))
 
 
@@ -313,15 +252,7 @@ def _gram_loss_and_gradients(
     return losses, (grad_A, grad_B)
 
 
-@checked(
-    **weight_pair(finite=True),
-    model=Instance(DataModel),
-    pairs=Instance(Pairs),
-    loss=LOSS_OPTIONS["loss"],
-    beta=LOSS_OPTIONS["beta"],
-    tau=LOSS_OPTIONS["tau"],
-)
-def closed_form_gradients(
+def _closed_form_gradients(
     W_A: Tensor,
     W_B: Tensor,
     model: DataModel,
@@ -331,7 +262,8 @@ def closed_form_gradients(
     beta: float = 1.0,
     tau: float = 1.0,
 ) -> tuple[Tensor, Tensor]:
-    """The closed-form gradient (A.12)–(A.13), the test oracle of :func:`gradients`.
+    """The closed-form gradient (A.12)–(A.13), the test oracle of the autograd one
+    (``_loss_and_gradients``).
 
     Population normalisation, primary form of the contrastive loss.
 
@@ -339,7 +271,6 @@ def closed_form_gradients(
     β dSᵀ F_A with dS = (P^{AB} − I + (P^{BA} − I)ᵀ)/n; L_NC: G_A = 2(F_A − F_B)/n =
     −G_B.
     """
-    _check_batch(W_A, model, pairs, loss)
     cov_A, cov_B = model.covariances()
     N_A, N_B = _population_norm(W_A, cov_A), _population_norm(W_B, cov_B)
     F_A = pairs.x_A @ W_A.mT / N_A[:, None, None]

@@ -1,6 +1,6 @@
 """The infinite-width ODE (A.18)–(A.23), its scores, and Lemma B.9's stage-one gap.
 
-The solution (:func:`integrate_ode`), its matrices and scores (:func:`ode_matrices`,
+The solution (:func:`integrate_ode`), its matrices and scores (``_ode_matrices``,
 :func:`ode_scores`), and the gap between stage 1 and slowed non-contrastive training, in
 the ODE (:func:`stage_one_gap`) and at finite width.
 """
@@ -17,37 +17,24 @@ import torch
 from scipy.integrate import solve_ivp
 from torch import Tensor
 
-from ..checks import (
-    Estimate,
-    FloatingDtype,
-    Instance,
-    Int,
-    Optional,
-    Positive,
-    Sized,
-    Steps,
+from .._checks import (
+    check_choice,
+    check_floating_dtype,
+    check_instance,
+    check_int,
     check_positive,
-    checked,
 )
+from ..train import check_stages
 from ._data_model import (
-    GENERATOR,
     DataModel,
     Reparametrised,
-    Sigmas,
     _check_input_dim,
+    _check_weights,
     _sigma_rows,
-    weight_pair,
 )
-from ._losses import LOSS_OPTIONS
-from ._scores import _align_draw_bytes, _alignment_score, _scores
-from ._training import (
-    BATCH,
-    Schedule,
-    _check_record_steps,
-    _long_history,
-    _train,
-    record_grid,
-)
+from ._losses import FORMS, LOSSES
+from ._scores import _scores, alignment_score
+from ._training import _check_record_steps, _long_history, record_grid, train
 
 
 class ODEState(NamedTuple):
@@ -121,24 +108,6 @@ def _ode_rhs(
     return np.concatenate([d_log_gap.ravel(), d_log_a.ravel(), d_log_e, d_norm2])
 
 
-REAL = Positive(convert=True)
-"""The rule of a step size, a temperature, a tolerance: a finite real > 0, passed on as
-a float."""
-
-ODE_DATA = {"sigmas": Sigmas(), "noise_std": REAL, "noise_dim": Int(1)}
-"""The rules of the data model of the infinite-width limit: σ, σ_ξ and d_ξ."""
-
-
-@checked(
-    **ODE_DATA,
-    schedule=Schedule(),
-    loss=LOSS_OPTIONS["loss"],
-    lr=REAL,
-    tau=REAL,
-    form=LOSS_OPTIONS["form"],
-    rtol=REAL,
-    atol=REAL,
-)
 def integrate_ode(
     sigmas: Tensor | Sequence,
     noise_std: float,
@@ -176,6 +145,15 @@ def integrate_ode(
         record_steps: output steps (default: every step).
     """
     sig = _sigma_rows(sigmas).cpu().numpy()
+    noise_std = check_positive("noise_std", noise_std)
+    noise_dim = check_int("noise_dim", noise_dim, 1)
+    schedule = check_stages("schedule", schedule)
+    check_choice("loss", loss, LOSSES)
+    lr = check_positive("lr", lr)
+    tau = check_positive("tau", tau)
+    check_choice("form", form, FORMS)
+    rtol = check_positive("rtol", rtol)
+    atol = check_positive("atol", atol)
     if form == "alternative" and tau > 1 and loss == "contrastive":
         raise ValueError(
             "tau must be ≤ 1 for form='alternative' (else the alignment "
@@ -189,37 +167,6 @@ def integrate_ode(
     )
     if steps.size == 0:
         raise ValueError(f"record_steps must be a non-empty subset of 0..{total}")
-    return _integrate_ode(
-        sig,
-        noise_std,
-        noise_dim,
-        schedule,
-        loss=loss,
-        lr=lr,
-        tau=tau,
-        form=form,
-        steps=steps,
-        rtol=rtol,
-        atol=atol,
-    )
-
-
-def _integrate_ode(
-    sig: np.ndarray,
-    noise_std: float,
-    noise_dim: int,
-    schedule: list[tuple[float, int]],
-    *,
-    loss: str,
-    lr: float,
-    tau: float,
-    form: str,
-    steps: np.ndarray,
-    rtol: float = 1e-8,
-    atol: float = 1e-10,
-) -> ODEState:
-    """:func:`integrate_ode` of checked arguments: σ rows ``sig`` (B, r), the output
-    ``steps`` (sorted, not empty)."""
     B, r = sig.shape
     sig2 = sig**2
     noise_var = np.full(B, noise_std**2)
@@ -270,20 +217,6 @@ def _integrate_ode(
     )
 
 
-def _gap_bytes(arguments: dict) -> int:
-    """The bytes of :func:`stage_one_gap`: for each of its two integrations of B σ rows
-    of r entries, the ``steps + 1`` recorded states of 2Br + 2B float64 entries, three
-    times (the records, the solver's copy, the states ρ, a, e, N² taken from them),
-    and the steps recorded (int64)."""
-    rows, r = _sigma_rows(arguments["sigmas"]).shape
-    return (2 * 3 * (2 * rows * r + 2 * rows) + 1) * (arguments["steps"] + 1) * 8
-
-
-GAP = Estimate("multimodal.stage_one_gap's recorded states", ("steps",), _gap_bytes)
-"""The memory of :func:`stage_one_gap`."""
-
-
-@checked(**ODE_DATA, beta=REAL, steps=Sized(Int(1), GAP), lr=REAL, tau=REAL)
 def stage_one_gap(
     sigmas: Tensor | Sequence,
     noise_std: float,
@@ -303,29 +236,23 @@ def stage_one_gap(
     ητ/(1 + τ) for ``steps`` steps, and returns the largest gaps over every step and
     every σ row: ``kappa`` max |κ_C/κ_NC − 1| and ``rho`` max_p |ρ_p^C − ρ_p^NC|.
     """
-    sig = _sigma_rows(sigmas).cpu().numpy()
-    record = np.arange(steps + 1)
-    contrastive = _integrate_ode(
-        sig,
-        noise_std,
-        noise_dim,
-        [(beta, steps)],
-        loss="contrastive",
-        lr=lr,
-        tau=tau,
-        form="primary",
-        steps=record,
+    _sigma_rows(sigmas)
+    noise_std = check_positive("noise_std", noise_std)
+    noise_dim = check_int("noise_dim", noise_dim, 1)
+    beta = check_positive("beta", beta)
+    steps = check_int("steps", steps, 1)
+    lr = check_positive("lr", lr)
+    tau = check_positive("tau", tau)
+    contrastive = integrate_ode(
+        sigmas, noise_std, noise_dim, [(beta, steps)], lr=lr, tau=tau
     )
-    plain = _integrate_ode(
-        sig,
+    plain = integrate_ode(
+        sigmas,
         noise_std,
         noise_dim,
         [(1.0, steps)],
         loss="non_contrastive",
         lr=lr * tau / (1 + tau),
-        tau=1.0,
-        form="primary",
-        steps=record,
     )
     return {
         "kappa": float(np.abs(contrastive.kappa / plain.kappa - 1).max()),
@@ -333,16 +260,6 @@ def stage_one_gap(
     }
 
 
-@checked(
-    model=Instance(DataModel),
-    **weight_pair(finite=True),
-    steps=Steps(1),
-    lr=REAL,
-    tau=REAL,
-    batch_size=Sized(Int(2), BATCH),
-    seed=Int(0),
-    similarity_dtype=Optional(FloatingDtype()),
-)
 def stage_one_gap_finite_width(
     model: DataModel,
     W_A: Tensor,
@@ -373,6 +290,15 @@ def stage_one_gap_finite_width(
         One row per β and run: ``beta``, ``seed`` (the run's index) and ``gap``, the
         largest |κ_C/κ_NC − 1| of κ(S_A) over the recorded steps.
     """
+    check_instance("model", model, DataModel)
+    _check_weights(W_A, W_B, finite=True)
+    steps = check_int("steps", steps, 1)
+    lr = check_positive("lr", lr)
+    tau = check_positive("tau", tau)
+    batch_size = check_int("batch_size", batch_size, 2)
+    seed = check_int("seed", seed, 0)
+    if similarity_dtype is not None:
+        check_floating_dtype("similarity_dtype", similarity_dtype)
     _check_input_dim(W_A, model)
     betas = [check_positive("betas", b) for b in betas]
     if not betas:
@@ -381,7 +307,7 @@ def stage_one_gap_finite_width(
     device = model.M_A.device
 
     def kappa(beta, loss, step_size, similarity_dtype=None):
-        _, _, history = _train(
+        _, _, history = train(
             model,
             W_A,
             W_B,
@@ -390,10 +316,8 @@ def stage_one_gap_finite_width(
             lr=step_size,
             batch_size=batch_size,
             tau=tau,
-            form="primary",
-            normalisation="population",
             generator=torch.Generator(device=device).manual_seed(seed),
-            record=record,
+            record_steps=record,
             similarity_dtype=similarity_dtype,
         )
         history = history[history["quantity"] == "kappa"]
@@ -408,49 +332,7 @@ def stage_one_gap_finite_width(
     return frame.reset_index()[["beta", "seed", "gap"]]
 
 
-def _matrices_bytes(n_runs: int, r: int, dxi: int) -> int:
-    """The bytes of :func:`ode_matrices` for ``n_runs`` states: the identity of R^dim,
-    dim = 2r + 2d_ξ, and the four matrices of every run (dim columns in all), each
-    with one temporary (float64)."""
-    dim = 2 * r + 2 * dxi
-    return 8 * (dim * dim + 2 * n_runs * dim * dim)
-
-
-def _ode_matrices_bytes(arguments: dict) -> int | None:
-    """:func:`_matrices_bytes` of the state ``a`` (..., r) (``None`` for an ``a``
-    without a shape: the body says why)."""
-    shape = getattr(arguments["a"], "shape", None)
-    if shape is None or not len(shape):
-        return None
-    return _matrices_bytes(math.prod(shape[:-1]), shape[-1], arguments["noise_dim"])
-
-
-ODE_MATRICES = Estimate(
-    "multimodal.ode_matrices's matrices", ("noise_dim",), _ode_matrices_bytes
-)
-"""The memory of :func:`ode_matrices`."""
-
-
-def _ode_scores_bytes(arguments: dict) -> int:
-    """The bytes of :func:`ode_scores`: the matrices of every state and, with
-    ``n_align``, the alignment's draws on them (at most every state)."""
-    B, T, r = arguments["state"].a.shape
-    dxi = arguments["noise_dim"]
-    dim = 2 * r + 2 * dxi
-    draws = _align_draw_bytes(B * T, dim, r, dxi, arguments["n_align"], 8)
-    return _matrices_bytes(B * T, r, dxi) + draws
-
-
-ODE_SCORES = Estimate(
-    "multimodal.ode_scores's matrices and draws",
-    ("noise_dim", "n_align"),
-    _ode_scores_bytes,
-)
-"""The memory of :func:`ode_scores`."""
-
-
-@checked(noise_dim=Sized(Int(1), ODE_MATRICES))
-def ode_matrices(
+def _ode_matrices(
     a: Tensor, rho: Tensor, noise: Tensor, noise_dim: int
 ) -> Reparametrised:
     """Infinite-width S_A, Ξ_A, S_B, Ξ_B realised in R^{2r + 2d_ξ} from a state (any
@@ -477,13 +359,6 @@ def ode_matrices(
     return Reparametrised(S_A, Xi_A, S_B, Xi_B, ones, ones)
 
 
-@checked(
-    state=Instance(ODEState),
-    noise_dim=Sized(Int(1), ODE_SCORES),
-    n_align=Sized(Int(0), ODE_SCORES),
-    generator=Optional(GENERATOR),
-    align_every=Int(1),
-)
 def ode_scores(
     state: ODEState,
     noise_dim: int,
@@ -492,17 +367,23 @@ def ode_scores(
     generator: torch.Generator | None = None,
     align_every: int = 1,
 ) -> pd.DataFrame:
-    """The long history (step, beta, seed, quantity, value) of :func:`scores` along the
-    ODE, seed the row of σ (:func:`~ccl_helpers.train.wide`: one row per step and
-    row); κ = (max a/min a)^{1/2} exactly.
+    """The long history (step, beta, seed, quantity, value) of the scores
+    (:data:`SCORES`) along the ODE, seed the row of σ (:func:`~ccl_helpers.train.wide`:
+    one row per step and row); κ = (max a/min a)^{1/2} exactly.
 
-    The alignment (Monte Carlo on :func:`ode_matrices`, exact ties counted 1/2) is
-    computed at every ``align_every``-th step and the last one only, on
+    The alignment (Monte Carlo on the matrices of ``_ode_matrices``, exact ties counted
+    1/2) is computed at every ``align_every``-th step and the last one only, on
     ``generator``'s device (the matrices are built on the CPU in float64)."""
+    check_instance("state", state, ODEState)
+    noise_dim = check_int("noise_dim", noise_dim, 1)
+    n_align = check_int("n_align", n_align, 0)
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator)
+    align_every = check_int("align_every", align_every, 1)
     if n_align and generator is None:
         raise ValueError("generator must be given when n_align > 0")
     B, T, r = state.a.shape
-    parts = ode_matrices(state.a, state.rho, state.noise, noise_dim)
+    parts = _ode_matrices(state.a, state.rho, state.noise, noise_dim)
     values = _scores(parts, 0, None, "strict", None)
     frame = pd.DataFrame({k: v.numpy() for k, v in values.items()})
     frame["kappa"] = state.kappa.reshape(-1)
@@ -518,7 +399,7 @@ def ode_scores(
     chosen[:, -1] = True
     index = torch.as_tensor(np.flatnonzero(chosen.reshape(-1)))
     picked = Reparametrised(*(m[index].to(generator.device) for m in parts))
-    align = _alignment_score(picked[:4], n_align, generator, False, "half")
+    align = alignment_score(*picked[:4], n_align, generator, ties="half")
     computed = frame.loc[index.numpy(), keys].assign(
         quantity="align", value=align.cpu().numpy()
     )

@@ -1,7 +1,8 @@
 """The scores (A.14)–(A.17) and the sufficient conditions of Lemmas 4.4 and 4.5.
 
 Condition number, alignment cosines and score, noise ratio, balance, all of them at
-once (:func:`scores`), and the explicit margin and bound of the two lemmas.
+once (``_scores``, what the histories record), and the explicit margin and bound of the
+two lemmas.
 """
 
 from __future__ import annotations
@@ -12,21 +13,14 @@ from collections.abc import Sequence
 import torch
 from torch import Tensor
 
-from ..checks import (
-    BadValue,
-    Choice,
-    Estimate,
-    Instance,
-    Int,
-    Optional,
-    Sized,
-    TensorOf,
-    check_finite,
+from .._checks import (
+    check_choice,
+    check_instance,
     check_int,
+    check_same_shape,
     check_tensor,
-    checked,
 )
-from ._data_model import GENERATOR, Reparametrised, _signs
+from ._data_model import Reparametrised, _signs
 
 SCORES = (
     "max_one_minus_rho",
@@ -37,82 +31,50 @@ SCORES = (
     "align_margin",
     "align",
 )
+"""The scores a history records, per run: max_p(1 − ρ_p), ‖Ξ_A‖_F²/‖S_A‖_F², κ(S_A),
+Balance (stable rank and trace), the margin μ of Lemma 4.4 and the alignment Align
+(A.14)–(A.17)."""
+
+TIES = ("strict", "half")
+"""The values of ``ties``: exact ties count as lost (strict) or 1/2 (half)."""
+
+VARIANTS = ("fro", "tr")
+"""The balance's variants: Frobenius (stable rank) or trace."""
 
 
-class _Noise(TensorOf):
-    """The rule of Ξ (..., m, d_ξ): a floating tensor with the leading dimensions
-    (..., m) of the argument ``signal``, S (..., m, r) (finite with ``finite``)."""
-
-    def __init__(self, signal: str, *, finite: bool = False):
-        super().__init__(min_ndim=2, floating=True, finite=finite)
-        self.signal = signal
-
-    def check(self, name, value, arguments):
-        super().check(name, value, arguments)
-        S = arguments.get(self.signal)
-        if isinstance(S, Tensor) and S.shape[:-1] != value.shape[:-1]:
-            raise ValueError(
-                f"{name} must have the leading dimensions (..., m) of {self.signal}, "
-                f"{tuple(S.shape[:-1])}, got shape {tuple(value.shape)}"
-            )
-        return value
-
-    def bad_values(self, valid):
-        bad = super().bad_values(valid)
-        if isinstance(valid, Tensor) and valid.ndim >= 2 and valid.shape[-2]:
-            shorter = valid.narrow(-2, 0, valid.shape[-2] - 1)
-            bad.append(BadValue("fewer rows than the signal", shorter, (self.signal,)))
-        return bad
-
-
-SIGNAL = TensorOf(min_ndim=2, floating=True)
-"""The rule of S (..., m, r): a floating tensor (metadata only)."""
-
-TIES = Choice(("strict", "half"))
-"""The rule of ``ties``: exact ties count as lost (strict) or 1/2 (half)."""
-
-VARIANT = Choice(("fro", "tr"))
-"""The rule of the balance's variant: Frobenius (stable rank) or trace."""
-
-
-@checked(S=TensorOf(min_ndim=2, floating=True, finite=True))
-def condition_number(S: Tensor) -> Tensor:
-    """κ(S) = σ_max/σ_min (A.17) of the r singular values of S (R, m, r), shape (R,);
-    S floating-point and finite (its SVD needs finite entries)."""
-    return _condition_number(S)
+def _check_noise(name: str, Xi, signal_name: str, S: Tensor) -> None:
+    """Ξ (..., m, d_ξ): a floating tensor with the leading dimensions (..., m) of the
+    signal S (..., m, r)."""
+    check_tensor(name, Xi, min_ndim=2, floating=True)
+    if S.shape[:-1] != Xi.shape[:-1]:
+        raise ValueError(
+            f"{name} must have the leading dimensions (..., m) of {signal_name}, "
+            f"{tuple(S.shape[:-1])}, got shape {tuple(Xi.shape)}"
+        )
 
 
 def _condition_number(S: Tensor) -> Tensor:
+    """κ(S) = σ_max/σ_min (A.17) of the r singular values of S (R, m, r), shape (R,);
+    its SVD needs finite entries."""
     values = torch.linalg.svdvals(S)
     return values[..., 0] / values[..., -1]
 
 
-@checked(S_A=SIGNAL, S_B=TensorOf(min_ndim=2, floating=True, like="S_A"))
-def alignment_cosines(S_A: Tensor, S_B: Tensor) -> Tensor:
+def _alignment_cosines(S_A: Tensor, S_B: Tensor) -> Tensor:
     """ρ_p = ⟨[S_A]_p, [S_B]_p⟩ / (‖[S_A]_p‖ ‖[S_B]_p‖) (A.17), shape (R, r)."""
     return (S_A * S_B).sum(-2) / (S_A.norm(dim=-2) * S_B.norm(dim=-2))
 
 
-@checked(S=SIGNAL, Xi=_Noise("S"))
-def noise_ratio(S: Tensor, Xi: Tensor) -> Tensor:
+def _noise_ratio(S: Tensor, Xi: Tensor) -> Tensor:
     """The noise-to-signal ratio ‖Ξ‖_F² / ‖S‖_F² (A.17), shape (R,)."""
     return Xi.pow(2).sum((-2, -1)) / S.pow(2).sum((-2, -1))
 
 
-@checked(
-    S=TensorOf(min_ndim=2, floating=True, finite=True),
-    Xi=_Noise("S", finite=True),
-    variant=VARIANT,
-)
-def balance(S: Tensor, Xi: Tensor, variant: str = "fro") -> Tensor:
+def _balance(S: Tensor, Xi: Tensor, variant: str = "fro") -> Tensor:
     """Balance(f_A) (A.16) of Cov_A = SSᵀ + ΞΞᵀ, shape (R,).
 
-    ``fro``: ‖Cov‖_F²/‖Cov‖_2² (stable rank); ``tr``: tr Cov/‖Cov‖_2. S and Ξ finite
-    (the eigenvalues need finite entries)."""
-    return _balance(S, Xi, variant)
-
-
-def _balance(S: Tensor, Xi: Tensor, variant: str) -> Tensor:
+    ``fro``: ‖Cov‖_F²/‖Cov‖_2² (stable rank); ``tr``: tr Cov/‖Cov‖_2. The eigenvalues
+    need finite entries."""
     K = torch.cat([S, Xi], dim=-1)
     eig = torch.linalg.eigvalsh(K.mT @ K).clamp_min(
         0
@@ -123,43 +85,6 @@ def _balance(S: Tensor, Xi: Tensor, variant: str) -> Tensor:
     return eig.sum(-1) / top
 
 
-def _align_bytes(S_A: Tensor, Xi_A: Tensor, n_samples: int) -> int:
-    """The bytes of the Monte Carlo alignment's draws for S_A (..., m, r) and Ξ_A
-    (..., m, d_ξ)."""
-    *leading, m, r = S_A.shape
-    return _align_draw_bytes(
-        math.prod(leading), m, r, Xi_A.shape[-1], n_samples, S_A.element_size()
-    )
-
-
-def _align_draw_bytes(
-    n_runs: int, width: int, r: int, dxi: int, n_samples: int, item: int
-) -> int:
-    """The bytes of the Monte Carlo alignment's draws, for every run: per sample z and
-    z⁻ (2r), ξ_A, ξ_B, ξ⁻ (3 d_ξ), the k-dimensional features and their differences
-    (4k, k = min(m, 2r + 2d_ξ)) and the two distances, the win and its cast (4), of
-    ``item`` bytes each."""
-    k = min(width, 2 * r + 2 * dxi)
-    return n_runs * n_samples * (2 * r + 3 * dxi + 4 * k + 4) * item
-
-
-ALIGNMENT_DRAWS = Estimate(
-    "multimodal.alignment_score's draws",
-    ("n_samples",),
-    lambda a: _align_bytes(a["S_A"], a["Xi_A"], a["n_samples"]),
-)
-"""The memory of :func:`alignment_score`'s Monte Carlo draws."""
-
-
-@checked(
-    S_A=SIGNAL,
-    Xi_A=_Noise("S_A"),
-    S_B=TensorOf(min_ndim=2, floating=True, like="S_A"),
-    Xi_B=_Noise("S_B"),
-    n_samples=Sized(Int(1), ALIGNMENT_DRAWS),
-    generator=GENERATOR,
-    ties=TIES,
-)
 def alignment_score(
     S_A: Tensor,
     Xi_A: Tensor,
@@ -180,29 +105,22 @@ def alignment_score(
     distances differ only by noise, the score is capped near 1 − 2^{−(r+1)} unless
     collisions are excluded. ``ties="half"`` counts exact ties (up to 1e-12 relative) as
     1/2 (random tie-breaking): needed for the infinite-width matrices of
-    :func:`ode_matrices`, whose collision distances are exactly equal. A run whose
+    :func:`ode_scores`, whose collision distances are exactly equal. A run whose
     matrices are not all finite scores NaN.
     """
+    check_tensor("S_A", S_A, min_ndim=2, floating=True)
+    _check_noise("Xi_A", Xi_A, "S_A", S_A)
+    check_tensor("S_B", S_B, min_ndim=2, floating=True)
+    check_same_shape("S_B", S_B, "S_A", S_A)
+    _check_noise("Xi_B", Xi_B, "S_B", S_B)
+    n_samples = check_int("n_samples", n_samples, 1)
+    check_instance("generator", generator, torch.Generator)
+    check_choice("ties", ties, TIES)
     if Xi_B.shape != Xi_A.shape:
         raise ValueError(
             f"Xi_B must have the shape of Xi_A, {tuple(Xi_A.shape)}, got "
             f"{tuple(Xi_B.shape)}"
         )
-    return _alignment_score(
-        (S_A, Xi_A, S_B, Xi_B), n_samples, generator, exclude_collisions, ties
-    )
-
-
-def _alignment_score(
-    matrices: Sequence[Tensor],
-    n_samples: int,
-    generator: torch.Generator,
-    exclude_collisions: bool,
-    ties: str,
-) -> Tensor:
-    """:func:`alignment_score` of checked arguments, ``matrices`` = (S_A, Ξ_A, S_B,
-    Ξ_B)."""
-    S_A, Xi_A, S_B, Xi_B = matrices
     R, r, dt = S_A.shape[0], S_A.shape[-1], S_A.dtype
     z = _signs((R, n_samples, r), generator, dt)
     z_neg = _signs((R, n_samples, r), generator, dt)
@@ -237,15 +155,14 @@ def _alignment_score(
     return wins.mean(-1).masked_fill(~finite, math.nan)
 
 
-@checked(latent_dim=Int(1))
 def alignment_cap(latent_dim: int) -> float:
     """1 − 2^{−(r+1)} (A.15): Align when every non-colliding triple is won.
 
     Collisions z⁻ = z (probability 2^{−r}) are coin flips."""
+    latent_dim = check_int("latent_dim", latent_dim, 1)
     return 1.0 - 2.0 ** -(latent_dim + 1)
 
 
-@checked(parts=Instance(Reparametrised))
 def alignment_margin(parts: Reparametrised) -> Tensor:
     """μ = σ_min(S_B) − √r ‖S_A − S_B‖₂ − √d_ξ (‖Ξ_A‖₂ + ‖Ξ_B‖₂), shape (R,).
 
@@ -256,6 +173,7 @@ def alignment_margin(parts: Reparametrised) -> Tensor:
     ≥ 2σ_min(S_B) − P.
     So μ > 0 implies that every non-colliding triple is won: Align with collisions
     excluded equals 1. ‖·‖₂ is the spectral norm; σ_min the r-th singular value."""
+    check_instance("parts", parts, Reparametrised)
     r, dxi = parts.S_A.shape[-1], parts.Xi_A.shape[-1]
     spectral = torch.linalg.matrix_norm
     return (
@@ -265,7 +183,6 @@ def alignment_margin(parts: Reparametrised) -> Tensor:
     )
 
 
-@checked(latent_dim=Int(1), variant=VARIANT)
 def balance_lower_bound(
     kappa: Tensor, noise: Tensor, latent_dim: int, variant: str = "fro"
 ) -> Tensor:
@@ -280,6 +197,8 @@ def balance_lower_bound(
 
     both → r as κ → 1 and ν → 0. ``kappa``, ``noise``: tensors of one shape (≥ 1, ≥ 0).
     """
+    latent_dim = check_int("latent_dim", latent_dim, 1)
+    check_choice("variant", variant, VARIANTS)
     r = latent_dim
     kappa, noise = torch.as_tensor(kappa), torch.as_tensor(noise)
     check_tensor("kappa", kappa, floating=True)
@@ -298,55 +217,20 @@ def balance_lower_bound(
     return (1 + (r - 1) * kappa.pow(-power)) / (1 + r * noise).pow(power // 2)
 
 
-SCORE_DRAWS = Estimate(
-    "multimodal.scores's alignment draws",
-    ("n_align",),
-    lambda a: _align_bytes(a["parts"].S_A, a["parts"].Xi_A, a["n_align"]),
-)
-"""The memory of :func:`scores`' Monte Carlo alignment."""
-
-
-@checked(
-    parts=Instance(Reparametrised),
-    n_align=Sized(Int(0), SCORE_DRAWS),
-    generator=Optional(GENERATOR),
-    ties=TIES,
-)
-def scores(
+def _scores(
     parts: Reparametrised,
-    *,
     n_align: int = 0,
     generator: torch.Generator | None = None,
     ties: str = "strict",
-    align_runs: Sequence[int] | None = None,
+    rows: Tensor | None = None,
 ) -> dict[str, Tensor]:
     """Every score of the chapter for each run (R,): max_p(1 − ρ_p), ‖Ξ_A‖²/‖S_A‖²,
     κ(S_A), both balances, the margin of Lemma 4.4 (:func:`alignment_margin`) and (if
-    ``n_align`` > 0) the Monte Carlo alignment of the runs ``align_runs`` (default: all;
-    NaN for the others)."""
-    rows = None
-    if align_runs is not None:
-        rows = _check_runs("align_runs", align_runs, parts.S_A.shape[0])
-    if n_align and generator is None:
-        raise ValueError("generator must be given when n_align > 0")
-    return _scores(parts, n_align, generator, ties, rows)
-
-
-def _scores(
-    parts: Reparametrised,
-    n_align: int,
-    generator: torch.Generator | None,
-    ties: str,
-    rows: Tensor | None,
-) -> dict[str, Tensor]:
-    """:func:`scores` of checked arguments, the alignment on the runs ``rows`` (all for
-    None)."""
-    # the SVD and the eigenvalues need finite entries: a diverged run stops here
-    check_finite("S_A", parts.S_A)
-    check_finite("Xi_A", parts.Xi_A)
+    ``n_align`` > 0) the Monte Carlo alignment of the runs ``rows`` (all for None; NaN
+    for the others). The SVD and the eigenvalues need finite S_A and Ξ_A."""
     out = {
-        "max_one_minus_rho": (1 - alignment_cosines(parts.S_A, parts.S_B)).amax(-1),
-        "noise_ratio": noise_ratio(parts.S_A, parts.Xi_A),
+        "max_one_minus_rho": (1 - _alignment_cosines(parts.S_A, parts.S_B)).amax(-1),
+        "noise_ratio": _noise_ratio(parts.S_A, parts.Xi_A),
         "kappa": _condition_number(parts.S_A),
         "balance_fro": _balance(parts.S_A, parts.Xi_A, "fro"),
         "balance_tr": _balance(parts.S_A, parts.Xi_A, "tr"),
@@ -354,11 +238,11 @@ def _scores(
     }
     if n_align:
         if rows is None:
-            out["align"] = _alignment_score(parts[:4], n_align, generator, False, ties)
+            out["align"] = alignment_score(*parts[:4], n_align, generator, ties=ties)
         else:
             rows = rows.to(parts.S_A.device)
             picked = [t[rows] for t in parts[:4]]
-            align = _alignment_score(picked, n_align, generator, False, ties)
+            align = alignment_score(*picked, n_align, generator, ties=ties)
             out["align"] = torch.full_like(out["kappa"], math.nan).index_copy_(
                 0, rows, align
             )

@@ -9,40 +9,50 @@ import itertools
 
 import sympy as sp
 
-from ..checks import SECONDS_PER_SYMBOLIC_TERM, Duration, Int, Sized, checked
+from .._checks import check_count, check_int
+
+_MAX_MONOMIALS = 10**6
+"""The most monomials :func:`symbolic_norm_identity` expands, 2^(r+d_ξ) m (d(r+d_ξ))²:
+the book's call (2, 3, 2, 1) expands 1,296 in 0.1 s, 331,776 (4, 6, 3, 3) take about
+16 s and 4,194,304 (4, 8, 4, 4) about 100 s on one core; sympy holds the whole sum, with
+no allocation of torch's to fail first."""
+
+_MAX_NEGATIVE_TERMS = 10**4
+"""The most exponential terms :func:`symbolic_negative_expectations` simplifies,
+4^r (r + 1) r (for each of the 2^r signs z, r + 1 sums over the 2^r signs z⁻): r = 3
+(768, the book's largest call) takes about 5 s, r = 4 (5,120) about 40 s, r = 5
+(30,720) did not finish in 300 s."""
+
+_EXACT_SIGNS = 64
+"""Beyond 2⁶⁴ sign vectors a count is reported at 2⁶⁴ (a lower bound, enough to refuse
+it) instead of computed."""
 
 
-def _expansion_seconds(arguments: dict) -> float:
-    """A lower bound on the time of :func:`symbolic_norm_identity`: it expands
-    2^(r+d_ξ) m (d(r+d_ξ))² monomials, each at least
-    :data:`~ccl_helpers.checks.SECONDS_PER_SYMBOLIC_TERM`."""
-    signs = arguments["latent_dim"] + arguments["noise_dim"]
-    if signs > 64:  # more than 2⁶⁴ monomials: this lower bound, not the count
-        return SECONDS_PER_SYMBOLIC_TERM * 2.0**64
-    monomials = 2**signs * arguments["width"] * (arguments["input_dim"] * signs) ** 2
-    return SECONDS_PER_SYMBOLIC_TERM * monomials
+def _sign_vectors(k: int) -> tuple[int, str]:
+    """2^k, at most 2^64, and the word that says whether the count built on it is exact
+    ("") or a lower bound (" or more")."""
+    return 2 ** min(k, _EXACT_SIGNS), "" if k <= _EXACT_SIGNS else " or more"
 
 
-EXPANSION = Duration(
-    "multimodal.symbolic_norm_identity's expansion",
-    ("width", "input_dim", "latent_dim", "noise_dim"),
-    _expansion_seconds,
-)
-"""The time of :func:`symbolic_norm_identity`'s sympy expansion."""
-
-
-@checked(
-    width=Sized(Int(1), EXPANSION),
-    input_dim=Sized(Int(1), EXPANSION),
-    latent_dim=Sized(Int(1), EXPANSION),
-    noise_dim=Sized(Int(1), EXPANSION),
-)
 def symbolic_norm_identity(
     width: int = 2, input_dim: int = 3, latent_dim: int = 2, noise_dim: int = 1
 ) -> sp.Expr:
     """E‖W x‖² − (‖W M‖_F² + ‖W H‖_F²) for symbolic W (m×d), M (d×r), H (d×d_ξ), x = Mz
     + Hξ, the expectation taken exactly over all z ∈ {±1}^r, ξ ∈ {±1}^{d_ξ}; simplifies
-    to 0 (no M ⊥ H needed). Its time is checked before the expansion."""
+    to 0 (no M ⊥ H needed). It expands 2^(r+d_ξ) m (d(r+d_ξ))² monomials, at most
+    ``_MAX_MONOMIALS``."""
+    width = check_int("width", width, 1)
+    input_dim = check_int("input_dim", input_dim, 1)
+    latent_dim = check_int("latent_dim", latent_dim, 1)
+    noise_dim = check_int("noise_dim", noise_dim, 1)
+    vectors, more = _sign_vectors(latent_dim + noise_dim)
+    check_count(
+        f"sympy monomials{more}",
+        vectors * width * (input_dim * (latent_dim + noise_dim)) ** 2,
+        _MAX_MONOMIALS,
+        f"width={width}, input_dim={input_dim}, latent_dim={latent_dim}, "
+        f"noise_dim={noise_dim}",
+    )
     W = sp.Matrix(width, input_dim, lambda i, j: sp.Symbol(f"w_{i}{j}"))
     M = sp.Matrix(input_dim, latent_dim, lambda i, j: sp.Symbol(f"m_{i}{j}"))
     H = sp.Matrix(input_dim, noise_dim, lambda i, j: sp.Symbol(f"h_{i}{j}"))
@@ -57,24 +67,6 @@ def symbolic_norm_identity(
     return sp.expand(expectation - frobenius)
 
 
-def _negative_expectation_seconds(arguments: dict) -> float:
-    """A lower bound on the time of :func:`symbolic_negative_expectations`: for each of
-    the 2^r signs z, r + 1 sums over the 2^r signs z⁻ of exponentials of r terms."""
-    r = arguments["latent_dim"]
-    if r > 64:  # more than 2¹²⁸ terms: this lower bound, not the count
-        return SECONDS_PER_SYMBOLIC_TERM * 2.0**128
-    return SECONDS_PER_SYMBOLIC_TERM * 4**r * (r + 1) * r
-
-
-NEGATIVE_EXPECTATIONS = Duration(
-    "multimodal.symbolic_negative_expectations's sums",
-    ("latent_dim",),
-    _negative_expectation_seconds,
-)
-"""The time of :func:`symbolic_negative_expectations` (4^r terms)."""
-
-
-@checked(latent_dim=Sized(Int(1), NEGATIVE_EXPECTATIONS))
 def symbolic_negative_expectations(latent_dim: int = 2) -> dict[str, sp.Expr]:
     """The identities (A.19) as differences that simplify to 0.
 
@@ -82,7 +74,16 @@ def symbolic_negative_expectations(latent_dim: int = 2) -> dict[str, sp.Expr]:
 
     ``cosh``: E_{z⁻} e^{β Σ_p c_p z_p z⁻_p} − Π_q cosh(β c_q); ``tanh_p``: E[z⁻_p e^{…}]
     − z_p tanh(β c_p) E[e^{…}]  (i.e. E[z⁻_p e^{…}]/E[e^{…}] = z_p tanh(β c_p)).
-    Returned as the sum over z of squared differences (rewritten in exponentials)."""
+    Returned as the sum over z of squared differences (rewritten in exponentials). It
+    simplifies 4^r (r + 1) r exponential terms, at most ``_MAX_NEGATIVE_TERMS``."""
+    latent_dim = check_int("latent_dim", latent_dim, 1)
+    vectors, more = _sign_vectors(latent_dim)
+    check_count(
+        f"sympy terms{more}",
+        vectors**2 * (latent_dim + 1) * latent_dim,
+        _MAX_NEGATIVE_TERMS,
+        f"latent_dim={latent_dim}",
+    )
     r = latent_dim
     beta = sp.Symbol("beta", positive=True)
     c = sp.symbols(f"c_1:{r + 1}", real=True)

@@ -7,7 +7,6 @@ recording grids, and the long histories they return.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Sequence
 
 import numpy as np
@@ -15,69 +14,38 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ..checks import (
-    UNKNOWN,
-    BadValue,
-    Estimate,
-    FloatingDtype,
-    Function,
-    Instance,
-    Int,
-    Optional,
-    Positive,
-    Rule,
-    Sized,
-    Steps,
+from .._checks import (
+    check_callable,
+    check_choice,
+    check_floating_dtype,
+    check_instance,
+    check_int,
+    check_positive,
     check_steps,
-    checked,
 )
-from ..train import STEP_GRID, Evaluation, check_stages, loop
+from ..train import Evaluation, check_stages, loop
 from ._data_model import (
-    GENERATOR,
+    NORMALISATIONS,
     DataModel,
     _check_input_dim,
-    _pairs_bytes,
-    _reparametrise,
-    _sample_pairs,
-    weight_pair,
+    _check_weights,
+    reparametrise,
+    sample_pairs,
 )
-from ._losses import LOSS_OPTIONS, _gram_loss_and_gradients, _loss_and_gradients
-from ._scores import SCORES, _align_draw_bytes, _check_runs, _scores
+from ._losses import FORMS, LOSSES, _gram_loss_and_gradients, _loss_and_gradients
+from ._scores import SCORES, _check_runs, _scores
 
 
-@checked(
-    beta_1=Positive(convert=True),
-    steps_1=Int(0),
-    beta_2=Positive(convert=True),
-    steps_2=Int(0),
-)
 def two_stage(
     beta_1: float, steps_1: int, beta_2: float, steps_2: int
 ) -> list[tuple[float, int]]:
     """The contrastive schedule of Algorithm 3.1: β₁ for T₁ steps, then β₂ for T₂
     steps."""
+    beta_1 = check_positive("beta_1", beta_1)
+    steps_1 = check_int("steps_1", steps_1, 0)
+    beta_2 = check_positive("beta_2", beta_2)
+    steps_2 = check_int("steps_2", steps_2, 0)
     return [(beta_1, steps_1), (beta_2, steps_2)]
-
-
-class Schedule(Rule):
-    """The rule of a schedule [(β, steps), …]: each β > 0, each number of steps ≥ 0,
-    at least one stage (:func:`~ccl_helpers.train.check_stages`); passed on as a list
-    of (float, int)."""
-
-    converts = True
-
-    def check(self, name, value, arguments):
-        return check_stages(name, value)
-
-    def bad_values(self, valid):
-        return [
-            BadValue("no stage", []),
-            BadValue("not stages", UNKNOWN),
-            BadValue("zero β", [(0.0, 2)]),
-            BadValue("nan β", [(math.nan, 2)]),
-            BadValue("negative steps", [(1.0, -1)]),
-            BadValue("float steps", [(1.0, 2.5)]),
-        ]
 
 
 def _check_record_steps(record_steps: Sequence[int], total: int) -> list[int]:
@@ -93,52 +61,6 @@ def _long_history(table: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
     return history.astype({"value": "float64"})
 
 
-def _batch_bytes(arguments: dict) -> int:
-    """The bytes of one step's batch in :func:`train`, for every run: the latent and
-    noise signs and the inputs of both modalities, r + 2 (d_ξ + d) entries per pair,
-    and the contrastive n×n block (its logits, two softmaxes and their gradient: 4 n
-    entries per pair)."""
-    model, n = arguments["model"], arguments["batch_size"]
-    block = model.n_runs * 4 * n * n * model.M_A.dtype.itemsize
-    return _pairs_bytes(model, n) + block
-
-
-BATCH = Estimate("multimodal.train's batches", ("batch_size",), _batch_bytes)
-"""The memory of one step of :func:`train` (and of the runs of
-:func:`stage_one_gap_finite_width`)."""
-
-
-ALIGNMENT = Estimate(
-    "multimodal.train's alignment draws",
-    ("n_align",),
-    lambda a: _align_draw_bytes(
-        a["model"].n_runs,
-        a["W_A"].shape[-2],
-        a["model"].latent_dim,
-        a["model"].noise_dim,
-        a["n_align"],
-        a["W_A"].element_size(),
-    ),
-)
-"""The memory of :func:`train`'s Monte Carlo alignment at a recorded step."""
-
-
-@checked(
-    model=Instance(DataModel),
-    **weight_pair(finite=True),
-    schedule=Schedule(),
-    loss=LOSS_OPTIONS["loss"],
-    lr=Positive(convert=True),
-    batch_size=Sized(Int(2), BATCH),
-    tau=LOSS_OPTIONS["tau"],
-    form=LOSS_OPTIONS["form"],
-    normalisation=LOSS_OPTIONS["normalisation"],
-    generator=GENERATOR,
-    n_align=Sized(Int(0), ALIGNMENT),
-    align_every=Int(1),
-    similarity_dtype=Optional(FloatingDtype()),
-    progress=Optional(Function()),
-)
 def train(
     model: DataModel,
     W_A: Tensor,
@@ -170,8 +92,8 @@ def train(
         schedule: [(β, steps), …] (:func:`two_stage`; the non-contrastive case uses [(1,
             T)]).
         lr: η; the step is η/β (the 1/β rescaling).
-        record_steps: steps (0 … total) at which :func:`scores` are recorded (step k =
-            after k updates).
+        record_steps: steps (0 … total) at which the scores (:data:`SCORES`) are
+            recorded (step k = after k updates).
         n_align: Monte Carlo samples of the alignment score at recorded steps (0: not
             computed).
         align_every: the alignment is computed at every ``align_every``-th recorded
@@ -188,6 +110,22 @@ def train(
         value) of the scores, seed the run's index (:func:`~ccl_helpers.train.wide`:
         one row per step and run).
     """
+    check_instance("model", model, DataModel)
+    _check_weights(W_A, W_B, finite=True)
+    schedule = check_stages("schedule", schedule)
+    check_choice("loss", loss, LOSSES)
+    lr = check_positive("lr", lr)
+    batch_size = check_int("batch_size", batch_size, 2)
+    tau = check_positive("tau", tau)
+    check_choice("form", form, FORMS)
+    check_choice("normalisation", normalisation, NORMALISATIONS)
+    check_instance("generator", generator, torch.Generator)
+    n_align = check_int("n_align", n_align, 0)
+    align_every = check_int("align_every", align_every, 1)
+    if similarity_dtype is not None:
+        check_floating_dtype("similarity_dtype", similarity_dtype)
+    if progress is not None:
+        check_callable("progress", progress)
     _check_input_dim(W_A, model)
     total = sum(s for _, s in schedule)
     record = _check_record_steps(record_steps, total)
@@ -201,51 +139,6 @@ def train(
                 "similarity_dtype applies to the closed-form contrastive gradient "
                 "(loss='contrastive', normalisation='population', form='primary')"
             )
-    return _train(
-        model,
-        W_A,
-        W_B,
-        schedule,
-        loss=loss,
-        lr=lr,
-        batch_size=batch_size,
-        tau=tau,
-        form=form,
-        normalisation=normalisation,
-        generator=generator,
-        record=record,
-        n_align=n_align,
-        align_every=align_every,
-        align_rows=align_rows,
-        similarity_dtype=similarity_dtype,
-        progress=progress,
-    )
-
-
-def _train(
-    model: DataModel,
-    W_A: Tensor,
-    W_B: Tensor,
-    schedule: list[tuple[float, int]],
-    *,
-    loss: str,
-    lr: float,
-    batch_size: int,
-    tau: float,
-    form: str,
-    normalisation: str,
-    generator: torch.Generator,
-    record: list[int],
-    n_align: int = 0,
-    align_every: int = 1,
-    align_rows: Tensor | None = None,
-    similarity_dtype: torch.dtype | None = None,
-    progress=None,
-) -> tuple[Tensor, Tensor, pd.DataFrame]:
-    """:func:`train` of checked arguments: ``record`` the sorted recording steps,
-    ``align_rows`` the runs whose alignment is computed (all for None)."""
-    closed_form = normalisation == "population" and form == "primary"
-    total = sum(s for _, s in schedule)
     boundaries = set(np.cumsum([0] + [s for _, s in schedule]).tolist())
     align_at = (
         set(record[::align_every]) | set(record[-1:]) | (boundaries & set(record))
@@ -258,7 +151,7 @@ def _train(
     covariances = model.covariances()
 
     def gradient(step: int, beta: float) -> Evaluation:
-        pairs = _sample_pairs(model, batch_size, generator)
+        pairs = sample_pairs(model, batch_size, generator)
         beta = beta if loss == "contrastive" else 1.0
         if closed_form:
             losses, grads = _gram_loss_and_gradients(
@@ -282,7 +175,7 @@ def _train(
             return {}
         align_generator.manual_seed(step)  # the same triples for every run and method
         return _scores(
-            _reparametrise(W_A, W_B, model),
+            reparametrise(W_A, W_B, model),
             n_align if step in align_at else 0,
             align_generator,
             "strict",
@@ -312,7 +205,6 @@ def _gram_weights(gram: Tensor) -> tuple[Tensor, Tensor]:
     return root[..., :d], root[..., d:]
 
 
-@checked(**weight_pair(finite=True))
 def compress_width(W_A: Tensor, W_B: Tensor) -> tuple[Tensor, Tensor]:
     """Weights of width 2d with the Gram matrix of [W_A W_B] (R, m, 2d), each of shape
     (R, 2d, d).
@@ -321,16 +213,11 @@ def compress_width(W_A: Tensor, W_B: Tensor) -> tuple[Tensor, Tensor]:
     on the weights only through that Gram matrix, so the result stands for W_A, W_B of
     any width m; S and Ξ change only by a rotation of ℝ^m. Runs of different widths can
     then be stacked, e.g. for :func:`population_descent`."""
+    _check_weights(W_A, W_B, finite=True)
     W = torch.cat([W_A, W_B], dim=-1)
     return _gram_weights(W.mT @ W)
 
 
-@checked(
-    **weight_pair(finite=True),
-    model=Instance(DataModel),
-    steps=Steps(0),
-    lr=Positive(convert=True),
-)
 def population_descent(
     W_A: Tensor,
     W_B: Tensor,
@@ -348,18 +235,22 @@ def population_descent(
     W = [W_A W_B] (m × 2d) only through G = WᵀW, with ∂L/∂G_AB = −2M_AM_Bᵀ/(N_AN_B),
     ∂L/∂G_AA = c Σ_A/(N_A³N_B), ∂L/∂G_BB = c Σ_B/(N_AN_B³). So ∇_W L = W K,
     K = ∂L/∂G + ∂L/∂Gᵀ, a step is W ← WΦ with Φ = I − ηK, and G ← ΦᵀGΦ: the width m
-    enters through G₀ only, and a step costs O(d³) at every m. The scores are computed
-    on :func:`compress_width` weights.
+    enters through G₀ only, and a step costs O(d³) at every m. The scores
+    (:data:`SCORES` but the alignment) are computed on :func:`compress_width` weights.
 
     Args:
         W_A, W_B: initial weights (R, m, d).
-        record_steps: steps (0 … ``steps``) at which :func:`scores` (no alignment) are
+        record_steps: steps (0 … ``steps``) at which the scores (no alignment) are
             recorded.
 
     Returns:
         The long history (step, seed, quantity, value) of the scores, seed the run's
         index (:func:`~ccl_helpers.train.wide`: one row per recorded step and run).
     """
+    _check_weights(W_A, W_B, finite=True)
+    check_instance("model", model, DataModel)
+    steps = check_int("steps", steps, 0)
+    lr = check_positive("lr", lr)
     _check_input_dim(W_A, model)
     record = _check_record_steps(record_steps, steps)
     d = model.input_dim
@@ -372,7 +263,7 @@ def population_descent(
     for step in range(steps + 1):
         if record and step == record[0]:
             record.pop(0)
-            parts = _reparametrise(*_gram_weights(gram), model)
+            parts = reparametrise(*_gram_weights(gram), model)
             values = _scores(parts, 0, None, "strict", None)
             frame = pd.DataFrame({k: v.cpu().numpy() for k, v in values.items()})
             rows.append(frame.rename_axis("seed").reset_index().assign(step=step))
@@ -406,10 +297,11 @@ def population_descent(
     return _long_history(table, ["step", "seed"])
 
 
-@checked(total=Int(0), n_points=Sized(Int(2), STEP_GRID))
 def record_grid(total: int, n_points: int = 60) -> list[int]:
     """About ``n_points`` recording steps in 0..total: dense early (geometric), then
     evenly spaced."""
+    total = check_int("total", total, 0)
+    n_points = check_int("n_points", n_points, 2)
     geometric = np.unique(
         np.round(np.geomspace(1, max(total, 1), n_points // 2)).astype(int)
     )

@@ -33,8 +33,9 @@ The results, as implemented here (right-hand sides in nats):
   nats: k/(1 − τ⁺) · (L_un(f) − τ⁺ log 2), τ⁺ = Σ_c ρ(c)²
   (:func:`proposition1_part1_bound`). The source prints part (1) with "− τ⁺": its
   proof uses log₂, where the collision term ζ(0) is 1, so that form
-  (:func:`proposition1_part1_bound_as_printed`) is the same bound with L_un in bits; fed
-  L_un in nats it would fail (the zero encoder has L^µ_sup,1 = log 2 above it).
+  (``proposition1_part1_bound(..., as_printed=True)``) is the same bound with L_un in
+  bits; fed L_un in nats it would fail (the zero encoder has L^µ_sup,1 = log 2 above
+  it).
 
 Exact quantities on a finite labelled set (D_c uniform over the examples of class c):
 :func:`average_mean_classifier_loss` (all C(N_C, k+1) tasks, exactly) and, since L^N_un
@@ -42,18 +43,20 @@ is an N-fold sum over the examples, the unbiased Monte Carlo estimators of the c
 (:func:`ccl_helpers.metrics.unsupervised_loss_curve`, with standard errors).
 Training and the figures of Section 3: :func:`contrastive_batches` (N
 negatives per anchor, drawn from a shared pool), :func:`contrastive_loss`,
-:func:`make_evaluator`, :func:`lemma_runs`, :func:`add_lemma_bounds`,
-:func:`draw_lemma_curves`, :func:`draw_stored_runs`, :func:`proposition1_grid`,
-:func:`output_norm_range`. Section 4 (gradient descent on fixed triplets):
-:func:`triplet_objective`, :func:`triplet_evaluator` and the Theorem 1 experiment
-(:func:`descent_to_targets`, :func:`descent_sweep`, :func:`lazy_width`). The chapter's
-verdicts: :data:`CLAIMS` (the claims it tests, one per row of its verdict table) and
-:func:`seed_summary` (a table of "mean ± s.e." over the seeds).
+:func:`lemma_runs` (the runs, evaluated at their checkpoints), :func:`add_lemma_bounds`,
+:func:`draw_lemma_curves`, :func:`draw_stored_runs`, :func:`proposition1_grid`. Section
+4 (gradient descent on fixed triplets): :func:`triplet_objective` and the Theorem 1
+experiment (:func:`descent_sweep`, :func:`lazy_width`, :func:`width_scaled_targets`,
+:func:`lazy_values`, :func:`endpoint_ratio`). The single shared encoder on index
+triplets, which Chapter 3 trains on Wen's data: :func:`all_triplets` and
+:func:`triplet_loss`. The chapter's verdicts: :data:`CLAIMS` (the claims it tests, one
+per row of its verdict table), :func:`progress_gap` and :func:`seed_summary` (a table
+of "mean ± s.e." over the seeds).
 
-The public functions check their arguments and raise ``ValueError`` naming the one at
-fault; the losses that training calls (:func:`contrastive_loss`,
-:func:`triplet_objective`) check shapes and dtypes only, so a NaN in their inputs
-propagates.
+The public functions check their arguments at the top and raise ``ValueError`` naming
+the one at fault; the losses that training calls (:func:`contrastive_loss`,
+:func:`triplet_objective`, :func:`triplet_loss`) check shapes and dtypes only, so a NaN
+in their inputs propagates.
 """
 
 from ._claims import (
@@ -61,16 +64,11 @@ from ._claims import (
     CLAIMS,
 )
 from ._descent import (
-    TargetDescent,
     descent_sweep,
-    descent_to_targets,
-    triplet_evaluator,
     triplet_objective,
 )
 from ._exact import (
     average_mean_classifier_loss,
-    best_linear_loss,
-    output_norm_range,
 )
 from ._figures import (
     LEMMA1_CURVES,
@@ -89,7 +87,10 @@ from ._proposition1 import (
     proposition1_factor,
     proposition1_grid,
     proposition1_part1_bound,
-    proposition1_part1_bound_as_printed,
+)
+from ._shared import (
+    all_triplets,
+    triplet_loss,
 )
 from ._summaries import (
     endpoint_ratio,
@@ -103,7 +104,6 @@ from ._training import (
     contrastive_batches,
     contrastive_loss,
     lemma_runs,
-    make_evaluator,
 )
 
 __all__ = [
@@ -112,14 +112,12 @@ __all__ = [
     "LEMMA1_CURVES",
     "LEMMA2_CURVES",
     "LEMMA_BOUNDS",
-    "TargetDescent",
     "add_lemma_bounds",
+    "all_triplets",
     "average_mean_classifier_loss",
-    "best_linear_loss",
     "contrastive_batches",
     "contrastive_loss",
     "descent_sweep",
-    "descent_to_targets",
     "draw_lemma_curves",
     "draw_stored_runs",
     "endpoint_ratio",
@@ -128,16 +126,13 @@ __all__ = [
     "lemma1_bound",
     "lemma2_bound",
     "lemma_runs",
-    "make_evaluator",
-    "output_norm_range",
     "progress_gap",
     "proposition1_bound",
     "proposition1_factor",
     "proposition1_grid",
     "proposition1_part1_bound",
-    "proposition1_part1_bound_as_printed",
     "seed_summary",
-    "triplet_evaluator",
+    "triplet_loss",
     "triplet_objective",
     "width_scaled_targets",
 ]

@@ -11,26 +11,20 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ..checks import (
-    Estimate,
-    Function,
-    Int,
-    Positive,
-    Sized,
-    Sizes,
-    Steps,
+from .._checks import (
     check_batch,
+    check_callable,
     check_finite,
     check_finite_real,
+    check_int,
     check_positive,
-    checked,
+    check_sizes,
 )
 from ..losses import logistic_loss
-from ..models import DEEP_RELU_PARAMETERS, DeepReLU
+from ..models import DeepReLU
 from ..train import Forward, StackedModel, gradient_descent, wide
 
 
-@checked(forward=Function())
 def triplet_objective(
     forward: Forward, triplets: tuple[Tensor, Tensor, Tensor]
 ) -> Tensor:
@@ -41,15 +35,17 @@ def triplet_objective(
 
     One forward pass over the 3n inputs, then :func:`ccl_helpers.losses.logistic_loss`
     with ``reduction="sum"`` (it takes ζ(f(xᵢ)ᵀf(xᵢ⁻) − f(xᵢ)ᵀf(xᵢ⁺)), the same
-    argument). Chapter 3's :func:`ccl_helpers.wen.triplet_loss` is the same loss on
-    index triplets, divided by their number."""
+    argument). :func:`triplet_loss` is the same loss on index triplets, divided by
+    their number. Checks shapes and dtypes only, once (a NaN propagates)."""
+    check_callable("forward", forward)
+    _check_triplets(triplets)
     inputs, n = _stack_triplets(triplets)
     return logistic_loss(*_split_triplets(forward(inputs), n), reduction="sum")
 
 
-def _stack_triplets(triplets: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, int]:
-    """(the 3n inputs: anchors, then positives, then negatives; n) for one forward
-    pass."""
+def _check_triplets(triplets) -> None:
+    """``ValueError`` unless ``triplets`` are (anchor, positive, negative), three
+    floating tensors of one shape (n, …)."""
     anchor, positive, negative = check_batch("triplets", triplets, ("floating",) * 3)
     if not (anchor.shape == positive.shape == negative.shape) or anchor.ndim < 2:
         raise ValueError(
@@ -57,6 +53,12 @@ def _stack_triplets(triplets: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, in
             f"{tuple(anchor.shape)}, "
             f"{tuple(positive.shape)}, {tuple(negative.shape)}"
         )
+
+
+def _stack_triplets(triplets: tuple[Tensor, Tensor, Tensor]) -> tuple[Tensor, int]:
+    """(the 3n inputs: anchors, then positives, then negatives; n) for one forward
+    pass."""
+    anchor, positive, negative = triplets
     return torch.cat([anchor, positive, negative]), anchor.shape[0]
 
 
@@ -66,7 +68,7 @@ def _split_triplets(outputs: Tensor, n: int) -> tuple[Tensor, Tensor, Tensor]:
     return outputs.unflatten(-2, (3, n)).unbind(-3)
 
 
-def triplet_evaluator(
+def _triplet_evaluator(
     triplets: tuple[Tensor, Tensor, Tensor],
 ) -> Callable[[Callable[[Tensor], Tensor]], dict[str, Tensor]]:
     r"""An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` on fixed triplets
@@ -88,7 +90,6 @@ def triplet_evaluator(
       ``lemma4_applies`` 1.0 where ε < η/2, else 0.0.
     """
     inputs, n = _stack_triplets(triplets)
-    check_finite("triplets", inputs)
 
     def evaluate(model: Callable[[Tensor], Tensor]) -> dict[str, Tensor]:
         outputs = model(inputs).double()  # (S, 3n, d)
@@ -111,8 +112,8 @@ def triplet_evaluator(
     return evaluate
 
 
-class TargetDescent(NamedTuple):
-    """The outcome of :func:`descent_to_targets` or :func:`descent_sweep`.
+class _TargetDescent(NamedTuple):
+    """The outcome of :func:`descent_sweep`.
 
     steps: one row per (seed, target, threshold): ``target`` ``"loss"`` (L̂_un ≤ ε,
     Theorem 1) or ``"output_grad_norm"`` (‖∇_z L̂_un‖ ≤ ε', Lemma 6), ``threshold``
@@ -121,7 +122,7 @@ class TargetDescent(NamedTuple):
     history: the descent's history in the book's one format (long: step, seed,
     quantity, value; :func:`descent_sweep` adds its configuration columns;
     :func:`ccl_helpers.train.wide` gives one row per checkpoint and seed), with
-    :func:`triplet_evaluator`'s quantities.
+    :func:`_triplet_evaluator`'s quantities.
     """
 
     steps: pd.DataFrame
@@ -166,42 +167,7 @@ def _check_thresholds(
     return values
 
 
-def _encoders_bytes(arguments: dict) -> int | None:
-    """The bytes of :func:`descent_to_targets`'s ``n_seeds`` encoders (``None`` for
-    triplets that are not tensors: the body says why)."""
-    triplets = arguments["triplets"]
-    if not isinstance(triplets, (tuple, list)) or not triplets:
-        return None
-    anchor = triplets[0]
-    if not isinstance(anchor, Tensor) or anchor.ndim != 2:
-        return None
-    one = DEEP_RELU_PARAMETERS.amount_of(
-        {
-            "in_features": anchor.shape[1],
-            **{k: arguments[k] for k in ("width", "depth", "out_features")},
-        }
-    )
-    return None if one is None else arguments["n_seeds"] * one
-
-
-ENCODERS = Estimate(
-    "multineg.descent_to_targets's encoders",
-    ("width", "n_seeds", "depth", "out_features"),
-    _encoders_bytes,
-)
-"""The memory of :func:`descent_to_targets`'s stacked encoders."""
-
-
-@checked(
-    width=Sized(Int(1), ENCODERS),
-    lr_constant=Positive(convert=True),
-    max_steps=Steps(1),
-    n_seeds=Sized(Int(1), ENCODERS),
-    depth=Sized(Int(1), ENCODERS),
-    out_features=Sized(Sizes(), ENCODERS),
-    seed=Int(0),
-)
-def descent_to_targets(
+def _descent_to_targets(
     triplets: tuple[Tensor, Tensor, Tensor],
     width: int,
     *,
@@ -214,7 +180,7 @@ def descent_to_targets(
     out_features: int = 16,
     checkpoints: int = 100,
     seed: int = 0,
-) -> TargetDescent:
+) -> _TargetDescent:
     r"""Full-batch gradient descent on L̂_un (eq. (11), :func:`triplet_objective`) as
     in Theorem 1: the encoder :class:`~ccl_helpers.models.DeepReLU` (D, m, L, d) with
     A, B fixed and W_1 … W_L trained, step size ν = c/m (c = ``lr_constant``), all
@@ -227,8 +193,6 @@ def descent_to_targets(
     (Lemma 6) are the first checkpoints below them, so they are resolved to the
     checkpoints' spacing (a factor T^{1/checkpoints}), except min ε, which is exact.
     """
-    epsilons = _check_thresholds("epsilons", epsilons)
-    grad_epsilons = _check_thresholds("grad_epsilons", grad_epsilons, True)
     inputs, _ = _stack_triplets(triplets)
     model = StackedModel(
         lambda: DeepReLU(inputs.shape[1], width, depth, out_features),
@@ -244,42 +208,89 @@ def descent_to_targets(
         lr=lr_constant / width,
         target=("loss", min(epsilons)),
         checkpoints=checkpoints,
-        evaluate=triplet_evaluator(triplets),
+        evaluate=_triplet_evaluator(triplets),
         desc=None,
     )
     steps = _first_steps(
         wide(outcome.history), {"loss": epsilons, "output_grad_norm": grad_epsilons}
     )
-    return TargetDescent(steps, outcome.history)
+    return _TargetDescent(steps, outcome.history)
 
 
-@checked(case=Function())
 def descent_sweep(
     parameter: str,
     values: Sequence[float],
     case: Callable[[float], tuple[tuple[Tensor, Tensor, Tensor], int, float]],
-    **descent: object,
-) -> TargetDescent:
-    """:func:`descent_to_targets` for each value v of a swept ``parameter`` (width m,
+    *,
+    epsilons: Sequence[float],
+    grad_epsilons: Sequence[float] = (),
+    max_steps: int,
+    n_seeds: int = 3,
+    depth: int = 1,
+    out_features: int = 16,
+    checkpoints: int = 100,
+    seed: int = 0,
+) -> _TargetDescent:
+    r"""Theorem 1's experiment for each value v of a swept ``parameter`` (width m,
     number of triplets n, separation δ, …): ``case(v)`` gives (triplets, width m,
-    lr_constant c, so ν = c/m), the other arguments are ``descent``'s. Both frames
-    gain the columns ``parameter`` and ``lr_constant``."""
+    lr_constant c), and full-batch gradient descent on L̂_un (eq. (11),
+    :func:`triplet_objective`) runs as in Theorem 1: the encoder
+    :class:`~ccl_helpers.models.DeepReLU` (D, m, L = ``depth``, d = ``out_features``)
+    with A, B fixed and W_1 … W_L trained, step size ν = c/m, all ``n_seeds``
+    initialisations at once (seeds ``seed`` …), until L̂_un ≤ min ε for every seed or
+    ``max_steps``.
+
+    triplets: (anchor, positive, negative), each (n, D) on the unit sphere. Each run
+    records ``checkpoints`` log-spaced steps (plus the step reaching min ε): the steps
+    to each ε of ``epsilons`` (Theorem 1) and to each ε' of ``grad_epsilons`` on
+    ‖∇_z L̂_un‖ (Lemma 6) are the first checkpoints below them, so they are resolved to
+    the checkpoints' spacing (a factor T^{1/checkpoints}), except min ε, which is
+    exact.
+
+    Returns (steps, history), a NamedTuple of two frames, each with the columns
+    ``parameter`` and ``lr_constant``: ``steps`` one row per (value, seed, target,
+    threshold): ``target`` ``"loss"`` (L̂_un ≤ ε, Theorem 1) or ``"output_grad_norm"``
+    (‖∇_z L̂_un‖ ≤ ε', Lemma 6), ``threshold`` ε, ``steps`` the first recorded step at
+    which it held (NaN if never) and ``relative_movement`` ‖W^(t) − W^(0)‖_F /
+    ‖W^(0)‖_F at that step; ``history`` the descents in the book's one format (long:
+    step, seed, quantity, value; :func:`ccl_helpers.train.wide` gives one row per
+    checkpoint and seed) with, per seed, ``loss``, ``relative_movement``,
+    ``loss_max`` max_i ℓ(zᵢ), ``output_grad_norm`` ε = ‖∇_z L̂_un‖, ``norm_min`` η and
+    ``norm_max`` C (the range of ‖f(x)‖ over the 3n inputs, Assumption 2),
+    ``lemma4_bound`` 2ε/η (Lemma 4's bound on every ℓ(zᵢ) when ε < η/2) and
+    ``lemma4_applies`` (1.0 where ε < η/2, else 0.0).
+    """
     if not values:
         raise ValueError("values must hold at least one value of the parameter")
     for i, value in enumerate(values):
         check_finite_real(f"values[{i}]", value)
+    check_callable("case", case)
+    epsilons = _check_thresholds("epsilons", epsilons)
+    grad_epsilons = _check_thresholds("grad_epsilons", grad_epsilons, True)
+    descent = dict(
+        epsilons=epsilons,
+        grad_epsilons=grad_epsilons,
+        max_steps=check_int("max_steps", max_steps, 1),
+        n_seeds=check_int("n_seeds", n_seeds, 1),
+        depth=check_int("depth", depth, 1),
+        out_features=check_sizes("out_features", out_features),
+        checkpoints=checkpoints,
+        seed=check_int("seed", seed, 0),
+    )
     outcomes = []
     for value in values:
         triplets, width, lr_constant = case(value)
-        outcome = descent_to_targets(
-            triplets, width, lr_constant=lr_constant, **descent
-        )
+        _check_triplets(triplets)
+        check_finite("triplets", _stack_triplets(triplets)[0])
+        width = check_int("width", width, 1)
+        rate = check_positive("lr_constant", lr_constant)
+        outcome = _descent_to_targets(triplets, width, lr_constant=rate, **descent)
         outcomes.append(
             [
                 frame.assign(**{parameter: value, "lr_constant": lr_constant})
                 for frame in outcome
             ]
         )
-    return TargetDescent(
+    return _TargetDescent(
         *(pd.concat(frames, ignore_index=True) for frames in zip(*outcomes))
     )

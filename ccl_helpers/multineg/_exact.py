@@ -11,10 +11,9 @@ import torch
 from torch import Tensor
 
 from .. import metrics
-from ..checks import Int, Steps, TensorOf, check_int, checked
+from .._checks import check_int
 
 
-@checked(task_size=Int(2))
 def average_mean_classifier_loss(
     features: Tensor,
     labels: Tensor,
@@ -39,13 +38,15 @@ def average_mean_classifier_loss(
     Args:
         features: f(x), shape (..., n, d); labels: (n,) covering 0..N_C−1 (N_C =
             means.shape[-2] if means is given).
-        task_size: k + 1, in 2..N_C (at most 100,000 tasks).
+        task_size: k + 1, in 2..N_C (the C(N_C, k + 1) tasks enumerated by
+            :func:`ccl_helpers.metrics.all_tasks`).
         class_probs: ρ (N_C,), every entry > 0; default uniform.
         means: µ_c, shape (..., N_C, d) broadcastable with features; default the class
             means of ``features`` (the population value on this finite distribution).
     Returns: (...) float64, on the features' device. Vectorised over tasks (in
         memory-bounded chunks).
     """
+    task_size = check_int("task_size", task_size, 2)
     n_classes = None if means is None else means.shape[-2]
     n_classes, counts = metrics.labelled_set_sizes(features, labels, n_classes)
     tasks = metrics.all_tasks(
@@ -91,8 +92,7 @@ def average_mean_classifier_loss(
     return total / tasks.shape[0]
 
 
-@checked(max_iter=Steps(1))
-def best_linear_loss(
+def _best_linear_loss(
     features: Tensor,
     labels: Tensor,
     *,
@@ -130,13 +130,10 @@ def best_linear_loss(
     return loss
 
 
-@checked(features=TensorOf(min_ndim=2, floating=True))
-def output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
+def _output_norm_range(features: Tensor) -> tuple[Tensor, Tensor]:
     """min_x ‖f(x)‖ and max_x ‖f(x)‖ over the n examples (Assumption 2's η < ‖f(x)‖ <
     C).
 
     features (..., n, d) → (min (...), max (...)), in the features' dtype and device."""
-    if features.shape[-2] == 0:
-        raise ValueError("features must hold n ≥ 1 examples (shape (..., n, d))")
     norms = torch.linalg.vector_norm(features, dim=-1)
     return norms.amin(-1), norms.amax(-1)

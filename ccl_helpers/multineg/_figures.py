@@ -7,10 +7,7 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from .. import plotting
-from ..checks import (
-    check_frame,
-)
+from .._checks import check_frame
 
 LEMMA1_CURVES = (
     ("L_un", r"$L_{\rm un}(f)$", "L_un"),
@@ -39,6 +36,21 @@ def draw_lemma_curves(ax, runs: pd.DataFrame, curves) -> None:
     (the records of one N, with :func:`add_lemma_bounds`' columns) against the training
     step: the seeds thin, their mean in the quantity's look, with a ±1 s.e. band for
     the losses (the bounds are dashed)."""
+    from .. import plotting  # matplotlib loads with the first figure
+
+    if isinstance(curves, str) or not all(
+        isinstance(curve, tuple) and len(curve) == 3 for curve in curves
+    ):
+        raise ValueError(
+            "curves must be (column, label, quantity) triples such as LEMMA1_CURVES, "
+            f"got {curves!r}"
+        )
+    check_frame(
+        "runs",
+        runs,
+        ["step", "seed", *(column for column, _, _ in curves)],
+        columns_from="curves",
+    )
     for column, label, name in curves:
         bound = plotting.quantity(name).linestyle == "--"
         plotting.runs_and_mean(
@@ -51,6 +63,8 @@ def draw_stored_runs(runs: pd.DataFrame, negatives: Sequence[int] = (1, 35)):
     for every data set of the ``data`` column and every N in ``negatives``, one panel
     of :func:`draw_lemma_curves` (Lemma 1's curves for N = 1, Lemma 2's otherwise; log
     scale for N > 1), at most 3 panels a row. Returns the figure."""
+    from .. import plotting
+
     check_frame("runs", runs, ["data", "N", "step", "seed"])
     panels = [
         (name, int(n))

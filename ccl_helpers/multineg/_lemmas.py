@@ -12,7 +12,7 @@ import torch
 from torch import Tensor
 
 from .. import coupon
-from ..checks import Int, Positive, check_finite_real, check_frame, checked
+from .._checks import check_finite_real, check_frame, check_int, check_positive
 
 
 def lemma1_bound(
@@ -42,7 +42,6 @@ def lemma1_bound(
     return bound + math.log(rho.numel()) if with_log_term else bound
 
 
-@checked(n_negatives=Int(1))
 def lemma2_bound(
     unsupervised_loss: Tensor | float,
     n_negatives: int,
@@ -64,6 +63,7 @@ def lemma2_bound(
     Returns: the bound, of the type and shape of ``unsupervised_loss`` (+∞ where the
         factor is 0).
     """
+    n_negatives = check_int("n_negatives", n_negatives, 1)
     loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     probability = (coupon.p_cc_anchor_excluded if anchor_excluded else coupon.p_cc)(
         n_negatives, class_probs
@@ -82,17 +82,17 @@ LEMMA_BOUNDS = {
 """The bound columns of :func:`add_lemma_bounds`."""
 
 
-@checked(confidence=Positive(allow_zero=True, convert=True))
 def add_lemma_bounds(
     runs: pd.DataFrame, class_probs: Tensor | Sequence[float], confidence: float = 4.0
 ) -> pd.DataFrame:
-    r"""The records of :func:`make_evaluator` (columns ``N``, ``L_un``, ``L_un_se``)
+    r"""The records of :func:`lemma_runs` (columns ``N``, ``L_un``, ``L_un_se``)
     with the lemmas' right-hand sides (:data:`LEMMA_BOUNDS`) evaluated at the upper
     confidence limit L^N_un + z·se, z = ``confidence`` (the book's one convention, as
     :func:`proposition1_grid`), so that ``L_mu ≤ bound`` fails only on a violation
     beyond the Monte Carlo noise, never through it, even where a bound is tight.
     Lemma 1's columns are filled on the rows with N = 1, Lemma 2's on those with N > 1
     (+∞ where the coverage probability is 0), NaN elsewhere. Returns a new frame."""
+    confidence = check_positive("confidence", confidence, allow_zero=True)
     check_frame("runs", runs, ["N", "L_un", "L_un_se"])
     rho = coupon.probability_vector(class_probs)
     out = runs.copy()

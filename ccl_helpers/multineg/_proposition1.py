@@ -12,45 +12,24 @@ import torch
 from torch import Tensor
 
 from .. import coupon, metrics
-from ..checks import (
-    Estimate,
-    Instance,
-    Int,
-    Optional,
-    Positive,
-    Sized,
-    check_finite_real,
-    check_int,
-    checked,
-)
+from .._checks import check_finite_real, check_instance, check_int, check_positive
 from ._exact import average_mean_classifier_loss
 
 
-def _check_task(task_size: int, n_classes: int) -> tuple[int, int]:
+def _check_task(task_size, n_classes) -> tuple[int, int]:
+    """(k + 1, N_C) as ints: task_size in 2..n_classes, n_classes ≥ 2."""
+    task_size = check_int("task_size", task_size, 2)
     n_classes = check_int("n_classes", n_classes, 2)
     return check_int("task_size", task_size, 2, n_classes), n_classes
 
 
-UNIFORM_RHO = Estimate(
-    "the uniform ρ of Proposition 1",
-    ("n_classes",),
-    lambda arguments: 3 * 8 * arguments["n_classes"],
-)
-"""The memory of ρ over N_C classes and of τ⁺_N's powers of it (3 float64 per class)."""
-_FACTOR = {
-    "n_negatives": Int(1),
-    "task_size": Int(2),
-    "n_classes": Sized(Int(2), UNIFORM_RHO),
-}
-
-
-@checked(**_FACTOR)
 def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> float:
     """k / (1 − τ⁺_N) of Proposition 1 for uniform ρ over n_classes classes, k =
     task_size − 1.
 
     It decreases to k as N grows (τ⁺_N = N_C^{−N} → 0). Args: n_negatives N ≥ 1,
     task_size k + 1 in 2..n_classes, n_classes N_C ≥ 2. Returns: a float."""
+    n_negatives = check_int("n_negatives", n_negatives, 1)
     task_size, n_classes = _check_task(task_size, n_classes)
     tau = coupon.tau_plus(
         n_negatives, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
@@ -58,7 +37,6 @@ def proposition1_factor(n_negatives: int, task_size: int, n_classes: int) -> flo
     return (task_size - 1) / (1 - tau)
 
 
-@checked(**_FACTOR)
 def proposition1_bound(
     unsupervised_loss: Tensor | float, n_negatives: int, task_size: int, n_classes: int
 ) -> Tensor | float:
@@ -76,18 +54,21 @@ def proposition1_bound(
         n_negatives: N ≥ 1; task_size: k + 1 in 2..n_classes; n_classes: N_C ≥ 2.
     Returns: the bound, of the type and shape of ``unsupervised_loss``.
     """
-    loss = check_finite_real("unsupervised_loss", unsupervised_loss)
+    n = n_negatives = check_int("n_negatives", n_negatives, 1)
     task_size, n_classes = _check_task(task_size, n_classes)
-    n = n_negatives
+    loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     tau = coupon.tau_plus(
         n, torch.full((n_classes,), 1.0 / n_classes, dtype=torch.float64)
     )
     return (task_size - 1) / (1 - tau) * (loss - tau * math.log(n + 1))
 
 
-@checked(task_size=Int(2), n_classes=Int(2))
 def proposition1_part1_bound(
-    unsupervised_loss: Tensor | float, task_size: int, n_classes: int
+    unsupervised_loss: Tensor | float,
+    task_size: int,
+    n_classes: int,
+    *,
+    as_printed: bool = False,
 ) -> Tensor | float:
     r"""Proposition 1 (1) in nats (ρ uniform, N = 1, k = task_size − 1):
 
@@ -97,40 +78,23 @@ def proposition1_part1_bound(
     log 2 = ζ(0) being the loss of a collision c⁻ = c. Equals :func:`proposition1_bound`
     at N = 1 and, for k = 1, the CURL lemma
     (:func:`ccl_helpers.curl.mean_classifier_bound`).
-    Args: unsupervised_loss L_un(f) (float or tensor); task_size in 2..n_classes;
-        n_classes ≥ 2.
+
+    With ``as_printed=True``, the source's print: k/(1 − τ⁺) · (L_un(f) − τ⁺). Its
+    proof sets log = log₂, where ζ(0) = 1: with L_un in bits this is the bound above in
+    bits (times log 2 it is the nats form). Fed L_un in nats it is smaller than the
+    nats bound by k τ⁺ (1 − log 2)/(1 − τ⁺) and fails, e.g. for the zero encoder at
+    k = 1: L^µ_sup,1 = log 2 > (log 2 − 1/N_C)/(1 − 1/N_C).
+
+    Args: unsupervised_loss L_un(f) (float or tensor; in bits with ``as_printed``);
+        task_size in 2..n_classes; n_classes ≥ 2.
     """
-    loss = check_finite_real("unsupervised_loss", unsupervised_loss)
     task_size, n_classes = _check_task(task_size, n_classes)
-    tau = 1.0 / n_classes
-    return (task_size - 1) * (loss - tau * math.log(2)) / (1 - tau)
-
-
-@checked(task_size=Int(2), n_classes=Int(2))
-def proposition1_part1_bound_as_printed(
-    unsupervised_loss: Tensor | float, task_size: int, n_classes: int
-) -> Tensor | float:
-    r"""Proposition 1 (1) as the source prints it: k/(1 − τ⁺) · (L_un(f) − τ⁺), τ⁺ =
-    1/N_C.
-
-    Its proof sets log = log₂, where ζ(0) = 1: with L_un in bits this is the bound of
-    :func:`proposition1_part1_bound` in bits (times log 2 it is the nats form). Fed
-    L_un in nats it is smaller than the nats bound by k τ⁺ (1 − log 2)/(1 − τ⁺) and
-    fails, e.g. for the zero encoder at k = 1: L^µ_sup,1 = log 2 > (log 2 − 1/N_C)/(1 −
-    1/N_C).
-    Args: as :func:`proposition1_part1_bound`, ``unsupervised_loss`` in bits.
-    """
     loss = check_finite_real("unsupervised_loss", unsupervised_loss)
-    task_size, n_classes = _check_task(task_size, n_classes)
     tau = 1.0 / n_classes
-    return (task_size - 1) * (loss - tau) / (1 - tau)
+    collision = tau if as_printed else tau * math.log(2)
+    return (task_size - 1) * (loss - collision) / (1 - tau)
 
 
-@checked(
-    n_samples=Sized(Int(2), metrics.DRAWS),
-    generator=Optional(Instance(torch.Generator)),
-    confidence=Positive(allow_zero=True, convert=True),
-)
 def proposition1_grid(
     features: Tensor,
     labels: Tensor,
@@ -158,6 +122,10 @@ def proposition1_grid(
         L_un + z·se (the book's one convention, as :func:`add_lemma_bounds`): L_mu >
         bound_high is a violation beyond the Monte Carlo noise.
     """
+    n_samples = check_int("n_samples", n_samples, 2)
+    if generator is not None:
+        check_instance("generator", generator, torch.Generator)
+    confidence = check_positive("confidence", confidence, allow_zero=True)
     values = [check_int("n_negatives", n) for n in n_negatives]
     if not values:
         raise ValueError("n_negatives must hold at least one value ≥ 1")

@@ -10,11 +10,10 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..checks import OpenUnit, Positive, check_frame, checked
+from .._checks import check_frame, check_open_unit, check_positive
 from ..verdicts import format_estimate
 
 
-@checked(threshold=Positive(convert=True), confidence=OpenUnit())
 def lazy_width(
     steps: pd.DataFrame,
     threshold: float = 0.1,
@@ -25,7 +24,10 @@ def lazy_width(
     one-sided t interval of its mean over seeds, mean + t·s/√k, is below
     ``threshold`` at that width and every wider one. steps: rows (width, seed,
     relative_movement) (the runs' movement at the target; NaN for a run that never
-    reached it, which makes its width not lazy); None when no width qualifies."""
+    reached it, which makes its width not lazy); None when no width qualifies.
+    threshold > 0; confidence in (0, 1)."""
+    threshold = check_positive("threshold", threshold)
+    check_open_unit("confidence", confidence)
     check_frame("steps", steps, ["width", "relative_movement"])
     by_width = steps.groupby("width")["relative_movement"]
     size, count = by_width.size(), by_width.count()
@@ -37,25 +39,26 @@ def lazy_width(
     return int(lazy.index[lazy.to_numpy()][0]) if lazy.any() else None
 
 
-@checked(product=Positive(convert=True))
 def width_scaled_targets(steps: pd.DataFrame, product: float) -> pd.DataFrame:
     """The rows of a width sweep's ``steps`` (:func:`descent_sweep` over ``width``)
     whose threshold ε is ``product``/m: Theorem 1 (and Lemma 6) ask for m ≥ Ω(d/ε), so
     along an ε sweep the width grows like 1/ε, here at m·ε = ``product``. Returns
-    those rows (both targets), an ε sweep whose every point has its own width."""
+    those rows (both targets), an ε sweep whose every point has its own width.
+    product > 0."""
+    product = check_positive("product", product)
     check_frame("steps", steps, ["width", "threshold"])
     scaled = steps["width"] * steps["threshold"] / product
     return steps[np.isclose(scaled, 1.0, rtol=1e-9, atol=0.0)]
 
 
-@checked(threshold=Positive(convert=True))
 def lazy_values(frame: pd.DataFrame, x: str, threshold: float) -> pd.DataFrame:
     """The rows of a sweep's ``frame`` (columns seed, ``x``, steps,
     relative_movement) at the values of ``x`` where every seed's run reached its
     target after at least one step in the lazy regime, relative movement ‖W −
     W^(0)‖_F/‖W^(0)‖_F below ``threshold``: the runs within the theorem's hypotheses
     (a target met at initialisation says nothing of the descent). Returns those
-    rows."""
+    rows. threshold > 0."""
+    threshold = check_positive("threshold", threshold)
     check_frame(
         "frame", frame, ["seed", x, "steps", "relative_movement"], columns_from="x"
     )

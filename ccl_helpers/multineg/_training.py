@@ -11,60 +11,28 @@ import torch
 from torch import Tensor
 
 from .. import metrics, train
-from ..checks import (
-    Estimate,
-    Function,
-    Instance,
-    Int,
-    Labels,
-    Optional,
-    Positive,
-    Sized,
-    Steps,
-    TensorOf,
+from .._checks import (
     check_batch,
+    check_callable,
+    check_finite,
+    check_instance,
     check_int,
+    check_labels,
+    check_positive,
+    check_size_along,
     check_steps,
-    checked,
+    check_tensor,
 )
 from ..data import LatentClassModel
 from ..losses import info_nce_loss
 from ..train import Forward, StackedModel
 from ._exact import (
+    _best_linear_loss,
+    _output_norm_range,
     average_mean_classifier_loss,
-    best_linear_loss,
-    output_norm_range,
 )
 
 
-def _batch_bytes(arguments: dict) -> int:
-    """The bytes of one batch of :func:`contrastive_batches`, for every seed: the 2B
-    anchors and positives and the P pool entries (P = B·N without ``pool_size``), and
-    the (B, N) int64 choices (with ``pool_size``, also the (B, P) random keys and
-    their argsort: 12 bytes each)."""
-    seeds, batch, n = (arguments[k] for k in ("n_seeds", "batch_size", "n_negatives"))
-    pool = arguments["pool_size"]
-    examples = 2 * batch + (batch * n if pool is None else pool)
-    keys = 0 if pool is None else 12 * batch * pool
-    return seeds * (examples * arguments["latent"].example_bytes + 8 * batch * n + keys)
-
-
-BATCH = Estimate(
-    "multineg.contrastive_batches's batches",
-    ("n_seeds", "batch_size", "n_negatives", "pool_size"),
-    _batch_bytes,
-)
-"""The memory of one batch of :func:`contrastive_batches`."""
-
-
-@checked(
-    latent=Instance(LatentClassModel),
-    n_seeds=Sized(Int(1), BATCH),
-    batch_size=Sized(Int(1), BATCH),
-    n_negatives=Sized(Int(1), BATCH),
-    generator=Instance(torch.Generator),
-    pool_size=Optional(Sized(Int(1), BATCH)),
-)
 def contrastive_batches(
     latent: LatentClassModel,
     n_seeds: int,
@@ -86,10 +54,17 @@ def contrastive_batches(
       pool, uniformly. Distinct entries of an i.i.d. pool are i.i.d. draws from D_neg,
       so each anchor's term is still an unbiased estimate of L^N_un; the anchors'
       negatives overlap, and the encoder runs on 2B + P inputs instead of 2B + BN.
+
+    n_seeds S, batch_size B, n_negatives N: integers ≥ 1; ``generator`` a
+    ``torch.Generator`` on the latent model's device.
     """
-    n = n_negatives
+    check_instance("latent", latent, LatentClassModel)
+    n_seeds = check_int("n_seeds", n_seeds, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    n = n_negatives = check_int("n_negatives", n_negatives, 1)
+    check_instance("generator", generator, torch.Generator)
     if pool_size is not None:
-        check_int("pool_size", pool_size, n)
+        pool_size = check_int("pool_size", pool_size, n)
     device = latent.class_probs.device
 
     def sample(step: int) -> tuple[Tensor, Tensor, Tensor, Tensor]:
@@ -109,7 +84,6 @@ def contrastive_batches(
     return sample
 
 
-@checked(forward=Function())
 def contrastive_loss(
     forward: Forward, batch: tuple[Tensor, Tensor, Tensor, Tensor]
 ) -> Tensor:
@@ -119,7 +93,9 @@ def contrastive_loss(
 
     batch: x (B, *input), x⁺ (B, *input), pool (P, *input), choice (B, N) (one seed's
     slice of :func:`contrastive_batches`; x⁻_i of anchor b is pool[choice[b, i]]).
-    One forward pass over the 2B + P inputs. Returns a scalar."""
+    One forward pass over the 2B + P inputs. Returns a scalar. Checks shapes and
+    dtypes only, once (a NaN in the batch propagates)."""
+    check_callable("forward", forward)
     anchor, positive, pool, choice = check_batch(
         "batch", batch, ("floating", "floating", "floating", "integer")
     )
@@ -139,15 +115,7 @@ def contrastive_loss(
     return info_nce_loss(out[:b], out[b : 2 * b], out[2 * b :][choice])
 
 
-@checked(
-    labels=Labels(),
-    inputs=TensorOf(min_ndim=1, floating=True, finite=True, like=("labels", 0)),
-    n_negatives=Int(1),
-    n_samples=Int(2),
-    generator=Optional(Instance(torch.Generator)),
-    max_iter=Steps(1),
-)
-def make_evaluator(
+def _evaluator(
     inputs: Tensor,
     labels: Tensor,
     *,
@@ -173,7 +141,8 @@ def make_evaluator(
       ``L_un_se`` its standard error;
     - ``L_mu``: L^µ_sup(f, C) (µ from the same features;
       :func:`average_mean_classifier_loss`);
-    - ``L_sup``: :func:`best_linear_loss`, fitted on its own (if ``fit_linear``);
+    - ``L_sup``: the best linear classifier's loss, fitted on its own (if
+      ``fit_linear``; ``_best_linear_loss``);
     - ``norm_min``, ``norm_max``: min and max of ‖f(x)‖ over the set (Assumption 2,
       Figure 3).
 
@@ -201,30 +170,15 @@ def make_evaluator(
                 ),
             }
         if fit_linear:
-            result["L_sup"] = best_linear_loss(
+            result["L_sup"] = _best_linear_loss(
                 features, labels, class_probs=rho, max_iter=max_iter
             )
-        result["norm_min"], result["norm_max"] = output_norm_range(features)
+        result["norm_min"], result["norm_max"] = _output_norm_range(features)
         return result
 
     return evaluate
 
 
-@checked(
-    make_encoder=Function(),
-    train_set=Instance(LatentClassModel),
-    eval_labels=Labels(),
-    eval_inputs=TensorOf(
-        min_ndim=1, floating=True, finite=True, like=("eval_labels", 0)
-    ),
-    n_seeds=Int(1),
-    n_steps=Steps(1),
-    batch_size=Int(1),
-    pool_size=Optional(Int(1)),
-    n_samples=Int(2),
-    lr=Positive(),
-    seed=Int(0),
-)
 def lemma_runs(
     make_encoder: Callable[[], torch.nn.Module],
     train_set: LatentClassModel,
@@ -247,16 +201,34 @@ def lemma_runs(
     1–3): ``n_seeds`` encoders per N (seeds ``seed`` …, trained together with Adam on
     :func:`contrastive_loss`, batches from :func:`contrastive_batches` on
     ``train_set``; step size ``lr`` times the schedule ``lr_factor``, see
-    :func:`ccl_helpers.train.train`), evaluated by :func:`make_evaluator` on
+    :func:`ccl_helpers.train.train`), evaluated on
     (eval_inputs, eval_labels) at step 0, the ``checkpoints`` and the end.
     ``fit_linear``: the N whose runs also record ``L_sup``. Every N starts from the
     same initial encoders and evaluates on its own fixed Monte Carlo draws.
 
     Returns the history, in the book's one format (long: step, seed, quantity, value,
     and the configuration column ``N``; :func:`ccl_helpers.train.wide` gives the
-    records, one row per (step, seed, N) with the columns of :func:`make_evaluator` and
-    ``train_loss``), and the trained models by N.
+    records, one row per (step, seed, N) with the columns ``L_un`` (L^N_un, the Monte
+    Carlo estimate on ``n_samples`` draws fixed per N), ``L_un_se`` (its standard
+    error), ``L_mu`` (L^µ_sup(f, C), exact: :func:`average_mean_classifier_loss`),
+    ``L_sup`` (the best linear classifier's loss, fitted on its own by L-BFGS from W =
+    0, for the N of ``fit_linear``), ``norm_min``, ``norm_max`` (the range of ‖f(x)‖,
+    Assumption 2) and ``train_loss``), and the trained models by N.
     """
+    check_callable("make_encoder", make_encoder)
+    check_instance("train_set", train_set, LatentClassModel)
+    check_labels("eval_labels", eval_labels)
+    check_tensor("eval_inputs", eval_inputs, min_ndim=1, floating=True)
+    check_size_along("eval_inputs", eval_inputs, "eval_labels", eval_labels, 0)
+    check_finite("eval_inputs", eval_inputs)
+    n_seeds = check_int("n_seeds", n_seeds, 1)
+    n_steps = check_int("n_steps", n_steps, 1)
+    batch_size = check_int("batch_size", batch_size, 1)
+    if pool_size is not None:
+        pool_size = check_int("pool_size", pool_size, 1)
+    n_samples = check_int("n_samples", n_samples, 2)
+    check_positive("lr", lr)
+    seed = check_int("seed", seed, 0)
     values = [check_int("negatives", n) for n in negatives]
     if not values:
         raise ValueError("negatives must hold at least one N ≥ 1")
@@ -266,7 +238,7 @@ def lemma_runs(
     tables, models = [], {}
     for n in values:
         models[n] = StackedModel(make_encoder, n_seeds, seed=seed, device=device)
-        evaluate = make_evaluator(
+        evaluate = _evaluator(
             eval_inputs,
             eval_labels,
             n_negatives=n,

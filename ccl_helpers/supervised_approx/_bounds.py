@@ -5,9 +5,9 @@ the prototype representation bias, eq. (16), with the distance between prototype
 Representations are l2-normalised inside the bound functions (Assumption 4.2). Encoders
 are callables images (N, C, H, W) → (..., N, d), e.g. a
 :class:`~ccl_helpers.train.StackedModel` (leading seed dimension) or an ``nn.Module``.
-Images are checked to be finite at the entry of each public function (one read per
+Images are verified to be finite at the entry of each public function (one read per
 call: an evaluation, not a training step); representations are not read, so a NaN in
-them propagates to the terms.
+them propagates to the terms. The private functions trust their callers.
 """
 
 from __future__ import annotations
@@ -19,54 +19,82 @@ import torch
 import torch.nn.functional as F
 from torch import Tensor
 
-from ..checks import (
-    Choice,
-    Function,
-    Instance,
-    Int,
-    Positive,
-    Sized,
-    TensorOf,
-    checked,
+from .._checks import (
+    check_finite,
+    check_floating_dtype,
+    check_labels,
+    check_min_size,
+    check_positive,
+    check_tensor,
 )
-from ..data import BASE, STRATEGIES, augment, pipeline
+from ..data import BASE, augment, pipeline
 from ..losses import masked_logsumexp
 from ..metrics import encode
 from ..train import Forward
-from ._rules import LabelsOf, augmented_views, finite_images
 
 
 def _normalise(z: Tensor) -> Tensor:
     return F.normalize(z, dim=-1, eps=1e-12)
 
 
-ENCODE_CHUNK = 8192
+_ENCODE_CHUNK = 8192
 """Images per encoder call in the bounds and bias estimates: 16 views of 1,000 anchors
 through dozens of stacked members (the paper scale) would need tens of GB at once."""
 
 
 def _encode_views(encoder: Forward, images: Tensor) -> Tensor:
     """:func:`~ccl_helpers.metrics.encode` of views (K, N, C, H, W), in chunks of
-    :data:`ENCODE_CHUNK` images → (..., K, N, d), normalised (no gradients)."""
+    :data:`_ENCODE_CHUNK` images → (..., K, N, d), normalised (no gradients)."""
     k, n = images.shape[:2]
     flat = images.reshape(k * n, *images.shape[2:])
-    z = encode(encoder, flat, chunk_size=ENCODE_CHUNK)
+    z = encode(encoder, flat, chunk_size=_ENCODE_CHUNK)
     return _normalise(z.reshape(*z.shape[:-2], k, n, z.shape[-1]))
+
+
+def _check_images(
+    name: str,
+    images,
+    labels=None,
+    labels_name: str = "labels",
+    *,
+    min_ndim: int = 3,
+    min_size: int = 0,
+) -> None:
+    """``ValueError`` naming ``name`` unless ``images`` is a floating tensor (n, C, H,
+    W) (≥ ``min_ndim`` dimensions) of finite entries (read once: an evaluation, not a
+    training step) with n ≥ ``min_size``; and, with ``labels``, naming
+    ``labels_name`` unless they are int64 classes ≥ 0, one per image."""
+    check_tensor(name, images, min_ndim=min_ndim, floating=True)
+    if min_size:
+        check_min_size(name, images, min_size)
+    check_finite(name, images)
+    if labels is not None:
+        check_labels(labels_name, labels, n=images.shape[0])
+
+
+def _check_view_classes(
+    anchor_labels: Tensor,
+    view_labels: Tensor,
+    names: tuple[str, str] = ("anchor_labels", "view_labels"),
+) -> None:
+    """``ValueError`` unless the classes of ``view_labels`` (Theorem 4.6's X') are at
+    least two and include every class of ``anchor_labels`` (``names``: the two
+    arguments, as the caller calls them)."""
+    n_classes = int(max(anchor_labels.max(), view_labels.max())) + 1
+    present = torch.bincount(view_labels, minlength=n_classes) > 0
+    if int(present.sum()) < 2 or not bool(present[anchor_labels].all()):
+        raise ValueError(
+            f"{names[1]} must hold at least two classes, including every class of "
+            f"{names[0]}"
+        )
 
 
 # ---------------------------------------------------------------- Theorem 4.4
 # (attracting component)
 
 
-class AttractingTerms(NamedTuple):
-    """Per-sample terms of Theorem 4.4, each (..., n).
-
-    lhs: −s(f(t(x)), m̂) with m̂ = (1/K) Σ_k f(t_k(x)); rhs: −(1/K) Σ_k s(f(t(x)),
-    f(t_k(x)));
-    gap: rhs − lhs; mean_norm: ‖m̂‖ (= 1 iff every view maps to the same unit vector);
-    hemisphere: f(t(x))·m̂ (Assumption 4.3 asks ≥ 0); gap_stderr: the jackknife standard
-    error of the gap as an estimate of the population gap (over the K transformations).
-    """
+class _AttractingTerms(NamedTuple):
+    """Per-sample terms of Theorem 4.4, each (..., n): see :func:`attracting_terms`."""
 
     lhs: Tensor
     rhs: Tensor
@@ -76,11 +104,7 @@ class AttractingTerms(NamedTuple):
     gap_stderr: Tensor
 
 
-@checked(
-    anchors=TensorOf(min_ndim=2, floating=True),
-    views=TensorOf(min_ndim=3, floating=True),
-)
-def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
+def attracting_terms(anchors: Tensor, views: Tensor) -> _AttractingTerms:
     """Theorem 4.4 on representations: anchors f(t(x)) (..., n, d), views f(t_k(x))
     (..., K, n, d), K ≥ 2.
 
@@ -88,7 +112,15 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     the theorem holds exactly for this distribution (so ``gap ≥ 0`` whenever
     ``hemisphere ≥ 0``), and the sides estimate their population values with the stated
     jackknife standard error.
+
+    Returns the per-sample terms, each (..., n): ``lhs`` −s(f(t(x)), m̂) with m̂ =
+    (1/K) Σ_k f(t_k(x)); ``rhs`` −(1/K) Σ_k s(f(t(x)), f(t_k(x))); ``gap`` rhs − lhs;
+    ``mean_norm`` ‖m̂‖ (= 1 iff every view maps to the same unit vector);
+    ``hemisphere`` f(t(x))·m̂ (Assumption 4.3 asks ≥ 0); ``gap_stderr`` the jackknife
+    standard error of the gap (over the K transformations).
     """
+    check_tensor("anchors", anchors, min_ndim=2, floating=True)
+    check_tensor("views", views, min_ndim=3, floating=True)
     if views.shape[-2:] != anchors.shape[-2:]:
         raise ValueError(
             "views must have shape (..., K, n, d) with (..., n, d) = the shape of "
@@ -118,50 +150,17 @@ def attracting_terms(anchors: Tensor, views: Tensor) -> AttractingTerms:
     stderr = (
         (k - 1) / k * ((loo_gap - loo_gap.mean(-2, keepdim=True)) ** 2).sum(-2)
     ).sqrt()
-    return AttractingTerms(
+    return _AttractingTerms(
         lhs, rhs, gap, mean_view.norm(dim=-1), (a * mean_view).sum(-1), stderr
     )
-
-
-@checked(
-    encoder=Function(),
-    images=finite_images(),
-    strategy=Choice(STRATEGIES),
-    generator=Instance(torch.Generator),
-    n_transforms=Sized(Int(2), augmented_views(("n_transforms", "images", 1))),
-)
-def attracting_bound(
-    encoder: Forward,
-    images: Tensor,
-    strategy: str,
-    generator: torch.Generator,
-    *,
-    n_transforms: int = 16,
-) -> AttractingTerms:
-    """Theorem 4.4 for every image x of ``images`` (n, C, H, W): the anchor view t(x)
-    and K = ``n_transforms`` independent views t_k(x), all drawn from ``strategy``; see
-    :func:`attracting_terms`."""
-    views = augment(images.expand(n_transforms + 1, *images.shape), strategy, generator)
-    z = _encode_views(encoder, views)  # (..., K+1, n, d)
-    return attracting_terms(z[..., 0, :, :], z[..., 1:, :, :])
 
 
 # ---------------------------------------------------------------- Theorem 4.6
 # (repelling component)
 
 
-class RepellingTerms(NamedTuple):
-    """Per-sample terms of Theorem 4.6, each (..., n).
-
-    lhs: max_{y' ≠ y} s(f(t(x)), µ_{y'}), µ_{y'} = E_{T',X'|y'} f(T'(X'));
-    nu: ν = min_{y' ≠ y} ‖µ_{y'}‖;
-    smooth: B = E_{T'}[(1/α) log E_{X'} exp(α s(f(t(x)), f(T'(X'))))] + (1/α)
-    log(1/p_min) (p_min the smallest class probability of X'; log(1/p_min) = log n under
-    Assumption 4.5);
-    rhs: B/ν, the right-hand side of eq. (10); gap: rhs − lhs;
-    rhs_corrected: max(B, B/ν), which bounds lhs without the sign condition B ≥ 0;
-    gap_stderr: standard error of B/ν over the K' transformations (std/√K').
-    """
+class _RepellingTerms(NamedTuple):
+    """Per-sample terms of Theorem 4.6, each (..., n): see :func:`repelling_terms`."""
 
     lhs: Tensor
     nu: Tensor
@@ -172,26 +171,15 @@ class RepellingTerms(NamedTuple):
     gap_stderr: Tensor
 
 
-_REPELLING_RULES = dict(
-    anchors=TensorOf(min_ndim=2, floating=True),
-    views=TensorOf(min_ndim=3, floating=True),
-    anchor_labels=LabelsOf(("anchors", -2)),
-    view_labels=LabelsOf(("views", -2)),
-    alpha=Positive(convert=True),
-)
-"""The rules of Theorem 4.6's representations (their values are not read: a diverged
-member gives NaN terms)."""
-
-
-@checked(**_REPELLING_RULES)
 def repelling_terms(
     anchors: Tensor,
     anchor_labels: Tensor,
     views: Tensor,
     view_labels: Tensor,
     alpha: float = 1.0,
-) -> RepellingTerms:
-    """Theorem 4.6 on representations.
+) -> _RepellingTerms:
+    """Theorem 4.6 on representations (their values are not read: a diverged member
+    gives NaN terms).
 
     Args:
         anchors: f(t(x)) (..., n, d); anchor_labels: y (n,).
@@ -201,20 +189,30 @@ def repelling_terms(
         view_labels: y'_j (M,), every class of ``anchor_labels`` present, at least two
             classes.
         alpha: α > 0.
+
+    Returns the per-sample terms, each (..., n): ``lhs`` max_{y' ≠ y} s(f(t(x)),
+    µ_{y'}), µ_{y'} = E_{T',X'|y'} f(T'(X')); ``nu`` ν = min_{y' ≠ y} ‖µ_{y'}‖;
+    ``smooth`` B = E_{T'}[(1/α) log E_{X'} exp(α s(f(t(x)), f(T'(X'))))] + (1/α)
+    log(1/p_min) (p_min the smallest class probability of X'; log(1/p_min) = log n
+    under Assumption 4.5); ``rhs`` B/ν, the right-hand side of eq. (10); ``gap`` rhs −
+    lhs; ``rhs_corrected`` max(B, B/ν), which bounds lhs without the sign condition
+    B ≥ 0; ``gap_stderr`` the standard error of B/ν over the K' transformations
+    (std/√K').
     """
+    check_tensor("anchors", anchors, min_ndim=2, floating=True)
+    check_tensor("views", views, min_ndim=3, floating=True)
+    check_labels("anchor_labels", anchor_labels, n=anchors.shape[-2])
+    check_labels("view_labels", view_labels, n=views.shape[-2])
+    alpha = check_positive("alpha", alpha)
     if views.shape[-1] != anchors.shape[-1] or views.shape[:-3] != anchors.shape[:-2]:
         raise ValueError(
             "views must have shape (..., K, M, d) with (..., n, d) = the shape of "
             f"anchors, {tuple(anchors.shape)}, got {tuple(views.shape)}"
         )
+    _check_view_classes(anchor_labels, view_labels)
     n_classes = int(max(anchor_labels.max(), view_labels.max())) + 1
     counts = torch.bincount(view_labels, minlength=n_classes)
     present = counts > 0
-    if int(present.sum()) < 2 or not bool(present[anchor_labels].all()):
-        raise ValueError(
-            "view_labels must hold at least two classes, including every "
-            "class of anchor_labels"
-        )
     a, v = _normalise(anchors), _normalise(views)
     k = v.shape[-3]
     one_hot = F.one_hot(view_labels, n_classes).to(v.dtype)  # (M, C)
@@ -241,12 +239,12 @@ def repelling_terms(
     stderr = (
         inner.std(-2) / math.sqrt(k) / nu if k > 1 else torch.full_like(rhs, math.nan)
     )
-    return RepellingTerms(
+    return _RepellingTerms(
         lhs, nu, smooth, rhs, rhs - lhs, torch.maximum(smooth, rhs), stderr
     )
 
 
-class RepellingChain(NamedTuple):
+class _RepellingChain(NamedTuple):
     """The steps of the proof of Theorem 4.6 (Appendix A.1.2) for each anchor, each
     (..., n), with g = s(f(t(x)), f(T'(X'))) and µ_{y'} the class prototypes:
 
@@ -299,14 +297,13 @@ class RepellingChain(NamedTuple):
         }
 
 
-@checked(**_REPELLING_RULES)
-def repelling_chain(
+def _repelling_chain(
     anchors: Tensor,
     anchor_labels: Tensor,
     views: Tensor,
     view_labels: Tensor,
-    alpha: float = 1.0,
-) -> RepellingChain:
+    alpha: float,
+) -> _RepellingChain:
     """Every step of the proof of Theorem 4.6 on representations; arguments as
     :func:`repelling_terms` (whose ``lhs``, ``nu`` and ``smooth`` it shares). The
     differences between consecutive steps are the slacks of the bound: where it is
@@ -334,7 +331,7 @@ def repelling_chain(
     weights = torch.log(one_hot.sum(-1).clamp_min(1e-300))  # log(1/n_{y'_j}) per view
     jensen_x = (torch.logsumexp(alpha * sims + weights, -1) / alpha).mean(-2)
     m_bound = torch.maximum(m_max, m_max / terms.nu)
-    return RepellingChain(
+    return _RepellingChain(
         terms.lhs,
         m_max,
         m_bound,
@@ -347,18 +344,22 @@ def repelling_chain(
     )
 
 
-def eq10_counterexample() -> tuple[Tensor, Tensor, Tensor, Tensor, float]:
+def eq10_counterexample(
+    dtype: torch.dtype = torch.float64,
+) -> tuple[Tensor, Tensor, Tensor, Tensor, float]:
     """A configuration where eq. (10) fails and its corrected form max(B, B/ν) holds:
-    (anchors, anchor_labels, views, view_labels, α) for :func:`repelling_terms`.
+    (anchors, anchor_labels, views, view_labels, α) for :func:`repelling_terms`, the
+    representations in the floating ``dtype``.
 
     One anchor (1, 0) of class 0 and six unit representations, all in the left
     half-plane, at 150°, 210° (class 0), 110°, 130° (class 1), 96° and 264° (class 2),
     one transformation (K = 1), α = 50: every similarity is negative, so B < 0, and then
     B/ν < B because ν < 1, which falls below the left side."""
+    check_floating_dtype("dtype", dtype)
 
     def unit(degrees: float) -> Tensor:
         angle = math.radians(degrees)
-        return torch.tensor([math.cos(angle), math.sin(angle)], dtype=torch.float64)
+        return torch.tensor([math.cos(angle), math.sin(angle)], dtype=dtype)
 
     views = torch.stack([unit(d) for d in (150, 210, 110, 130, 96, 264)])
     return (
@@ -370,89 +371,8 @@ def eq10_counterexample() -> tuple[Tensor, Tensor, Tensor, Tensor, float]:
     )
 
 
-@checked(
-    encoder=Function(),
-    images=finite_images(),
-    labels=LabelsOf(("images", 0)),
-    pool_images=finite_images(),
-    pool_labels=LabelsOf(("pool_images", 0)),
-    strategy=Choice(STRATEGIES),
-    generator=Instance(torch.Generator),
-    alpha=Positive(),
-    n_transforms=Sized(Int(1), augmented_views(("n_transforms", "pool_images", 0))),
-)
-def repelling_bound(
-    encoder: Forward,
-    images: Tensor,
-    labels: Tensor,
-    pool_images: Tensor,
-    pool_labels: Tensor,
-    strategy: str,
-    generator: torch.Generator,
-    *,
-    alpha: float = 1.0,
-    n_transforms: int = 4,
-) -> RepellingTerms:
-    """Theorem 4.6 for every image x of ``images`` (n, C, H, W) with labels (n,): one
-    anchor view t(x); X' uniform over ``pool_images`` (M, C, H, W) with ``pool_labels``
-    (M,) (balanced for Assumption 4.5, see :func:`ccl_helpers.data.balanced_subset`); T'
-    uniform over K = ``n_transforms`` transformations drawn from ``strategy``, each
-    applied to the whole pool. See :func:`repelling_terms`."""
-    anchors = _encode_views(encoder, augment(images.unsqueeze(0), strategy, generator))[
-        ..., 0, :, :
-    ]
-    pool = augment(
-        pool_images.expand(n_transforms, *pool_images.shape),
-        strategy,
-        generator,
-        param_shape=(n_transforms, 1),
-    )
-    return repelling_terms(
-        anchors, labels, _encode_views(encoder, pool), pool_labels, alpha
-    )
-
-
 # ---------------------------------------------------------------- prototype
 # representation bias
-
-
-@checked(
-    encoder=Function(),
-    images=finite_images(min_size=1),
-    labels=LabelsOf(("images", 0)),
-    strategy=Choice(STRATEGIES),
-    generator=Instance(torch.Generator),
-    method=Choice(("eq51", "plugin")),
-    n_transforms=Sized(Int(1), augmented_views(("n_transforms", "images", 0))),
-)
-def prototype_bias(
-    encoder: Forward,
-    images: Tensor,
-    labels: Tensor,
-    strategy: str,
-    generator: torch.Generator,
-    *,
-    method: str = "eq51",
-    n_transforms: int = 8,
-) -> Tensor:
-    """The prototype representation bias, eq. (16): E_{(X0,Y0)} ‖E_{T,X|Y0} f(T(X)) −
-    E_T f(T(X0))‖ → (...,).
-
-    ``method="eq51"`` (the source's estimator, A.3.2): for each (x_i, y_i) draw x'_i
-    uniformly among the images of class y_i and one t_i, and average ‖f(t_i(x'_i)) −
-    f(t_i(x_i))‖ (the same t_i on both: the crop, rotation, jitter and blur; a cutout
-    square or a noise field, which mask or perturb the image rather than transform
-    it, is drawn for each of the two views, see :data:`PER_VIEW_PARTS`); by Jensen's
-    inequality its expectation is ≥ eq. (16). ``method="plugin"``: eq. (16) with the
-    expectations replaced by K = ``n_transforms`` views per image: ‖µ̂_{y_i} − m̂_i‖
-    averaged over i, µ̂ the class mean of all views. Representations are normalised.
-    """
-    if method == "eq51":
-        return _eq51_bias(encoder, images, labels, strategy, generator)
-    surrogate, prototypes = _plugin_prototypes(
-        encoder, images, labels, strategy, generator, n_transforms
-    )
-    return _plugin_bias(surrogate, prototypes, labels)
 
 
 def _eq51_bias(
@@ -462,7 +382,15 @@ def _eq51_bias(
     strategy: str,
     generator: torch.Generator,
 ) -> Tensor:
-    """The source's estimator of the bias, eq. (51) (:func:`prototype_bias`)."""
+    """The source's estimator (A.3.2, eq. (51)) of the prototype representation bias,
+    eq. (16): E_{(X0,Y0)} ‖E_{T,X|Y0} f(T(X)) − E_T f(T(X0))‖ → (...,).
+
+    For each (x_i, y_i) of ``images`` (n, C, H, W) and ``labels`` (n,) draw x'_i
+    uniformly among the images of class y_i and one t_i, and average ‖f(t_i(x'_i)) −
+    f(t_i(x_i))‖ (the same t_i on both: the crop, rotation, jitter and blur; a cutout
+    square or a noise field, which mask or perturb the image rather than transform
+    it, is drawn for each of the two views, see :data:`_PER_VIEW_PARTS`); by Jensen's
+    inequality its expectation is ≥ eq. (16). Representations are normalised."""
     order = torch.argsort(labels, stable=True)
     counts = torch.bincount(labels)
     starts = torch.cumsum(counts, 0) - counts
@@ -477,12 +405,13 @@ def _eq51_bias(
 
 
 def _plugin_bias(surrogate: Tensor, prototypes: Tensor, labels: Tensor) -> Tensor:
-    """mean_i ‖µ̂_{y_i} − m̂_i‖, the plug-in of eq. (16), from
-    :func:`_plugin_prototypes`."""
+    """The plug-in of eq. (16), the expectations replaced by K views per image:
+    mean_i ‖µ̂_{y_i} − m̂_i‖ → (...,), µ̂ the class mean of all views, m̂_i the mean of
+    image i's, from :func:`_plugin_prototypes`."""
     return (prototypes[..., labels, :] - surrogate).norm(dim=-1).mean(-1)
 
 
-PER_VIEW_PARTS = ("+cutout", "+noise")
+_PER_VIEW_PARTS = ("+cutout", "+noise")
 """The strategies whose last part (a cutout square, a noise field) the eq. (51)
 estimator draws for each view of a pair: the rest of such a strategy is ``base``,
 shared by the pair."""
@@ -491,10 +420,10 @@ shared by the pair."""
 def _paired_views(pair: Tensor, strategy: str, generator: torch.Generator) -> Tensor:
     """The views t_i(x_i), t_i(x'_i) of eq. (51) for ``pair`` (2, n, C, H, W): the
     transformation's parameters shared along the pair, but for the strategies of
-    :data:`PER_VIEW_PARTS`, whose added part is drawn for each view on top of a shared
+    :data:`_PER_VIEW_PARTS`, whose added part is drawn for each view on top of a shared
     ``base``."""
     n = pair.shape[1]
-    if strategy not in PER_VIEW_PARTS:
+    if strategy not in _PER_VIEW_PARTS:
         return augment(pair, strategy, generator, param_shape=(1, n))
     shared = augment(pair, BASE, generator, param_shape=(1, n))
     part = list(pipeline(strategy, *pair.shape[-2:]).children())[-1]
@@ -518,8 +447,9 @@ def _plugin_prototypes(
     generator: torch.Generator,
     n_transforms: int,
 ) -> tuple[Tensor, Tensor]:
-    """The surrogate prototypes m̂_i, the mean of K views of each image (..., n, d), and
-    the class prototypes µ̂_c, the mean over the class's images (..., C, d)."""
+    """The surrogate prototypes m̂_i, the mean of K = ``n_transforms`` views of each
+    image (..., n, d), and the class prototypes µ̂_c, the mean over the class's images
+    (..., C, d) (normalised representations)."""
     z = _encode_views(
         encoder,
         augment(images.expand(n_transforms, *images.shape), strategy, generator),
@@ -530,38 +460,10 @@ def _plugin_prototypes(
     return surrogate, prototypes
 
 
-@checked(
-    encoder=Function(),
-    images=finite_images(),
-    labels=LabelsOf(("images", 0)),
-    strategy=Choice(STRATEGIES),
-    generator=Instance(torch.Generator),
-    n_transforms=Sized(Int(1), augmented_views(("n_transforms", "images", 0))),
-)
-def prototype_spread(
-    encoder: Forward,
-    images: Tensor,
-    labels: Tensor,
-    strategy: str,
-    generator: torch.Generator,
-    *,
-    n_transforms: int = 8,
-) -> Tensor:
-    """The mean distance between the prototypes of two distinct classes,
-    mean_{c ≠ c'} ‖µ̂_c − µ̂_{c'}‖ → (...,), with µ̂_c the class mean of K =
-    ``n_transforms`` views per image (normalised representations), as in
-    :func:`prototype_bias`'s plug-in: the scale against which that bias can be read
-    (every class present in ``labels``)."""
-    if bool((torch.bincount(labels) == 0).any()) or int(labels.max()) < 1:
-        raise ValueError("labels must hold every class 0..C-1, at least two classes")
-    _, prototypes = _plugin_prototypes(
-        encoder, images, labels, strategy, generator, n_transforms
-    )
-    return _spread(prototypes)
-
-
 def _spread(prototypes: Tensor) -> Tensor:
-    """mean_{c ≠ c'} ‖µ_c − µ_{c'}‖ of prototypes (..., C, d) → (...,)."""
+    """The mean distance between the prototypes of two distinct classes,
+    mean_{c ≠ c'} ‖µ_c − µ_{c'}‖ of prototypes (..., C, d) → (...,): the scale against
+    which the bias can be read."""
     n_classes = prototypes.shape[-2]
     distances = torch.cdist(prototypes, prototypes)  # (..., C, C), zero diagonal
     return distances.sum((-2, -1)) / (n_classes * (n_classes - 1))

@@ -22,7 +22,7 @@ _RANKS = (
 
 
 CLAIMS: dict[str, Claim] = claims_by_key(
-    # theorem rows (checked by asserts in the chapter)
+    # theorem rows (verified by asserts in the chapter)
     Claim(
         key="lemma_a1",
         source="Lee (2025), Lemma A.1 and eq. (18)",
@@ -308,6 +308,6 @@ CLAIMS: dict[str, Claim] = claims_by_key(
     ),
 )
 """The claims of the source that the chapter tests, by key, stated before the runs:
-the theorem rows first (checked by asserts), then the empirical claims, each with the
+the theorem rows first (verified by asserts), then the empirical claims, each with the
 linear probe (the source's own evaluation) as its primary metric where it is about
 accuracy, paired by seed, with the margin below which it counts as absent."""

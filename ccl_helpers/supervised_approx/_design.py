@@ -1,10 +1,10 @@
 """The experiment's design and statistics: arms of runs and contrasts per seed.
 
 The runs table of arms and seeds (:func:`design_runs`); the source's empirical claims
-as contrasts of arms, one number per seed (:func:`arm_values`, :func:`seed_matrix`,
-:func:`arm_contrast`, :func:`contrast_values`, :func:`estimates_table`); rank
-correlations within seeds (:func:`seed_rank_correlations`); the shape of a curve
-(:func:`curve_shape`); the spread of one run (:func:`pooled_seed_sd`)."""
+as contrasts of arms, one number per seed (:func:`arm_values`,
+:func:`contrast_values`, :func:`estimates_table`); rank correlations within seeds
+(:func:`seed_rank_correlations`); the shape of a curve (:func:`curve_shape`); the
+spread of one run (:func:`pooled_seed_sd`)."""
 
 from __future__ import annotations
 
@@ -17,15 +17,13 @@ import pandas as pd
 from scipy import stats
 from torch import Tensor
 
-from ..checks import (
-    Estimate,
-    Frame,
-    Int,
-    Sized,
+from .._checks import (
     check_choice,
+    check_count,
+    check_frame,
     check_instance,
+    check_int,
     check_positive,
-    checked,
 )
 from ..data import STRATEGIES
 from ..losses import SIMILARITIES
@@ -36,60 +34,91 @@ _ARM_KEYS = tuple(c for c in RUN_COLUMNS if c != "seed")
 """The columns that define an arm: every column of a run but its seed."""
 
 
-@checked(results=Frame())
-def arm_values(results: pd.DataFrame, metric: str, arm: Mapping) -> np.ndarray:
-    """The values of ``metric`` of the members of one arm, one per seed in seed order.
-
-    results: one row per member with the columns :data:`RUN_COLUMNS` and ``metric``;
-    arm: column → value for the columns that define the arm (the others are free, but
-    the arm must hold one member per seed)."""
-    unknown = set(arm) - set(results.columns)
-    if unknown or metric not in results.columns:
+def _check_metric(results: pd.DataFrame, metric) -> None:
+    """``ValueError`` unless ``metric`` names a column of ``results``."""
+    if not isinstance(metric, str) or metric not in results.columns:
         raise ValueError(
-            f"arm and metric must name columns of results, got {sorted(unknown)} and "
-            f"{metric!r}"
+            f"metric must name a column of results, got {metric!r} (columns "
+            f"{list(results.columns)})"
+        )
+
+
+def _arm_values(
+    results: pd.DataFrame, metric: str, arm: Mapping, name: str = "arm"
+) -> np.ndarray:
+    """The values of ``metric`` of the members of one arm, one per seed in seed order;
+    ``ValueError`` naming ``name`` unless the arm names columns of ``results`` and
+    selects one member per seed (a check of the data that only the selection makes)."""
+    if not isinstance(arm, Mapping):
+        raise ValueError(f"{name} must be a mapping column → value, got {arm!r}")
+    unknown = set(arm) - set(results.columns)
+    if unknown:
+        raise ValueError(
+            f"{name} must name columns of results, got {sorted(unknown)} (columns "
+            f"{list(results.columns)})"
         )
     chosen = results
     for column, value in arm.items():
         chosen = chosen[chosen[column] == value]
     if chosen.empty or chosen["seed"].duplicated().any():
         raise ValueError(
-            f"arm {dict(arm)} must select one member per seed, got seeds "
+            f"{name} {dict(arm)} must select one member per seed, got seeds "
             f"{chosen['seed'].tolist()}"
         )
     return chosen.sort_values("seed")[metric].to_numpy(dtype=np.float64)
 
 
-@checked(results=Frame())
-def seed_matrix(
-    results: pd.DataFrame, metric: str, arms: Sequence[Mapping]
+def _seed_matrix(
+    results: pd.DataFrame, metric: str, arms: Sequence[Mapping], name: str = "arms"
 ) -> np.ndarray:
-    """:func:`arm_values` of each of ``arms``, stacked: (len(arms), n_seeds). Every arm
-    must hold the same seeds."""
-    if not arms:
-        raise ValueError("arms must hold at least one arm")
-    seeds = [arm_values(results, "seed", arm) for arm in arms]
+    """:func:`_arm_values` of each of ``arms``, stacked: (len(arms), n_seeds);
+    ``ValueError`` naming ``name`` unless every arm holds the same seeds."""
+    seeds = [
+        _arm_values(results, "seed", arm, f"{name}[{i}]") for i, arm in enumerate(arms)
+    ]
     if any(not np.array_equal(seeds[0], other) for other in seeds[1:]):
-        raise ValueError(f"the arms must hold the same seeds, got {seeds}")
-    return np.stack([arm_values(results, metric, arm) for arm in arms])
+        raise ValueError(f"{name} must hold the same seeds, got {seeds}")
+    return np.stack(
+        [
+            _arm_values(results, metric, arm, f"{name}[{i}]")
+            for i, arm in enumerate(arms)
+        ]
+    )
 
 
-@checked(results=Frame())
-def arm_contrast(
-    results: pd.DataFrame, metric: str, terms: Sequence[tuple[Mapping, float]]
+def arm_values(
+    results: pd.DataFrame, metric: str, arms: Mapping | Sequence[Mapping]
 ) -> np.ndarray:
-    """A contrast of arms, one number per seed: d_s = Σ_j c_j · value_j,s over the
-    ``terms`` (arm, coefficient c_j), e.g. [(A, 1), (B, −1)] for "A beats B", four
-    terms for an interaction, [(A, 1)] + [(B_j, −1/5)] for "A beats the mean of five".
-    Every arm must hold the same seeds; returns (n_seeds,) in seed order."""
+    """The values of ``metric`` of the members of one arm, one per seed in seed order,
+    (n_seeds,); for a list of arms, each arm's, stacked: (len(arms), n_seeds), every arm
+    holding the same seeds.
+
+    results: one row per member with the columns :data:`RUN_COLUMNS` and ``metric``;
+    an arm: column → value for the columns that define the arm (the others are free,
+    but the arm must hold one member per seed)."""
+    check_frame("results", results, ["seed"])
+    _check_metric(results, metric)
+    if isinstance(arms, Mapping):
+        return _arm_values(results, metric, arms, "arms")
+    if isinstance(arms, str | bytes) or not isinstance(arms, Sequence) or not arms:
+        raise ValueError(
+            f"arms must be an arm (a mapping column → value) or a non-empty list of "
+            f"them, got {arms!r}"
+        )
+    return _seed_matrix(results, metric, arms)
+
+
+def _check_terms(name: str, terms) -> None:
+    """``ValueError`` naming ``name`` unless ``terms`` is a non-empty list of (arm,
+    coefficient), each arm a mapping, each coefficient a finite real number."""
     if isinstance(terms, str | bytes) or not isinstance(terms, Sequence) or not terms:
         raise ValueError(
-            f"terms must be a non-empty list of (arm, coefficient), got {terms!r}"
+            f"{name} must be a non-empty list of (arm, coefficient), got {terms!r}"
         )
     for i, term in enumerate(terms):
         if not (isinstance(term, tuple) and len(term) == 2):
-            raise ValueError(f"terms[{i}] must be (arm, coefficient), got {term!r}")
-        check_instance(f"terms[{i}][0]", term[0], Mapping)
+            raise ValueError(f"{name}[{i}] must be (arm, coefficient), got {term!r}")
+        check_instance(f"{name}[{i}][0]", term[0], Mapping)
         coefficient = term[1]
         if (
             isinstance(coefficient, bool)
@@ -97,21 +126,37 @@ def arm_contrast(
             or not math.isfinite(coefficient)
         ):
             raise ValueError(
-                f"terms[{i}][1] must be a finite real number, got {coefficient!r}"
+                f"{name}[{i}][1] must be a finite real number, got {coefficient!r}"
             )
-    matrix = seed_matrix(results, metric, [arm for arm, _ in terms])
+
+
+def _arm_contrast(
+    results: pd.DataFrame, metric: str, terms: Sequence[tuple[Mapping, float]], name
+) -> np.ndarray:
+    """A contrast of arms, one number per seed: d_s = Σ_j c_j · value_j,s over the
+    ``terms`` (arm, coefficient c_j), e.g. [(A, 1), (B, −1)] for "A beats B", four
+    terms for an interaction, [(A, 1)] + [(B_j, −1/5)] for "A beats the mean of five".
+    Every arm must hold the same seeds; returns (n_seeds,) in seed order."""
+    matrix = _seed_matrix(results, metric, [arm for arm, _ in terms], name)
     coefficients = np.array([float(c) for _, c in terms], dtype=np.float64)
     return coefficients @ matrix
 
 
-@checked(results=Frame())
 def contrast_values(
     results: pd.DataFrame,
     contrasts: Mapping[str, Sequence[tuple[Mapping, float]]],
     metrics: Sequence[str],
 ) -> pd.DataFrame:
-    """:func:`arm_contrast` of each named contrast (name → terms) for each of
-    ``metrics``: a frame indexed by (contrast, metric), one column per seed."""
+    """Contrasts of arms, one number per seed, for each named contrast (name → terms)
+    and each of ``metrics``: a frame indexed by (contrast, metric), one column per seed.
+
+    A contrast's terms are (arm, coefficient c_j) pairs, an arm a mapping column →
+    value that selects one member per seed (every arm of a contrast holding the same
+    seeds); its value for seed s is d_s = Σ_j c_j · value_j,s, e.g. [(A, 1), (B, −1)]
+    for "A beats B", four terms for an interaction, [(A, 1)] + [(B_j, −1/5)] for "A
+    beats the mean of five". results: one row per member with the columns
+    :data:`RUN_COLUMNS` and the metrics."""
+    check_frame("results", results, ["seed"])
     if not isinstance(contrasts, Mapping) or not contrasts:
         raise ValueError(
             f"contrasts must be a non-empty mapping name → terms, got {contrasts!r}"
@@ -127,23 +172,25 @@ def contrast_values(
     unknown = [m for m in metrics if m not in results.columns]
     if unknown:
         raise ValueError(f"metrics must name columns of results, got {unknown}")
+    for name, terms in contrasts.items():
+        _check_terms(f"contrasts[{name!r}]", terms)
     rows = {
-        (name, metric): arm_contrast(results, metric, terms)
+        (name, metric): _arm_contrast(results, metric, terms, f"contrasts[{name!r}]")
         for name, terms in contrasts.items()
         for metric in metrics
     }
     first = next(iter(contrasts.values()))[0][0]
-    seeds = arm_values(results, "seed", first).astype(int)
+    seeds = _arm_values(results, "seed", first).astype(int)
     frame = pd.DataFrame(list(rows.values()), columns=pd.Index(seeds, name="seed"))
     frame.index = pd.MultiIndex.from_tuples(list(rows), names=["contrast", "metric"])
     return frame
 
 
-@checked(values=Frame())
 def estimates_table(values: pd.DataFrame) -> pd.DataFrame:
     """:func:`ccl_helpers.verdicts.estimate` of each row of ``values`` (one value per
     seed in each column, e.g. :func:`contrast_values`): a frame with the same index
     and the columns estimate, se, low, high (the 95 % t interval) and n."""
+    check_frame("values", values)
     found = [estimate(row.to_numpy(dtype=np.float64)) for _, row in values.iterrows()]
     columns = ["estimate", "se", "low", "high", "n"]
     table = pd.DataFrame([[getattr(f, c) for c in columns] for f in found])
@@ -156,8 +203,9 @@ def seed_rank_correlations(x, y) -> np.ndarray:
     strategies), computed within each seed: one number per seed.
 
     x, y: arrays (groups ≥ 3, seeds ≥ 2) of finite values, the same seed in the same
-    column of both (e.g. :func:`seed_matrix`); within each seed neither may be constant
-    over the groups (the correlation would be undefined). Returns (seeds,)."""
+    column of both (e.g. :func:`arm_values` of the groups' arms); within each seed
+    neither may be constant over the groups (the correlation would be undefined).
+    Returns (seeds,)."""
     a, b = (
         np.asarray(v.cpu() if isinstance(v, Tensor) else v, dtype=np.float64)
         for v in (x, y)
@@ -176,7 +224,7 @@ def seed_rank_correlations(x, y) -> np.ndarray:
     )
 
 
-class CurveShape(NamedTuple):
+class _CurveShape(NamedTuple):
     """The shape of one curve per seed (arrays (seeds,)), each change divided by the
     seed's largest value ``scale``: ``peak`` (index of the checkpoint where the mean
     curve of the *other* seeds peaks), ``drop`` ((last value − value at ``peak``) /
@@ -191,7 +239,7 @@ class CurveShape(NamedTuple):
     overall: np.ndarray
 
 
-def curve_shape(curves, *, first: int = 0, settle_from: int = -2) -> CurveShape:
+def curve_shape(curves, *, first: int = 0, settle_from: int = -2) -> _CurveShape:
     """The source's "decrease, then stabilise" (its Figure 6) as numbers per seed, all
     as fractions of the seed's largest value: the change over the whole curve, from
     checkpoint ``first`` to the end (``overall``); the change over its last stretch,
@@ -202,7 +250,13 @@ def curve_shape(curves, *, first: int = 0, settle_from: int = -2) -> CurveShape:
 
     curves: array (seeds ≥ 2, checkpoints ≥ 2) of finite values, each seed's largest
     value > 0 (a gap Δ = RHS − LHS at the checkpoints, in order); first, settle_from:
-    indices of checkpoints before the last (negative counts from the end)."""
+    indices of checkpoints before the last (negative counts from the end).
+
+    Returns arrays (seeds,): ``peak`` (the index of the checkpoint where the mean curve
+    of the other seeds peaks), ``drop`` ((last value − value at ``peak``) / scale),
+    ``late_change`` ((last value − value at ``settle_from``) / scale), ``scale`` (the
+    seed's largest value) and ``overall`` ((last value − value at ``first``) /
+    scale)."""
     c = np.asarray(
         curves.cpu() if isinstance(curves, Tensor) else curves, dtype=np.float64
     )
@@ -230,7 +284,7 @@ def curve_shape(curves, *, first: int = 0, settle_from: int = -2) -> CurveShape:
     others = (c.sum(axis=0, keepdims=True) - c) / (n - 1)  # mean of the other seeds
     peak = others.argmax(axis=1)
     at_peak = c[np.arange(n), peak]
-    return CurveShape(
+    return _CurveShape(
         peak,
         (c[:, -1] - at_peak) / scale,
         (c[:, -1] - c[:, settle_from]) / scale,
@@ -243,29 +297,13 @@ _CHOICES = {"strategy": STRATEGIES, "loss": MEMBER_LOSSES, "similarity": SIMILAR
 """The columns of a run that name one of a few kinds, and the kinds."""
 
 
-_BYTES_PER_RUN = 200
-"""The bytes of a run's row, at least: a dict of its columns while the table is
-built."""
+_MAX_RUNS = 1_000_000
+"""The most runs :func:`design_runs` lists: its table is built by a Python loop, a dict
+a run, and each run is a member of one stacked model trained together. The book's
+largest experiment has about 150; 10⁷ runs would hang in that loop, for a model that
+could never be trained."""
 
 
-def _runs_bytes(arguments: dict) -> int | None:
-    """The bytes of :func:`design_runs`'s rows: len(arms) × n_seeds + len(cells) ×
-    map_seeds runs (the most it lists) × :data:`_BYTES_PER_RUN`."""
-    try:
-        n_arms, n_cells = len(arguments["arms"]), len(arguments.get("cells", ()))
-    except TypeError:
-        return None  # not sized: the body says what arms and cells must be
-    n_runs = n_arms * arguments["n_seeds"] + n_cells * arguments.get("map_seeds", 1)
-    return n_runs * _BYTES_PER_RUN
-
-
-RUNS = Estimate(
-    "supervised_approx.design_runs's rows", ("n_seeds", "map_seeds"), _runs_bytes
-)
-"""The memory of the runs table :func:`design_runs` builds, one row a run."""
-
-
-@checked(n_seeds=Sized(Int(1), RUNS), map_seeds=Sized(Int(1), RUNS))
 def design_runs(
     arms: Mapping[str, Mapping],
     n_seeds: int,
@@ -280,15 +318,27 @@ def design_runs(
     :data:`RUN_COLUMNS`; the index is the member of the stacked model. The strategy,
     loss and similarity must be known kinds, α and λ finite and > 0 (``ValueError``
     naming the arm and the column)."""
-    if not arms:
-        raise ValueError("arms must hold at least one arm")
+    n_seeds = check_int("n_seeds", n_seeds)
+    map_seeds = check_int("map_seeds", map_seeds)
+    if not isinstance(arms, Mapping) or not arms:
+        raise ValueError(f"arms must map names to arms, at least one, got {arms!r}")
+    if isinstance(cells, str | bytes | Mapping) or not isinstance(cells, Sequence):
+        raise ValueError(f"cells must be a list of arms, got {cells!r}")
+    check_count(
+        "runs",
+        len(arms) * n_seeds + len(cells) * map_seeds,
+        _MAX_RUNS,
+        f"{len(arms)} arms × n_seeds={n_seeds} + {len(cells)} cells × "
+        f"map_seeds={map_seeds}",
+    )
     keys = [c for c in RUN_COLUMNS if c != "seed"]
     for name, arm in [*arms.items(), *(("map", cell) for cell in cells)]:
+        where = "cells" if name == "map" else f"arms[{name!r}]"
+        check_instance(where, arm, Mapping)
         if set(arm) != set(keys):
             raise ValueError(
                 f"arm {name!r} must set exactly the columns {keys}, got {sorted(arm)}"
             )
-        where = "cells" if name == "map" else f"arms[{name!r}]"
         for column, kinds in _CHOICES.items():
             check_choice(f"{where}[{column!r}]", arm[column], kinds)
         for column in ("alpha", "lam"):
@@ -308,17 +358,13 @@ def design_runs(
     return pd.DataFrame(rows, columns=["arm", *RUN_COLUMNS]).rename_axis("member")
 
 
-@checked(results=Frame(_ARM_KEYS))
 def pooled_seed_sd(results: pd.DataFrame, metric: str) -> tuple[float, int]:
     """The standard deviation of one run's ``metric`` pooled over the arms run with
     several seeds (arms: equal values in every column of :data:`RUN_COLUMNS` but
     ``seed``), and its degrees of freedom Σ (n_arm − 1)."""
+    check_frame("results", results, _ARM_KEYS)
+    _check_metric(results, metric)
     keys = list(_ARM_KEYS)
-    if metric not in results.columns:
-        raise ValueError(
-            f"metric must name a column of results, got {metric!r} (columns "
-            f"{list(results.columns)})"
-        )
     groups = results.groupby(keys)[metric]
     sizes = groups.count()
     variances = groups.var(ddof=1)[sizes >= 2]

@@ -1,9 +1,8 @@
 """Evaluations of trained members: downstream accuracy, the bounds and the bias.
 
-The standard downstream evaluations (:func:`downstream`), both bounds at once and their
-summaries (:func:`bound_terms`, :func:`summarise_bounds`; along training,
-:func:`bound_evaluator`), and the bias of each member under its own strategy
-(:func:`bias_by_member`)."""
+The standard downstream evaluations (:func:`downstream`), both bounds at once
+(:func:`bound_terms`) and their summaries along training (:func:`bound_evaluator`), and
+the bias of each member under its own strategy (:func:`bias_by_member`)."""
 
 from __future__ import annotations
 
@@ -16,18 +15,13 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ..checks import (
-    Choice,
-    Frame,
-    Function,
-    Instance,
-    Int,
-    Optional,
-    Sized,
-    Steps,
+from .._checks import (
+    check_callable,
+    check_choice,
+    check_frame,
+    check_instance,
     check_int,
     check_positive,
-    checked,
 )
 from ..data import STRATEGIES, augment
 from ..metrics import (
@@ -40,19 +34,20 @@ from ..metrics import (
 )
 from ..train import Forward, StackedModel
 from ._bounds import (
-    AttractingTerms,
-    RepellingChain,
-    RepellingTerms,
+    _AttractingTerms,
+    _check_images,
+    _check_view_classes,
     _encode_views,
     _eq51_bias,
     _plugin_bias,
     _plugin_prototypes,
+    _repelling_chain,
+    _RepellingChain,
+    _RepellingTerms,
     _spread,
     attracting_terms,
-    repelling_chain,
     repelling_terms,
 )
-from ._rules import LabelsOf, augmented_views, finite_images
 
 FASHION_MNIST_CLASSES = (
     "T-shirt/top",
@@ -69,15 +64,6 @@ FASHION_MNIST_CLASSES = (
 """FashionMNIST's class names, by label."""
 
 
-@checked(
-    encoder=Function(),
-    fit_images=finite_images(min_ndim=2),
-    fit_labels=LabelsOf(("fit_images", 0)),
-    test_images=finite_images(min_ndim=2),
-    test_labels=LabelsOf(("test_images", 0)),
-    max_iter=Steps(1),
-    chunk_size=Int(1),
-)
 def downstream(
     encoder: Forward,
     fit_images: Tensor,
@@ -98,7 +84,18 @@ def downstream(
     (a diverged run) is kept, with ``finite`` False and NaN accuracies. With
     ``per_class``, also the probe's accuracy on the test images of each class c,
     ``linear_probe_class_<c>`` (on a balanced test set their mean is ``linear_probe``).
+
+    fit_images (n, ...), fit_labels (n,); test_images (n', ...), test_labels (n',):
+    finite images, int64 classes; k: the k of each k-NN accuracy, integers ≥ 1.
     """
+    check_callable("encoder", encoder)
+    _check_images("fit_images", fit_images, fit_labels, "fit_labels", min_ndim=2)
+    _check_images("test_images", test_images, test_labels, "test_labels", min_ndim=2)
+    max_iter = check_int("max_iter", max_iter)
+    chunk_size = check_int("chunk_size", chunk_size)
+    if isinstance(k, (str, bytes)) or not hasattr(k, "__iter__"):
+        raise ValueError(f"k must be a sequence of integers ≥ 1, got {k!r}")
+    k = [check_int(f"k[{i}]", n) for i, n in enumerate(k)]
     if not isinstance(per_class, bool):
         raise ValueError(f"per_class must be True or False, got {per_class!r}")
 
@@ -147,14 +144,6 @@ def downstream(
     return table.rename_axis("member")
 
 
-@checked(
-    model=Instance(StackedModel),
-    runs=Frame(["strategy"]),
-    images=finite_images(),
-    labels=LabelsOf(("images", 0)),
-    seed=Int(0),
-    n_transforms=Sized(Int(1), augmented_views(("n_transforms", "images", 0))),
-)
 def bias_by_member(
     model,
     runs: pd.DataFrame,
@@ -164,13 +153,34 @@ def bias_by_member(
     *,
     n_transforms: int = 8,
 ) -> pd.DataFrame:
-    """The prototype representation bias (:func:`prototype_bias`) of the members of
-    ``runs`` (its index: the members of the stacked ``model``), each under its own
-    strategy, by the source's estimator eq. (51) (``bias_eq51``) and the plug-in of eq.
-    (16) (``bias_plugin``, ``n_transforms`` views per image), and the distance between
-    class prototypes (:func:`prototype_spread`, ``prototype_spread``, on the plug-in's
-    views). The members of one strategy share the draws (a generator seeded by
-    ``seed``)."""
+    """The prototype representation bias, eq. (16), E_{(X0,Y0)} ‖E_{T,X|Y0} f(T(X)) −
+    E_T f(T(X0))‖, of the members of ``runs`` (its index: the members of the stacked
+    ``model``), each under its own strategy, and the scale it can be read against, one
+    row per member.
+
+    ``bias_eq51``: the source's estimator, eq. (51) (A.3.2): for each (x_i, y_i) draw
+    x'_i uniformly among the images of class y_i and one t_i, and average
+    ‖f(t_i(x'_i)) − f(t_i(x_i))‖ (the same t_i on both: the crop, rotation, jitter and
+    blur; a cutout square or a noise field, which mask or perturb the image rather
+    than transform it, is drawn for each of the two views); by Jensen's inequality its
+    expectation is ≥ eq. (16). ``bias_plugin``: eq. (16) with the expectations replaced
+    by K = ``n_transforms`` views per image, ‖µ̂_{y_i} − m̂_i‖ averaged over i, µ̂ the
+    class mean of all views. ``prototype_spread``: the mean distance between the
+    prototypes of two distinct classes, mean_{c ≠ c'} ‖µ̂_c − µ̂_{c'}‖, on the
+    plug-in's views. Representations are normalised. The members of one strategy share
+    the draws (a generator seeded by ``seed``).
+
+    images (n, C, H, W) with labels (n,), every class 0..C−1 present, at least two.
+    """
+    check_instance("model", model, StackedModel)
+    check_frame("runs", runs, ["strategy"])
+    for name in runs["strategy"].unique():
+        check_choice("runs['strategy']", name, STRATEGIES)
+    _check_images("images", images, labels, min_size=1)
+    if bool((torch.bincount(labels) == 0).any()) or int(labels.max()) < 1:
+        raise ValueError("labels must hold every class 0..C-1, at least two classes")
+    seed = check_int("seed", seed, 0)
+    n_transforms = check_int("n_transforms", n_transforms)
     frames = []
     for name, rows in runs.groupby("strategy", sort=False):
         encoder = model.subset(rows.index.tolist())
@@ -202,23 +212,6 @@ def bias_by_member(
     return pd.concat(frames).sort_index().rename_axis("member")
 
 
-BOUND_VIEWS = augmented_views(
-    ("n_transforms_attract", "images", 1), ("n_transforms_repel", "pool_images", 0)
-)
-"""The memory of the views of Theorems 4.4 (K + 1 per image) and 4.6 (K per pool
-image)."""
-
-
-@checked(
-    images=finite_images(),
-    labels=LabelsOf(("images", 0)),
-    pool_images=finite_images(),
-    pool_labels=LabelsOf(("pool_images", 0)),
-    strategy=Choice(STRATEGIES),
-    seed=Int(0),
-    n_transforms_attract=Sized(Int(2), BOUND_VIEWS),
-    n_transforms_repel=Sized(Int(1), BOUND_VIEWS),
-)
 def bound_evaluator(
     members: Sequence[int],
     alphas: Sequence[float],
@@ -236,13 +229,27 @@ def bound_evaluator(
     """An ``evaluate`` for :func:`train_runs`: model ↦ quantities (S,) at a checkpoint.
 
     For the members ``members``, each with the α of Theorem 4.6 in ``alphas`` (its
-    training α), :func:`summarise_bounds` of :func:`bound_terms` on ``images`` and the
-    pool, the slacks of the repelling bound's steps included (NaN for the other
-    members); for the members ``norm_members`` (default every member; NaN for the
+    training α), summaries of :func:`bound_terms` on ``images`` and the pool (NaN for
+    the other members): the mean gaps (Figure 6 of the source) ``attract_gap`` and
+    ``repel_gap``; the smallest per-sample gaps, ``attract_min_gap`` (Theorem 4.4: over
+    the samples that satisfy Assumption 4.3, f(t(x))·m̂ ≥ 0) and ``repel_min_gap``; the
+    fraction of samples satisfying Assumption 4.3, ``hemisphere_fraction``, and its
+    smallest value, ``hemisphere_min``; the smallest gap of the corrected repelling
+    form, ``repel_corrected_min_gap``; ``smooth_min`` (B) and ``nu_mean`` (ν); and the
+    mean slack of each step of the repelling bound, ``repel_slack_<step>`` (they sum to
+    ``repel_gap``). For the members ``norm_members`` (default every member; NaN for the
     others), ``norm_mean``, the mean norm of the unnormalised representations of
     ``images`` (the dot product and the Euclidean distance see it). The draws are the
     same at every checkpoint (a generator seeded by ``seed``), so the checkpoints differ
-    only by the encoder."""
+    only by the encoder. The arguments are validated here, once, not at each
+    checkpoint."""
+    _check_images("images", images, labels)
+    _check_images("pool_images", pool_images, pool_labels, "pool_labels")
+    check_choice("strategy", strategy, STRATEGIES)
+    seed = check_int("seed", seed, 0)
+    n_transforms_attract = check_int("n_transforms_attract", n_transforms_attract, 2)
+    n_transforms_repel = check_int("n_transforms_repel", n_transforms_repel)
+    _check_view_classes(labels, pool_labels, ("labels", "pool_labels"))
     members = [check_int("members[i]", m, 0) for m in members]
     if not members or len(alphas) != len(members):
         raise ValueError(
@@ -284,7 +291,7 @@ def bound_evaluator(
                 )
         out = {"norm_mean": norms}
         chosen = torch.tensor(members, device=norms.device)
-        for name, values in summarise_bounds(attract, repel, steps).items():
+        for name, values in _summarise_bounds(attract, repel, steps).items():
             full = torch.full_like(norms, math.nan)
             out[name] = full.index_copy(0, chosen, values.to(full.dtype))
         return out
@@ -296,17 +303,6 @@ def bound_evaluator(
 # (trained encoders)
 
 
-@checked(
-    encoder=Function(),
-    images=finite_images(),
-    labels=LabelsOf(("images", 0)),
-    pool_images=finite_images(),
-    pool_labels=LabelsOf(("pool_images", 0)),
-    strategy=Choice(STRATEGIES),
-    generator=Instance(torch.Generator),
-    n_transforms_attract=Sized(Int(2), BOUND_VIEWS),
-    n_transforms_repel=Sized(Int(1), BOUND_VIEWS),
-)
 def bound_terms(
     encoder: Forward,
     images: Tensor,
@@ -321,17 +317,37 @@ def bound_terms(
     n_transforms_repel: int = 4,
     chain: bool = False,
 ) -> (
-    tuple[AttractingTerms, RepellingTerms]
-    | tuple[AttractingTerms, RepellingTerms, RepellingChain]
+    tuple[_AttractingTerms, _RepellingTerms]
+    | tuple[_AttractingTerms, _RepellingTerms, _RepellingChain]
 ):
     """Theorem 4.4 and Theorem 4.6 per sample for an encoder with leading model
     dimension S.
 
     One anchor view t(x) per image serves both theorems. ``alphas``: the α of Theorem
     4.6, a float or one per model (S,) (e.g. each model's training α). Returns
-    (AttractingTerms, RepellingTerms), fields (S, n), and with ``chain`` the steps of
-    the proof of Theorem 4.6 (:func:`repelling_chain`) on the same draws as a third.
+    (attracting terms, repelling terms), the fields of
+    :func:`attracting_terms` and :func:`repelling_terms`, each (S, n); with ``chain``,
+    the steps of the proof of Theorem 4.6 (Appendix A.1.2) on the same draws as a
+    third: ``lhs``, ``m_max`` M = max_{y'≠y} E_{T',X'|y'} g, ``m_bound`` max(M, M/ν)
+    (eqs. (33)–(41)), ``lse_others`` (1/α) log Σ_{y'≠y} exp(α E_{T',X'|y'} g) (eq.
+    (42)), ``lse_all`` the same over every class (eq. (43)), ``jensen_t`` (eq. (45)),
+    ``jensen_x`` (eq. (46)), ``smooth`` B (eqs. (47)–(50)) and ``nu``, with g =
+    s(f(t(x)), f(T'(X'))); each step bounds the one before, and its ``slacks()`` split
+    the gap B/ν − lhs into the slack of each step.
+
+    The images (n, C, H, W) with labels (n,) are the anchors; the pool (M, C, H, W)
+    with ``pool_labels`` (M,) is X' (at least two classes, every class of ``labels``);
+    ``n_transforms_attract`` ≥ 2 views per anchor (Theorem 4.4),
+    ``n_transforms_repel`` ≥ 1 transformations of the pool (Theorem 4.6).
     """
+    check_callable("encoder", encoder)
+    _check_images("images", images, labels)
+    _check_images("pool_images", pool_images, pool_labels, "pool_labels")
+    check_choice("strategy", strategy, STRATEGIES)
+    check_instance("generator", generator, torch.Generator)
+    n_transforms_attract = check_int("n_transforms_attract", n_transforms_attract, 2)
+    n_transforms_repel = check_int("n_transforms_repel", n_transforms_repel)
+    _check_view_classes(labels, pool_labels, ("labels", "pool_labels"))
     if not isinstance(chain, bool):
         raise ValueError(f"chain must be True or False, got {chain!r}")
     draws = _Draws(
@@ -347,7 +363,7 @@ def bound_terms(
 
 
 class _Draws(NamedTuple):
-    """What :func:`bound_terms` draws its views from (checked): the anchors' images
+    """What :func:`bound_terms` draws its views from (validated): the anchors' images
     and labels, the pool's, the strategy and the numbers of transformations."""
 
     images: Tensor
@@ -367,11 +383,11 @@ def _bound_terms(
     *,
     chain: bool,
 ) -> (
-    tuple[AttractingTerms, RepellingTerms]
-    | tuple[AttractingTerms, RepellingTerms, RepellingChain]
+    tuple[_AttractingTerms, _RepellingTerms]
+    | tuple[_AttractingTerms, _RepellingTerms, _RepellingChain]
 ):
-    """:func:`bound_terms` on checked ``draws`` (``alphas`` is checked here: its
-    length needs the encoder's)."""
+    """:func:`bound_terms` on validated ``draws``, for it and :func:`bound_evaluator`
+    (``alphas`` is validated here: its length needs the encoder's)."""
     views = _encode_views(
         encoder,
         augment(
@@ -416,24 +432,19 @@ def _bound_terms(
             return kind(*(torch.where(chosen, a, b) for a, b in zip(new, old)))
 
         terms = repelling_terms(anchors, draws.labels, pool_z, draws.pool_labels, alpha)
-        repel = pick(RepellingTerms, terms, repel)
+        repel = pick(_RepellingTerms, terms, repel)
         if chain:
-            found = repelling_chain(
+            found = _repelling_chain(
                 anchors, draws.labels, pool_z, draws.pool_labels, alpha
             )
-            steps = pick(RepellingChain, found, steps)
+            steps = pick(_RepellingChain, found, steps)
     return (attract, repel, steps) if chain else (attract, repel)
 
 
-@checked(
-    attract=Instance(AttractingTerms),
-    repel=Instance(RepellingTerms),
-    chain=Optional(Instance(RepellingChain)),
-)
-def summarise_bounds(
-    attract: AttractingTerms,
-    repel: RepellingTerms,
-    chain: RepellingChain | None = None,
+def _summarise_bounds(
+    attract: _AttractingTerms,
+    repel: _RepellingTerms,
+    chain: _RepellingChain | None = None,
 ) -> dict[str, Tensor]:
     """Per-model summaries (S,) of :func:`bound_terms`: mean gaps (Figure 6 of the
     source), smallest
@@ -441,7 +452,7 @@ def summarise_bounds(
     f(t(x))·m̂ ≥ 0), the fraction of samples satisfying it and its smallest value, and
     the smallest gap of the corrected repelling form, the mean ν; with ``chain`` (the
     same draws), the mean slack of each step of the repelling bound,
-    ``repel_slack_<step>`` (:meth:`RepellingChain.slacks`; they sum to ``repel_gap``).
+    ``repel_slack_<step>`` (the chain's ``slacks()``; they sum to ``repel_gap``).
     """
     holds = attract.hemisphere >= 0
     slacks = {} if chain is None else chain.slacks()

@@ -7,7 +7,6 @@ without a device synchronisation): a NaN propagates to the loss."""
 
 from __future__ import annotations
 
-import math
 from collections.abc import Callable, Mapping
 
 import numpy as np
@@ -15,61 +14,39 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ..checks import (
-    Estimate,
-    Frame,
-    Function,
-    Instance,
-    Int,
-    Optional,
-    PositiveOrScalarTensor,
-    Sized,
-    Steps,
-    TensorOf,
+from .._checks import (
     check_batch,
+    check_callable,
     check_choice,
+    check_frame,
+    check_instance,
     check_int,
+    check_positive_or_scalar_tensor,
     check_same_shape,
     check_tensor,
-    checked,
 )
+from .._precision import result_dtype
 from ..data import STRATEGIES, augment
-from ..losses import (
-    SIMILARITIES,
-    balanced_terms,
-    pairwise_similarity,
-    result_dtype,
-)
+from ..losses import SIMILARITIES, balanced_terms, pairwise_similarity
 from ..train import Forward, StackedModel, train
-from ._rules import Code, check_code, finite_images
+from ._bounds import _check_images
 
 
-def _views_bytes(arguments: dict) -> int:
-    """The bytes of one step of :func:`two_view_batches`: the random keys of every
-    stream's permutation (4 + 8 bytes per image) and the two views of every model
-    (batch_size images each, at most all of them)."""
-    images, n_models = arguments["images"], arguments["n_models"]
-    n_streams = arguments["n_streams"] or n_models
-    image = math.prod(images.shape[1:]) * images.element_size()
-    batch = min(arguments["batch_size"], images.shape[0])  # more: the body says why
-    return 12 * n_streams * images.shape[0] + 2 * n_models * batch * image
+def _check_code(name: str, value, kinds: tuple[str, ...]):
+    """``value`` if it is a 0-dim integer tensor in 0..len(kinds)−1, the code of
+    ``kinds[value]``; else ``ValueError`` naming ``name``, the code and the known ones.
+    The value is read (one device synchronisation) except inside a ``torch.func``
+    transform (``vmap``, ``grad``): there the codes were validated where the batch was
+    built (:func:`run_batches`)."""
+    check_tensor(name, value, ndim=0, integer=True)
+    if not torch._C._functorch.is_functorch_wrapped_tensor(value):
+        code = int(value)
+        if not 0 <= code < len(kinds):
+            known = ", ".join(f"{i} ({kind})" for i, kind in enumerate(kinds))
+            raise ValueError(f"{name} must be one of the codes {known}, got {code}")
+    return value
 
 
-VIEWS = Estimate(
-    "supervised_approx.two_view_batches's views",
-    ("n_models", "n_streams"),
-    _views_bytes,
-)
-"""The memory of one step of :func:`two_view_batches`."""
-
-
-@checked(
-    images=finite_images(),
-    n_models=Sized(Int(1), VIEWS),
-    batch_size=Int(2),
-    generator=Instance(torch.Generator),
-    n_streams=Optional(Sized(Int(1), VIEWS)),
-)
 def two_view_batches(
     images: Tensor,
     n_models: int,
@@ -88,27 +65,34 @@ def two_view_batches(
     :meth:`~ccl_helpers.train.StackedModel.tiled`. ``strategy`` may be a list with one
     strategy name (:data:`ccl_helpers.data.STRATEGIES`) per stream.
     """
+    _check_images("images", images)
+    n_models = check_int("n_models", n_models)
+    batch_size = check_int("batch_size", batch_size, 2, images.shape[0])
+    check_instance("generator", generator, torch.Generator)
+    if n_streams is not None:
+        n_streams = check_int("n_streams", n_streams)
     n_streams = n_models if n_streams is None else n_streams
     if n_models % n_streams:
         raise ValueError(
             f"n_streams must divide n_models = {n_models}, got {n_streams}"
         )
-    check_int("batch_size", batch_size, 2, images.shape[0])
-    strategies = strategy if isinstance(strategy, list) else [strategy] * n_streams
-    if len(strategies) != n_streams:
-        raise ValueError(
-            f"strategy must be one strategy name or a list of n_streams = "
-            f"{n_streams}, got {len(strategies)}"
-        )
-    for name in strategies:
-        check_choice("strategy", name, STRATEGIES)
-
-    groups = {}
-    for i, s in enumerate(strategies):
-        groups.setdefault(s, []).append(i)
-    groups = [
-        (s, torch.tensor(rows, device=images.device)) for s, rows in groups.items()
-    ]
+    if isinstance(strategy, list):
+        if len(strategy) != n_streams:
+            raise ValueError(
+                f"strategy must be one strategy name or a list of n_streams = "
+                f"{n_streams}, got {len(strategy)}"
+            )
+        for name in strategy:
+            check_choice("strategy", name, STRATEGIES)
+        groups = {}
+        for i, s in enumerate(strategy):
+            groups.setdefault(s, []).append(i)
+        groups = [
+            (s, torch.tensor(rows, device=images.device)) for s, rows in groups.items()
+        ]
+    else:  # one strategy: every stream, without a Python loop over them
+        check_choice("strategy", strategy, STRATEGIES)
+        groups = [(strategy, torch.arange(n_streams, device=images.device))]
 
     def sample(step: int) -> tuple[Tensor, Tensor]:
         index = torch.rand(
@@ -133,14 +117,6 @@ among the negatives), the balanced loss eq. (17) and eq. (14) (negatives from th
 view only)."""
 
 
-@checked(
-    z1=TensorOf(min_ndim=2, floating=True),
-    z2=TensorOf(min_ndim=2, floating=True, like="z1"),
-    alpha=PositiveOrScalarTensor(),
-    lam=PositiveOrScalarTensor(),
-    loss_code=Code(MEMBER_LOSSES),
-    similarity_code=Code(SIMILARITIES),
-)
 def member_loss(
     z1: Tensor, z2: Tensor, alpha, lam, loss_code: Tensor, similarity_code: Tensor
 ) -> Tensor:
@@ -161,25 +137,26 @@ def member_loss(
     ``torch.where``, so that the codes may be batched under vmap and grad) before the
     log-sum-exp (:func:`~ccl_helpers.losses.balanced_terms`, the losses' own), so an
     unselected similarity never enters the loss or its gradient;
-    a code out of range is a ``ValueError`` naming it and the known codes, checked
+    a code out of range is a ``ValueError`` naming it and the known codes, validated
     outside ``torch.func`` transforms only (no data-dependent control flow under vmap:
-    there :func:`run_batches` checked them where the batch was built). Shapes, dtypes
-    and real α, λ are checked (a tensor's value only outside vmap and grad).
+    there :func:`run_batches` validated them where the batch was built). Shapes, dtypes
+    and real α, λ are validated (a tensor's value only outside vmap and grad).
 
     Args:
+        z1, z2: the two views' representations (m, d), floating, of one shape.
         alpha, lam: α, λ > 0 (reals or 0-dim tensors).
         loss_code, similarity_code: 0-dim integer tensors (under vmap, one per member).
 
     Returns the mean loss, 0-dim, in the dtype of z1 (float32 for float16; similarities
     and log-sum-exp in at least float32, as the losses').
     """
-    return _member_loss(z1, z2, alpha, lam, loss_code, similarity_code)
-
-
-def _member_loss(
-    z1: Tensor, z2: Tensor, alpha, lam, loss_code: Tensor, similarity_code: Tensor
-) -> Tensor:
-    """:func:`member_loss` on checked arguments."""
+    check_tensor("z1", z1, min_ndim=2, floating=True)
+    check_tensor("z2", z2, min_ndim=2, floating=True)
+    check_same_shape("z2", z2, "z1", z1)
+    alpha = check_positive_or_scalar_tensor("alpha", alpha)
+    lam = check_positive_or_scalar_tensor("lam", lam)
+    _check_code("loss_code", loss_code, MEMBER_LOSSES)
+    _check_code("similarity_code", similarity_code, SIMILARITIES)
     m = z1.shape[-2]
     views = torch.cat([z1, z2], dim=-2)  # (2m, d)
     sims = pairwise_similarity(views, views, SIMILARITIES[-1])
@@ -212,7 +189,6 @@ def _step_seed(*keys: int) -> int:
     return int(state >> np.uint64(1))
 
 
-@checked(runs=Frame(RUN_COLUMNS), batch_size=Int(2), seed=Int(0))
 def run_batches(
     pools: Mapping[str, Tensor], runs: pd.DataFrame, batch_size: int, seed: int = 0
 ) -> Callable[[int], tuple[Tensor, ...]]:
@@ -231,6 +207,9 @@ def run_batches(
             device.
         runs: one row per member with the columns :data:`RUN_COLUMNS`.
     """
+    check_frame("runs", runs, RUN_COLUMNS)
+    batch_size = check_int("batch_size", batch_size, 2)
+    seed = check_int("seed", seed, 0)
     if not isinstance(pools, Mapping) or not pools:
         raise ValueError(f"pools must map names to image pools, got {pools!r}")
     shapes = {tuple(pool.shape[1:]) for pool in pools.values()}
@@ -310,26 +289,20 @@ def run_batches(
     return sample
 
 
-@checked(forward=Function())
 def run_loss(forward: Forward, batch: tuple[Tensor, ...]) -> Tensor:
     """The training loss of one member on its slice of a :func:`run_batches` batch
     (view1, view2, α, λ, loss_code, similarity_code): :func:`member_loss` of
     f(view1), f(view2) (m, d). A ``loss_fn`` for :func:`~ccl_helpers.train.train`
-    (shape checks only: it runs under vmap, at every step; the codes are checked once,
-    by :func:`run_batches`, which builds them from the names; a direct call outside
-    vmap checks them too)."""
+    (shape and dtype checks only, here and in :func:`member_loss`: it runs under vmap,
+    at every step; the codes are validated once, by :func:`run_batches`, which builds
+    them from the names; a direct call outside vmap checks them too)."""
+    check_callable("forward", forward)
     view1, view2, *rest = check_batch(
         "batch", batch, ("floating",) * 4 + ("integer",) * 2
     )
-    if rest[2].ndim == 0:
-        check_code("batch[4] (loss_code)", rest[2], MEMBER_LOSSES)
-        check_code("batch[5] (similarity_code)", rest[3], SIMILARITIES)
-    z1, z2 = forward(view1), forward(view2)
-    check_same_shape("z2", z2, "z1", z1)
-    return _member_loss(z1, z2, *rest)
+    return member_loss(forward(view1), forward(view2), *rest)
 
 
-@checked(make_module=Function(), n_steps=Steps(), batch_size=Int(2), seed=Int(0))
 def train_runs(
     runs: pd.DataFrame,
     pools: Mapping[str, Tensor],
@@ -352,7 +325,11 @@ def train_runs(
     long frame of :func:`~ccl_helpers.train.loop` (step, seed, quantity, value) with the
     runs table's other columns (its configuration: pool, strategy, loss, similarity,
     α, λ and any column the caller added) as columns: :func:`~ccl_helpers.train.wide`
-    gives one row per (step, seed, configuration)."""
+    gives one row per (step, seed, configuration). The runs, the pools, the batch size
+    and the seed are validated by :func:`run_batches`, the rest by
+    :func:`~ccl_helpers.train.train`."""
+    check_callable("make_module", make_module)
+    n_steps = check_int("n_steps", n_steps)
     sample = run_batches(pools, runs, batch_size, seed)
     device = next(iter(pools.values())).device
     model = StackedModel.from_seeds(make_module, [int(v) for v in runs["seed"]], device)

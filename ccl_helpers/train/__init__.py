@@ -21,22 +21,14 @@ and the DDP path drive it with their own :class:`Evaluation`.
 
 from . import _loop
 from ._loop import OPTIMIZERS, Evaluation, check_stages, loop
-from ._stacked import (
-    Forward,
-    StackedModel,
-    combined_norm,
-    member_norms,
-)
-from ._uses import (
-    STEP_GRID,
+from ._minibatch_and_descent import (
     TARGETS,
-    Descent,
     gradient_descent,
     log_spaced_steps,
-    stacked_gradient,
     train,
     wide,
 )
+from ._stacked import Forward, StackedModel, combined_norm, member_norms
 
 Stages = _loop.Stages
 """A piecewise-constant schedule [(value, steps), …], stage by stage (``lr_factor`` and
@@ -44,9 +36,7 @@ Stages = _loop.Stages
 
 __all__ = [
     "OPTIMIZERS",
-    "STEP_GRID",
     "TARGETS",
-    "Descent",
     "Evaluation",
     "Forward",
     "Stages",
@@ -57,7 +47,6 @@ __all__ = [
     "log_spaced_steps",
     "loop",
     "member_norms",
-    "stacked_gradient",
     "train",
     "wide",
 ]

@@ -17,20 +17,13 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ..checks import (
-    HUGE,
-    BadValue,
-    Choice,
-    Function,
-    Positive,
-    Rule,
-    Steps,
+from .._checks import (
+    check_callable,
+    check_choice,
     check_frame,
     check_int,
-    check_planned,
     check_positive,
     check_steps,
-    checked,
 )
 
 OPTIMIZERS = {"adam": torch.optim.Adam, "sgd": torch.optim.SGD}
@@ -54,47 +47,24 @@ class Evaluation(NamedTuple):
 Stages = Sequence[tuple[float, int]]  # [(value, steps), …], stage by stage
 
 
-_BYTES_PER_SEED = 36
-"""A seed in a Python list: a pointer and a small int object."""
-
-
-class Seeds(Rule):
-    """The rule of a list of seeds (or member indices): ints ≥ 0, passed on as a
-    ``list``; with ``sequence``, a non-empty sequence (not a string), else any
-    iterable."""
-
-    converts = True
-
-    def __init__(self, *, sequence: bool = True):
-        self.sequence = sequence
-
-    def check(self, name, value, arguments):
-        if self.sequence and (
-            isinstance(value, str | bytes)
-            or not isinstance(value, Sequence)
-            or not value
-        ):
-            raise ValueError(
-                f"{name} must be a non-empty sequence of ints ≥ 0, got {value!r}"
-            )
-        if isinstance(value, Sequence):  # the list this returns, before building it
-            check_planned(
-                "the list of seeds",
-                f"{name}={len(value):,} entries",
-                len(value) * _BYTES_PER_SEED,
-                (name,),
-            )
-        return [check_int(f"{name}[{i}]", s, 0) for i, s in enumerate(value)]
-
-    def bad_values(self, valid):
-        bad = [BadValue("negative entry", [-1]), BadValue("float entry", [0.5])]
-        if self.sequence:
-            bad += [
-                BadValue("empty", []),
-                BadValue("string", "0"),
-                BadValue("huge size", range(HUGE)),
-            ]
-        return bad
+def _check_seeds(name: str, value, *, sequence: bool = True) -> list[int]:
+    """``value`` as a list of ints ≥ 0 (seeds, or member indices); with ``sequence``, a
+    non-empty sequence (not a string), else any iterable; else ValueError naming
+    ``name``. The private checker of :func:`loop` and
+    :class:`~ccl_helpers.train.StackedModel`'s seeds."""
+    if sequence and (
+        isinstance(value, str | bytes) or not isinstance(value, Sequence) or not value
+    ):
+        raise ValueError(
+            f"{name} must be a non-empty sequence of ints ≥ 0, got {value!r}"
+        )
+    try:
+        entries = list(enumerate(value))
+    except TypeError:
+        raise ValueError(
+            f"{name} must be a sequence of ints ≥ 0, got {value!r}"
+        ) from None
+    return [check_int(f"{name}[{i}]", s, 0) for i, s in entries]
 
 
 def check_stages(name: str, stages: Stages) -> list[tuple[float, int]]:
@@ -270,13 +240,6 @@ def _check_finite(seeds: Sequence[int], first: Tensor) -> None:
     )
 
 
-@checked(
-    gradient=Function(),
-    n_steps=Steps(0),
-    seeds=Seeds(sequence=False),
-    optimizer=Choice(OPTIMIZERS),
-    weight_decay=Positive(allow_zero=True, convert=True),
-)
 def loop(
     params: Mapping[str, Tensor],
     gradient: Callable[[int, float], Evaluation],
@@ -350,6 +313,11 @@ def loop(
     The steps read nothing back from the device (no host synchronisation) except
     with a ``target`` (twice a step) and at the checkpoints.
     """
+    check_callable("gradient", gradient)
+    n_steps = check_int("n_steps", n_steps, 0)
+    seeds = _check_seeds("seeds", seeds, sequence=False)
+    check_choice("optimizer", optimizer, OPTIMIZERS)
+    weight_decay = check_positive("weight_decay", weight_decay, allow_zero=True)
     if not isinstance(params, Mapping) or not params:
         raise ValueError(f"params must map names to trained tensors, got {params!r}")
     if configuration is not None:

@@ -15,98 +15,34 @@ import torch
 from torch import Tensor, nn
 from torch.func import functional_call, stack_module_state, vmap
 
-from ..checks import (
-    HUGE,
-    BadValue,
-    Device,
-    Estimate,
-    Function,
-    Int,
-    Sized,
+from .._checks import (
+    check_callable,
+    check_count,
+    check_device,
     check_int,
+    check_same_shape,
     check_tensor,
-    checked,
 )
-from ._loop import Seeds
+from ._loop import _check_seeds
 
 Forward = Callable[[Tensor], Tensor]
 """An encoder or a forward pass: inputs (n, ...) → outputs (..., n, d)."""
 
 
-class _MemberIndex(Int):
-    """The rule of a member's index: an integer in 0..n_seeds − 1 of the model (the
-    call's ``self``); no negative index (−1 is not "the last")."""
-
-    def __init__(self):
-        super().__init__(0)
-
-    def check(self, name, value, arguments):
-        return check_int(name, value, 0, arguments["self"].n_seeds - 1)
-
-    def bad_values(self, valid):
-        # no stacked model holds 10⁹ members: out of range for every model
-        return [*super().bad_values(valid), BadValue("out of range", 10**9)]
-
-
-def member_bytes(make_module: Callable[[], nn.Module]) -> int | None:
-    """The bytes of one member's parameters and buffers: ``make_module()`` built on
-    the meta device (shapes and dtypes only: nothing is allocated, no random number is
-    drawn, the random state is kept); ``None`` for a module that cannot be built
-    there."""
-    try:
-        with torch.random.fork_rng(devices=[]), torch.device("meta"):
-            module = make_module()
-        tensors = [*module.parameters(), *module.buffers()]
-    except Exception:  # noqa: BLE001 - no estimate; the build itself says what fails
-        return None
-    return sum(tensor.numel() * tensor.element_size() for tensor in tensors)
-
-
-def _members_bytes(arguments: dict) -> int | None:
-    """The bytes of the stacked members: n_seeds (× n_configs) × one member's."""
-    one = member_bytes(arguments["make_module"])
-    if one is None:
-        return None
-    return arguments["n_seeds"] * arguments.get("n_configs", 1) * one
-
-
-def _members_bytes(arguments: dict) -> int | None:
-    """The bytes of the stacked members: n_seeds (× n_configs) × one member's."""
-    one = member_bytes(arguments["make_module"])
-    if one is None:
-        return None
-    return arguments["n_seeds"] * arguments.get("n_configs", 1) * one
-
-
-def _seeded_members_bytes(arguments: dict) -> int | None:
-    """The bytes of the members :meth:`StackedModel.from_seeds` builds, one per seed,
-    from its unchecked arguments (``None`` where they cannot be read)."""
-    try:
-        n_seeds = len(arguments["seeds"])
-    except TypeError:
-        return None
-    one = member_bytes(arguments.get("make_module"))
-    return None if one is None else n_seeds * one
-
-
 #: inputs per chunk, summed over the members, of a call without gradients
 _CHUNK_INPUTS = 1000
 
-MEMBERS = Estimate("train.StackedModel's members", ("n_seeds",), _members_bytes)
-"""The memory of a stacked model's members (built one by one: also its time)."""
+_MAX_MEMBERS = 100_000
+"""The most members a stacked model holds. They are built one by one in a Python loop
+(``make_module()`` after ``torch.manual_seed``) before any stacked tensor is allocated,
+so a huge count (10⁷ seeds) would run for minutes to hours before the allocator fails;
+10⁵ small modules build in seconds, and the book's largest stack holds a few hundred."""
 
-TILED_MEMBERS = Estimate(
-    "train.StackedModel.tiled's members", ("n_seeds", "n_configs"), _members_bytes
-)
-"""The memory of :meth:`StackedModel.tiled`'s ``n_configs × n_seeds`` members."""
 
-SEEDED_MEMBERS = Estimate(
-    "train.StackedModel.from_seeds's members",
-    ("seeds",),
-    _seeded_members_bytes,
-    early=True,  # before the seeds are checked one by one
-)
-"""The memory of :meth:`StackedModel.from_seeds`'s members, one per seed."""
+def _check_members(count: int, names: str) -> None:
+    """ValueError unless a stacked model of ``count`` members stays within
+    :data:`_MAX_MEMBERS` (``names``: the arguments that give the count)."""
+    check_count("members", count, _MAX_MEMBERS, names)
 
 
 class StackedModel:
@@ -116,9 +52,10 @@ class StackedModel:
     so it equals the model a single run with that seed would start from
     (:meth:`from_seeds`: any list of seeds, repeats allowed). Parameters: dict name →
     (S, ...); ``seeds``: the seed of each member, the labels of the training history.
+    At most 100,000 members (they are built one by one): more is a ValueError naming
+    the count.
     """
 
-    @checked(make_module=Function(), n_seeds=Sized(Int(), MEMBERS), device=Device())
     def __init__(
         self,
         make_module: Callable[[], nn.Module],
@@ -126,6 +63,10 @@ class StackedModel:
         seed: int = 0,
         device: torch.device | str = "cpu",
     ):
+        check_callable("make_module", make_module)
+        n_seeds = check_int("n_seeds", n_seeds)
+        _check_members(n_seeds, f"n_seeds={n_seeds:,}")
+        device = check_device("device", device)
         self._build(make_module, list(range(seed, seed + n_seeds)), device)
 
     def _build(
@@ -146,11 +87,6 @@ class StackedModel:
         self.seeds = seeds
 
     @classmethod
-    @checked(
-        make_module=Function(),
-        seeds=Sized(Seeds(), SEEDED_MEMBERS, make_huge=lambda valid: range(HUGE)),
-        device=Device(),
-    )
     def from_seeds(
         cls,
         make_module: Callable[[], nn.Module],
@@ -161,16 +97,16 @@ class StackedModel:
         (``make_module()`` right after ``torch.manual_seed(seeds[i])``, as a single run
         with that seed): members given one seed start equal, so configurations can be
         paired by seed. Its ``seeds`` are ``seeds``."""
+        check_callable("make_module", make_module)
+        if isinstance(seeds, Sequence):  # the count, before the seeds one by one
+            _check_members(len(seeds), f"len(seeds)={len(seeds):,}")
+        seeds = _check_seeds("seeds", seeds)
+        device = check_device("device", device)
         model = cls.__new__(cls)
         model._build(make_module, seeds, device)
         return model
 
     @classmethod
-    @checked(
-        make_module=Function(),
-        n_seeds=Sized(Int(), TILED_MEMBERS),
-        n_configs=Sized(Int(), TILED_MEMBERS),
-    )
     def tiled(
         cls,
         make_module: Callable[[], nn.Module],
@@ -181,14 +117,21 @@ class StackedModel:
         """:meth:`from_seeds` of ``n_configs × n_seeds`` copies, config-major: copy
         ``c · n_seeds + s`` starts from seed ``s``'s initialisation, so the
         configurations share their starts."""
-        seeds = list(range(n_seeds))
-        return cls.from_seeds(make_module, seeds * n_configs, device)
+        check_callable("make_module", make_module)
+        n_seeds = check_int("n_seeds", n_seeds)
+        n_configs = check_int("n_configs", n_configs)
+        _check_members(
+            n_seeds * n_configs, f"n_seeds={n_seeds:,}, n_configs={n_configs:,}"
+        )
+        return cls.from_seeds(make_module, list(range(n_seeds)) * n_configs, device)
 
-    @checked(indices=Seeds())
     def subset(self, indices: Sequence[int]) -> StackedModel:
         """The members ``indices`` (in that order) as a stacked model of their own: a
         copy of their parameters and buffers as they are now, with their seeds (a
         model x ↦ (len(indices), n, d) that evaluates only those)."""
+        if isinstance(indices, Sequence):
+            _check_members(len(indices), f"len(indices)={len(indices):,}")
+        indices = _check_seeds("indices", indices)
         if max(indices) >= self.n_seeds:
             raise ValueError(
                 f"indices must be model indices in 0..{self.n_seeds - 1}, got {indices}"
@@ -254,10 +197,10 @@ class StackedModel:
             dim=1,
         )
 
-    @checked(index=_MemberIndex())
     def seed_module(self, index: int) -> nn.Module:
         """A stand-alone module holding the parameters of seed ``index`` (a copy),
         ``index`` in 0..n_seeds − 1 (no negative index)."""
+        index = check_int("index", index, 0, self.n_seeds - 1)
         module = copy.deepcopy(self.template)
         module.load_state_dict(
             {k: v[index] for k, v in {**self.params, **self.buffers}.items()}
@@ -293,5 +236,11 @@ def member_norms(tensor: Tensor) -> Tensor:
 
 def combined_norm(norms: Iterable[Tensor]) -> Tensor:
     """(Σ_i ‖t_i‖²)^{1/2}, the norm of several tensors taken together, from their
-    norms: each (S,) → (S,)."""
+    norms: each (S,) → (S,). Shapes and dtypes checked, values not."""
+    norms = list(norms)
+    if not norms:
+        raise ValueError("norms must hold at least one tensor of member norms (S,)")
+    for i, norm in enumerate(norms):
+        check_tensor(f"norms[{i}]", norm, ndim=1, floating=True)
+        check_same_shape(f"norms[{i}]", norm, "norms[0]", norms[0])
     return torch.linalg.vector_norm(torch.stack(list(norms)), dim=0)

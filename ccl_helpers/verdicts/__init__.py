@@ -35,96 +35,48 @@ prints exactly this interval and the band, so no p-value is needed to read a ver
 a row *not resolved* also prints its seeds and how many would decide it were the
 estimate and the spread to stay as they are. A
 verdict is *fragile* when an end of its interval lies within one standard error of an
-edge of the band (:func:`fragile`): the last bits of training could move it across. The
+edge of the band: the last bits of training could move it across. The
 rows that are not empirical read *holds*, *corrected*, *sharpened* or *not run*
 (:data:`VOCABULARY`).
 
 :meth:`Verdicts.save` writes the chapter's record, ``<results>/NN_topic.json``: the
 claims with their per-seed values, estimates, intervals and verdicts, and the chapter's
 trained numbers with their seeds or standard errors (:meth:`Verdicts.number`). The
-stored-output check of ``make test`` compares a fresh record with the committed one
-(:func:`compare_records`: verdict words and claim statements strictly, trained numbers
-within a tolerance set from their degrees of freedom for a book-wide false-alarm rate
-of :data:`FALSE_ALARM`), and the scorecard page is built from the committed records
-(:func:`write_scorecard`).
+stored-output check of ``make test``, ``python -m ccl_helpers.verdicts compare``,
+compares a fresh record with the committed one (verdict words and claim statements
+strictly, trained numbers within a tolerance set from their degrees of freedom for a
+book-wide false-alarm rate of 0.01), and ``python -m ccl_helpers.verdicts scorecard``
+builds the scorecard page from the committed records (:func:`load_records`).
 
 Where it lives: the claims and the vocabulary (``_claims``), the per-seed statistics and
 the rule (``_statistics``), a chapter's rows and tables (``_table``), the records, the
 scorecard and the command line ``python -m ccl_helpers.verdicts`` (``_records``).
 """
 
-from ._claims import (
-    EMPIRICAL,
-    EXPECTED,
-    LEVEL,
-    NOT_RUN,
-    THEOREM,
-    VOCABULARY,
-    Claim,
-    claims_by_key,
-)
-from ._records import (
-    FALSE_ALARM,
-    chapter_titles,
-    compare_records,
-    load_records,
-    main,
-    scorecard,
-    scorecard_page,
-    write_scorecard,
-)
+from ._claims import EXPECTED, THEOREM, VOCABULARY, Claim, claims_by_key
+from ._records import load_records
 from ._statistics import (
-    Estimate,
-    PowerLawFit,
     decide,
     estimate,
     format_estimate,
-    fragile,
     per_seed_slopes,
     power_law_fit,
-    t_quantile,
     top_set,
 )
-from ._table import (
-    DESIGNS,
-    READER_COLUMNS,
-    ReaderTable,
-    Verdicts,
-    reader_table,
-    verdict_table,
-)
+from ._table import Verdicts
 
 __all__ = [
-    "LEVEL",
-    "EMPIRICAL",
-    "THEOREM",
-    "NOT_RUN",
-    "VOCABULARY",
     "EXPECTED",
-    "FALSE_ALARM",
+    "THEOREM",
+    "VOCABULARY",
     "Claim",
     "claims_by_key",
-    "Estimate",
+    "Verdicts",
     "estimate",
     "decide",
-    "fragile",
-    "t_quantile",
     "format_estimate",
-    "Verdicts",
-    "DESIGNS",
-    "verdict_table",
-    "READER_COLUMNS",
-    "ReaderTable",
-    "reader_table",
-    "load_records",
-    "scorecard",
-    "scorecard_page",
-    "write_scorecard",
-    "compare_records",
     "per_seed_slopes",
-    "PowerLawFit",
     "power_law_fit",
     "top_set",
-    "main",
-    "chapter_titles",
+    "load_records",
 ]

@@ -8,15 +8,7 @@ import re
 
 import numpy as np
 
-from ..checks import (
-    UNKNOWN,
-    BadValue,
-    Choice,
-    Optional,
-    Rule,
-    check_instance,
-    checked,
-)
+from .._checks import check_choice, check_instance
 
 LEVEL = 0.05
 
@@ -55,6 +47,7 @@ EXPECTED = ("greater", "less", "equal")
 
 
 _KEY = re.compile(r"[a-z0-9][a-z0-9_-]*")
+_KEY_RULE = "lower-case letters, digits, '_' or '-', starting with a letter or digit"
 
 
 def _finite(name: str, value, *, positive: bool = False) -> float:
@@ -75,61 +68,13 @@ def _text(name: str, value, *, empty: bool = False) -> str:
     return value
 
 
-class _FiniteReal(Rule):
-    """The rule of a finite real number (> 0 with ``positive``), a Python or NumPy
-    one, not a bool; passed on as a ``float``."""
-
-    converts = True
-
-    def __init__(self, *, positive: bool = False):
-        self.positive = positive
-
-    def check(self, name, value, arguments):
-        return _finite(name, value, positive=self.positive)
-
-    def bad_values(self, valid):
-        bad = [
-            BadValue("nan", math.nan),
-            BadValue("inf", math.inf),
-            BadValue("bool", True),
-            BadValue("string", UNKNOWN),
-        ]
-        if self.positive:
-            bad += [BadValue("zero", 0.0), BadValue("negative", -1.0)]
-        return bad
-
-
-class _Text(Rule):
-    """The rule of a string, not blank unless ``empty`` allows it."""
-
-    def __init__(self, *, empty: bool = False):
-        self.empty = empty
-
-    def check(self, name, value, arguments):
-        return _text(name, value, empty=self.empty)
-
-    def bad_values(self, valid):
-        bad = [BadValue("not a string", 1.5)]
-        if not self.empty:
-            bad.append(BadValue("blank", " "))
-        return bad
-
-
-class _Key(Rule):
-    """The rule of an identifier (a claim's key, a MyST label, a glue key): lower-case
-    letters, digits, "_" or "-", starting with a letter or digit; ``what`` says what it
-    names."""
-
-    def __init__(self, what: str):
-        self.what = what
-
-    def check(self, name, value, arguments):
-        if not isinstance(value, str) or not _KEY.fullmatch(value):
-            raise ValueError(f"{name} must be {self.what}, got {value!r}")
-        return value
-
-    def bad_values(self, valid):
-        return [BadValue("not a string", 1.5), BadValue("spaces", "no spaces")]
+def _key(name: str, value, what: str) -> str:
+    """``value`` if it is an identifier (a claim's key, a MyST label, a glue key):
+    lower-case letters, digits, "_" or "-", starting with a letter or digit; else
+    ValueError naming ``name`` and ``what`` it names."""
+    if not isinstance(value, str) or not _KEY.fullmatch(value):
+        raise ValueError(f"{name} must be {what}, got {value!r}")
+    return value
 
 
 @dataclasses.dataclass(frozen=True)
@@ -168,8 +113,22 @@ class Claim:
     section: str | None = None
 
     def __post_init__(self):
-        """The relations between the fields (the rule of each field alone is declared
-        on ``__init__``)."""
+        """Each field validated (its numbers passed on as floats), then the relations
+        between them."""
+        _key("key", self.key, _KEY_RULE)
+        for name in ("source", "statement", "metric"):
+            _text(name, getattr(self, name))
+        check_choice("expected", self.expected, EXPECTED)
+        object.__setattr__(self, "null", _finite("null", self.null))
+        if self.margin is not None:
+            margin = _finite("margin", self.margin, positive=True)
+            object.__setattr__(self, "margin", margin)
+        if self.source_effect is not None:
+            effect = _finite("source_effect", self.source_effect)
+            object.__setattr__(self, "source_effect", effect)
+        _text("scope", self.scope, empty=True)
+        if self.section is not None:
+            _key("section", self.section, "a MyST label")
         if self.margin is not None:
             _text("margin_reason (the margin's reason)", self.margin_reason)
         elif self.expected == "equal":
@@ -181,20 +140,6 @@ class Claim:
                     f"margin must not exceed the source's own effect |{effect} − "
                     f"{self.null}|, got {self.margin}"
                 )
-
-
-Claim.__init__ = checked(
-    key=_Key("lower-case letters, digits, '_' or '-', starting with a letter or digit"),
-    source=_Text(),
-    statement=_Text(),
-    metric=_Text(),
-    expected=Choice(EXPECTED),
-    null=_FiniteReal(),
-    margin=Optional(_FiniteReal(positive=True)),
-    source_effect=Optional(_FiniteReal()),
-    scope=_Text(empty=True),
-    section=Optional(_Key("a MyST label")),
-)(Claim.__init__)
 
 
 def claims_by_key(*claims: Claim) -> dict[str, Claim]:

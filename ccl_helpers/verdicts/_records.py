@@ -17,7 +17,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from ..checks import check_int
 from ..results import CHAPTER_PATTERN
 from ._claims import VOCABULARY
 from ._statistics import decide, estimate
@@ -55,8 +54,15 @@ def load_records(folder) -> list[dict]:
             )
         except ValueError as error:  # json.JSONDecodeError is a ValueError
             raise ValueError(f"{path} is not a valid chapter record: {error}") from None
-        if not isinstance(record, dict) or not {"chapter", "claims"} <= set(record):
-            raise ValueError(f"{path} is not a chapter record (chapter, claims)")
+        if (
+            not isinstance(record, dict)
+            or not {"chapter", "claims"} <= set(record)
+            or not isinstance(record["claims"], list)
+            or not all(isinstance(row, dict) for row in record["claims"])
+        ):
+            raise ValueError(
+                f"{path} is not a chapter record (chapter, and claims: a list of rows)"
+            )
         if record["chapter"] in files:
             raise ValueError(
                 f"{path} and {files[record['chapter']]} hold the same chapter "
@@ -298,9 +304,7 @@ def compare_records(stored: Mapping, fresh: Mapping, family: int | None = None) 
             record.get("claims"), list
         ):
             raise ValueError(f"{name} must be a chapter record (a 'claims' list)")
-    family = (
-        _trained_count(stored) if family is None else check_int("family", family, 1)
-    )
+    family = _trained_count(stored) if family is None else family
     problems: list[str] = []
     for name, record in (("stored", stored), ("fresh", fresh)):
         _check_finite(name, record, problems)

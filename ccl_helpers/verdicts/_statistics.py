@@ -14,15 +14,14 @@ import pandas as pd
 from scipy import stats
 from torch import Tensor
 
-from ..checks import (
-    Choice,
-    Int,
-    OpenUnit,
-    Positive,
+from .._checks import (
+    check_choice,
     check_frame,
-    checked,
+    check_int,
+    check_open_unit,
+    check_positive,
 )
-from ._claims import EXPECTED, LEVEL, _FiniteReal
+from ._claims import EXPECTED, LEVEL, _finite
 
 
 class Estimate(NamedTuple):
@@ -51,26 +50,26 @@ def _seed_values(name: str, values) -> np.ndarray:
     return array
 
 
-@checked(df=_FiniteReal(positive=True), family=Int(1))
-def t_quantile(df: float, family: int = 1) -> float:
+def _t_quantile(df: float, family: int = 1) -> float:
     """The two-sided t quantile of a simultaneous interval,
     t_{df}(1 − LEVEL/(2·family)): Bonferroni over ``family`` intervals, each at
     confidence 1 − LEVEL/family."""
     return float(stats.t.ppf(1 - LEVEL / (2 * family), df))
 
 
-@checked(family=Int(1))
-def estimate(
-    values, baseline=None, *, paired: bool = True, family: int = 1
-) -> Estimate:
+def estimate(values, baseline=None, *, paired: bool = True, family: int = 1):
     """δ from per-seed measurements: the mean of ``values`` (no ``baseline``), of the
     paired differences values − baseline (``paired``, seeds in the same order), or the
     difference of the two means (Welch, seeds not shared), with its t interval
-    simultaneous over ``family`` claims (:func:`t_quantile`).
+    simultaneous over ``family`` claims: half-width t_{df}(1 − LEVEL/(2·family))·se,
+    LEVEL = 0.05 (Bonferroni over ``family`` intervals, each at confidence
+    1 − LEVEL/family).
 
     values, baseline: one finite value per seed each (array-likes or tensors), ≥ 2.
-    Returns an :class:`Estimate`; a zero standard error gives a point interval.
+    Returns an ``Estimate`` (a named tuple: estimate, se, low, high, df, n, family); a
+    zero standard error gives a point interval.
     """
+    family = check_int("family", family)
     x = _seed_values("values", values)
     if baseline is None:
         centre, se, df = float(x.mean()), float(x.std(ddof=1) / math.sqrt(x.size)), None
@@ -93,17 +92,10 @@ def estimate(
     n = x.size if baseline is None or paired else x.size + y.size
     if df is None:
         df = float(x.size - 1) if baseline is None or paired else float(n - 2)
-    half = t_quantile(df, family) * se
+    half = _t_quantile(df, family) * se
     return Estimate(centre, se, centre - half, centre + half, df, int(n), family)
 
 
-@checked(
-    expected=Choice(EXPECTED),
-    low=_FiniteReal(),
-    high=_FiniteReal(),
-    null=_FiniteReal(),
-    margin=_FiniteReal(positive=True),
-)
 def decide(expected: str, low: float, high: float, null: float, margin: float) -> str:
     """The verdict of an empirical claim, read off its interval [low, high] and its band
     (null − margin, null + margin), the rule of the module's docstring:
@@ -115,6 +107,9 @@ def decide(expected: str, low: float, high: float, null: float, margin: float) -
       lies wholly outside it (low ≥ null + margin or high ≤ null − margin); else *not
       resolved*.
     """
+    check_choice("expected", expected, EXPECTED)
+    low, high = _finite("low", low), _finite("high", high)
+    null, margin = _finite("null", null), _finite("margin", margin, positive=True)
     if low > high:
         raise ValueError(f"low must be ≤ high, got [{low}, {high}]")
     below, above = null - margin, null + margin
@@ -154,18 +149,9 @@ def _seeds_to_decide(found: Estimate, expected: str, null: float, margin: float)
     return int(n[enough[0]]) if enough.size else None
 
 
-@checked(
-    low=_FiniteReal(),
-    high=_FiniteReal(),
-    se=_FiniteReal(),
-    null=_FiniteReal(),
-    margin=_FiniteReal(positive=True),
-)
-def fragile(low: float, high: float, se: float, null: float, margin: float) -> bool:
+def _fragile(low: float, high: float, se: float, null: float, margin: float) -> bool:
     """Whether an interval's end lies within one standard error of a boundary of the
     band (null ± margin): the last bits of training could move the verdict across."""
-    if se < 0:
-        raise ValueError(f"se must be ≥ 0, got {se}")
     ends = np.array([low, high])[:, None]
     bounds = np.array([null - margin, null + margin])[None, :]
     return bool((np.abs(ends - bounds) < se).any())
@@ -216,8 +202,7 @@ class PowerLawFit(NamedTuple):
     n: int
 
 
-@checked(confidence=OpenUnit())
-def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
+def power_law_fit(x, y, confidence: float = 0.95):
     """Log-log least squares: log y = a + b log x fitted by OLS over all points, with
     the t-distribution confidence interval of b (n − 2 degrees of freedom, standard
     error from the residuals).
@@ -226,7 +211,10 @@ def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
     seed, one x each), too narrow for the points of one run; for a claim across seeds
     fit each seed alone (:func:`per_seed_slopes`) and test the slopes. x, y:
     array-likes of n ≥ 3 finite positive numbers, at least two distinct x.
+
+    Returns a ``PowerLawFit`` (a named tuple: slope, low, high, intercept, n).
     """
+    check_open_unit("confidence", confidence)
     log = {}
     for name, values in (("x", x), ("y", y)):
         array = np.asarray(
@@ -257,7 +245,6 @@ def power_law_fit(x, y, confidence: float = 0.95) -> PowerLawFit:
     return PowerLawFit(slope, slope - half, slope + half, intercept, n)
 
 
-@checked(sd=Positive(convert=True), df=Int(1), confidence=OpenUnit())
 def top_set(values, sd: float, df: int, confidence: float = 0.95) -> np.ndarray:
     """Which cells cannot be told apart from the best: value ≥ max − t·sd·√2, with t the
     two-sided ``confidence`` quantile of Student's t on ``df`` degrees of freedom.
@@ -266,6 +253,9 @@ def top_set(values, sd: float, df: int, confidence: float = 0.95) -> np.ndarray:
     sd: the standard deviation of one run (e.g. pooled over the cells run with several
     seeds, on ``df`` degrees of freedom), so sd·√2 is that of a difference of two cells.
     The peak's location is resolved only when a single cell is in the set."""
+    sd = check_positive("sd", sd)
+    df = check_int("df", df)
+    check_open_unit("confidence", confidence)
     array = np.asarray(values, dtype=np.float64)
     if array.ndim != 1 or array.size == 0 or not np.isfinite(array).all():
         raise ValueError(

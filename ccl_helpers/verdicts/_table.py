@@ -10,41 +10,36 @@ from typing import NamedTuple
 
 import pandas as pd
 
-from ..checks import Choice, Instance, checked
+from .._checks import check_choice, check_instance
 from ..results import chapter_path, jsonable, records_dir, write_json
 from ..runtime import glue, plain_number, scale
-from ._claims import (
-    NOT_RUN,
-    THEOREM,
-    Claim,
-    _finite,
-    _Key,
-    _Text,
-)
+from ._claims import NOT_RUN, THEOREM, Claim, _finite, _key, _text
 from ._statistics import (
     _MAX_SEEDS,
     Estimate,
     _digits,
+    _fragile,
     _seed_values,
     _seeds_to_decide,
     decide,
     estimate,
-    fragile,
 )
 
 
-def _format_row(found: Estimate, expected: str, null: float, margin: float) -> str:
+def _format_row(
+    found: Estimate, expected: str, null: float, margin: float, verdict: str
+) -> str:
     """The measured column of an empirical row: the estimate, its simultaneous interval
     and the band (null − margin, null + margin) the verdict reads it against; for a row
-    not resolved, also the seeds it has and the seeds that would decide it at the same
-    spread (:func:`_seeds_to_decide`)."""
+    not resolved (``verdict``, as :func:`decide` read it), also the seeds it has and
+    the seeds that would decide it at the same spread (:func:`_seeds_to_decide`)."""
     digits = max(_digits(found.se), _digits(margin / 10))
     text = (
         f"{found.estimate:+.{digits}f} [{found.low:+.{digits}f}, "
         f"{found.high:+.{digits}f}]; band ({null - margin:+.{digits}f}, "
         f"{null + margin:+.{digits}f})"
     )
-    if decide(expected, found.low, found.high, null, margin) == "not resolved":
+    if verdict == "not resolved":
         needed = _seeds_to_decide(found, expected, null, margin)
         text += f"; {found.n} seeds, " + (
             f"about {needed:,} would decide it at this spread"
@@ -71,8 +66,8 @@ class Verdicts:
     scope: the scope of the claims that state none (data, encoder, steps, seeds).
     """
 
-    @checked(scope=_Text(empty=True))
     def __init__(self, chapter: str, scope: str = ""):
+        _text("scope", scope, empty=True)
         chapter_path(chapter)  # checks the name
         self.chapter = chapter
         self.scope = scope
@@ -87,7 +82,6 @@ class Verdicts:
         self._rows[claim.key] = {**fields, **row}
         return self._rows[claim.key]
 
-    @checked(claim=Instance(Claim))
     def test(self, claim: Claim, values, baseline=None, *, paired=None) -> None:
         """Add an empirical row: δ estimated from per-seed ``values`` (and
         ``baseline``; see :func:`estimate`). ``paired``: with a baseline, whether the
@@ -96,6 +90,7 @@ class Verdicts:
         False: one value per seed of one arm). The claim must state its margin. Its
         interval and verdict are read once every claim of the chapter is in
         (:meth:`rows`)."""
+        check_instance("claim", claim, Claim)
         if claim.margin is None:
             raise ValueError(
                 f"claim {claim.key!r} must state its margin (and the margin's reason): "
@@ -123,34 +118,42 @@ class Verdicts:
             },
         )
 
-    @checked(claim=Instance(Claim), verdict=Choice(THEOREM))
     def theorem(self, claim: Claim, verdict: str, measured: str) -> None:
         """Add a row that is not empirical: ``verdict`` one of :data:`THEOREM`,
         ``measured`` what the numbers show (e.g. "all 40 checkpoints")."""
+        check_instance("claim", claim, Claim)
+        check_choice("verdict", verdict, THEOREM)
         self._add(
             claim, {"kind": "theorem check", "verdict": verdict, "measured": measured}
         )
 
-    @checked(claim=Instance(Claim), reason=_Text())
     def not_run(self, claim: Claim, reason: str) -> None:
         """Add a claim the chapter does not test, with the reason."""
+        check_instance("claim", claim, Claim)
+        _text("reason", reason)
         self._add(claim, {"kind": "not run", "verdict": NOT_RUN, "measured": reason})
 
-    @checked(name=_Key("a glue key"))
     def number(self, name: str, value, se=None, *, df=None) -> None:
         """Record a number the chapter prints, and glue it as ``name`` (its s.e. as
         ``name_se``). Three kinds:
 
         - per-seed values (an array-like or tensor of ≥ 2 finite values, or the
-          :class:`Estimate` of a one-sample or paired contrast): a trained number,
+          :func:`estimate` of a one-sample or paired contrast): a trained number,
           stored with its seeds, its mean, standard error and degrees of freedom;
         - ``value`` with ``se`` (and ``df``, where known): a trained number derived
           from the seeds' spread (a standard deviation, a transformed estimate, a
           Monte Carlo mean);
         - ``value`` alone: an exact number, compared strictly.
 
-        :func:`compare_records` allows a trained number a move of k·√2·se, k from
-        its degrees of freedom (``verdicts._records._tolerance_k``)."""
+        The stored-output check (``python -m ccl_helpers.verdicts compare``) allows a
+        trained number a move of k·√2·se, k from its degrees of freedom. A name already
+        recorded in the chapter is an error."""
+        _key("name", name, "a glue key")
+        if name in self._numbers:
+            raise ValueError(
+                f"name {name!r} is already recorded in this chapter: a number is "
+                "recorded once"
+            )
         if isinstance(value, Estimate):
             entry = {"value": value.estimate, "se": value.se, "df": value.df}
         elif se is None and _is_sequence(value):
@@ -172,8 +175,6 @@ class Verdicts:
                     entry["df"] = _finite(f"df of {name}", df, positive=True)
             elif df is not None:
                 raise ValueError(f"df of {name} goes with an se, got se None")
-        if name in self._numbers:
-            raise ValueError(f"number {name!r} is already recorded in this chapter")
         glue(name, entry["value"])
         if "se" in entry:
             glue(f"{name}_se", entry["se"])
@@ -183,8 +184,9 @@ class Verdicts:
         """Every row, in the order added. An empirical row gets its estimate and its
         interval simultaneous over the chapter's m empirical claims (:func:`estimate`
         with ``family=m``), its verdict read off that interval and its margin
-        (:func:`decide`), ``fragile`` (an end within one s.e. of the band's edge,
-        :func:`fragile`) and ``measured``: the estimate, the interval and the band."""
+        (:func:`decide`), ``fragile`` (an end within one s.e. of the band's edge: the
+        last bits of training could move the verdict across) and ``measured``: the
+        estimate, the interval and the band."""
         rows = [dict(row) for row in self._rows.values()]
         empirical = [row for row in rows if row["kind"] == "empirical claim"]
         for row in empirical:
@@ -196,11 +198,11 @@ class Verdicts:
             row["verdict"] = decide(
                 row["expected"], found.low, found.high, row["null"], row["margin"]
             )
-            row["fragile"] = fragile(
+            row["fragile"] = _fragile(
                 found.low, found.high, found.se, row["null"], row["margin"]
             )
             row["measured"] = _format_row(
-                found, row["expected"], row["null"], row["margin"]
+                found, row["expected"], row["null"], row["margin"], row["verdict"]
             )
         return rows
 
@@ -211,7 +213,9 @@ class Verdicts:
         return verdict_table(self.rows())
 
     def show(self):
-        """The verdict table as the book shows it (:func:`reader_table`)."""
+        """The verdict table as the book shows it: four columns that wrap (claim: the
+        source and what it says; measured: the metric, its margin and the result;
+        verdict; scope), no row keys; HTML in a notebook, plain text otherwise."""
         return reader_table(self.rows())
 
     def glue_verdicts(self) -> None:

@@ -19,14 +19,13 @@ sets,
     L_S(W, θ) = (1/n) Σ_i E^{Neg(i)} ℓ_i(N)
               = (1/n) Σ_i C(n−1, k)^{-1} Σ_{N ⊂ [n]∖{i}, |N| = k} ℓ_i(N)      (3.2)
 
-(:func:`contrastive_loss`, vectorised with an index tensor of all negative sets
-(:func:`negative_sets`, :func:`negative_set_logits`) and :func:`log_one_plus_sum_exp`;
-:func:`contrastive_loss_loop` is the direct loop, the reference the vectorised form is
-checked against).
+(:func:`contrastive_loss`, vectorised with an index tensor of all negative sets,
+whose logits :func:`negative_set_logits` gives; :func:`contrastive_loss_loop` is the
+direct loop, the reference the vectorised form is checked against).
 
 Loss vectors (Definition 4.1): loss~_i = ∂L_S/∂q_i, loss^_i = ∂L_S/∂k_i, loss = (loss~,
 loss^). With p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) and P̄_ij = E^{Neg(i)}[1{j ∈ N}
-p_ij(N)] (:func:`negative_weights`), the closed forms are (:func:`loss_vectors`)
+p_ij(N)], the closed forms are (:func:`loss_vectors`)
 
     loss~_i = (1/n) E^{Neg(i)}[ Σ_{j∈N} p_ij(N) (k_j − k_i) ]
             = (1/n) Σ_j P̄_ij (k_j − k_i)                                      (Fact 1)
@@ -35,8 +34,8 @@ p_ij(N)] (:func:`negative_weights`), the closed forms are (:func:`loss_vectors`)
 
 The main text prints Fact 1 with the denominator 1 + Σ_{s=1}^{j} e^{u_is} (a partial
 sum) and without the 1/n of L_S; Appendix C.1 has the full denominator, still without
-1/n, i.e. n·∂L_S/∂q_i; Fact 2 also omits the 1/n. :func:`loss_tilde` computes all three
-forms, :func:`loss_vectors_autograd` the definition itself.
+1/n, i.e. n·∂L_S/∂q_i; Fact 2 also omits the 1/n. :func:`fact1_comparison` sets the
+three forms against the definition itself (``loss_vectors(..., method="autograd")``).
 
 Algorithm 1 (:func:`algorithm1`): simultaneous full-batch gradient descent W ← W − η∇_W
 L_S, θ ← θ − γ∇_θ L_S, for several seeds at once (a
@@ -55,17 +54,19 @@ in each run, one per seed); the movement's slope against m is fitted per seed by
 :func:`ccl_helpers.verdicts.per_seed_slopes`. :data:`CLAIMS` holds the claims of the
 source that the chapter tests, for its verdict table (:mod:`ccl_helpers.verdicts`).
 
-Chapter 2's single shared encoder on the same data: :func:`all_triplets` and
-:func:`triplet_loss` (Merad et al., eq. (11), on the fixed triplets (x_i, x_i, x_j), j ≠
-i, which is L_S with k = 1 and f^q = f^k), :func:`shared_loss_vectors` and
-:func:`shared_evaluator`.
+Chapter 2's single shared encoder on the same data: :func:`shared_evaluator` (L_S(f,
+f) and the norm of its loss vectors, f^q = f^k = f). Its triplets and their loss,
+Merad et al.'s eq. (11) on the fixed triplets (x_i, x_i, x_j), j ≠ i, which is L_S with
+k = 1 and f^q = f^k, are :func:`ccl_helpers.multineg.all_triplets` and
+:func:`ccl_helpers.multineg.triplet_loss` (also reachable here as ``wen.all_triplets``
+and ``wen.triplet_loss``).
 
-The public functions declare the rule of each argument beside their signature
-(:func:`~ccl_helpers.checks.checked`; k ≤ n − 1 relates k to the n points of q or x)
-and raise ``ValueError`` naming the one at fault. :func:`contrastive_loss`, which
-Algorithm 1 evaluates at every step, and the functions built on it check shapes, dtypes
-and devices only, never values: a NaN in q or k propagates to the result
-(:func:`algorithm1` raises ``FloatingPointError`` on a non-finite loss).
+The public functions check their arguments at the top and raise ``ValueError`` naming
+the one at fault (k ≤ n − 1 relates k to the n points of q or x; at most 10⁷ negative
+sets n·C(n − 1, k) are enumerated). :func:`contrastive_loss` checks shapes, dtypes and
+devices only, never values: a NaN in q or k propagates to the result
+(:func:`algorithm1`, which evaluates L_S at every step, raises ``FloatingPointError``
+on a non-finite loss).
 """
 
 from ._algorithm1 import (
@@ -93,18 +94,11 @@ from ._loss import (
 from ._loss_vectors import (
     FACT1_FORMS,
     fact1_comparison,
-    loss_tilde,
     loss_vectors,
-    loss_vectors_autograd,
-    negative_weights,
+    shared_evaluator,
 )
 from ._negative_sets import (
-    SETS,
-    log_one_plus_sum_exp,
-    n_negative_sets,
     negative_set_logits,
-    negative_sets,
-    pairwise_logits,
 )
 from ._orders import (
     lemma44_radius_range,
@@ -113,12 +107,6 @@ from ._orders import (
     radius_meeting_width,
     theorem42_orders,
 )
-from ._shared import (
-    all_triplets,
-    shared_evaluator,
-    shared_loss_vectors,
-    triplet_loss,
-)
 
 __all__ = [
     "CHECKPOINT_COLUMNS",
@@ -126,10 +114,8 @@ __all__ = [
     "FACT1_FORMS",
     "FINAL_COLUMNS",
     "HISTORY_COLUMNS",
-    "SETS",
     "TwoEncoders",
     "algorithm1",
-    "all_triplets",
     "contrastive_loss",
     "contrastive_loss_loop",
     "descent_constant",
@@ -137,23 +123,14 @@ __all__ = [
     "late_slopes",
     "lemma43_ratios",
     "lemma44_radius_range",
-    "log_one_plus_sum_exp",
-    "loss_tilde",
     "loss_vectors",
-    "loss_vectors_autograd",
     "movement_radius",
-    "n_negative_sets",
     "negative_set_logits",
-    "negative_sets",
-    "negative_weights",
-    "pairwise_logits",
     "proof_descent_constant",
     "radius_meeting_width",
     "run_widths",
     "running_average",
     "shared_evaluator",
-    "shared_loss_vectors",
     "step_size",
     "theorem42_orders",
-    "triplet_loss",
 ]

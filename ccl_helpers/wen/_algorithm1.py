@@ -12,19 +12,15 @@ import pandas as pd
 import torch
 from torch import Tensor, nn
 
-from ..checks import (
-    Estimate,
-    Instance,
-    Int,
-    Positive,
-    Sized,
-    Sizes,
-    Steps,
-    TensorOf,
+from .._checks import (
+    check_finite,
+    check_instance,
     check_int,
-    checked,
+    check_positive,
+    check_sizes,
+    check_tensor,
 )
-from ..models import DEEP_RELU_PARAMETERS, DeepReLU
+from ..models import DeepReLU
 from ..runtime import progress
 from ..train import (
     Evaluation,
@@ -35,29 +31,12 @@ from ..train import (
     member_norms,
 )
 from ._loss import _exact_loss
-from ._negative_sets import NegativeCount, negative_sets, pairwise_logits
-
-
-def _encoders_bytes(in_features: int, width: int, n_layers: int, out_features: int):
-    """The bytes of :class:`TwoEncoders`'s parameters: two DeepReLU of depth L − 1."""
-    return 2 * DEEP_RELU_PARAMETERS.amount_of(
-        dict(
-            in_features=in_features,
-            width=width,
-            depth=n_layers - 1,
-            out_features=out_features,
-        )
-    )
-
-
-TWO_ENCODERS = Estimate(
-    "wen.TwoEncoders's parameters",
-    ("in_features", "width", "n_layers", "out_features"),
-    lambda arguments: _encoders_bytes(
-        *(arguments[k] for k in ("in_features", "width", "n_layers", "out_features"))
-    ),
+from ._negative_sets import (
+    _check_negative_count,
+    _check_set_count,
+    _negative_sets,
+    _pairwise_logits,
 )
-"""The memory of :class:`TwoEncoders`'s parameters."""
 
 
 def _spectral_norm(moved: Tensor, max_rank: int) -> Tensor:
@@ -95,13 +74,11 @@ class TwoEncoders(nn.Module):
     ``forward``: x (n, b) → (q, k), each (n, d).
     """
 
-    @checked(
-        in_features=Sized(Int(1), TWO_ENCODERS),
-        width=Sized(Int(1), TWO_ENCODERS),
-        n_layers=Sized(Int(1), TWO_ENCODERS),
-        out_features=Sized(Int(1), TWO_ENCODERS),
-    )
     def __init__(self, in_features: int, width: int, n_layers: int, out_features: int):
+        in_features = check_int("in_features", in_features, 1)
+        width = check_int("width", width, 1)
+        n_layers = check_int("n_layers", n_layers, 1)
+        out_features = check_int("out_features", out_features, 1)
         super().__init__()
         self.n_layers, self.width, self.out_features = n_layers, width, out_features
         self.query = DeepReLU(
@@ -115,15 +92,17 @@ class TwoEncoders(nn.Module):
         return self.query(x), self.key(x)
 
 
-@checked(width=Int(1), out_features=Int(1), scale=Positive(convert=True))
 def step_size(width: int, out_features: int, scale: float = 1.0) -> float:
     """η = γ = scale · d / m: Theorem 4.2's Θ(d ε² δ² / (n⁷ L² k m)) with ε²δ²/(n⁷L²k)
     folded into ``scale``.
 
     With it the function-space step η‖∇_W f‖² ~ scale is the same for every width (Lemma
     4.3: ‖∇_W L_S‖²_F ∝ m/d), so the trajectory radius ‖W^(t) − W^(0)‖_F ~ η ‖∇_W L_S‖_F
-    · t shrinks like m^{−1/2}.
+    · t shrinks like m^{−1/2}. width m ≥ 1, out_features d ≥ 1, scale > 0.
     """
+    width = check_int("width", width, 1)
+    out_features = check_int("out_features", out_features, 1)
+    scale = check_positive("scale", scale)
     return scale * out_features / width
 
 
@@ -148,14 +127,6 @@ of Lemma B.4, which defines the balls B(W^(0), ω) of Lemmas 4.3–4.4), and the
 θ."""
 
 
-@checked(
-    model=Instance(StackedModel),
-    x=TensorOf(ndim=2, floating=True, finite=True),
-    n_negatives=NegativeCount(of="x"),
-    n_steps=Steps(1),
-    eta=Positive(convert=True),
-    gamma=Positive(convert=True),
-)
 def algorithm1(
     model: StackedModel,
     x: Tensor,
@@ -203,6 +174,14 @@ def algorithm1(
 
     Raises FloatingPointError when L_S or a loss vector becomes non-finite (lower η, γ).
     """
+    check_instance("model", model, StackedModel)
+    check_tensor("x", x, ndim=2, floating=True)
+    check_finite("x", x)
+    n_negatives = _check_negative_count(n_negatives, x.shape[-2], "x")
+    _check_set_count(x.shape[-2], n_negatives)
+    n_steps = check_int("n_steps", n_steps, 1)
+    eta = check_positive("eta", eta)
+    gamma = check_positive("gamma", gamma)
     if not isinstance(model.template, TwoEncoders):
         raise ValueError("model must be a StackedModel of TwoEncoders")
     n = x.shape[0]
@@ -228,7 +207,7 @@ def algorithm1(
         )
     query = [name.startswith("query.") for name in names]
     initial = [p.detach().clone() for p in params]
-    sets = negative_sets(n, n_negatives, x.device)
+    sets = _negative_sets(n, n_negatives, x.device)
     off_diagonal = ~torch.eye(n, dtype=torch.bool, device=x.device)
 
     def split_norms(norms: list[Tensor]) -> tuple[Tensor, Tensor]:
@@ -252,7 +231,7 @@ def algorithm1(
                 "output_norm_max": torch.maximum(q.norm(dim=-1), k.norm(dim=-1)).amax(
                     -1
                 ),
-                "logit_max": pairwise_logits(q, k)
+                "logit_max": _pairwise_logits(q, k)
                 .masked_fill(~off_diagonal, -math.inf)
                 .flatten(-2)
                 .amax(-1),
@@ -298,42 +277,6 @@ def algorithm1(
     ).reset_index(drop=True)
 
 
-def _run_widths_bytes(arguments: dict) -> int | None:
-    """The bytes of :func:`run_widths`'s widest stacked model: n_seeds ×
-    :class:`TwoEncoders` (one width at a time)."""
-    widths = arguments["widths"]
-    if not isinstance(widths, Sequence) or not widths:
-        return None
-    return arguments["n_seeds"] * max(
-        _encoders_bytes(
-            arguments["x"].shape[1],
-            width,
-            arguments["n_layers"],
-            arguments["out_features"],
-        )
-        for width in widths
-    )
-
-
-WIDTH_RUNS = Estimate(
-    "wen.run_widths's stacked models",
-    ("widths", "n_layers", "out_features", "n_seeds"),
-    _run_widths_bytes,
-)
-"""The memory of :func:`run_widths`'s widest stacked model."""
-
-
-@checked(
-    x=TensorOf(ndim=2, floating=True, finite=True),
-    widths=Sized(Sizes(1), WIDTH_RUNS),
-    n_layers=Sized(Int(1), WIDTH_RUNS),
-    out_features=Sized(Int(1), WIDTH_RUNS),
-    n_negatives=NegativeCount(of="x"),
-    n_steps=Steps(1),
-    n_seeds=Sized(Int(1), WIDTH_RUNS),
-    step_scale=Positive(),
-    seed=Int(0),
-)
 def run_widths(
     x: Tensor,
     widths: Sequence[int],
@@ -351,6 +294,17 @@ def run_widths(
     :func:`step_size`), ``n_seeds`` seeds each (seeds ``seed`` …, the same for every
     width), L = ``n_layers``, d = ``out_features``, k = ``n_negatives``; the
     concatenated histories (column ``width``)."""
+    check_tensor("x", x, ndim=2, floating=True)
+    check_finite("x", x)
+    check_sizes("widths", widths, 1)
+    n_layers = check_int("n_layers", n_layers, 1)
+    out_features = check_int("out_features", out_features, 1)
+    n_negatives = _check_negative_count(n_negatives, x.shape[-2], "x")
+    _check_set_count(x.shape[-2], n_negatives)
+    n_steps = check_int("n_steps", n_steps, 1)
+    n_seeds = check_int("n_seeds", n_seeds, 1)
+    check_positive("step_scale", step_scale)
+    seed = check_int("seed", seed, 0)
     if not isinstance(widths, Sequence) or not widths:
         raise ValueError(
             f"widths must be a non-empty sequence of ints ≥ 1, got {widths!r}"

@@ -9,17 +9,10 @@ from collections.abc import Sequence
 import numpy as np
 import pandas as pd
 
-from ..checks import (
-    Frame,
-    Int,
-    Positive,
-    check_frame,
-    checked,
-)
+from .._checks import check_frame, check_int, check_positive
 from ..verdicts import power_law_fit
 
 
-@checked(history=Frame(["step"]))
 def running_average(
     history: pd.DataFrame,
     column: str = "loss_norm",
@@ -27,6 +20,7 @@ def running_average(
 ) -> pd.Series:
     """(1/T) Σ_{t=0}^{T−1} value^(t) at T = step + 1, per group ``by`` (the left side of
     Theorem 4.2 for ``column="loss_norm"``); aligned with ``history``'s index."""
+    check_frame("history", history, ["step"])
     check_frame("history", history, [column], columns_from="column")
     check_frame("history", history, list(by), columns_from="by")
     ordered = history.sort_values([*by, "step"])
@@ -34,7 +28,6 @@ def running_average(
     return (sums / (ordered["step"] + 1)).reindex(history.index)
 
 
-@checked(history=Frame(["loss", "loss_norm", "step"]))
 def descent_constant(
     history: pd.DataFrame, by: Sequence[str] = ("width", "seed")
 ) -> pd.Series:
@@ -42,6 +35,7 @@ def descent_constant(
     the proof's one-step descent L_S^(t+1) ≤ L_S^(t) − c‖loss^(t)‖² (Theorem 4.2's
     Ω(min(η, γ) δ m / (n³ d))). With c > 0, Cauchy–Schwarz and telescoping give (1/T)
     Σ_{t<T} ‖loss^(t)‖ ≤ (L_S^(0) / (c T))^{1/2}."""
+    check_frame("history", history, ["loss", "loss_norm", "step"])
     check_frame("history", history, list(by), columns_from="by")
 
     def one(group: pd.DataFrame) -> float:
@@ -56,16 +50,16 @@ def descent_constant(
     )
 
 
-@checked(
-    history=Frame(
-        ["grad_W_sq", "tilde_sq", "grad_theta_sq", "hat_sq", "width", "out_features"]
-    )
-)
 def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
     """Lemma 4.3's ratios divided by m/d: ``ratio_W`` = ‖∇_W L_S‖²_F / Σ_i‖loss~_i‖² /
     (m/d) and ``ratio_theta`` = ‖∇_θ L_S‖²_F / Σ_i‖loss^_i‖² / (m/d), for every row of
     an :func:`algorithm1` history (Definition 4.1's loss vectors, with the 1/n; the
     source's bounds then read Ω(δ/n) ≤ ratio ≤ O(L n))."""
+    check_frame(
+        "history",
+        history,
+        ["grad_W_sq", "tilde_sq", "grad_theta_sq", "hat_sq", "width", "out_features"],
+    )
     scale = history["width"] / history["out_features"]
     return pd.DataFrame(
         {
@@ -76,12 +70,6 @@ def lemma43_ratios(history: pd.DataFrame) -> pd.DataFrame:
     )
 
 
-@checked(
-    history=Frame(["step"]),
-    decades=Positive(convert=True),
-    offset=Positive(allow_zero=True, convert=True),
-    n_points=Int(3),
-)
 def late_slopes(
     history: pd.DataFrame,
     column: str = "running_average",
@@ -101,6 +89,10 @@ def late_slopes(
     (Theorem 4.2's left side, :func:`running_average`) a slope ≤ −1/2 is the proof's
     rate T^{−1/2}. Values must be > 0 on the window.
     """
+    check_frame("history", history, ["step"])
+    decades = check_positive("decades", decades)
+    offset = check_positive("offset", offset, allow_zero=True)
+    n_points = check_int("n_points", n_points, 3)
     check_frame("history", history, [column], columns_from="column")
     check_frame("history", history, list(by), columns_from="by")
     slopes = {}

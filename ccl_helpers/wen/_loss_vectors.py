@@ -8,28 +8,27 @@ import pandas as pd
 import torch
 from torch import Tensor
 
-from ..checks import Choice, checked
+from .._checks import check_choice, check_finite, check_tensor
 from ._loss import _exact_loss
-from ._negative_sets import OUTPUTS_AND_SETS, _checked_sets, _set_logits, _with_zero
+from ._negative_sets import (
+    _check_negative_count,
+    _check_outputs,
+    _check_set_count,
+    _negative_sets,
+    _set_logits,
+    _with_zero,
+)
 
 FACT1_FORMS = ("corrected", "appendix", "main_text")
-"""The forms of Fact 1 :func:`loss_tilde` computes: ``"corrected"`` (1/n, full
-denominator) = ∂L_S/∂q_i; ``"appendix"`` (Appendix C.1: full denominator, no 1/n) =
-n·∂L_S/∂q_i; ``"main_text"`` (Section 5.1: denominator 1 + Σ_{s=1}^{j} e^{u_is}, no 1/n,
-negatives of a set in ascending index order)."""
+"""The forms of Fact 1 that :func:`fact1_comparison` compares: ``"corrected"`` (1/n,
+full denominator) = ∂L_S/∂q_i; ``"appendix"`` (Appendix C.1: full denominator, no
+1/n) = n·∂L_S/∂q_i; ``"main_text"`` (Section 5.1: denominator 1 + Σ_{s=1}^{j}
+e^{u_is}, no 1/n, negatives of a set in ascending index order)."""
 
 
-@checked(**OUTPUTS_AND_SETS, form=Choice(("full", "partial")))
-def negative_weights(
-    q: Tensor,
-    k: Tensor,
-    n_negatives: int,
-    *,
-    sets: Tensor | None = None,
-    form: str = "full",
-) -> Tensor:
+def _weights(q: Tensor, k: Tensor, sets: Tensor, form: str = "full") -> Tensor:
     """P̄ (..., n, n): P̄_ij = E^{Neg(i)}[1{j ∈ N} p_ij(N)], the expected softmax weight
-    of negative j for anchor i.
+    of negative j for anchor i, over the negative sets ``sets`` (n, C, k).
 
     ``form="full"``: p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}) (the derivative of
     log(1 + Σ_{s∈N} e^{u_is})); ``form="partial"``: the main text's p_ij(N) = e^{u_ij} /
@@ -37,12 +36,6 @@ def negative_weights(
     order. P̄_ii = 0; rows of the full form sum to E^{Neg(i)}[1 − p_i0(N)] < 1.
     Scatter-add of the per-set weights into the n × n matrix, divided by C(n−1, k).
     """
-    return _weights(q, k, _checked_sets(q, k, n_negatives, sets), form)
-
-
-def _weights(q: Tensor, k: Tensor, sets: Tensor, form: str = "full") -> Tensor:
-    """:func:`negative_weights` over the negative sets ``sets`` (n, C, k), on arguments
-    its caller has checked."""
     n = q.shape[-2]
     u, index = _set_logits(q, k, sets)
     if form == "full":
@@ -56,50 +49,50 @@ def _weights(q: Tensor, k: Tensor, sets: Tensor, form: str = "full") -> Tensor:
     return total / sets.shape[1]
 
 
-@checked(**OUTPUTS_AND_SETS, form=Choice(FACT1_FORMS))
-def loss_tilde(
-    q: Tensor,
-    k: Tensor,
-    n_negatives: int,
-    *,
-    form: str = "corrected",
-    sets: Tensor | None = None,
-) -> Tensor:
-    """The loss~ vectors (..., n, d) of Fact 1 in one of the forms :data:`FACT1_FORMS`.
+def _tilde(q: Tensor, k: Tensor, sets: Tensor, form: str) -> Tensor:
+    """The loss~ vectors (..., n, d) of Fact 1 in one of the forms :data:`FACT1_FORMS`,
+    over the negative sets ``sets``.
 
     ``"corrected"``: loss~_i = (1/n) E^{Neg(i)}[Σ_{j∈N} e^{u_ij}/(1 + Σ_{s∈N} e^{u_is})
     · z_ij] = ∂L_S/∂q_i; ``"appendix"`` (C.1): the same without 1/n; ``"main_text"``
     (Section 5.1): denominator 1 + Σ_{s=1}^{j} e^{u_is}, without 1/n. Here z_ij = k_j −
     k_i, evaluated as (P̄ k)_i − (Σ_j P̄_ij) k_i.
     """
-    return _tilde(q, k, _checked_sets(q, k, n_negatives, sets), form)
-
-
-def _tilde(q: Tensor, k: Tensor, sets: Tensor, form: str) -> Tensor:
-    """:func:`loss_tilde` over the negative sets ``sets``, on arguments its caller has
-    checked."""
     weights = _weights(q, k, sets, "partial" if form == "main_text" else "full")
     vectors = weights @ k - weights.sum(-1, keepdim=True) * k
     return vectors / q.shape[-2] if form == "corrected" else vectors
 
 
-@checked(**OUTPUTS_AND_SETS)
-def loss_vectors(
-    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
-) -> tuple[Tensor, Tensor]:
-    """(loss~, loss^) of Definition 4.1 by the closed forms of Facts 1 and 2 (with the
-    1/n of L_S), each (..., n, d).
+_METHODS = ("closed_form", "autograd")
+"""How :func:`loss_vectors` computes the loss vectors: by the closed forms of Facts 1
+and 2, or by autograd through L_S (Definition 4.1 itself)."""
 
-    loss~_i = ∂L_S/∂q_i = (1/n) Σ_j P̄_ij (k_j − k_i); loss^_i = ∂L_S/∂k_i = (1/n)
+
+def loss_vectors(
+    q: Tensor, k: Tensor, n_negatives: int, *, method: str = "closed_form"
+) -> tuple[Tensor, Tensor]:
+    """(loss~, loss^) of Definition 4.1, ∂L_S/∂q and ∂L_S/∂k, each (..., n, d).
+
+    ``method="closed_form"``: by the closed forms of Facts 1 and 2 (with the 1/n of
+    L_S): loss~_i = ∂L_S/∂q_i = (1/n) Σ_j P̄_ij (k_j − k_i); loss^_i = ∂L_S/∂k_i = (1/n)
     Σ_{j≠i} (loss^(x_j, x_i) − loss^(x_i, x_j)) = (1/n) [Σ_j P̄_ji q_j − (Σ_j P̄_ij)
-    q_i], with loss^(x_i, x_j) = P̄_ij q_i and P̄ from :func:`negative_weights`.
+    q_i], with loss^(x_i, x_j) = P̄_ij q_i and P̄_ij = E^{Neg(i)}[1{j ∈ N} p_ij(N)],
+    p_ij(N) = e^{u_ij} / (1 + Σ_{s∈N} e^{u_is}). ``method="autograd"``: by autograd
+    through :func:`contrastive_loss` — Definition 4.1 itself; with batch axes, each
+    batch element's L_S is differentiated separately.
+
+    q, k: the outputs (..., n, d) of the two encoders; n_negatives: k, 1 ≤ k ≤ n − 1.
     """
-    return _vectors(q, k, _checked_sets(q, k, n_negatives, sets))
+    n_negatives = _check_outputs(q, k, n_negatives)
+    check_choice("method", method, _METHODS)
+    sets = _negative_sets(q.shape[-2], n_negatives, q.device)
+    if method == "autograd":
+        return _autograd_vectors(q, k, sets)
+    return _vectors(q, k, sets)
 
 
 def _vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
-    """:func:`loss_vectors` over the negative sets ``sets``, on arguments its caller has
-    checked."""
+    """:func:`loss_vectors` by the closed forms, over the negative sets ``sets``."""
     weights = _weights(q, k, sets)
     n = q.shape[-2]
     row = weights.sum(-1, keepdim=True)
@@ -108,36 +101,28 @@ def _vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
     return tilde, hat
 
 
-@checked(**OUTPUTS_AND_SETS)
-def loss_vectors_autograd(
-    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
-) -> tuple[Tensor, Tensor]:
-    """(∂L_S/∂q, ∂L_S/∂k), each (..., n, d), by autograd through
-    :func:`contrastive_loss` — Definition 4.1 itself. With batch axes, each batch
-    element's L_S is differentiated separately."""
-    return _autograd_vectors(q, k, _checked_sets(q, k, n_negatives, sets))
-
-
 def _autograd_vectors(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
-    """:func:`loss_vectors_autograd` over the negative sets ``sets``, on arguments its
-    caller has checked."""
+    """:func:`loss_vectors` by autograd, over the negative sets ``sets``."""
     with torch.enable_grad():
         q_, k_ = q.detach().requires_grad_(True), k.detach().requires_grad_(True)
         loss = _exact_loss(q_, k_, sets)
         return torch.autograd.grad(loss.sum(), (q_, k_))
 
 
-@checked(**OUTPUTS_AND_SETS)
-def fact1_comparison(
-    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
-) -> pd.DataFrame:
+def fact1_comparison(q: Tensor, k: Tensor, n_negatives: int) -> pd.DataFrame:
     """One row per form of Fact 1 (:data:`FACT1_FORMS`): its relative error ‖form −
     ∂L_S/∂q‖_F / ‖∂L_S/∂q‖_F against autograd and the least-squares factor c minimising
     ‖form − c·∂L_S/∂q‖ (n for a missing 1/n).
-    q, k: (n, d) (one network's outputs)."""
-    sets = _checked_sets(q, k, n_negatives, sets)
+
+    The forms: ``"corrected"``: loss~_i = (1/n) E^{Neg(i)}[Σ_{j∈N} e^{u_ij}/(1 +
+    Σ_{s∈N} e^{u_is}) · z_ij] = ∂L_S/∂q_i; ``"appendix"`` (C.1): the same without 1/n;
+    ``"main_text"`` (Section 5.1): denominator 1 + Σ_{s=1}^{j} e^{u_is}, without 1/n;
+    z_ij = k_j − k_i.
+    q, k: (n, d) (one network's outputs); n_negatives: k, 1 ≤ k ≤ n − 1."""
+    n_negatives = _check_outputs(q, k, n_negatives)
     if q.ndim != 2:
         raise ValueError(f"q and k must have shape (n, d), got {tuple(q.shape)}")
+    sets = _negative_sets(q.shape[-2], n_negatives, q.device)
     reference, _ = _autograd_vectors(q, k, sets)
     rows = []
     for form in FACT1_FORMS:
@@ -154,3 +139,37 @@ def fact1_comparison(
             }
         )
     return pd.DataFrame(rows)
+
+
+def _shared_vectors(f: Tensor, sets: Tensor) -> Tensor:
+    """∂L_S(f, f)/∂f_i (..., n, d) for one shared encoder (f^q = f^k = f, outputs f
+    (..., n, d)): by the chain rule the sum loss~_i + loss^_i of the two closed forms at
+    q = k = f, over the negative sets ``sets``."""
+    tilde, hat = _vectors(f, f, sets)
+    return tilde + hat
+
+
+def shared_evaluator(x: Tensor, n_negatives: int):
+    """An ``evaluate`` for :func:`ccl_helpers.train.gradient_descent` of one shared
+    encoder f (Chapter 2's, f^q = f^k = f) on S = x (n, b): model ↦ {``loss_norm``:
+    ‖(∂L_S(f, f)/∂f_i)_i‖₂, ∂L_S(f, f)/∂f_i = loss~_i + loss^_i at q = k = f (the
+    chain rule), ``L_S``: L_S(f, f), ``output_norm_max``: max_i ‖f(x_i)‖}, each (S,)
+    over the stacked seeds. With k = 1, L_S(f, f) is
+    :func:`ccl_helpers.multineg.triplet_loss` on
+    :func:`ccl_helpers.multineg.all_triplets`. n_negatives: k, 1 ≤ k ≤ n − 1."""
+    check_tensor("x", x, ndim=2, floating=True)
+    check_finite("x", x)
+    n_negatives = _check_negative_count(n_negatives, x.shape[0], "x")
+    _check_set_count(x.shape[0], n_negatives)
+    sets = _negative_sets(x.shape[0], n_negatives, x.device)
+
+    def evaluate(model) -> dict[str, Tensor]:
+        f = model(x)
+        vectors = _shared_vectors(f, sets)
+        return {
+            "loss_norm": vectors.square().sum((-2, -1)).sqrt(),
+            "L_S": _exact_loss(f, f, sets),
+            "output_norm_max": f.norm(dim=-1).amax(-1),
+        }
+
+    return evaluate

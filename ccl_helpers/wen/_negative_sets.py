@@ -9,112 +9,64 @@ import math
 import torch
 from torch import Tensor
 
-from ..checks import (
-    BadValue,
-    Device,
-    Estimate,
-    Int,
-    Optional,
-    Sized,
-    TensorOf,
-    check_planned,
-    checked,
+from .._checks import (
+    check_count,
+    check_int,
+    check_same_dtype,
+    check_same_shape,
+    check_tensor,
 )
-from ..losses import widen_float16
+from .._precision import widen_float16
+
+_MAX_SETS = 10**7
+"""The most negative sets n·C(n − 1, k) that :func:`_negative_sets` enumerates. The
+count grows combinatorially in k (C(59, 8) ≈ 2·10⁹ sets per anchor at n = 60), and the
+level-by-level build of the subsets has no single allocation that would refuse it
+first; the book enumerates 7,280 (n = 16, k = 3), its benchmarks at most that many."""
 
 
-class NegativeCount(Int):
-    """The rule of k, the number of negatives per anchor: an integer 1 ≤ k ≤ n − 1, n
-    the argument ``of`` (an integer n, or a tensor (..., n, d) of n points); passed on
-    as ``int``."""
-
-    def __init__(self, of: str):
-        super().__init__(1)
-        self.of = of
-
-    def check(self, name, value, arguments):
-        value = super().check(name, value, arguments)
-        reference = arguments.get(self.of)
-        n = reference.shape[-2] if isinstance(reference, Tensor) else reference
-        if isinstance(n, int) and n < 2:
-            raise ValueError(
-                f"{self.of} must hold n ≥ 2 points for {name} = {value}, got n = {n}"
-            )
-        if isinstance(n, int) and value > n - 1:
-            raise ValueError(
-                f"{name} must be an integer 1..n − 1 = {n - 1} (n from {self.of}), "
-                f"got {value}"
-            )
-        return value
-
-    def bad_values(self, valid):
-        return [*super().bad_values(valid), BadValue("n or more", 10**6, (self.of,))]
+def _check_set_count(n: int, n_negatives: int, limit: int = _MAX_SETS) -> None:
+    """``ValueError`` unless the n·C(n − 1, k) negative sets are at most ``limit``."""
+    check_count(
+        "negative sets",
+        n * math.comb(n - 1, n_negatives),
+        limit,
+        f"n={n}, n_negatives={n_negatives}",
+    )
 
 
-OUTPUTS = {
-    "q": TensorOf(min_ndim=2, floating=True),
-    "k": TensorOf(min_ndim=2, floating=True, like="q", same_dtype_as="q"),
-}
-"""The rules of the outputs q, k (..., n, d) of the two encoders: floating tensors of
-one shape (metadata only: a per-step loss's values are not read)."""
+def _check_negative_count(n_negatives, n: int, of: str) -> int:
+    """k = ``n_negatives`` as an int if it is an integer 1 ≤ k ≤ n − 1, n the points of
+    the argument ``of`` (≥ 2); else ``ValueError`` naming both."""
+    n_negatives = check_int("n_negatives", n_negatives, 1)
+    if n < 2:
+        raise ValueError(
+            f"{of} must hold n ≥ 2 points for n_negatives = {n_negatives}, got n = {n}"
+        )
+    if n_negatives > n - 1:
+        raise ValueError(
+            f"n_negatives must be an integer 1..n − 1 = {n - 1} (n from {of}), "
+            f"got {n_negatives}"
+        )
+    return n_negatives
 
-OUTPUTS_AND_SETS = {
-    **OUTPUTS,
-    "n_negatives": NegativeCount(of="q"),
-    "sets": Optional(TensorOf(ndim=3, integer=True)),
-}
-"""The rules of q, k, k = ``n_negatives`` ≤ n − 1 and the optional index tensor of
-negative sets (n, C, k)."""
 
-
-def _check_outputs(q: Tensor, k: Tensor, *, minimum_n: int = 2) -> int:
-    """Check that q, k (..., n, d) (of one shape, :data:`OUTPUTS`) share a device and
-    hold n ≥ ``minimum_n`` points; return n."""
+def _check_outputs(q, k, n_negatives) -> int:
+    """Check the outputs q, k (..., n, d) of the two encoders (floating tensors of one
+    shape, dtype and device; metadata only: a per-step loss's values are not read),
+    k = ``n_negatives`` ≤ n − 1 and the count of their negative sets
+    (:data:`_MAX_SETS`); return k."""
+    check_tensor("q", q, min_ndim=2, floating=True)
+    check_tensor("k", k, min_ndim=2, floating=True)
+    check_same_dtype("k", k, "q", q)
+    check_same_shape("k", k, "q", q)
+    n_negatives = _check_negative_count(n_negatives, q.shape[-2], "q")
+    _check_set_count(q.shape[-2], n_negatives)
     if q.device != k.device:
         raise ValueError(
             f"q and k must be on the same device, got {q.device} and {k.device}"
         )
-    n = q.shape[-2]
-    if n < minimum_n:
-        raise ValueError(
-            f"q must hold n ≥ {minimum_n} points (shape (..., n, d)), got n = {n}"
-        )
-    return n
-
-
-def _checked_sets(
-    q: Tensor, k: Tensor, n_negatives: int, sets: Tensor | None
-) -> Tensor:
-    """Check q, k (:func:`_check_outputs`; their rules and n_negatives' are
-    :data:`OUTPUTS_AND_SETS`); return the given negative sets (n, C, k), checked against
-    n and k, or all of them (:func:`negative_sets`) when ``sets`` is None."""
-    n = _check_outputs(q, k)
-    if sets is None:
-        return negative_sets(n, n_negatives, q.device)
-    if sets.shape[0] != n or sets.shape[2] != n_negatives:
-        raise ValueError(
-            f"sets must have shape (n, C, k) = ({n}, C, {n_negatives}) from "
-            f"negative_sets, got {tuple(sets.shape)}"
-        )
-    return sets
-
-
-@checked(n=Int(2), n_negatives=NegativeCount(of="n"))
-def n_negative_sets(n: int, n_negatives: int) -> int:
-    """C(n − 1, k): the number of negative sets {x_{i,1} … x_{i,k}} ⊂ S∖{x_i} of one
-    anchor."""
-    return math.comb(n - 1, n_negatives)
-
-
-def _sets_bytes(arguments: dict) -> int:
-    """The bytes of :func:`negative_sets`'s index tensor n · C(n−1, k) · k (int64), and
-    of the copy its level-by-level build makes."""
-    n, k = arguments["n"], arguments["n_negatives"]
-    return 2 * 8 * n * math.comb(n - 1, k) * k
-
-
-SETS = Estimate("wen.negative_sets's index tensor", ("n", "n_negatives"), _sets_bytes)
-"""The memory of every negative set of every anchor (:func:`negative_sets`)."""
+    return n_negatives
 
 
 def _combinations(size: int, r: int, device) -> Tensor:
@@ -128,62 +80,48 @@ def _combinations(size: int, r: int, device) -> Tensor:
     return combos
 
 
-@checked(
-    n=Sized(Int(2), SETS),
-    n_negatives=Sized(NegativeCount(of="n"), SETS),
-    device=Device(),
-)
-def negative_sets(
-    n: int, n_negatives: int, device: torch.device | str = "cpu"
-) -> Tensor:
+def _negative_sets(n: int, n_negatives: int, device="cpu") -> Tensor:
     """Every negative set of every anchor: a LongTensor (n, C, k), C = C(n − 1, k).
 
     ``sets[i, c]`` lists the k indices (ascending) of the c-th k-subset of [n]∖{i}, in
     lexicographic order; built by vectorised index arithmetic (position p among the
-    others is index p + [p ≥ i]); its memory is checked first (:data:`SETS`).
+    others is index p + [p ≥ i]); its callers check their count
+    (:func:`_check_set_count`).
     """
     positions = _combinations(n - 1, n_negatives, device)  # (C, k) among the others
     anchors = torch.arange(n, device=device).view(n, 1, 1)
     return positions.unsqueeze(0) + (positions.unsqueeze(0) >= anchors).long()
 
 
-@checked(**OUTPUTS)
-def pairwise_logits(q: Tensor, k: Tensor) -> Tensor:
+def _pairwise_logits(q: Tensor, k: Tensor) -> Tensor:
     """u_ij = q_iᵀ(k_j − k_i) = q_iᵀk_j − q_iᵀk_i for q, k (..., n, d) → (..., n, n)
     (u_ii = 0), in the dtype of q (float32 for float16: its range cannot hold them)."""
-    _check_outputs(q, k)
     products = widen_float16(q) @ widen_float16(k).transpose(-1, -2)
     return products - products.diagonal(dim1=-2, dim2=-1).unsqueeze(-1)
 
 
 def _set_logits(q: Tensor, k: Tensor, sets: Tensor) -> tuple[Tensor, Tensor]:
     """(u over every negative set (..., n, C, k), the gather index (..., n, C·k))."""
-    u = pairwise_logits(q, k)
+    u = _pairwise_logits(q, k)
     n, count, size = sets.shape
-    members = math.prod(u.shape[:-2])
-    check_planned(
-        "the logits of every negative set",
-        f"{members:,} member(s) × n={n} × {count:,} sets of n_negatives={size}",
-        members * sets.numel() * u.element_size(),
-        ("n", "n_negatives"),
-    )
     index = sets.reshape(n, count * size).expand(*u.shape[:-2], n, count * size)
     return torch.gather(u, -1, index).reshape(*u.shape[:-2], n, count, size), index
 
 
-@checked(**OUTPUTS_AND_SETS)
-def negative_set_logits(
-    q: Tensor, k: Tensor, n_negatives: int, *, sets: Tensor | None = None
-) -> Tensor:
+def negative_set_logits(q: Tensor, k: Tensor, n_negatives: int) -> Tensor:
     """The logits u_ij = q_iᵀ(k_j − k_i) of every negative set: (..., n, C, k), entry
-    [i, c, s] for the s-th member j of anchor i's c-th set (:func:`negative_sets`);
-    ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]})."""
-    sets = _checked_sets(q, k, n_negatives, sets)
+    [i, c, s] for the s-th member j of anchor i's c-th set (the c-th k-subset of
+    [n]∖{i} in lexicographic order, its members ascending), C = C(n − 1, k);
+    ℓ_i(N) = log(1 + Σ_s e^{u[i, c, s]}).
+
+    q, k: the outputs (..., n, d) of the two encoders, of one shape and dtype;
+    n_negatives: k, 1 ≤ k ≤ n − 1."""
+    n_negatives = _check_outputs(q, k, n_negatives)
+    sets = _negative_sets(q.shape[-2], n_negatives, q.device)
     return _set_logits(q, k, sets)[0]
 
 
-@checked(u=TensorOf(min_ndim=1, floating=True))
-def log_one_plus_sum_exp(u: Tensor) -> Tensor:
+def _log_one_plus_sum_exp(u: Tensor) -> Tensor:
     """g(u) = log(1 + Σ_j e^{u_j}) over the last axis of u (..., k) → (...,), accurate
     at both ends.
 

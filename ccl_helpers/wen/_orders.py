@@ -4,27 +4,25 @@ from __future__ import annotations
 
 import math
 
-from ..checks import Int, Positive, checked
-from ._negative_sets import NegativeCount
-
-REAL = Positive(convert=True)
-"""The rule of a size such as δ or ε: a finite real > 0, passed on as a float."""
+from .._checks import check_int, check_positive
+from ._negative_sets import _check_negative_count
 
 
-@checked(
-    n=Int(2),
-    n_layers=Int(1),
-    n_negatives=NegativeCount(of="n"),
-    delta=REAL,
-    epsilon=REAL,
-)
 def theorem42_orders(
     n: int, n_layers: int, n_negatives: int, delta: float, epsilon: float
 ) -> dict[str, float]:
     """Theorem 4.2's requirements with every hidden constant set to 1 and log m dropped
     (log10 of each): ``log10_m`` of m ≥ n¹⁵ L¹² δ⁻⁵ ε⁻² (main text; the appendix has
     n¹²: ``log10_m_appendix``), ``log10_T`` of T = n¹⁰ L² k δ⁻³ ε⁻⁴, and
-    ``log10_eta_m_over_d`` of η·m/d = ε² δ² / (n⁷ L² k)."""
+    ``log10_eta_m_over_d`` of η·m/d = ε² δ² / (n⁷ L² k).
+
+    n ≥ 2 points, n_layers L ≥ 1, n_negatives k in 1..n − 1, delta δ > 0, epsilon
+    ε > 0."""
+    n = check_int("n", n, 2)
+    n_layers = check_int("n_layers", n_layers, 1)
+    n_negatives = _check_negative_count(n_negatives, n, "n")
+    delta = check_positive("delta", delta)
+    epsilon = check_positive("epsilon", epsilon)
     lg = math.log10
     return {
         "log10_m": 15 * lg(n) + 12 * lg(n_layers) - 5 * lg(delta) - 2 * lg(epsilon),
@@ -45,36 +43,45 @@ def theorem42_orders(
     }
 
 
-@checked(step_scale=REAL, delta=REAL, n=Int(2))
 def proof_descent_constant(step_scale: float, delta: float, n: int) -> float:
     """The proof's one-step descent constant c of L_S^(t+1) ≤ L_S^(t) − c‖loss^(t)‖²,
     Ω(min(η, γ) δ m / (n³ d)) for loss vectors without the 1/n of L_S, in Definition
     4.1's units (with it): min(η, γ)(m/d) δ / n = ``step_scale`` · δ / n for
-    η = γ = step_scale · d/m, every hidden constant set to 1."""
+    η = γ = step_scale · d/m, every hidden constant set to 1. step_scale > 0, delta
+    δ > 0, n ≥ 2."""
+    step_scale = check_positive("step_scale", step_scale)
+    delta = check_positive("delta", delta)
+    n = check_int("n", n, 2)
     return step_scale * delta / n
 
 
-@checked(n=Int(2), n_layers=Int(1), delta=REAL, width=Int(2))
 def movement_radius(n: int, n_layers: int, delta: float, width: int) -> float:
     """Lemma 4.3's radius ω = δ^{3/2} / (n³ L⁶ log^{3/2} m) of the ball around
     initialisation (per-layer spectral norm, Lemma B.4) in which its gradient bounds
-    hold, every hidden constant set to 1 (natural log)."""
+    hold, every hidden constant set to 1 (natural log). n ≥ 2, n_layers L ≥ 1,
+    delta δ > 0, width m ≥ 2."""
+    n = check_int("n", n, 2)
+    n_layers = check_int("n_layers", n_layers, 1)
+    delta = check_positive("delta", delta)
+    width = check_int("width", width, 2)
     return delta**1.5 / (n**3 * n_layers**6 * math.log(width) ** 1.5)
 
 
-@checked(width=Int(2), out_features=Int(1), n_layers=Int(1))
 def lemma44_radius_range(
     width: int, out_features: int, n_layers: int
 ) -> tuple[float, float]:
     """Lemma 4.4's interval for its radius, ω, τ ∈ [Ω(√(d/m)), O(1/(L^{9/2} log^{3/2}
     m))], every hidden constant set to 1 (natural log): (√(d/m), 1/(L^{9/2} log^{3/2}
-    m)). The interval is empty where the first exceeds the second."""
+    m)). The interval is empty where the first exceeds the second. width m ≥ 2,
+    out_features d ≥ 1, n_layers L ≥ 1."""
+    width = check_int("width", width, 2)
+    out_features = check_int("out_features", out_features, 1)
+    n_layers = check_int("n_layers", n_layers, 1)
     low = math.sqrt(out_features / width)
     high = 1 / (n_layers**4.5 * math.log(width) ** 1.5)
     return low, high
 
 
-@checked(out_features=Int(1), prefactor=REAL)
 def radius_meeting_width(out_features: int, prefactor: float) -> float:
     """The width m* from which √(d/m) ≤ prefactor / log^{3/2} m holds: where Lemma
     4.4's lower end √(d/m) meets an upper end of that form (1/L^{9/2}, Lemma 4.4's own,
@@ -82,8 +89,10 @@ def radius_meeting_width(out_features: int, prefactor: float) -> float:
 
     Solves log m = log d + 3 log log m − 2 log(prefactor) for its largest root by
     fixed-point iteration from above (it contracts there, the slope 3/log m < 1);
-    returns 1.0 where the inequality holds at every width m > 1 (no root)."""
-    d = out_features
+    returns 1.0 where the inequality holds at every width m > 1 (no root).
+    out_features d ≥ 1, prefactor > 0."""
+    d = check_int("out_features", out_features, 1)
+    prefactor = check_positive("prefactor", prefactor)
     log_a = math.log(prefactor)
 
     def gap(y: float) -> float:  # > 0 where the inequality fails at m = e^y

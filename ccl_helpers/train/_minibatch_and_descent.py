@@ -1,8 +1,8 @@
 """The loop's uses on a stacked model: minibatch training and full-batch descent.
 
 :func:`train` (minibatch), :func:`gradient_descent` (full batch on a fixed training
-set), both through :func:`stacked_gradient`; :func:`wide`, the one view of a history
-for plotting."""
+set), both through one vmapped gradient of the seeds' losses; :func:`wide`, the one
+view of a history for plotting."""
 
 from __future__ import annotations
 
@@ -17,20 +17,15 @@ import torch
 from torch import Tensor
 from torch.utils._pytree import tree_leaves
 
-from ..checks import (
-    Estimate,
-    Frame,
-    Function,
-    Instance,
-    Int,
-    Sized,
-    Steps,
+from .._checks import (
+    check_callable,
     check_finite,
+    check_frame,
+    check_instance,
     check_int,
     check_steps,
-    checked,
 )
-from ..losses import at_least_float32
+from .._precision import at_least_float32
 from ..runtime import autocast, progress
 from ._loop import Evaluation, Stages, loop
 from ._stacked import Forward, StackedModel, _batched_loss, combined_norm, member_norms
@@ -62,8 +57,7 @@ def _check_seed_axis(batch, n_seeds: int) -> None:
             )
 
 
-@checked(model=Instance(StackedModel), loss_fn=Function(), data=Function())
-def stacked_gradient(
+def _stacked_gradient(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
     data: Callable[[int], Any],
@@ -98,13 +92,19 @@ def stacked_gradient(
         grads = torch.autograd.grad(losses.sum(), [model.params[n] for n in names])
         quantities = {}
         if grad_norm:
-            quantities["grad_norm"] = combined_norm(member_norms(g) for g in grads)
+            # (Σ_i ‖g_i‖²)^{1/2} per member: combined_norm of the member_norms,
+            # unchecked (every step)
+            norms = [
+                torch.linalg.vector_norm(g, dim=tuple(range(1, g.ndim))) for g in grads
+            ]
+            quantities["grad_norm"] = torch.linalg.vector_norm(
+                torch.stack(norms), dim=0
+            )
         return Evaluation(losses.detach(), grads, quantities)
 
     return gradient
 
 
-@checked(sample_batch=Function(), n_steps=Steps())
 def train(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -143,8 +143,12 @@ def train(
     ``evaluate`` runs outside autocast, in full precision. For full-batch gradient
     descent on a fixed training set, see :func:`gradient_descent`.
     """
+    check_instance("model", model, StackedModel)
+    check_callable("loss_fn", loss_fn)
+    check_callable("sample_batch", sample_batch)
+    n_steps = check_int("n_steps", n_steps)
     eval_steps = check_steps("eval_steps", eval_steps, n_steps)
-    gradient = stacked_gradient(
+    gradient = _stacked_gradient(
         model, loss_fn, lambda t: sample_batch(t + 1), mixed_precision=True
     )
     return loop(
@@ -163,22 +167,17 @@ def train(
     )
 
 
-STEP_GRID = Estimate(
-    "the recording grid", ("n_points",), lambda arguments: 64 * arguments["n_points"]
-)
-"""The memory of a grid of ``n_points`` steps: per point a float64 of the spacing and a
-Python int in a set (28 + 28 bytes)."""
-
-
-@checked(n_steps=Steps(), n_points=Sized(Int(), STEP_GRID))
 def log_spaced_steps(n_steps: int, n_points: int) -> list[int]:
     """About ``n_points`` integer steps in [0, n_steps], log-spaced: 0, then the
     distinct roundings of geomspace(1, n_steps, n_points − 1); always contains 0, 1 and
     n_steps (for n_points ≥ 3)."""
+    n_steps = check_int("n_steps", n_steps)
+    n_points = check_int("n_points", n_points)
     inner = (
         np.geomspace(1, n_steps, max(n_points - 1, 1)) if n_points > 1 else np.array([])
     )
-    return sorted({0, n_steps, *(int(round(s)) for s in inner)})
+    rounded = np.unique(np.rint(inner)).astype(np.int64)  # half to even, as round()
+    return sorted({0, n_steps, *rounded.tolist()})
 
 
 TARGETS = ("loss", "grad_norm")
@@ -187,7 +186,7 @@ step)."""
 
 
 class Descent(NamedTuple):
-    """The outcome of :func:`gradient_descent`.
+    """The outcome of :func:`gradient_descent` (returned, not exported).
 
     history: tidy (step, seed, quantity, value) records at the checkpoints;
     first_step: per seed (index), the first step t at which the target held (pandas
@@ -245,7 +244,6 @@ def _check_data(name: str, data: Any) -> None:
         check_finite(name, v)
 
 
-@checked(model=Instance(StackedModel), loss_fn=Function(), max_steps=Steps())
 def gradient_descent(
     model: StackedModel,
     loss_fn: Callable[[Forward, Any], Tensor],
@@ -296,9 +294,16 @@ def gradient_descent(
     (``movement``, ``relative_movement``, over the concatenation of all trained
     parameters); and ``evaluate``'s.
 
+    Returns the named tuple (history, first_step, n_steps): the tidy (step, seed,
+    quantity, value) records at the checkpoints; per seed, the first step at which
+    the target held (pandas ``Int64``, ``<NA>`` where never, all ``<NA>`` without a
+    target); the number of gradient steps taken (the last recorded step).
     Raises FloatingPointError when a loss or gradient becomes non-finite (step size too
     large).
     """
+    check_instance("model", model, StackedModel)
+    check_callable("loss_fn", loss_fn)
+    max_steps = check_int("max_steps", max_steps)
     names = list(model.params)
     if target is not None and not (
         isinstance(target, tuple) and len(target) == 2 and target[0] in TARGETS
@@ -322,7 +327,9 @@ def gradient_descent(
     initial_norms = {name: member_norms(p) for name, p in initial.items()}
     history = loop(
         model.params,
-        stacked_gradient(model, loss_fn, lambda t: data, shared=shared, grad_norm=True),
+        _stacked_gradient(
+            model, loss_fn, lambda t: data, shared=shared, grad_norm=True
+        ),
         max_steps,
         seeds=model.seeds,
         lr=lr,
@@ -345,12 +352,12 @@ def gradient_descent(
     return Descent(history, first.rename("first_step"), int(history.step.max()))
 
 
-@checked(history=Frame(["step", "quantity", "value"]))
 def wide(history: pd.DataFrame) -> pd.DataFrame:
     """The long history (step, [beta], seed, quantity, value, configuration columns) as
     one row per (step, seed, configuration), one column per quantity, rows in their
     order of first appearance; a quantity missing at a step (recorded only at the
     checkpoints) is NaN there."""
+    check_frame("history", history, ["step", "quantity", "value"])
     keys = [c for c in history.columns if c not in ("quantity", "value")]
     table = history.pivot_table(
         index=keys, columns="quantity", values="value", sort=False

@@ -1,7 +1,14 @@
-"""The checkers: each returns the value or raises ``ValueError`` naming it.
+"""Plain argument checks, called once at the top of a public function.
 
-Each checker returns the checked value, or raises ``ValueError`` naming the argument
-and the allowed range."""
+Each ``check_*`` returns the checked (sometimes converted) value or raises
+``ValueError`` naming the argument and what is allowed, with the fix where there is an
+obvious one. Private and per-step functions trust their callers; a per-step loss
+checks metadata only (dtype, dimensions, shapes that must agree), never values, so
+that it stays safe under ``torch.func.vmap`` and costs no device synchronisation.
+Sizes are not estimated: a size that does not fit fails in torch's own allocation.
+Only a count that explodes without an allocation to fail on (C(N, m) tasks, sets of
+negatives, sympy expansions, Python loops) is guarded, by :func:`check_count`.
+"""
 
 from __future__ import annotations
 
@@ -10,6 +17,66 @@ import numbers
 import operator
 
 import torch
+
+
+def mps_available() -> bool:
+    """Whether Apple's MPS device is available."""
+    return (
+        getattr(torch.backends, "mps", None) is not None
+        and torch.backends.mps.is_available()
+    )
+
+
+def available_devices() -> list[str]:
+    """The devices this machine has, as a message lists them: ``cpu``, then ``cuda``
+    (with its indices when there are several) and ``mps`` where present."""
+    available = ["cpu"]
+    if torch.cuda.is_available():
+        count = torch.cuda.device_count()
+        available.append(f"cuda (indices 0..{count - 1})" if count > 1 else "cuda")
+    if mps_available():
+        available.append("mps")
+    return available
+
+
+def is_available(device: torch.device | None) -> bool:
+    """Whether this machine has ``device``: the CPU and ``meta`` (the device without
+    data) always; CUDA when present, with an index below the device count; MPS when
+    present; another type when its torch module says it is available; None (no
+    device) never."""
+    if device is None:
+        return False
+    if device.type in ("cpu", "meta"):
+        return True
+    if device.type == "cuda":
+        return torch.cuda.is_available() and (
+            device.index is None or device.index < torch.cuda.device_count()
+        )
+    if device.type == "mps":
+        return mps_available()
+    backend = getattr(torch, device.type, None)
+    return bool(getattr(backend, "is_available", lambda: False)())
+
+
+def check_available(name: str, device: torch.device | None, given=None) -> torch.device:
+    """``device`` if this machine has it (``is_available``); else ValueError naming
+    ``name`` and the devices available (``given``: the value as the user wrote it;
+    ``device`` None where it names no device)."""
+    if not is_available(device):
+        raise ValueError(
+            f"{name} must name a device available on this machine "
+            f"({', '.join(available_devices())}), got "
+            f"{device if given is None else given!r}"
+        )
+    return device
+
+
+def lacking_device() -> str:
+    """A device this machine lacks: ``cuda`` without CUDA, else the index past the last
+    GPU."""
+    if not torch.cuda.is_available():
+        return "cuda"
+    return f"cuda:{torch.cuda.device_count()}"
 
 
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
@@ -182,20 +249,6 @@ def check_positive_or_scalar_tensor(name: str, value):
     return check_positive(name, value)
 
 
-def check_device(name: str, value) -> torch.device:
-    """``torch.device(value)`` if ``value`` is a device or a known device string; else
-    ``ValueError`` naming ``name``."""
-    try:
-        if not isinstance(value, (str, torch.device)):
-            raise TypeError
-        return torch.device(value)
-    except (TypeError, RuntimeError):
-        raise ValueError(
-            f"{name} must be a torch.device or a device string such as 'cpu' or "
-            f"'cuda:0', got {value!r}"
-        ) from None
-
-
 def check_floating_dtype(name: str, value) -> torch.dtype:
     """``value`` if it is a floating-point ``torch.dtype``; else ``ValueError``."""
     if not isinstance(value, torch.dtype) or not value.is_floating_point:
@@ -225,13 +278,18 @@ def check_probabilities(
 def check_classes(
     name: str, classes, *, ndim: int, n_classes: int | None = None
 ) -> torch.Tensor:
-    """``classes`` if it is an integer tensor of ``ndim`` dimensions with classes in
+    """``classes`` if it is an int64 tensor of ``ndim`` dimensions with classes in
     0..``n_classes`` − 1 (≥ 0 without ``n_classes``, itself an integer ≥ 1); else
     ``ValueError``."""
     check_int(f"{name}: ndim", ndim)
     if n_classes is not None:
         check_int(f"{name}: n_classes", n_classes)
     check_tensor(name, classes, ndim=ndim, integer=True)
+    if classes.dtype != torch.int64:  # uint8 and bool index as masks, not as classes
+        raise ValueError(
+            f"{name} must be torch.int64 (torch.long) classes, got {classes.dtype}: "
+            f"pass {name}.long()"
+        )
     if classes.numel() and (
         int(classes.min()) < 0
         or (n_classes is not None and int(classes.max()) >= n_classes)
@@ -375,7 +433,6 @@ def check_batch(name: str, batch, kinds) -> tuple:
             + (f" of length {len(batch)}" if isinstance(batch, (tuple, list)) else "")
         )
     for i, (element, kind) in enumerate(zip(batch, kinds, strict=True)):
-        check_choice(f"{name}: kinds[{i}]", kind, ("floating", "integer"))
         check_tensor(
             f"{name}[{i}]",
             element,
@@ -383,3 +440,65 @@ def check_batch(name: str, batch, kinds) -> tuple:
             integer=kind == "integer",
         )
     return tuple(batch)
+
+
+def check_open_unit(name: str, value) -> float:
+    """``value`` as a float if it is a real number (not a bool) strictly between 0 and
+    1 (a confidence level, the share of a split); else ``ValueError``."""
+    if (
+        isinstance(value, bool)
+        or not isinstance(value, numbers.Real)
+        or not 0 < value < 1
+    ):
+        raise ValueError(f"{name} must be in (0, 1), got {value!r}")
+    return float(value)
+
+
+def check_sizes(name: str, value, minimum: int = 1):
+    """``value`` if it is an integer ≥ ``minimum`` or a sequence of them (layer widths,
+    channels); else ``ValueError``."""
+    for size in value if isinstance(value, (list, tuple)) else [value]:
+        check_int(name, size, minimum)
+    return value
+
+
+def check_size_along(
+    name: str, tensor: torch.Tensor, reference_name: str, reference, dim: int
+) -> None:
+    """``ValueError`` naming both arguments unless ``tensor`` and ``reference`` have the
+    same size along ``dim``."""
+    if tensor.shape[dim] != reference.shape[dim]:
+        raise ValueError(
+            f"{name} must have the size of {reference_name} along dimension {dim}, "
+            f"{reference.shape[dim]} (shape {tuple(reference.shape)}), got shape "
+            f"{tuple(tensor.shape)}"
+        )
+
+
+def check_count(what: str, count: int, limit: int, names: str) -> int:
+    """``count`` if it is at most ``limit``; else ``ValueError`` saying that ``names``
+    (the arguments, as the user wrote them) give ``count`` ``what``, more than the
+    ``limit`` enumerated. For counts that explode combinatorially without an allocation
+    to fail on: C(N, m) tasks, sets of negatives, sympy terms, Python loops."""
+    if count > limit:
+        raise ValueError(
+            f"{names} give {count:,} {what}, more than the {limit:,} this function "
+            "enumerates: choose smaller sizes"
+        )
+    return count
+
+
+def check_device(name: str, value) -> torch.device:
+    """``torch.device(value)`` if ``value`` is a device or a device string naming a
+    device this machine has; else ``ValueError`` naming ``name`` (and the devices
+    available)."""
+    try:
+        if not isinstance(value, (str, torch.device)):
+            raise TypeError
+        device = torch.device(value)
+    except (TypeError, RuntimeError):
+        raise ValueError(
+            f"{name} must be a torch.device or a device string such as 'cpu' or "
+            f"'cuda:0', got {value!r}"
+        ) from None
+    return check_available(name, device, value)
