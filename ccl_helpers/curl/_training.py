@@ -23,8 +23,9 @@ from .._checks import (
     check_positive,
     check_steps,
 )
-from .._precision import at_least_float32, result_dtype, softplus, widen_float16
+from .._precision import at_least_float32, result_dtype
 from ..data import LatentClassModel
+from ..losses import logistic_loss
 from ..train import Forward, StackedModel
 
 
@@ -57,14 +58,7 @@ def block_contrastive_loss(
         0, (2 * anchor.shape[0], -1)
     )
     positive_mean, negative_mean = blocks.mean(1).chunk(2)
-    # logistic_loss's computation (eq. (1)) on the block means, its checks left out
-    anchor, positive_mean, negative_mean = map(
-        widen_float16, (forward(anchor), positive_mean, negative_mean)
-    )
-    gap = at_least_float32(
-        torch.linalg.vecdot(anchor, negative_mean)
-    ) - at_least_float32(torch.linalg.vecdot(anchor, positive_mean))
-    return softplus(gap).mean().to(result_dtype(anchor))
+    return logistic_loss(forward(anchor), positive_mean, negative_mean)
 
 
 def cross_entropy_loss(forward: Forward, batch: tuple[Tensor, Tensor]) -> Tensor:
