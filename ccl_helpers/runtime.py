@@ -11,9 +11,9 @@ kernels (``ATEN_CPU_CAPABILITY``), oneDNN's convolutions (``ONEDNN_MAX_CPU_ISA``
 MKL's matrix products (``MKL_CBWR``). AVX-512 kernels add in another order than AVX2
 ones, so the last bits of a result differ from one machine to the next, and a few
 hundred training steps turn that into a different third digit.
-:func:`pin_cpu_kernels` (called by :func:`ccl_helpers.setup`, which every chapter calls
+:func:`pin_cpu_kernels` (called by :func:`setup`, which every chapter calls
 first) holds all three to AVX2, which every x86 machine the book is checked on has, for
-about 5 % more time per conv-net step. Importing :mod:`ccl_helpers` sets nothing.
+about 5 % more time per conv-net step. Importing ``ccl_helpers`` sets nothing.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ import contextlib
 import os
 import random
 from collections.abc import Iterable
-from typing import TypeVar
 
 import numpy as np
 import torch
@@ -52,7 +51,6 @@ SCALES = ("smoke", "standard", "paper")
 _PRECISIONS = ("fp32", "bf16")
 """The training precisions selected by the ``CCL_PRECISION`` environment variable."""
 
-_T = TypeVar("_T")
 
 _CPU_KERNELS = {
     "ATEN_CPU_CAPABILITY": "avx2",
@@ -102,7 +100,7 @@ def scale() -> str:
     return value
 
 
-def by_scale(*, smoke: _T, standard: _T, paper: _T) -> _T:
+def by_scale(*, smoke, standard, paper):
     """The value given for the current :func:`scale`, e.g. ``by_scale(smoke=50,
     standard=2000, paper=20000)``."""
     return {"smoke": smoke, "standard": standard, "paper": paper}[scale()]
@@ -279,7 +277,7 @@ def setup(
     return chosen
 
 
-def progress(iterable: Iterable[_T], **kwargs) -> Iterable[_T]:
+def progress(iterable: Iterable, **kwargs) -> Iterable:
     """Wrap ``iterable`` in a ``tqdm.auto`` progress bar, silent under CI (see
     :func:`under_ci`)."""
     if not (hasattr(iterable, "__iter__") or hasattr(iterable, "__getitem__")):

@@ -23,6 +23,7 @@ from ._latent import (
     EmpiricalClasses,
     GaussianClasses,
     LatentClassModel,
+    Triplets,
     fixed_triplets,
     hard_negatives,
     load_digits,
@@ -33,6 +34,7 @@ from ._latent import (
 from ._subsets import balanced_subset, class_subset, long_tailed_subset
 
 __all__ = [
+    "Triplets",
     "BASE",
     "NEGATIVES",
     "STRATEGIES",

@@ -30,6 +30,7 @@ from ._classifiers import (
 )
 from ._unsupervised import (
     CHUNK_ELEMENTS,
+    UnsupervisedSamples,
     draw_unsupervised_samples,
     exact_unsupervised_loss,
     unsupervised_loss_curve,
@@ -37,6 +38,7 @@ from ._unsupervised import (
 )
 
 __all__ = [
+    "UnsupervisedSamples",
     "CHUNK_ELEMENTS",
     "all_tasks",
     "class_frequencies",

@@ -139,3 +139,7 @@ def __getattr__(name: str):
 
         return getattr(_symbolic, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted({*globals(), *_SYMBOLIC})

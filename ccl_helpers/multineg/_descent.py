@@ -180,7 +180,7 @@ def _descent_to_targets(
     out_features: int = 16,
     checkpoints: int = 100,
     seed: int = 0,
-) -> _TargetDescent:
+):
     r"""Full-batch gradient descent on L̂_un (eq. (11), :func:`triplet_objective`) as
     in Theorem 1: the encoder :class:`~ccl_helpers.models.DeepReLU` (D, m, L, d) with
     A, B fixed and W_1 … W_L trained, step size ν = c/m (c = ``lr_constant``), all
@@ -230,7 +230,7 @@ def descent_sweep(
     out_features: int = 16,
     checkpoints: int = 100,
     seed: int = 0,
-) -> _TargetDescent:
+):
     r"""Theorem 1's experiment for each value v of a swept ``parameter`` (width m,
     number of triplets n, separation δ, …): ``case(v)`` gives (triplets, width m,
     lr_constant c), and full-batch gradient descent on L̂_un (eq. (11),

@@ -104,7 +104,7 @@ class _AttractingTerms(NamedTuple):
     gap_stderr: Tensor
 
 
-def attracting_terms(anchors: Tensor, views: Tensor) -> _AttractingTerms:
+def attracting_terms(anchors: Tensor, views: Tensor):
     """Theorem 4.4 on representations: anchors f(t(x)) (..., n, d), views f(t_k(x))
     (..., K, n, d), K ≥ 2.
 
@@ -177,7 +177,7 @@ def repelling_terms(
     views: Tensor,
     view_labels: Tensor,
     alpha: float = 1.0,
-) -> _RepellingTerms:
+):
     """Theorem 4.6 on representations (their values are not read: a diverged member
     gives NaN terms).
 
@@ -303,7 +303,7 @@ def _repelling_chain(
     views: Tensor,
     view_labels: Tensor,
     alpha: float,
-) -> _RepellingChain:
+):
     """Every step of the proof of Theorem 4.6 on representations; arguments as
     :func:`repelling_terms` (whose ``lhs``, ``nu`` and ``smooth`` it shares). The
     differences between consecutive steps are the slacks of the bound: where it is

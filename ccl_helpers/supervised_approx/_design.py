@@ -239,7 +239,7 @@ class _CurveShape(NamedTuple):
     overall: np.ndarray
 
 
-def curve_shape(curves, *, first: int = 0, settle_from: int = -2) -> _CurveShape:
+def curve_shape(curves, *, first: int = 0, settle_from: int = -2):
     """The source's "decrease, then stabilise" (its Figure 6) as numbers per seed, all
     as fractions of the seed's largest value: the change over the whole curve, from
     checkpoint ``first`` to the end (``overall``); the change over its last stretch,

@@ -316,9 +316,6 @@ def bound_terms(
     n_transforms_attract: int = 16,
     n_transforms_repel: int = 4,
     chain: bool = False,
-) -> (
-    tuple[_AttractingTerms, _RepellingTerms]
-    | tuple[_AttractingTerms, _RepellingTerms, _RepellingChain]
 ):
     """Theorem 4.4 and Theorem 4.6 per sample for an encoder with leading model
     dimension S.

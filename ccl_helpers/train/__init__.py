@@ -23,6 +23,7 @@ from . import _loop
 from ._loop import OPTIMIZERS, Evaluation, check_stages, loop
 from ._minibatch_and_descent import (
     TARGETS,
+    Descent,
     gradient_descent,
     log_spaced_steps,
     train,
@@ -36,6 +37,7 @@ Stages = _loop.Stages
 
 __all__ = [
     "OPTIMIZERS",
+    "Descent",
     "TARGETS",
     "Evaluation",
     "Forward",
