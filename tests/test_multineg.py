@@ -1243,6 +1243,8 @@ RUN = dict(
     n_samples=4,
     fit_linear=[],
 )
+
+
 DESCENT = dict(epsilons=[0.1], max_steps=2, out_features=4)
 
 
@@ -1258,6 +1260,23 @@ def _mismatched_case(value):
 
 def _encoder():
     return MLP(2, (3,), 2)
+
+
+def _lemma_runs(
+    match, make_encoder=_encoder, eval_inputs=None, negatives=(1,), **changes
+):
+    """A bad call of multineg.lemma_runs: the valid one with ``changes``."""
+    eval_inputs = torch.zeros(7, 2) if eval_inputs is None else eval_inputs
+    return bad_call(
+        multineg.lemma_runs,
+        match,
+        make_encoder,
+        LATENT,
+        eval_inputs,
+        LABELS,
+        list(negatives),
+        **{**RUN, **changes},
+    )
 
 
 BAD_CALLS = [
@@ -1347,76 +1366,15 @@ BAD_CALLS = [
         multineg.contrastive_loss, "batch must be a tuple of 4", lambda x: x, BATCH[:3]
     ),
     bad_call(multineg.contrastive_loss, "forward", BATCH[0], BATCH),
-    bad_call(
-        multineg.lemma_runs,
-        "negatives",
-        _encoder,
-        LATENT,
-        torch.zeros(7, 2),
-        LABELS,
-        [],
-        **RUN,
+    _lemma_runs("negatives", negatives=[]),
+    _lemma_runs("negatives", negatives=[0]),
+    _lemma_runs(
+        "eval_inputs must have the size of eval_labels", eval_inputs=torch.zeros(4, 2)
     ),
-    bad_call(
-        multineg.lemma_runs,
-        "negatives",
-        _encoder,
-        LATENT,
-        torch.zeros(7, 2),
-        LABELS,
-        [0],
-        **RUN,
-    ),
-    bad_call(
-        multineg.lemma_runs,
-        "eval_inputs must have the size of eval_labels",
-        _encoder,
-        LATENT,
-        torch.zeros(4, 2),
-        LABELS,
-        [1],
-        **RUN,
-    ),
-    bad_call(
-        multineg.lemma_runs,
-        "eval_inputs must be finite",
-        _encoder,
-        LATENT,
-        torch.full((7, 2), math.nan),
-        LABELS,
-        [1],
-        **RUN,
-    ),
-    bad_call(
-        multineg.lemma_runs,
-        "make_encoder",
-        "MLP",
-        LATENT,
-        torch.zeros(7, 2),
-        LABELS,
-        [1],
-        **RUN,
-    ),
-    bad_call(
-        multineg.lemma_runs,
-        "n_samples",
-        _encoder,
-        LATENT,
-        torch.zeros(7, 2),
-        LABELS,
-        [1],
-        **{**RUN, "n_samples": 1},
-    ),
-    bad_call(
-        multineg.lemma_runs,
-        "checkpoints",
-        _encoder,
-        LATENT,
-        torch.zeros(7, 2),
-        LABELS,
-        [1],
-        **{**RUN, "checkpoints": [5]},
-    ),
+    _lemma_runs("eval_inputs must be finite", eval_inputs=torch.full((7, 2), math.nan)),
+    _lemma_runs("make_encoder", make_encoder="MLP"),
+    _lemma_runs("n_samples", n_samples=1),
+    _lemma_runs("checkpoints", checkpoints=[5]),
     bad_call(multineg.add_lemma_bounds, "L_un_se", RUNS.drop(columns="L_un_se"), RHO),
     bad_call(multineg.add_lemma_bounds, "confidence", RUNS, RHO, confidence=-1.0),
     # the figures
