@@ -71,14 +71,6 @@ def check_available(name: str, device: torch.device | None, given=None) -> torch
     return device
 
 
-def lacking_device() -> str:
-    """A device this machine lacks: ``cuda`` without CUDA, else the index past the last
-    GPU."""
-    if not torch.cuda.is_available():
-        return "cuda"
-    return f"cuda:{torch.cuda.device_count()}"
-
-
 def check_positive(name: str, value, allow_zero: bool = False) -> float:
     """``value`` as a float if it is a finite real number (not a bool) > 0 (≥ 0 with
     ``allow_zero``); else ``ValueError`` naming ``name`` and the allowed range. Shared

@@ -9,6 +9,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 import pytest
+import torch
 
 
 class BadCall(NamedTuple):
@@ -40,3 +41,11 @@ def bad_call(
     """``function(*args, **kwargs)`` (with the variables ``environment`` set), which
     must raise ``ValueError`` matching ``match``."""
     return BadCall(function, match, args, kwargs, dict(environment or {}))
+
+
+def lacking_device() -> str:
+    """A device this machine lacks: ``cuda`` without CUDA, else the index past the last
+    GPU."""
+    if not torch.cuda.is_available():
+        return "cuda"
+    return f"cuda:{torch.cuda.device_count()}"

@@ -10,11 +10,10 @@ from fractions import Fraction
 
 import pytest
 import torch
-from bad_calls import bad_call
+from bad_calls import bad_call, lacking_device
 from conftest import uniform
 
 from ccl_helpers import coupon
-from ccl_helpers._checks import lacking_device
 
 DYADIC = [0.5, 0.25, 0.125, 0.125]  # exact binary fractions: Fraction(float) is exact
 RHO3 = [0.5, 0.3, 0.2]

@@ -18,11 +18,10 @@ import pandas as pd
 import pytest
 import torch
 import torch.nn.functional as F
-from bad_calls import bad_call
+from bad_calls import bad_call, lacking_device
 from conftest import labels_with_counts, naive_unsupervised_loss, randn
 
 from ccl_helpers import curl, metrics
-from ccl_helpers._checks import lacking_device
 from ccl_helpers.curl._blocks import _block_losses, _BlockSamples, _draw_block_samples
 from ccl_helpers.curl._k_negatives import (
     _collision_terms,

@@ -10,10 +10,9 @@ import random
 import numpy as np
 import pytest
 import torch
-from bad_calls import bad_call
+from bad_calls import bad_call, lacking_device
 
 from ccl_helpers import runtime
-from ccl_helpers._checks import lacking_device
 
 COUNTS = dict(smoke=1, standard=2, paper=3)
 
