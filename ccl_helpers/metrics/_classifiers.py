@@ -190,34 +190,36 @@ def _example_weights(labels: Tensor, sample_weight: Tensor | None) -> Tensor:
     return sample_weight.double()
 
 
-def _task_terms(
-    features: Tensor,
-    members: Tensor,
-    rows: Tensor,
-    tasks: Tensor,
-    example_weight: Tensor,
+def _task_examples(
+    features: Tensor, members: Tensor, tasks: Tensor, example_weight: Tensor
 ) -> tuple[Tensor, Tensor, Tensor]:
-    """Per-example cross-entropy and correctness in every task, over its examples.
+    """Every task's examples, gathered once for :func:`_task_cross_entropy`.
 
-    members: (N_C, n_max), :func:`class_members` of the labels; rows: (..., T, m, d)
-    classifier rows per task. The examples of task t are gathered as m blocks of n_max
-    slots (class by class, padded). Returns ce
-    (..., T, m·n_max), correct (..., T, m·n_max) and weight (T, m·n_max): the
-    examples' weights w_i (:func:`_example_weights`) normalised to sum 1 over each
-    task's examples (1/(m·n_c) for w_i = 1/n_c), 0 on padding.
+    members: (N_C, n_max), :func:`class_members` of the labels. The examples of task t
+    are gathered as m blocks of n_max slots (class by class, padded). Returns the
+    features (..., T, m·n_max, d), each slot's position in its task (m·n_max,) and
+    weight (T, m·n_max): the examples' weights w_i (:func:`_example_weights`)
+    normalised to sum 1 over each task's examples (1/(m·n_c) for w_i = 1/n_c), 0 on
+    padding.
     """
     index = members[tasks].flatten(1)  # (T, m·n_max)
     weight = example_weight[index.clamp_min(0)].masked_fill(index < 0, 0.0)
     weight = (weight / weight.sum(-1, keepdim=True)).to(features.dtype)
     gathered = features[..., index.clamp_min(0), :]  # (..., T, m·n_max, d)
-    logits = torch.einsum("...tkd,...tmd->...tkm", gathered, rows)
     position = torch.arange(tasks.shape[1], device=tasks.device).repeat_interleave(
         members.shape[-1]
     )
-    chosen = logits[..., torch.arange(position.numel(), device=tasks.device), position]
-    ce = torch.logsumexp(logits, -1) - chosen
-    correct = (logits.argmax(-1) == position).to(features.dtype)
-    return ce, correct, weight
+    return gathered, position, weight
+
+
+def _task_cross_entropy(
+    gathered: Tensor, position: Tensor, rows: Tensor
+) -> tuple[Tensor, Tensor]:
+    """Per-example cross-entropy (..., T, m·n_max) of the rows (..., T, m, d) on the
+    examples of :func:`_task_examples`, and the logits (..., T, m·n_max, m)."""
+    logits = torch.einsum("...tkd,...tmd->...tkm", gathered, rows)
+    chosen = logits[..., torch.arange(position.numel(), device=rows.device), position]
+    return torch.logsumexp(logits, -1) - chosen, logits
 
 
 def task_loss_and_accuracy(
@@ -263,9 +265,11 @@ def task_loss_and_accuracy(
     _check_task_classes(labels, tasks)
     p_task = _task_probabilities(tasks, class_probs).to(features.dtype)
     members, _ = class_members(labels)
-    ce, correct, weight = _task_terms(
-        features, members, rows, tasks, _example_weights(labels, sample_weight)
+    gathered, position, weight = _task_examples(
+        features, members, tasks, _example_weights(labels, sample_weight)
     )
+    ce, logits = _task_cross_entropy(gathered, position, rows)
+    correct = (logits.argmax(-1) == position).to(features.dtype)
     return ((ce * weight).sum(-1) * p_task).sum(-1), (
         (correct * weight).sum(-1) * p_task
     ).sum(-1)
@@ -325,7 +329,7 @@ def fit_linear_classifiers(
     _check_task_classes(labels, tasks)
     fit_features = features.detach().to(dtype)
     example_weight = _example_weights(labels, sample_weight)
-    members, _ = class_members(labels)  # once: the closure runs every L-BFGS step
+    members, _ = class_members(labels)
     rows = (
         init.detach()
         .to(device=features.device, dtype=dtype)
@@ -343,9 +347,14 @@ def fit_linear_classifiers(
         line_search_fn="strong_wolfe",
     )
 
+    # gathered once, outside the closure that every L-BFGS step runs
+    gathered, position, weight = _task_examples(
+        fit_features, members, tasks, example_weight
+    )
+
     def closure() -> Tensor:
         optimizer.zero_grad()
-        ce, _, weight = _task_terms(fit_features, members, rows, tasks, example_weight)
+        ce, _ = _task_cross_entropy(gathered, position, rows)
         loss = (ce * weight).sum()
         loss.backward()
         return loss
